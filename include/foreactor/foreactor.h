@@ -1,0 +1,235 @@
+/*
+ * foreactor.h: the C API for plugins.
+ *
+ * A plugin describes the system calls one function of a host program makes
+ * as a foreaction graph, then brackets each invocation of that function with
+ * foreactor_scope_enter() / foreactor_scope_exit().  While a scope is active
+ * on a thread, foreactor intercepts the thread's libc calls, matches each one
+ * against the graph, and issues the calls that come next ahead of time.
+ *
+ * Contract shared by every function here: no function throws, none aborts the
+ * host program, and none changes what the host program observes.  Errors are
+ * reported through return values; a graph that fails validation can still be
+ * used with foreactor_scope_enter(), which then does nothing.
+ *
+ * Threading: a finished graph is immutable and may be used from any number of
+ * threads at once; each thread gets its own instance (slots, buffers, engine).
+ * Building a graph (the add/set functions) is not thread-safe.
+ */
+#ifndef FOREACTOR_FOREACTOR_H_
+#define FOREACTOR_FOREACTOR_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FOREACTOR_API __attribute__((visibility("default")))
+
+/* Most loops one graph may contain, nested or not. */
+#define FOREACTOR_MAX_LOOPS 8
+
+/* The system calls a syscall node may stand for. */
+typedef enum foreactor_call_type {
+  FOREACTOR_CALL_OPEN = 0,    /* open(path, flags, mode) */
+  FOREACTOR_CALL_OPENAT,      /* openat(fd, path, flags, mode) */
+  FOREACTOR_CALL_CLOSE,       /* close(fd) */
+  FOREACTOR_CALL_READ,        /* read(fd, buffer, length) at file position `offset` */
+  FOREACTOR_CALL_PREAD,       /* pread(fd, buffer, length, offset) */
+  FOREACTOR_CALL_WRITE,       /* write(fd, buffer, length) at file position `offset` */
+  FOREACTOR_CALL_PWRITE,      /* pwrite(fd, buffer, length, offset) */
+  FOREACTOR_CALL_LSEEK,       /* lseek(fd, offset, whence) */
+  FOREACTOR_CALL_FSTAT,       /* fstat(fd, buffer) */
+  FOREACTOR_CALL_FSTATAT,     /* fstatat(fd, path, buffer, flags) */
+  FOREACTOR_CALL_STAT,        /* stat(path, buffer) */
+  FOREACTOR_CALL_LSTAT,       /* lstat(path, buffer) */
+  FOREACTOR_CALL_STATX,       /* statx(fd, path, flags, mode = mask, buffer) */
+  FOREACTOR_CALL_GETDENTS64,  /* getdents64(fd, buffer, length) */
+  FOREACTOR_CALL_READV,       /* readv(fd, iov, iovcnt) at file position `offset` */
+  FOREACTOR_CALL_PREADV,      /* preadv(fd, iov, iovcnt, offset) */
+  FOREACTOR_CALL_WRITEV,      /* writev(fd, iov, iovcnt) at file position `offset` */
+  FOREACTOR_CALL_PWRITEV,     /* pwritev(fd, iov, iovcnt, offset) */
+  FOREACTOR_CALL_TYPE_COUNT
+} foreactor_call_type;
+
+/*
+ * The arguments of one system call.  Which fields mean something depends on
+ * `type` (see the comments on foreactor_call_type); the rest are ignored.
+ *
+ * When a plugin fills one in for early issue:
+ *  - read-like calls (read, pread, readv, preadv, getdents64, the stat
+ *    family) leave `buffer` / `iov` alone: foreactor reads into buffers of
+ *    its own and copies into the program's buffer when the program makes the
+ *    call.  For readv/preadv only the total length matters: set `length`.
+ *  - write-like calls give the bytes to write in `buffer` (or `iov`), which
+ *    must stay valid and unchanged until the program makes the call.  A write
+ *    that directly follows a read whose arguments set `link_next` may leave
+ *    `buffer` NULL: it then writes the bytes that read produced.
+ *  - `path` is copied when the callback returns; it need not outlive it.
+ *  - `link_next` asks that this call and the next syscall node's call run in
+ *    order as one unit; the second runs only if the first one transferred
+ *    exactly `length` bytes.
+ */
+typedef struct foreactor_call {
+  foreactor_call_type type;
+  int fd;                   /* file descriptor, or directory fd for *at calls */
+  const char *path;         /* path for open, openat, stat, lstat, fstatat, statx */
+  int flags;                /* open flags, or AT_* flags for fstatat and statx */
+  unsigned int mode;        /* creation mode for open/openat; mask for statx */
+  void *buffer;             /* data to write, or (intercepted calls) destination */
+  size_t length;            /* byte count for read/write family and getdents64 */
+  int64_t offset;           /* file offset; for lseek the offset argument */
+  int whence;               /* lseek only */
+  const struct iovec *iov;  /* vector forms only */
+  int iovcnt;               /* vector forms only */
+  int link_next;            /* nonzero: run together with the next syscall node */
+} foreactor_call;
+
+/*
+ * One execution of a node, as seen by a callback.  `iteration[i]` counts how
+ * many times the i-th loop enclosing the node (outermost first) has gone
+ * around before this visit, starting at 0.  `loop_count` is 0 for a node in
+ * no loop.
+ */
+typedef struct foreactor_visit {
+  void *scope_state;          /* the pointer given to foreactor_scope_enter() */
+  void *node_data;            /* the pointer given when the node was added */
+  const uint64_t *iteration;  /* `loop_count` entries, outermost loop first */
+  unsigned int loop_count;
+} foreactor_visit;
+
+/* What an arguments callback knows about a visit. */
+typedef enum foreactor_readiness {
+  FOREACTOR_READY = 0,    /* *call holds the arguments */
+  FOREACTOR_NOT_YET = 1,  /* not known yet; ask again later */
+  FOREACTOR_NEVER = 2     /* the program will not make this call: stop looking ahead here */
+} foreactor_readiness;
+
+/* A branch choice that is not known yet. */
+#define FOREACTOR_CHOICE_NOT_YET (-1)
+
+/*
+ * Arguments callback of a syscall node.  Fills *call (type is preset) for
+ * the given visit.  May be called several times for the same visit and must
+ * then give the same answer once it said READY.  Must not make system calls
+ * that belong to the graph.
+ */
+typedef foreactor_readiness (*foreactor_arguments_fn)(const foreactor_visit *visit,
+                                                      foreactor_call *call);
+
+/*
+ * Result callback of a syscall node.  Called exactly once per visit the
+ * program makes, in program order, after the program received the call's
+ * result: `result` is the return value (or -errno on failure).  May be NULL.
+ */
+typedef void (*foreactor_result_fn)(const foreactor_visit *visit, int64_t result);
+
+/*
+ * Choice callback of a branch node: the index of the child the program will
+ * take at this visit, or FOREACTOR_CHOICE_NOT_YET.  Once it returns a child
+ * for a visit it must return the same child for that visit.
+ */
+typedef int (*foreactor_choice_fn)(const foreactor_visit *visit);
+
+/* ------------------------------------------------------------------ graphs */
+
+typedef struct foreactor_graph foreactor_graph;
+
+/*
+ * Creates an empty graph named `name` (letters, digits and '_'; used in
+ * configuration variables and statistics).  It already holds its start and
+ * end nodes.  Returns NULL only when out of memory.
+ */
+FOREACTOR_API foreactor_graph *foreactor_graph_create(const char *name);
+
+/* Frees a graph.  No scope of it may be active on any thread. */
+FOREACTOR_API void foreactor_graph_destroy(foreactor_graph *graph);
+
+/* Node ids of the start and end nodes of every graph. */
+#define FOREACTOR_START_NODE 0
+#define FOREACTOR_END_NODE 1
+
+/*
+ * Adds a syscall node.  `arguments` is required; `result` may be NULL.
+ * Returns the new node's id (>= 2), or -1 if the graph is already finished
+ * or the type is out of range.
+ */
+FOREACTOR_API int foreactor_graph_add_syscall(foreactor_graph *graph, const char *name,
+                                              foreactor_call_type type,
+                                              foreactor_arguments_fn arguments,
+                                              foreactor_result_fn result, void *node_data);
+
+/* Adds a branch node.  Returns its id, or -1 as above. */
+FOREACTOR_API int foreactor_graph_add_branch(foreactor_graph *graph, const char *name,
+                                             foreactor_choice_fn choice, void *node_data);
+
+/*
+ * Sets the successor of the start node or of a syscall node.  `weak` nonzero
+ * marks the edge weak: the function may return on it.  Returns 0, or -1 if
+ * `from` already has a successor or is not a start/syscall node (the error
+ * is kept and reported by foreactor_graph_finish()).
+ */
+FOREACTOR_API int foreactor_graph_set_next(foreactor_graph *graph, int from, int to, int weak);
+
+/*
+ * Appends a child to a branch node; child indices count from 0 in the order
+ * of these calls.  A child that is an earlier node closes a loop.  Returns
+ * the child's index, or -1 (error kept as above).
+ */
+FOREACTOR_API int foreactor_graph_add_child(foreactor_graph *graph, int branch, int to, int weak);
+
+/*
+ * Validates the graph and makes it usable.  Returns 0; or -1 and writes a
+ * message naming the offending node and the rule it breaks into `error`
+ * (`error_size` bytes, NUL-terminated; may be NULL).
+ */
+FOREACTOR_API int foreactor_graph_finish(foreactor_graph *graph, char *error, size_t error_size);
+
+/* Writes a finished graph in Graphviz DOT form.  Returns 0 or -1. */
+FOREACTOR_API int foreactor_graph_write_dot(const foreactor_graph *graph, FILE *out);
+
+/* The graph's name. */
+FOREACTOR_API const char *foreactor_graph_name(const foreactor_graph *graph);
+
+/* ------------------------------------------------------------------ scopes */
+
+/*
+ * Enters a scope of `graph` on the calling thread: the function the graph
+ * describes starts now.  `scope_state` is passed to every callback.  Scopes
+ * of different graphs may nest; a scope of a graph already active on this
+ * thread nests as an inactive scope.  When foreactor is off (FOREACTOR unset,
+ * graph invalid, depth 0, io failure) this only records that a scope is open.
+ */
+FOREACTOR_API void foreactor_scope_enter(foreactor_graph *graph, void *scope_state);
+
+/*
+ * Leaves the innermost scope of `graph` on this thread: cancels or waits for
+ * every call issued early, closes files opened early and never used, and
+ * releases buffers.  Must pair with foreactor_scope_enter().
+ */
+FOREACTOR_API void foreactor_scope_exit(foreactor_graph *graph);
+
+/* Nonzero when foreactor is switched on for this process (FOREACTOR=1). */
+FOREACTOR_API int foreactor_enabled(void);
+
+/* ------------------------------------------------------------------- misc */
+
+/* Name of a call type ("pread", "fstatat", ...). */
+FOREACTOR_API const char *foreactor_call_type_name(foreactor_call_type type);
+
+/*
+ * Writes the statistics of every graph as JSON to `out`.  Called
+ * automatically at exit when FOREACTOR_STATS names a file.  Returns 0 or -1.
+ */
+FOREACTOR_API int foreactor_write_stats(FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FOREACTOR_FOREACTOR_H_ */

@@ -1,0 +1,58 @@
+// settings.h: foreactor's configuration, read once from the environment.
+//
+// Variables (DESIGN §7):
+//   FOREACTOR=1                    switch foreactor on (anything else but unset/0 is invalid)
+//   FOREACTOR_DEPTH=N              default peek depth, 0..1024 (0: no early issue)
+//   FOREACTOR_DEPTH_<graph>=N      depth for one graph, overriding the default
+//   FOREACTOR_ENGINE=io_uring|threads|sync       (also FOREACTOR_ENGINE_<graph>)
+//   FOREACTOR_QUEUE_SIZE=N         io_uring queue entries, 1..32768, rounded up to a power of two
+//   FOREACTOR_WORKERS=N            thread pool workers (and io-wq bound), 1..1024
+//   FOREACTOR_IO_URING_ASYNC=0|1   IOSQE_ASYNC on every io_uring request
+//   FOREACTOR_STATS=PATH           write statistics JSON there at exit
+//
+// An invalid value is reported once on stderr, and the setting it belongs to
+// is treated as off: an invalid default turns foreactor off for every graph,
+// an invalid per-graph value turns that graph off.
+#ifndef FOREACTOR_CONFIG_SETTINGS_H_
+#define FOREACTOR_CONFIG_SETTINGS_H_
+
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace foreactor {
+
+struct GraphSettings {
+  bool enabled = false;        // false: scopes of this graph never speculate
+  unsigned depth = 16;         // syscall visits the peek head may run ahead
+  EngineOptions engine;
+};
+
+struct ProcessSettings {
+  bool enabled = false;        // FOREACTOR=1 and no invalid process-wide value
+  GraphSettings defaults;
+  std::string stats_path;      // empty: no statistics file
+  std::vector<std::string> problems;  // one message per invalid value, already reported
+};
+
+// Parses `environment` (a NULL-terminated array of "NAME=value" strings, as
+// `environ`) into settings.  Pure function: reports nothing.  Exposed for
+// tests and for the fuzz target.
+ProcessSettings ParseSettings(const char* const* environment);
+
+// The settings of this process, parsed from `environ` on first use; the
+// first use also prints each problem once to stderr ("foreactor: ...").
+const ProcessSettings& Settings();
+
+// The settings for graph `graph_name`: the defaults, overridden by the
+// per-graph variables.  Invalid per-graph values are reported once and
+// leave the graph disabled.  Reads the environment; call once per graph.
+GraphSettings SettingsForGraph(const std::string& graph_name);
+
+// Re-reads the environment (tests only).
+void ReloadSettingsForTesting();
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_CONFIG_SETTINGS_H_

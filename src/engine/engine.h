@@ -1,0 +1,77 @@
+// engine.h: the one interface over every asynchronous backend.
+//
+// An engine executes requests; it never looks at graphs.  Each runtime
+// instance (one graph on one thread) talks to one Engine object, which is
+// used from that thread only.  Shared resources (the process-wide thread
+// pool) live behind the Engine object.
+#ifndef FOREACTOR_ENGINE_ENGINE_H_
+#define FOREACTOR_ENGINE_ENGINE_H_
+
+#include <memory>
+#include <string>
+
+#include "engine/request.h"
+
+namespace foreactor {
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // Short name for messages and statistics: "io_uring", "threads", "sync".
+  virtual const char* name() const = 0;
+
+  // True when this engine can execute calls of `type` asynchronously.  The
+  // runtime runs the others synchronously when the program reaches them.
+  virtual bool Supports(foreactor_call_type type) const = 0;
+
+  // Queues `request` (and its linked_next chain) for the next Submit().
+  // The request must be kIdle; on success it becomes kPrepared.  Returns
+  // false, leaving the request kIdle, when the queue is full.
+  virtual bool Prepare(Request* request) = 0;
+
+  // Hands every prepared request to the kernel or the workers in one batch
+  // (one io_uring_enter for io_uring).  Returns how many were submitted, or
+  // -errno; on failure the requests that could not be submitted are
+  // completed with that -errno, so every prepared request still completes.
+  virtual int Submit() = 0;
+
+  // Blocks until `request` (submitted) is kCompleted.  Other completions seen
+  // on the way are recorded in their requests.  Never fails: if the backend
+  // breaks, outstanding requests are completed with an error.
+  virtual void Wait(Request* request) = 0;
+
+  // Records completions that are already available, without blocking.
+  virtual void Poll() = 0;
+
+  // Asks that a submitted request be cancelled.  Returns at once; the
+  // request still completes (with its real result or -ECANCELED) and must
+  // be waited for before reuse.
+  virtual void Cancel(Request* request) = 0;
+};
+
+// Which engine a thread uses.
+enum class EngineKind { kIoUring, kThreads, kSync };
+
+struct EngineOptions {
+  EngineKind kind = EngineKind::kIoUring;
+  unsigned queue_size = 256;      // io_uring SQ entries; thread pool batch bound
+  unsigned workers = 0;           // thread pool workers (0: default); io-wq bound
+  bool io_uring_async = false;    // IOSQE_ASYNC on every io_uring request
+};
+
+// Creates the engine for `options` on the calling thread.  When io_uring is
+// asked for but cannot be set up, falls back to the thread pool and writes
+// the reason to `*fallback_reason` (empty when no fallback happened).
+// Returns null only when no engine at all can be made (out of memory, no
+// thread can be created); the caller then runs without speculation.
+std::unique_ptr<Engine> CreateEngine(const EngineOptions& options, std::string* fallback_reason);
+
+// Executes `request` synchronously on the calling thread, as the engines
+// do (same statx conversion rules), and marks it kCompleted.  Used by the
+// sync engine, the thread pool's workers and tests.
+void ExecuteNow(Request* request);
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_ENGINE_ENGINE_H_

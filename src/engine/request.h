@@ -1,0 +1,61 @@
+// request.h: one system call handed to an engine for early execution.
+#ifndef FOREACTOR_ENGINE_REQUEST_H_
+#define FOREACTOR_ENGINE_REQUEST_H_
+
+#include <linux/stat.h>  // struct statx
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "foreactor/foreactor.h"
+
+namespace foreactor {
+
+// Life of a request: kIdle -> (Engine::Prepare) kPrepared -> (Engine::Submit)
+// kSubmitted -> kCompleted.  Only the engine moves a request from kPrepared
+// onwards; only the owner (the runtime) moves it back to kIdle, and only
+// after it saw kCompleted.  A request is owned by one thread at a time except
+// between Submit and completion, when the engine's kernel ring or worker may
+// write `result` and the output buffers.
+enum class RequestState : int {
+  kIdle = 0,
+  kPrepared,
+  kSubmitted,
+  kCompleted,
+};
+
+struct Request {
+  // The call to execute, as the engine must run it:
+  //  - read family: `call.buffer` is the request's own destination buffer of
+  //    `call.length` bytes (vector forms: iov/iovcnt point at owned iovecs).
+  //    READ/READV are executed as PREAD/PREADV at `call.offset`; the engine
+  //    never touches the file position.
+  //  - write family: likewise, WRITE/WRITEV as PWRITE/PWRITEV at `call.offset`.
+  //  - stat family (FSTAT, FSTATAT, STAT, LSTAT, STATX): executed as statx(2)
+  //    into `statx_buffer` with the flags that give the same answer as the
+  //    original call (FSTAT: AT_EMPTY_PATH on `fd`; STAT: AT_FDCWD;
+  //    LSTAT: AT_SYMLINK_NOFOLLOW; FSTATAT: `flags`; STATX: `flags` and mask
+  //    `mode`).  For types other than STATX the mask is STATX_BASIC_STATS.
+  //  - OPEN/OPENAT/CLOSE/LSEEK/GETDENTS64 as named.
+  foreactor_call call{};
+
+  // Destination of stat-family calls.
+  struct statx statx_buffer {};
+
+  // Return value of the call: >= 0 on success, -errno on failure.  Valid once
+  // `state` is kCompleted.  -ECANCELED when cancelled or when the linked
+  // predecessor did not transfer its full length.
+  int64_t result = 0;
+
+  // When non-null, a request that must run after this one finishes and only
+  // if this one returned exactly `call.length` (the "link" of DESIGN §3).
+  // The engine prepares and submits it together with this one.
+  Request* linked_next = nullptr;
+
+  std::atomic<RequestState> state{RequestState::kIdle};
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_ENGINE_REQUEST_H_

@@ -1,0 +1,39 @@
+// statistics.h: per-graph counters, gathered per thread without atomics on
+// the hot path and folded into the graph's process-wide totals when a scope
+// ends.
+#ifndef FOREACTOR_RUNTIME_STATISTICS_H_
+#define FOREACTOR_RUNTIME_STATISTICS_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace foreactor {
+
+struct Statistics {
+  uint64_t scopes = 0;            // scopes entered
+  uint64_t intercepted = 0;       // calls that belonged to the graph (matched a node)
+  uint64_t passed_through = 0;    // calls seen in a scope that did not belong to the graph
+  uint64_t issued_early = 0;      // requests handed to the engine ahead of the program
+  uint64_t consumed = 0;          // early results the program received
+  uint64_t wasted = 0;            // early results never used (scope left, divergence)
+  uint64_t mispredicted = 0;      // early results thrown away because the call differed
+  uint64_t synchronous = 0;       // graph calls run synchronously at the frontier
+  uint64_t cancelled = 0;         // early requests cancelled at scope exit or divergence
+  uint64_t speculation_stopped = 0;  // scopes where mispredictions switched speculation off
+  uint64_t bytes_early = 0;       // bytes transferred by consumed early reads and writes
+  uint64_t wait_nanoseconds = 0;  // time the program waited for early results
+
+  void Add(const Statistics& other);
+};
+
+// Folds `delta` into the process-wide totals of graph `graph_name` (thread-safe).
+void AccumulateStatistics(const std::string& graph_name, const std::string& engine_name,
+                          const Statistics& delta);
+
+// Writes every graph's totals as JSON: {"graphs": {"name": {...counters...}}}.
+int WriteStatisticsJson(FILE* out);
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_STATISTICS_H_
