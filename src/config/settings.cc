@@ -1,0 +1,396 @@
+// settings.cc: strict parsing of foreactor's environment variables.
+//
+// Rules beyond those stated in settings.h:
+//  - Numbers are plain decimal digits: no sign, no spaces, no "0x", no
+//    trailing junk.  Leading zeros are allowed ("008" is 8).
+//  - When a name appears twice in the environment, the first one counts (as
+//    with getenv).
+//  - While FOREACTOR is unset or "0", the other variables are not checked:
+//    a program that did not ask for foreactor never hears from it.
+//  - Depth 0 keeps a graph enabled: its scopes run every call synchronously
+//    and still count them, which is the baseline mode.
+//  - Every tunable may be given per graph: FOREACTOR_<TUNABLE>_<graph>, for
+//    DEPTH, ENGINE, QUEUE_SIZE, WORKERS and IO_URING_ASYNC.
+//  - SettingsForGraph() reads the copy of the FOREACTOR_* variables taken
+//    when the settings were first loaded, so a host program that edits its
+//    environment later (setenv from another thread) can neither race with
+//    nor change foreactor's configuration.
+
+#include "config/settings.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+extern char** environ;
+
+namespace foreactor {
+
+namespace {
+
+constexpr std::string_view kSwitchVariable = "FOREACTOR";
+constexpr std::string_view kStatsVariable = "FOREACTOR_STATS";
+constexpr std::string_view kVariablePrefix = "FOREACTOR_";
+
+constexpr unsigned kMaxDepth = 1024;
+constexpr unsigned kMinQueueSize = 1;
+constexpr unsigned kMaxQueueSize = 32768;
+constexpr unsigned kMinWorkers = 1;
+constexpr unsigned kMaxWorkers = 1024;
+
+// Longest part of a bad value quoted back in a message.
+constexpr size_t kMaxQuotedValueBytes = 64;
+
+// ------------------------------------------------------------ environment
+
+// The value of variable `name` in `environment` (first occurrence), or
+// nullopt when it is not set.  Entries without '=' are ignored.
+std::optional<std::string_view> FindVariable(const char* const* environment,
+                                             std::string_view name) {
+  if (environment == nullptr) return std::nullopt;
+  for (const char* const* entry = environment; *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    if (text.size() > name.size() && text.compare(0, name.size(), name) == 0 &&
+        text[name.size()] == '=') {
+      return text.substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+// ------------------------------------------------------- value primitives
+
+// Parses `text` as a decimal number within [minimum, maximum].  Returns
+// false for anything else (empty, sign, junk, overflow, out of range).
+bool ParseBoundedDecimal(std::string_view text, unsigned minimum, unsigned maximum,
+                         unsigned* value) {
+  if (text.empty()) return false;
+  unsigned long long number = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    number = number * 10 + static_cast<unsigned>(c - '0');
+    if (number > maximum) return false;  // also stops any overflow
+  }
+  if (number < minimum) return false;
+  *value = static_cast<unsigned>(number);
+  return true;
+}
+
+bool ParseEngineKind(std::string_view text, EngineKind* kind) {
+  if (text == "io_uring") {
+    *kind = EngineKind::kIoUring;
+  } else if (text == "threads") {
+    *kind = EngineKind::kThreads;
+  } else if (text == "sync") {
+    *kind = EngineKind::kSync;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ParseZeroOrOne(std::string_view text, bool* value) {
+  if (text == "0") {
+    *value = false;
+  } else if (text == "1") {
+    *value = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Smallest power of two >= `value`; `value` is at most kMaxQueueSize.
+unsigned RoundUpToPowerOfTwo(unsigned value) {
+  unsigned power = 1;
+  while (power < value) power <<= 1;
+  return power;
+}
+
+bool IsValidGraphName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    bool digit = c >= '0' && c <= '9';
+    if (!letter && !digit && c != '_') return false;
+  }
+  return true;
+}
+
+// `value` in double quotes, safe to print on a terminal: '"', '\\' and
+// bytes outside printable ASCII are escaped, and long values are cut.
+std::string Quote(std::string_view value) {
+  static constexpr char kHexDigits[] = "0123456789abcdef";
+  std::string quoted = "\"";
+  size_t shown = value.size() < kMaxQuotedValueBytes ? value.size() : kMaxQuotedValueBytes;
+  for (size_t i = 0; i < shown; ++i) {
+    unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c == '"' || c == '\\') {
+      quoted += '\\';
+      quoted += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      quoted += "\\x";
+      quoted += kHexDigits[c >> 4];
+      quoted += kHexDigits[c & 0xf];
+    } else {
+      quoted += static_cast<char>(c);
+    }
+  }
+  if (shown < value.size()) quoted += "...";
+  quoted += '"';
+  return quoted;
+}
+
+// "FOREACTOR_DEPTH_btree=\"abc\" is not a number from 0 to 1024; graph btree is off"
+std::string Problem(std::string_view variable, std::string_view value, std::string_view allowed,
+                    std::string_view consequence) {
+  std::string message(variable);
+  message += '=';
+  message += Quote(value);
+  message += " is not ";
+  message += allowed;
+  message += "; ";
+  message += consequence;
+  return message;
+}
+
+// ---------------------------------------------------------------- tunables
+
+// Which setting a tunable variable sets.
+enum class TunableId { kDepth, kEngine, kQueueSize, kWorkers, kIoUringAsync };
+
+struct Tunable {
+  TunableId id;
+  std::string_view name;     // after "FOREACTOR_": "DEPTH"
+  unsigned minimum;          // numbers only
+  unsigned maximum;          // numbers only
+  std::string_view allowed;  // the "is not ..." part of a problem message
+};
+
+constexpr Tunable kTunables[] = {
+    {TunableId::kDepth, "DEPTH", 0, kMaxDepth, "a number from 0 to 1024"},
+    {TunableId::kEngine, "ENGINE", 0, 0, "one of io_uring, threads, sync"},
+    {TunableId::kQueueSize, "QUEUE_SIZE", kMinQueueSize, kMaxQueueSize,
+     "a number from 1 to 32768"},
+    {TunableId::kWorkers, "WORKERS", kMinWorkers, kMaxWorkers, "a number from 1 to 1024"},
+    {TunableId::kIoUringAsync, "IO_URING_ASYNC", 0, 1, "0 or 1"},
+};
+
+// Stores `value` for `tunable` into `settings`.  Returns false when the
+// value is not one the tunable takes; `settings` is then unchanged.
+bool ApplyTunable(const Tunable& tunable, std::string_view value, GraphSettings* settings) {
+  unsigned number = 0;
+  switch (tunable.id) {
+    case TunableId::kDepth:
+      if (!ParseBoundedDecimal(value, tunable.minimum, tunable.maximum, &number)) return false;
+      settings->depth = number;
+      return true;
+    case TunableId::kEngine:
+      return ParseEngineKind(value, &settings->engine.kind);
+    case TunableId::kQueueSize:
+      if (!ParseBoundedDecimal(value, tunable.minimum, tunable.maximum, &number)) return false;
+      settings->engine.queue_size = RoundUpToPowerOfTwo(number);
+      return true;
+    case TunableId::kWorkers:
+      if (!ParseBoundedDecimal(value, tunable.minimum, tunable.maximum, &number)) return false;
+      settings->engine.workers = number;
+      return true;
+    case TunableId::kIoUringAsync:
+      return ParseZeroOrOne(value, &settings->engine.io_uring_async);
+  }
+  return false;
+}
+
+// Reads every tunable named "FOREACTOR_<TUNABLE><suffix>" from
+// `environment` into `settings`.  Appends one problem per invalid value
+// (ending with `consequence`) and returns false when there was any.
+bool ReadTunables(const char* const* environment, std::string_view suffix,
+                  std::string_view consequence, GraphSettings* settings,
+                  std::vector<std::string>* problems) {
+  bool all_valid = true;
+  for (const Tunable& tunable : kTunables) {
+    std::string variable(kVariablePrefix);
+    variable += tunable.name;
+    variable += suffix;
+    std::optional<std::string_view> value = FindVariable(environment, variable);
+    if (!value) continue;
+    if (!ApplyTunable(tunable, *value, settings)) {
+      problems->push_back(Problem(variable, *value, tunable.allowed, consequence));
+      all_valid = false;
+    }
+  }
+  return all_valid;
+}
+
+// --------------------------------------------------------- process state
+
+// Writes `text` to stderr with as few write(2) calls as the kernel allows
+// (one for any message of ordinary size).  Bypasses the libc wrappers so
+// that foreactor's own interposers never see it; preserves errno.
+void WriteToStderr(std::string_view text) {
+  int saved_errno = errno;
+  while (!text.empty()) {
+    long written = syscall(SYS_write, STDERR_FILENO, text.data(), text.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) break;
+    text.remove_prefix(static_cast<size_t>(written));
+  }
+  errno = saved_errno;
+}
+
+// Prints those of `problems` not printed before, as one write.  Caller
+// holds the state mutex.
+void ReportNew(const std::vector<std::string>& problems, std::vector<std::string>* reported) {
+  std::string text;
+  for (const std::string& problem : problems) {
+    bool seen = false;
+    for (const std::string& old : *reported) seen = seen || old == problem;
+    if (seen) continue;
+    reported->push_back(problem);
+    text += "foreactor: ";
+    text += problem;
+    text += '\n';
+  }
+  if (!text.empty()) WriteToStderr(text);
+}
+
+struct SettingsState {
+  std::mutex mutex;
+  std::atomic<bool> loaded{false};
+  ProcessSettings settings;                  // written under `mutex` before `loaded`
+  std::vector<std::string> variables;        // copy of the FOREACTOR_* entries of environ
+  std::vector<const char*> variable_array;   // `variables` as a NULL-terminated array
+  std::vector<std::string> reported;         // problems already printed
+};
+
+// The one state object.  Never destroyed: other threads and exit handlers
+// may still ask for settings while static destructors run.  Constructing
+// it does not allocate.
+SettingsState& State() {
+  alignas(SettingsState) static unsigned char storage[sizeof(SettingsState)];
+  static SettingsState* state = new (storage) SettingsState();
+  return *state;
+}
+
+// Copies the FOREACTOR_* entries of environ and parses them.  Caller holds
+// the state mutex.  On out of memory, leaves foreactor off.
+void LoadLocked(SettingsState* state) {
+  state->variables.clear();
+  state->variable_array.clear();
+  state->settings = ProcessSettings();
+  try {
+    for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+      if (std::string_view(*entry).starts_with(kSwitchVariable)) state->variables.push_back(*entry);
+    }
+    for (const std::string& variable : state->variables) {
+      state->variable_array.push_back(variable.c_str());
+    }
+    state->variable_array.push_back(nullptr);
+    state->settings = ParseSettings(state->variable_array.data());
+    ReportNew(state->settings.problems, &state->reported);
+  } catch (...) {  // only std::bad_alloc can arrive here
+    state->settings = ProcessSettings();
+    state->variables.clear();
+    state->variable_array.clear();
+    WriteToStderr("foreactor: out of memory while reading the settings; foreactor is off\n");
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------- public API
+
+ProcessSettings ParseSettings(const char* const* environment) {
+  ProcessSettings settings;
+  try {
+    std::optional<std::string_view> on_switch = FindVariable(environment, kSwitchVariable);
+    if (!on_switch || *on_switch == "0") return settings;  // off, and nothing to check
+    // Statistics are wanted even when the configuration turns out invalid:
+    // they are where the user looks to see why nothing ran early.
+    if (std::optional<std::string_view> stats = FindVariable(environment, kStatsVariable)) {
+      settings.stats_path = std::string(*stats);
+    }
+    if (*on_switch != "1") {
+      settings.problems.push_back(
+          Problem(kSwitchVariable, *on_switch, "1 (on) or 0 (off)", "foreactor is off"));
+      return settings;
+    }
+
+    bool all_valid = ReadTunables(environment, "", "foreactor is off", &settings.defaults,
+                                  &settings.problems);
+    settings.enabled = all_valid;
+    settings.defaults.enabled = all_valid;
+    return settings;
+  } catch (...) {  // only std::bad_alloc can arrive here
+    ProcessSettings off;
+    try {
+      off.problems.push_back("out of memory while reading the settings; foreactor is off");
+    } catch (...) {
+      // No room even for the message: off, silently.
+    }
+    return off;
+  }
+}
+
+const ProcessSettings& Settings() {
+  SettingsState& state = State();
+  if (!state.loaded.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if (!state.loaded.load(std::memory_order_relaxed)) {
+      LoadLocked(&state);
+      state.loaded.store(true, std::memory_order_release);
+    }
+  }
+  return state.settings;
+}
+
+GraphSettings SettingsForGraph(const std::string& graph_name) {
+  const ProcessSettings& process = Settings();
+  GraphSettings graph = process.defaults;
+  if (!process.enabled) {
+    graph.enabled = false;
+    return graph;
+  }
+  SettingsState& state = State();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  try {
+    std::vector<std::string> problems;
+    std::string consequence = "graph " + graph_name + " is off";
+    if (!IsValidGraphName(graph_name)) {
+      problems.push_back("graph name " + Quote(graph_name) +
+                         " may hold only letters, digits and '_'; graph is off");
+      graph.enabled = false;
+    } else {
+      const char* const* variables = state.variable_array.empty() ? nullptr
+                                                                  : state.variable_array.data();
+      if (!ReadTunables(variables, "_" + graph_name, consequence, &graph, &problems)) {
+        graph.enabled = false;
+      }
+    }
+    ReportNew(problems, &state.reported);
+  } catch (...) {  // only std::bad_alloc can arrive here
+    graph.enabled = false;
+    WriteToStderr("foreactor: out of memory while reading a graph's settings; graph is off\n");
+  }
+  return graph;
+}
+
+void ReloadSettingsForTesting() {
+  SettingsState& state = State();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.reported.clear();
+  LoadLocked(&state);
+  state.loaded.store(true, std::memory_order_release);
+}
+
+}  // namespace foreactor

@@ -1,0 +1,170 @@
+// statistics.cc: process-wide statistics totals and their JSON form.
+//
+// The totals live in one map from graph name to {engine names, counters},
+// guarded by a mutex.  It is touched once per scope (when the scope ends)
+// and once at exit, never on the per-call path.
+
+#include "runtime/statistics.h"
+
+#include <unistd.h>
+
+#include <cinttypes>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace foreactor {
+
+namespace {
+
+// The totals of one graph.
+struct GraphTotals {
+  std::string engine;  // engine names seen, in order, separated by ','
+  Statistics counters;
+};
+
+// One counter: its JSON key and where it lives in Statistics.  Every field
+// of Statistics appears here once; the JSON holds them in this order.
+struct CounterField {
+  const char* key;
+  uint64_t Statistics::*field;
+};
+
+constexpr CounterField kCounterFields[] = {
+    {"scopes", &Statistics::scopes},
+    {"intercepted", &Statistics::intercepted},
+    {"passed_through", &Statistics::passed_through},
+    {"issued_early", &Statistics::issued_early},
+    {"consumed", &Statistics::consumed},
+    {"wasted", &Statistics::wasted},
+    {"mispredicted", &Statistics::mispredicted},
+    {"synchronous", &Statistics::synchronous},
+    {"cancelled", &Statistics::cancelled},
+    {"speculation_stopped", &Statistics::speculation_stopped},
+    {"bytes_early", &Statistics::bytes_early},
+    {"wait_nanoseconds", &Statistics::wait_nanoseconds},
+};
+static_assert(sizeof(Statistics) == sizeof(kCounterFields) / sizeof(kCounterFields[0]) *
+                                        sizeof(uint64_t),
+              "every counter of Statistics must be listed in kCounterFields");
+
+struct StatisticsRegistry {
+  std::mutex mutex;
+  // std::less<> lets a lookup by string_view find a graph without
+  // building a std::string.
+  std::map<std::string, GraphTotals, std::less<>> graphs;
+};
+
+// The one registry.  Never destroyed: scopes on other threads and the
+// exit-time writer may use it while static destructors run.  Constructing
+// it does not allocate.
+StatisticsRegistry& Registry() {
+  alignas(StatisticsRegistry) static unsigned char storage[sizeof(StatisticsRegistry)];
+  static StatisticsRegistry* registry = new (storage) StatisticsRegistry();
+  return *registry;
+}
+
+// Adds `engine_name` to the comma-separated list `engines` unless present.
+void NoteEngine(std::string_view engine_name, std::string* engines) {
+  if (engine_name.empty()) return;
+  std::string_view rest = *engines;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    if (rest.substr(0, comma) == engine_name) return;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  if (!engines->empty()) *engines += ',';
+  *engines += engine_name;
+}
+
+// Writes `text` as a JSON string, quotes included.  Bytes outside ASCII are
+// written as \u00XX so the output is valid JSON whatever the bytes are.
+bool WriteJsonString(FILE* out, std::string_view text) {
+  if (std::fputc('"', out) == EOF) return false;
+  for (char character : text) {
+    unsigned char c = static_cast<unsigned char>(character);
+    int status;
+    switch (c) {
+      case '"': status = std::fputs("\\\"", out); break;
+      case '\\': status = std::fputs("\\\\", out); break;
+      case '\n': status = std::fputs("\\n", out); break;
+      case '\r': status = std::fputs("\\r", out); break;
+      case '\t': status = std::fputs("\\t", out); break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          status = std::fprintf(out, "\\u%04x", static_cast<unsigned>(c));
+        } else {
+          status = std::fputc(c, out);
+        }
+    }
+    if (status < 0) return false;
+  }
+  return std::fputc('"', out) != EOF;
+}
+
+bool WriteGraph(FILE* out, const std::string& name, const GraphTotals& totals) {
+  if (std::fputs("    ", out) < 0 || !WriteJsonString(out, name) ||
+      std::fputs(": {\n      \"engine\": ", out) < 0 || !WriteJsonString(out, totals.engine)) {
+    return false;
+  }
+  for (const CounterField& counter : kCounterFields) {
+    if (std::fprintf(out, ",\n      \"%s\": %" PRIu64, counter.key,
+                     totals.counters.*counter.field) < 0) {
+      return false;
+    }
+  }
+  return std::fputs("\n    }", out) >= 0;
+}
+
+}  // namespace
+
+void Statistics::Add(const Statistics& other) {
+  for (const CounterField& counter : kCounterFields) this->*counter.field += other.*counter.field;
+}
+
+void AccumulateStatistics(const std::string& graph_name, const std::string& engine_name,
+                          const Statistics& delta) {
+  StatisticsRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  try {
+    auto found = registry.graphs.find(graph_name);
+    if (found == registry.graphs.end()) {
+      found = registry.graphs.emplace(graph_name, GraphTotals()).first;
+    }
+    NoteEngine(engine_name, &found->second.engine);
+    found->second.counters.Add(delta);
+  } catch (...) {
+    // Out of memory: these counts are lost; the program is not disturbed.
+  }
+}
+
+int WriteStatisticsJson(FILE* out) {
+  if (out == nullptr) return -1;
+  // Copy the totals so that a slow `out` never holds up ending scopes.
+  std::vector<std::pair<std::string, GraphTotals>> graphs;
+  try {
+    StatisticsRegistry& registry = Registry();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    graphs.assign(registry.graphs.begin(), registry.graphs.end());
+  } catch (...) {
+    return -1;
+  }
+
+  if (std::fputs("{\n  \"graphs\": {", out) < 0) return -1;
+  bool first = true;
+  for (const auto& [name, totals] : graphs) {
+    if (std::fputs(first ? "\n" : ",\n", out) < 0 || !WriteGraph(out, name, totals)) return -1;
+    first = false;
+  }
+  if (std::fprintf(out, "%s},\n  \"pid\": %ld\n}\n", first ? "" : "\n  ",
+                   static_cast<long>(getpid())) < 0) {
+    return -1;
+  }
+  return std::fflush(out) == 0 && !std::ferror(out) ? 0 : -1;
+}
+
+}  // namespace foreactor

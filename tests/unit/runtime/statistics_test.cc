@@ -1,0 +1,267 @@
+// Tests of the statistics counters, their process-wide totals and the JSON
+// they are written as.  The totals are process-wide and cannot be reset, so
+// every test uses graph names of its own.
+
+#include "runtime/statistics.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace foreactor {
+namespace {
+
+// A JSON value, enough of one to check what WriteStatisticsJson writes.
+struct JsonValue {
+  enum class Kind { kNumber, kString, kObject } kind = Kind::kNumber;
+  unsigned long long number = 0;
+  std::string text;
+  std::map<std::string, JsonValue> members;
+};
+
+// A strict parser for the JSON subset the writer may use (objects, strings
+// with every escape, non-negative integers).  Any deviation from JSON fails.
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& text) : text_(text) {}
+
+  bool ParseDocument(JsonValue* value) {
+    if (!ParseValue(value)) return false;
+    SkipSpace();
+    return position_ == text_.size();
+  }
+
+ private:
+  void SkipSpace() {
+    while (position_ < text_.size() && (text_[position_] == ' ' || text_[position_] == '\n' ||
+                                        text_[position_] == '\t' || text_[position_] == '\r')) {
+      ++position_;
+    }
+  }
+  bool Consume(char expected) {
+    SkipSpace();
+    if (position_ < text_.size() && text_[position_] == expected) {
+      ++position_;
+      return true;
+    }
+    return false;
+  }
+  bool ParseValue(JsonValue* value) {
+    SkipSpace();
+    if (position_ >= text_.size()) return false;
+    char c = text_[position_];
+    if (c == '{') return ParseObject(value);
+    if (c == '"') {
+      value->kind = JsonValue::Kind::kString;
+      return ParseString(&value->text);
+    }
+    value->kind = JsonValue::Kind::kNumber;
+    return ParseNumber(&value->number);
+  }
+  bool ParseNumber(unsigned long long* number) {
+    size_t start = position_;
+    while (position_ < text_.size() && text_[position_] >= '0' && text_[position_] <= '9') {
+      ++position_;
+    }
+    if (position_ == start) return false;
+    if (text_[start] == '0' && position_ - start > 1) return false;  // no leading zeros in JSON
+    *number = std::strtoull(text_.substr(start, position_ - start).c_str(), nullptr, 10);
+    return true;
+  }
+  bool ParseString(std::string* out) {
+    if (!Consume('"')) return false;
+    while (position_ < text_.size()) {
+      unsigned char c = static_cast<unsigned char>(text_[position_++]);
+      if (c == '"') return true;
+      if (c < 0x20) return false;  // raw control characters are not allowed
+      if (c != '\\') {
+        *out += static_cast<char>(c);
+        continue;
+      }
+      if (position_ >= text_.size()) return false;
+      char escape = text_[position_++];
+      switch (escape) {
+        case '"': *out += '"'; break;
+        case '\\': *out += '\\'; break;
+        case '/': *out += '/'; break;
+        case 'b': *out += '\b'; break;
+        case 'f': *out += '\f'; break;
+        case 'n': *out += '\n'; break;
+        case 'r': *out += '\r'; break;
+        case 't': *out += '\t'; break;
+        case 'u': {
+          if (position_ + 4 > text_.size()) return false;
+          unsigned code = static_cast<unsigned>(std::stoul(text_.substr(position_, 4), nullptr, 16));
+          position_ += 4;
+          if (code > 0xff) return false;  // the writer only escapes single bytes
+          *out += static_cast<char>(code);
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+    return false;
+  }
+  bool ParseObject(JsonValue* value) {
+    value->kind = JsonValue::Kind::kObject;
+    if (!Consume('{')) return false;
+    if (Consume('}')) return true;
+    do {
+      SkipSpace();
+      std::string key;
+      if (!ParseString(&key) || !Consume(':')) return false;
+      if (value->members.count(key) != 0) return false;  // duplicate key
+      if (!ParseValue(&value->members[key])) return false;
+    } while (Consume(','));
+    return Consume('}');
+  }
+
+  const std::string& text_;
+  size_t position_ = 0;
+};
+
+// Everything WriteStatisticsJson writes, as text.
+std::string WrittenJson() {
+  char* buffer = nullptr;
+  size_t size = 0;
+  FILE* out = open_memstream(&buffer, &size);
+  EXPECT_NE(out, nullptr);
+  EXPECT_EQ(WriteStatisticsJson(out), 0);
+  std::fclose(out);
+  std::string text(buffer, size);
+  std::free(buffer);
+  return text;
+}
+
+JsonValue ParsedJson() {
+  std::string text = WrittenJson();
+  JsonValue document;
+  EXPECT_TRUE(JsonParser(text).ParseDocument(&document)) << "not valid JSON:\n" << text;
+  return document;
+}
+
+// Statistics whose counters are all different: counter i holds base + i.
+Statistics Distinct(uint64_t base) {
+  Statistics statistics;
+  uint64_t* counters[] = {&statistics.scopes,       &statistics.intercepted,
+                          &statistics.passed_through, &statistics.issued_early,
+                          &statistics.consumed,     &statistics.wasted,
+                          &statistics.mispredicted, &statistics.synchronous,
+                          &statistics.cancelled,    &statistics.speculation_stopped,
+                          &statistics.bytes_early,  &statistics.wait_nanoseconds};
+  uint64_t value = base;
+  for (uint64_t* counter : counters) *counter = value++;
+  return statistics;
+}
+
+const char* const kCounterKeys[] = {"scopes",    "intercepted",  "passed_through",
+                                    "issued_early", "consumed",  "wasted",
+                                    "mispredicted", "synchronous", "cancelled",
+                                    "speculation_stopped", "bytes_early", "wait_nanoseconds"};
+
+TEST(StatisticsTest, AddSumsEveryCounter) {
+  Statistics total = Distinct(100);
+  total.Add(Distinct(1000));
+  Statistics expected_first = Distinct(100);
+  Statistics expected_second = Distinct(1000);
+  EXPECT_EQ(total.scopes, expected_first.scopes + expected_second.scopes);
+  EXPECT_EQ(total.intercepted, 101u + 1001u);
+  EXPECT_EQ(total.passed_through, 102u + 1002u);
+  EXPECT_EQ(total.issued_early, 103u + 1003u);
+  EXPECT_EQ(total.consumed, 104u + 1004u);
+  EXPECT_EQ(total.wasted, 105u + 1005u);
+  EXPECT_EQ(total.mispredicted, 106u + 1006u);
+  EXPECT_EQ(total.synchronous, 107u + 1007u);
+  EXPECT_EQ(total.cancelled, 108u + 1008u);
+  EXPECT_EQ(total.speculation_stopped, 109u + 1009u);
+  EXPECT_EQ(total.bytes_early, 110u + 1010u);
+  EXPECT_EQ(total.wait_nanoseconds, 111u + 1011u);
+}
+
+TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
+  AccumulateStatistics("json_every_counter", "io_uring", Distinct(1));
+  AccumulateStatistics("json_every_counter", "io_uring", Distinct(10));
+  JsonValue document = ParsedJson();
+
+  ASSERT_EQ(document.kind, JsonValue::Kind::kObject);
+  ASSERT_EQ(document.members.count("pid"), 1u);
+  EXPECT_EQ(document.members["pid"].number, static_cast<unsigned long long>(getpid()));
+  JsonValue& graphs = document.members["graphs"];
+  ASSERT_EQ(graphs.kind, JsonValue::Kind::kObject);
+  ASSERT_EQ(graphs.members.count("json_every_counter"), 1u);
+  JsonValue& graph = graphs.members["json_every_counter"];
+  ASSERT_EQ(graph.kind, JsonValue::Kind::kObject);
+  EXPECT_EQ(graph.members["engine"].text, "io_uring");
+  EXPECT_EQ(graph.members.size(), 1u + std::size(kCounterKeys));
+  uint64_t expected = 1 + 10;
+  for (const char* key : kCounterKeys) {
+    SCOPED_TRACE(key);
+    ASSERT_EQ(graph.members.count(key), 1u);
+    EXPECT_EQ(graph.members[key].kind, JsonValue::Kind::kNumber);
+    EXPECT_EQ(graph.members[key].number, expected);
+    expected += 2;  // counter i is (1 + i) + (10 + i)
+  }
+}
+
+TEST(StatisticsTest, KeepsGraphsApartAndNotesEveryEngine) {
+  AccumulateStatistics("apart_one", "io_uring", Distinct(1));
+  AccumulateStatistics("apart_two", "threads", Distinct(5));
+  AccumulateStatistics("apart_two", "sync", Distinct(5));
+  AccumulateStatistics("apart_two", "threads", Distinct(5));
+  JsonValue document = ParsedJson();
+  JsonValue& graphs = document.members["graphs"];
+  EXPECT_EQ(graphs.members["apart_one"].members["scopes"].number, 1u);
+  EXPECT_EQ(graphs.members["apart_one"].members["engine"].text, "io_uring");
+  EXPECT_EQ(graphs.members["apart_two"].members["scopes"].number, 15u);
+  EXPECT_EQ(graphs.members["apart_two"].members["engine"].text, "threads,sync");
+}
+
+TEST(StatisticsTest, EscapesNamesSoTheJsonStaysValid) {
+  const std::string odd_name = std::string("quote\"back\\slash\nnew\ttab\x01\xff") + "/end";
+  const std::string odd_engine = "eng\"ine";
+  AccumulateStatistics(odd_name, odd_engine, Distinct(3));
+  JsonValue document = ParsedJson();
+  JsonValue& graphs = document.members["graphs"];
+  ASSERT_EQ(graphs.members.count(odd_name), 1u);
+  EXPECT_EQ(graphs.members[odd_name].members["engine"].text, odd_engine);
+  EXPECT_EQ(graphs.members[odd_name].members["scopes"].number, 3u);
+}
+
+TEST(StatisticsTest, ConcurrentAccumulationLosesNothing) {
+  constexpr int kThreads = 4;
+  constexpr int kAddsPerThread = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([] {
+      Statistics one;
+      one.scopes = 1;
+      one.bytes_early = 4096;
+      for (int i = 0; i < kAddsPerThread; ++i) AccumulateStatistics("concurrent", "threads", one);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  JsonValue document = ParsedJson();
+  JsonValue& graph = document.members["graphs"].members["concurrent"];
+  EXPECT_EQ(graph.members["scopes"].number, uint64_t{kThreads} * kAddsPerThread);
+  EXPECT_EQ(graph.members["bytes_early"].number, uint64_t{kThreads} * kAddsPerThread * 4096);
+}
+
+TEST(StatisticsTest, ReportsAWriteError) {
+  FILE* full = std::fopen("/dev/full", "w");
+  if (full == nullptr) GTEST_SKIP() << "/dev/full is not available";
+  AccumulateStatistics("write_error", "sync", Distinct(1));
+  EXPECT_EQ(WriteStatisticsJson(full), -1);
+  std::fclose(full);
+  EXPECT_EQ(WriteStatisticsJson(nullptr), -1);
+}
+
+}  // namespace
+}  // namespace foreactor
