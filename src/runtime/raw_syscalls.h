@@ -1,0 +1,31 @@
+// raw_syscalls.h: the few system calls the runtime makes for itself.
+//
+// They go straight to the kernel with syscall(2), never through the libc
+// names foreactor intercepts, and return -errno on failure instead of
+// touching errno.
+#ifndef FOREACTOR_RUNTIME_RAW_SYSCALLS_H_
+#define FOREACTOR_RUNTIME_RAW_SYSCALLS_H_
+
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+namespace foreactor::raw {
+
+inline int64_t Result(long value) { return value < 0 ? -errno : value; }
+
+inline int64_t Lseek(int fd, int64_t offset, int whence) {
+  return Result(syscall(SYS_lseek, fd, offset, whence));
+}
+inline int64_t Close(int fd) { return Result(syscall(SYS_close, fd)); }
+inline int64_t Fcntl(int fd, int command, long argument) {
+  return Result(syscall(SYS_fcntl, fd, command, argument));
+}
+inline int64_t Fstat(int fd, struct stat* out) { return Result(syscall(SYS_fstat, fd, out)); }
+
+}  // namespace foreactor::raw
+
+#endif  // FOREACTOR_RUNTIME_RAW_SYSCALLS_H_

@@ -1,0 +1,280 @@
+// scope_api.cc: the scope functions of the C API, the per-thread state
+// behind them, and the entry points the interposers call.
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "config/settings.h"
+#include "engine/engine.h"
+#include "graph/graph.h"
+#include "graph/graph_handle.h"
+#include "runtime/interception.h"
+#include "runtime/scope_instance.h"
+#include "runtime/statistics.h"
+
+namespace foreactor {
+
+thread_local ThreadContext tls_context;
+
+namespace {
+
+constexpr int kMaxGraphs = 256;      // graphs per process that can speculate
+constexpr int kMaxScopeDepth = 64;   // nested scopes per thread that are tracked
+
+// Writes one message to stderr with a single write(2): safe inside any host.
+void Report(const std::string& message) {
+  std::string line = "foreactor: " + message + "\n";
+  ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+}
+
+void ReportOnce(std::atomic<bool>& flag, const std::string& message) {
+  if (!flag.exchange(true)) Report(message);
+}
+
+// Process-wide facts about one graph, made on its first scope.
+struct GraphRuntime {
+  GraphSettings settings;
+};
+
+std::atomic<GraphRuntime*> graph_runtimes[kMaxGraphs];
+std::atomic<bool> too_many_graphs_reported{false};
+std::atomic<bool> fallback_reported{false};
+std::atomic<bool> no_engine_reported{false};
+std::atomic<bool> unbalanced_reported{false};
+
+GraphRuntime* RuntimeOf(const Graph& graph) {
+  const int id = graph.id();
+  if (id < 0 || id >= kMaxGraphs) {
+    ReportOnce(too_many_graphs_reported,
+               "more than " + std::to_string(kMaxGraphs) + " graphs; graph '" + graph.name() +
+                   "' and later ones run without speculation");
+    return nullptr;
+  }
+  GraphRuntime* runtime = graph_runtimes[id].load(std::memory_order_acquire);
+  if (runtime != nullptr) return runtime;
+  GraphRuntime* fresh = new (std::nothrow) GraphRuntime;
+  if (fresh == nullptr) return nullptr;
+  fresh->settings = SettingsForGraph(graph.name());
+  if (graph_runtimes[id].compare_exchange_strong(runtime, fresh, std::memory_order_acq_rel)) {
+    return fresh;
+  }
+  delete fresh;
+  return runtime;
+}
+
+// Everything one thread keeps: its instances (one per graph), its engines
+// (one per kind, shared by its graphs) and its stack of open scopes.
+struct ThreadState {
+  struct Frame {
+    foreactor_graph* graph;
+    ScopeInstance* instance;  // null when this scope does not speculate
+  };
+
+  ScopeInstance* instances[kMaxGraphs] = {};
+  std::unique_ptr<Engine> engines[3];
+  bool engine_failed[3] = {};
+  Frame stack[kMaxScopeDepth];
+  int depth = 0;
+  int untracked_depth = 0;  // scopes opened beyond kMaxScopeDepth
+  bool forked_child = false;
+
+  ~ThreadState() {
+    if (forked_child) {
+      // The parent's engines (its ring, its pool) must never be touched.
+      for (auto& engine : engines) (void)engine.release();
+      return;
+    }
+    for (ScopeInstance* instance : instances) delete instance;
+  }
+
+  Engine* EngineFor(const EngineOptions& options) {
+    const int index = static_cast<int>(options.kind);
+    if (engines[index] == nullptr && !engine_failed[index]) {
+      std::string fallback_reason;
+      engines[index] = CreateEngine(options, &fallback_reason);
+      if (!fallback_reason.empty()) ReportOnce(fallback_reported, fallback_reason);
+      if (engines[index] == nullptr) {
+        engine_failed[index] = true;
+        ReportOnce(no_engine_reported, "no asynchronous engine could be started; running without speculation");
+      }
+    }
+    return engines[index].get();
+  }
+};
+
+thread_local ThreadState* tls_state = nullptr;
+pthread_key_t thread_state_key;
+pthread_once_t thread_state_key_once = PTHREAD_ONCE_INIT;
+
+void DestroyThreadState(void* state) {
+  tls_context.innermost = nullptr;
+  tls_state = nullptr;
+  delete static_cast<ThreadState*>(state);
+}
+
+void MakeThreadStateKey() { pthread_key_create(&thread_state_key, DestroyThreadState); }
+
+ThreadState* GetThreadState() {
+  if (tls_state != nullptr) return tls_state;
+  pthread_once(&thread_state_key_once, MakeThreadStateKey);
+  ThreadState* state = new (std::nothrow) ThreadState;
+  if (state == nullptr) return nullptr;
+  tls_state = state;
+  pthread_setspecific(thread_state_key, state);
+  return state;
+}
+
+// Marks foreactor's own code on this thread so that the calls it (and the
+// plugin's callbacks) make pass through the interposers untouched.  Also
+// keeps errno as the program left it.
+class InsideForeactor {
+ public:
+  InsideForeactor() : saved_errno_(errno) { tls_context.inside_foreactor++; }
+  ~InsideForeactor() {
+    tls_context.inside_foreactor--;
+    errno = saved_errno_;
+  }
+  InsideForeactor(const InsideForeactor&) = delete;
+  InsideForeactor& operator=(const InsideForeactor&) = delete;
+
+ private:
+  int saved_errno_;
+};
+
+bool ScopeOfGraphOpen(const ThreadState& state, const foreactor_graph* graph) {
+  for (int i = 0; i < state.depth; ++i) {
+    if (state.stack[i].graph == graph && state.stack[i].instance != nullptr) return true;
+  }
+  return false;
+}
+
+// Reads the settings (and reports invalid ones) when the library loads,
+// not in the middle of the program's first scope.
+__attribute__((constructor)) void LoadSettingsAtStart() { Settings(); }
+
+// Writes the statistics file at exit when FOREACTOR_STATS asks for one.
+__attribute__((destructor)) void WriteStatisticsAtExit() {
+  const ProcessSettings& settings = Settings();
+  if (!settings.enabled || settings.stats_path.empty()) return;
+  tls_context.inside_foreactor++;
+  FILE* out = std::fopen(settings.stats_path.c_str(), "w");
+  if (out == nullptr) {
+    Report("cannot write statistics to " + settings.stats_path + ": " + std::strerror(errno));
+  } else {
+    WriteStatisticsJson(out);
+    std::fclose(out);
+  }
+  tls_context.inside_foreactor--;
+}
+
+}  // namespace
+
+bool OfferCall(InterceptedCall* intercepted, int64_t* result) {
+  InsideForeactor inside;
+  for (ScopeInstance* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
+    if (!scope->speculating()) continue;
+    if (scope->Offer(intercepted, result)) return true;
+    if (intercepted->claimed_by != nullptr) return false;  // claimed: the real call runs
+  }
+  return false;
+}
+
+void CompleteCall(InterceptedCall* intercepted, int64_t result) {
+  if (intercepted->claimed_by == nullptr) return;
+  InsideForeactor inside;
+  intercepted->claimed_by->Complete(intercepted, result);
+}
+
+void DisableAfterFork() {
+  tls_context.innermost = nullptr;
+  ThreadState* state = tls_state;
+  if (state == nullptr) return;
+  state->forked_child = true;
+  for (ScopeInstance* instance : state->instances) {
+    if (instance != nullptr) instance->Abandon();
+  }
+}
+
+}  // namespace foreactor
+
+using foreactor::InsideForeactor;
+using foreactor::ThreadState;
+using foreactor::tls_context;
+
+extern "C" {
+
+void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
+  if (graph == nullptr) return;
+  InsideForeactor inside;
+  ThreadState* state = foreactor::GetThreadState();
+  if (state == nullptr) return;
+  if (state->depth >= foreactor::kMaxScopeDepth) {
+    state->untracked_depth++;
+    return;
+  }
+  ThreadState::Frame& frame = state->stack[state->depth];
+  frame.graph = graph;
+  frame.instance = nullptr;
+  const foreactor::Graph& model = graph->graph;
+  bool speculate = foreactor::Settings().enabled && !state->forked_child && model.valid() &&
+                   !foreactor::ScopeOfGraphOpen(*state, graph);
+  foreactor::GraphRuntime* runtime = speculate ? foreactor::RuntimeOf(model) : nullptr;
+  if (runtime != nullptr && runtime->settings.enabled) {
+    foreactor::ScopeInstance*& instance = state->instances[model.id()];
+    if (instance == nullptr) {
+      foreactor::Engine* engine = state->EngineFor(runtime->settings.engine);
+      if (engine != nullptr) {
+        instance = new (std::nothrow) foreactor::ScopeInstance(model, runtime->settings, engine);
+        if (instance != nullptr && !instance->ok()) {
+          delete instance;
+          instance = nullptr;
+        }
+      }
+    }
+    if (instance != nullptr) {
+      frame.instance = instance;
+      instance->outer = tls_context.innermost;
+      tls_context.innermost = instance;
+      instance->Enter(scope_state);
+    }
+  }
+  state->depth++;
+}
+
+void foreactor_scope_exit(foreactor_graph* graph) {
+  ThreadState* state = foreactor::tls_state;
+  if (state == nullptr || graph == nullptr) return;
+  InsideForeactor inside;
+  if (state->untracked_depth > 0) {
+    state->untracked_depth--;
+    return;
+  }
+  if (state->depth == 0 || state->stack[state->depth - 1].graph != graph) {
+    foreactor::ReportOnce(foreactor::unbalanced_reported,
+                          std::string("foreactor_scope_exit(") + graph->graph.name().c_str() +
+                              ") does not match the innermost open scope; ignored");
+    return;
+  }
+  ThreadState::Frame frame = state->stack[--state->depth];
+  if (frame.instance == nullptr) return;
+  if (!state->forked_child) tls_context.innermost = frame.instance->outer;
+  frame.instance->outer = nullptr;
+  frame.instance->Exit();
+}
+
+int foreactor_enabled(void) { return foreactor::Settings().enabled ? 1 : 0; }
+
+int foreactor_write_stats(FILE* out) {
+  if (out == nullptr) return -1;
+  return foreactor::WriteStatisticsJson(out);
+}
+
+}  // extern "C"

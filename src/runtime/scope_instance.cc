@@ -1,0 +1,614 @@
+#include "runtime/scope_instance.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "graph/call_types.h"
+#include "runtime/call_matching.h"
+#include "runtime/raw_syscalls.h"
+
+namespace foreactor {
+namespace {
+
+// Mispredictions in a row after which a scope stops speculating.
+constexpr unsigned kMispredictionLimit = 4;
+
+uint64_t NowNanoseconds() {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// The call type an engine runs for a predicted call: calls with an implicit
+// offset become their positional forms, vector reads become one read into
+// the slot's buffer, vector writes one write from it.
+foreactor_call_type IssuedType(foreactor_call_type type) {
+  switch (type) {
+    case FOREACTOR_CALL_READ:
+    case FOREACTOR_CALL_READV:
+    case FOREACTOR_CALL_PREADV:
+      return FOREACTOR_CALL_PREAD;
+    case FOREACTOR_CALL_WRITE:
+    case FOREACTOR_CALL_WRITEV:
+    case FOREACTOR_CALL_PWRITEV:
+      return FOREACTOR_CALL_PWRITE;
+    default:
+      return type;
+  }
+}
+
+size_t PredictedLength(const foreactor_call& call) {
+  return InfoOf(call.type).vectored && call.iov != nullptr ? IovecTotal(call.iov, call.iovcnt)
+                                                           : call.length;
+}
+
+// True when the early request ran the call (as opposed to being cancelled,
+// cut off by a short linked predecessor, or failed by the engine).
+bool Executed(const Request& request) { return request.result != -ECANCELED; }
+
+}  // namespace
+
+// ------------------------------------------------------------ FileKindCache
+
+FileKindCache::Kind FileKindCache::Lookup(int fd) {
+  for (int i = 0; i < used_; ++i) {
+    if (entries_[i].fd == fd) return entries_[i].kind;
+  }
+  Kind kind;
+  struct stat status;
+  if (raw::Fstat(fd, &status) == 0) {
+    kind.regular = S_ISREG(status.st_mode);
+    int64_t flags = raw::Fcntl(fd, F_GETFL, 0);
+    kind.append = flags >= 0 && (flags & O_APPEND) != 0;
+  }
+  int index = used_ < kEntries ? used_++ : (next_victim_++ % kEntries);
+  entries_[index] = Entry{fd, kind};
+  return kind;
+}
+
+void FileKindCache::Forget(int fd) {
+  for (int i = 0; i < used_; ++i) {
+    if (entries_[i].fd == fd) entries_[i].fd = -1;
+  }
+}
+
+// ------------------------------------------------------------ construction
+
+ScopeInstance::ScopeInstance(const Graph& graph, const GraphSettings& settings, Engine* engine)
+    : graph_(graph),
+      settings_(settings),
+      engine_(engine),
+      depth_(settings.depth),
+      ring_size_(settings.depth + 1) {
+  try {
+    syscall_states_.resize(graph.syscall_count());
+    branch_states_.resize(graph.branch_count());
+    dense_to_node_.resize(graph.syscall_count());
+    for (int id = 0; id < graph.node_count(); ++id) {
+      const Node& node = graph.node(id);
+      if (node.kind == NodeKind::kSyscall) {
+        dense_to_node_[node.dense_index] = id;
+        SyscallNodeState& state = syscall_states_[node.dense_index];
+        state.slots.reset(new VisitSlot[ring_size_]);
+        if (InfoOf(node.call_type).uses_path) {
+          for (unsigned i = 0; i < ring_size_; ++i) {
+            state.slots[i].path_storage.reset(new char[PATH_MAX]);
+          }
+        }
+      } else if (node.kind == NodeKind::kBranch) {
+        branch_states_[node.dense_index].choices.reset(new int[ring_size_ + 1]);
+      }
+    }
+    effects_.reset(new PendingEffect[ring_size_]);
+    ok_ = true;
+  } catch (const std::bad_alloc&) {
+    ok_ = false;
+  }
+}
+
+ScopeInstance::~ScopeInstance() {
+  if (!abandoned_ && speculating_) DrainAhead();
+}
+
+// ------------------------------------------------------------ scope life
+
+void ScopeInstance::Enter(void* scope_state) {
+  scope_state_ = scope_state;
+  speculating_ = ok_ && !abandoned_ && engine_ != nullptr;
+  frontier_ = Cursor{};
+  frontier_.Take(graph_.node(FOREACTOR_START_NODE).next);
+  peek_ = frontier_;
+  frontier_weak_edges_ = peek_weak_edges_ = 0;
+  visits_ahead_ = 0;
+  prepared_unsubmitted_ = 0;
+  effects_head_ = effects_count_ = 0;
+  consecutive_mispredictions_ = 0;
+  peek_blocked_for_scope_ = false;
+  for (SyscallNodeState& state : syscall_states_) state.peek_count = state.frontier_count = 0;
+  for (BranchNodeState& state : branch_states_) state.peek_count = state.frontier_count = 0;
+  file_kinds_.Clear();
+  statistics_.scopes++;
+  Fill();
+}
+
+void ScopeInstance::Exit() {
+  if (abandoned_) return;
+  DrainAhead();
+  AccumulateStatistics(graph_.name(), engine_ != nullptr ? engine_->name() : "none", statistics_);
+  statistics_ = Statistics{};
+  speculating_ = false;
+  scope_state_ = nullptr;
+}
+
+// ------------------------------------------------------------ helpers
+
+foreactor_visit ScopeInstance::MakeVisit(const Cursor& cursor, uint64_t* iteration_storage) const {
+  const Node& node = graph_.node(cursor.node);
+  foreactor_visit visit;
+  visit.scope_state = scope_state_;
+  visit.node_data = node.node_data;
+  visit.iteration = iteration_storage;
+  visit.loop_count = cursor.GatherIterations(node, iteration_storage);
+  return visit;
+}
+
+VisitSlot& ScopeInstance::SlotOf(int node, uint64_t visit_count) {
+  SyscallNodeState& state = syscall_states_[graph_.node(node).dense_index];
+  return state.slots[visit_count % ring_size_];
+}
+
+bool ScopeInstance::AskArguments(int node, const Cursor& cursor, VisitSlot& slot) {
+  const Node& info = graph_.node(node);
+  uint64_t iteration[FOREACTOR_MAX_LOOPS];
+  foreactor_visit visit = MakeVisit(cursor, iteration);
+  foreactor_call call{};
+  call.type = info.call_type;
+  foreactor_readiness readiness = info.arguments(&visit, &call);
+  if (readiness == FOREACTOR_NEVER) {
+    if (&cursor == &peek_) peek_blocked_for_scope_ = true;
+    return false;
+  }
+  if (readiness != FOREACTOR_READY) return false;
+  call.type = info.call_type;  // a callback cannot change its node's type
+  if (InfoOf(call.type).uses_path) {
+    if (call.path == nullptr) return false;
+    size_t length = strnlen(call.path, PATH_MAX);
+    if (length >= PATH_MAX) return false;
+    std::memcpy(slot.path_storage.get(), call.path, length + 1);
+    call.path = slot.path_storage.get();
+  }
+  slot.predicted = call;
+  slot.state = SlotState::kPassed;
+  return true;
+}
+
+namespace {
+
+// The bytes of its file a call reads or writes: [offset, offset + length)
+// for the read and write families, the whole file for every other call.
+void ByteRangeOf(const foreactor_call& call, int64_t* begin, int64_t* end) {
+  const CallTypeInfo& info = InfoOf(call.type);
+  if ((info.reads_data || info.writes_data) && call.type != FOREACTOR_CALL_GETDENTS64) {
+    *begin = call.offset;
+    *end = call.offset + static_cast<int64_t>(PredictedLength(call));
+  } else {
+    *begin = 0;
+    *end = INT64_MAX;
+  }
+}
+
+}  // namespace
+
+bool ScopeInstance::BlockedByPendingEffect(const foreactor_call& call) const {
+  const CallTypeInfo& info = InfoOf(call.type);
+  int64_t begin, end;
+  ByteRangeOf(call, &begin, &end);
+  for (unsigned i = 0; i < effects_count_; ++i) {
+    const PendingEffect& effect = effects_[(effects_head_ + i) % ring_size_];
+    if (info.uses_fd && effect.fd == call.fd && begin < effect.end && effect.begin < end) return true;
+    if (info.uses_path && effect.changes_paths) return true;
+  }
+  return false;
+}
+
+bool ScopeInstance::CanIssue(const foreactor_call& call) {
+  if (!engine_->Supports(IssuedType(call.type))) return false;
+  const CallTypeInfo& info = InfoOf(call.type);
+  if (info.implicit_offset) {
+    // Only regular files are read or written at an offset in place of the
+    // file position; appends never are.
+    FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
+    if (!kind.regular) return false;
+    if (info.writes_data && kind.append) return false;
+  }
+  if (info.vectored && call.iov == nullptr && info.writes_data) return false;
+  return true;
+}
+
+bool ScopeInstance::PrepareRequest(VisitSlot& slot) {
+  const foreactor_call& predicted = slot.predicted;
+  const CallTypeInfo& info = InfoOf(predicted.type);
+  Request& request = slot.request;
+  request.call = predicted;
+  request.call.type = IssuedType(predicted.type);
+  request.call.iov = nullptr;
+  request.call.iovcnt = 0;
+  request.call.link_next = 0;
+  request.result = 0;
+  request.linked_next = nullptr;
+  if (info.reads_data) {
+    size_t length = PredictedLength(predicted);
+    if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
+    request.call.buffer = slot.data.data();
+    request.call.length = length;
+  } else if (info.writes_data && predicted.buffer != nullptr) {
+    size_t length = PredictedLength(predicted);
+    if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
+    if (info.vectored) {
+      size_t done = 0;
+      for (int i = 0; i < predicted.iovcnt; ++i) {
+        std::memcpy(slot.data.data() + done, predicted.iov[i].iov_base, predicted.iov[i].iov_len);
+        done += predicted.iov[i].iov_len;
+      }
+    } else if (length > 0) {
+      std::memcpy(slot.data.data(), predicted.buffer, length);
+    }
+    request.call.buffer = slot.data.data();
+    request.call.length = length;
+  }
+  if (predicted.type == FOREACTOR_CALL_GETDENTS64) {
+    int64_t position = raw::Lseek(predicted.fd, 0, SEEK_CUR);
+    if (position < 0) return false;
+    slot.directory_position = position;
+  }
+  return true;
+}
+
+void ScopeInstance::TakeEdgeAhead(const Edge& edge) {
+  peek_.Take(edge);
+  if (edge.weak) peek_weak_edges_++;
+}
+
+// ------------------------------------------------------------ peek head
+
+void ScopeInstance::Fill() {
+  if (!speculating_) return;
+  while (!peek_blocked_for_scope_ && visits_ahead_ < depth_) {
+    const Node& node = graph_.node(peek_.node);
+    PeekStep step = PeekStep::kStop;
+    if (node.kind == NodeKind::kBranch) {
+      step = PeekBranch(peek_.node);
+    } else if (node.kind == NodeKind::kSyscall) {
+      step = PeekSyscall(peek_.node);
+    }
+    if (step == PeekStep::kStop) break;
+  }
+  if (prepared_unsubmitted_ > 0) {
+    prepared_unsubmitted_ = 0;
+    engine_->Submit();  // failures complete the requests with -ECANCELED
+  }
+}
+
+ScopeInstance::PeekStep ScopeInstance::PeekBranch(int node) {
+  const Node& info = graph_.node(node);
+  BranchNodeState& state = branch_states_[info.dense_index];
+  uint64_t iteration[FOREACTOR_MAX_LOOPS];
+  foreactor_visit visit = MakeVisit(peek_, iteration);
+  int choice = info.choice(&visit);
+  if (choice < 0 || choice >= static_cast<int>(info.children.size())) return PeekStep::kStop;
+  state.choices[state.peek_count % (ring_size_ + 1)] = choice;
+  state.peek_count++;
+  TakeEdgeAhead(info.children[choice]);
+  return PeekStep::kAdvanced;
+}
+
+ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
+  const Node& info = graph_.node(node);
+  SyscallNodeState& state = syscall_states_[info.dense_index];
+  VisitSlot& slot = state.slots[state.peek_count % ring_size_];
+  if (!AskArguments(node, peek_, slot)) return PeekStep::kStop;
+
+  const foreactor_call& call = slot.predicted;
+  const EarlyIssue early = EarlyIssueFor(call);
+  const bool beyond_weak_edge = peek_weak_edges_ > frontier_weak_edges_;
+  if (early == EarlyIssue::kWhenCertain && beyond_weak_edge) return PeekStep::kStop;
+  if (BlockedByPendingEffect(call)) return PeekStep::kStop;
+
+  bool issue = early != EarlyIssue::kNever && CanIssue(call);
+  if (issue && !PrepareRequest(slot)) return PeekStep::kStop;
+
+  // A linked pair: prepare the successor now and hand both over together.
+  VisitSlot* partner = nullptr;
+  int partner_node = info.next.to;
+  if (issue && call.link_next && graph_.node(partner_node).kind == NodeKind::kSyscall) {
+    Cursor after = peek_;
+    after.Take(info.next);
+    SyscallNodeState& partner_state = syscall_states_[graph_.node(partner_node).dense_index];
+    VisitSlot& candidate = partner_state.slots[partner_state.peek_count % ring_size_];
+    if (!AskArguments(partner_node, after, candidate)) return PeekStep::kStop;
+    const bool partner_beyond_weak = beyond_weak_edge || info.next.weak;
+    const EarlyIssue partner_early = EarlyIssueFor(candidate.predicted);
+    if (partner_early == EarlyIssue::kWhenCertain && partner_beyond_weak) return PeekStep::kStop;
+    if (partner_early != EarlyIssue::kNever && CanIssue(candidate.predicted) &&
+        PrepareRequest(candidate)) {
+      if (candidate.request.call.buffer == nullptr) {
+        candidate.request.call.buffer = slot.data.data();  // writes what the read produced
+      }
+      slot.request.linked_next = &candidate.request;
+      partner = &candidate;
+    } else {
+      candidate.state = SlotState::kEmpty;
+    }
+  }
+
+  if (issue) {
+    if (!engine_->Prepare(&slot.request)) {
+      slot.request.linked_next = nullptr;
+      slot.state = SlotState::kEmpty;
+      if (partner != nullptr) partner->state = SlotState::kEmpty;
+      return PeekStep::kStop;  // queue full: try again after the next completion
+    }
+    slot.state = SlotState::kIssued;
+    statistics_.issued_early++;
+    prepared_unsubmitted_++;
+  }
+
+  auto pass = [this](VisitSlot& passed, SyscallNodeState& passed_state) {
+    const foreactor_call& passed_call = passed.predicted;
+    const bool effect = EarlyIssueFor(passed_call) != EarlyIssue::kOnGuess ||
+                        passed_call.type == FOREACTOR_CALL_GETDENTS64;
+    passed.has_effect = effect;
+    if (effect) {
+      PendingEffect& entry = effects_[(effects_head_ + effects_count_) % ring_size_];
+      entry.fd = InfoOf(passed_call.type).uses_fd ? passed_call.fd : -1;
+      ByteRangeOf(passed_call, &entry.begin, &entry.end);
+      entry.changes_paths = (passed_call.type == FOREACTOR_CALL_OPEN ||
+                             passed_call.type == FOREACTOR_CALL_OPENAT) &&
+                            EarlyIssueFor(passed_call) != EarlyIssue::kOnGuess;
+      effects_count_++;
+    }
+    passed_state.peek_count++;
+    visits_ahead_++;
+  };
+  pass(slot, state);
+  TakeEdgeAhead(info.next);
+  if (partner != nullptr) {
+    partner->state = SlotState::kIssued;
+    statistics_.issued_early++;
+    const Node& partner_info = graph_.node(partner_node);
+    pass(*partner, syscall_states_[partner_info.dense_index]);
+    TakeEdgeAhead(partner_info.next);
+  }
+  return PeekStep::kAdvanced;
+}
+
+// ------------------------------------------------------------ frontier
+
+bool ScopeInstance::AdvanceFrontierThroughBranches() {
+  for (;;) {
+    const Node& info = graph_.node(frontier_.node);
+    if (info.kind != NodeKind::kBranch) return true;
+    BranchNodeState& state = branch_states_[info.dense_index];
+    uint64_t iteration[FOREACTOR_MAX_LOOPS];
+    foreactor_visit visit = MakeVisit(frontier_, iteration);
+    int choice = info.choice(&visit);
+    const bool valid = choice >= 0 && choice < static_cast<int>(info.children.size());
+    bool peek_passed = state.frontier_count < state.peek_count;
+    if (peek_passed) {
+      int recorded = state.choices[state.frontier_count % (ring_size_ + 1)];
+      if (!valid) {
+        choice = recorded;
+      } else if (choice != recorded) {
+        // The path the peek head took is not the program's: nothing ahead
+        // can be used.
+        NoteMisprediction();
+        DrainAhead();
+        peek_passed = false;
+      }
+    } else if (!valid) {
+      return false;
+    }
+    const Edge& edge = info.children[choice];
+    state.frontier_count++;
+    frontier_.Take(edge);
+    if (edge.weak) frontier_weak_edges_++;
+    if (!peek_passed) {
+      state.peek_count = state.frontier_count;
+      peek_ = frontier_;
+      peek_weak_edges_ = frontier_weak_edges_;
+    }
+  }
+}
+
+bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
+  if (!speculating_) return false;
+  if (!AdvanceFrontierThroughBranches()) {
+    statistics_.passed_through++;
+    return false;
+  }
+  const int node = frontier_.node;
+  const Node& info = graph_.node(node);
+  foreactor_call& real = intercepted->call;
+  if (info.kind != NodeKind::kSyscall || real.type != info.call_type) {
+    statistics_.passed_through++;
+    return false;
+  }
+  SyscallNodeState& state = syscall_states_[info.dense_index];
+  VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
+  const bool peek_passed = state.frontier_count < state.peek_count;
+  // Arguments further ahead may have become known since the last call; ask
+  // before waiting.  (When the peek head is still at the frontier, this
+  // visit runs synchronously and the walk resumes after it.)
+  if (peek_passed) Fill();
+  bool known = peek_passed;
+  if (!known) known = AskArguments(node, frontier_, slot);
+  const CallTypeInfo& type_info = InfoOf(real.type);
+  if (known && type_info.uses_fd && slot.predicted.fd != real.fd) {
+    // Another descriptor: not this graph's call.
+    if (!peek_passed) slot.state = SlotState::kEmpty;
+    statistics_.passed_through++;
+    return false;
+  }
+  statistics_.intercepted++;
+  intercepted->claimed_by = this;
+  intercepted->claimed_node = node;
+
+  if (type_info.implicit_offset) {
+    real.offset = file_kinds_.Lookup(real.fd).regular ? raw::Lseek(real.fd, 0, SEEK_CUR) : -1;
+  }
+  if (slot.state == SlotState::kIssued) {
+    bool match = ArgumentsMatch(slot.predicted, real) &&
+                 (!type_info.writes_data ||
+                  WrittenBytesMatch(real, static_cast<const char*>(slot.request.call.buffer)));
+    if (match) {
+      WaitFor(slot);
+      if (Executed(slot.request)) return ServeIssued(node, slot, *intercepted, result);
+      statistics_.cancelled++;
+    } else {
+      DiscardEarlyResult(slot);
+      NoteMisprediction();
+    }
+  }
+  statistics_.synchronous++;
+  return false;
+}
+
+bool ScopeInstance::ServeIssued(int node, VisitSlot& slot, const InterceptedCall& intercepted,
+                                int64_t* result) {
+  const foreactor_call& real = intercepted.call;
+  const CallTypeInfo& type_info = InfoOf(real.type);
+  int64_t value = DeliverResult(slot, real);
+  if ((real.type == FOREACTOR_CALL_OPEN || real.type == FOREACTOR_CALL_OPENAT) && value >= 0) {
+    DeliverOpenResult(slot, &value);
+  }
+  if (type_info.implicit_offset && value > 0) raw::Lseek(real.fd, real.offset + value, SEEK_SET);
+  statistics_.consumed++;
+  if (value > 0 && (type_info.reads_data || type_info.writes_data)) {
+    statistics_.bytes_early += static_cast<uint64_t>(value);
+  }
+  consecutive_mispredictions_ = 0;
+  FinishFrontierVisit(node, value);
+  Fill();
+  *result = value;
+  return true;
+}
+
+void ScopeInstance::DeliverOpenResult(VisitSlot& slot, int64_t* result) {
+  // The program must get the descriptor number the open would have given
+  // now: the lowest free one.  F_DUPFD finds the lowest free number other
+  // than the early descriptor; whichever of the two is lower is the answer.
+  const int early = static_cast<int>(*result);
+  const int command = (slot.predicted.flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
+  int64_t lowest = raw::Fcntl(early, command, 0);
+  if (lowest < 0) return;
+  if (lowest < early) {
+    raw::Close(early);
+    *result = lowest;
+  } else {
+    raw::Close(static_cast<int>(lowest));
+  }
+}
+
+void ScopeInstance::Complete(InterceptedCall* intercepted, int64_t result) {
+  FinishFrontierVisit(intercepted->claimed_node, result);
+  Fill();
+}
+
+void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
+  const Node& info = graph_.node(node);
+  SyscallNodeState& state = syscall_states_[info.dense_index];
+  VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
+  const bool peek_passed = state.frontier_count < state.peek_count;
+  if (slot.has_effect && effects_count_ > 0) {
+    effects_head_ = (effects_head_ + 1) % ring_size_;
+    effects_count_--;
+  }
+  slot.has_effect = false;
+  if (info.call_type == FOREACTOR_CALL_CLOSE && slot.state != SlotState::kEmpty) {
+    file_kinds_.Forget(slot.predicted.fd);
+  }
+  slot.state = SlotState::kEmpty;
+  slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
+
+  if (info.result != nullptr) {
+    uint64_t iteration[FOREACTOR_MAX_LOOPS];
+    foreactor_visit visit = MakeVisit(frontier_, iteration);
+    info.result(&visit, result);
+  }
+  state.frontier_count++;
+  if (peek_passed) visits_ahead_--;
+  frontier_.Take(info.next);
+  if (info.next.weak) frontier_weak_edges_++;
+  if (!peek_passed) {
+    state.peek_count = state.frontier_count;
+    peek_ = frontier_;
+    peek_weak_edges_ = frontier_weak_edges_;
+  }
+}
+
+// ------------------------------------------------------------ draining
+
+void ScopeInstance::WaitFor(VisitSlot& slot) {
+  if (slot.request.state.load(std::memory_order_acquire) == RequestState::kCompleted) return;
+  uint64_t start = NowNanoseconds();
+  engine_->Wait(&slot.request);
+  statistics_.wait_nanoseconds += NowNanoseconds() - start;
+}
+
+void ScopeInstance::DiscardEarlyResult(VisitSlot& slot) {
+  WaitFor(slot);
+  const Request& request = slot.request;
+  if (!Executed(request)) {
+    statistics_.cancelled++;
+  } else {
+    statistics_.wasted++;
+    const foreactor_call_type type = slot.predicted.type;
+    if ((type == FOREACTOR_CALL_OPEN || type == FOREACTOR_CALL_OPENAT) && request.result >= 0) {
+      raw::Close(static_cast<int>(request.result));
+    } else if (type == FOREACTOR_CALL_GETDENTS64 && request.result > 0) {
+      raw::Lseek(slot.predicted.fd, slot.directory_position, SEEK_SET);
+    }
+  }
+  slot.state = SlotState::kPassed;
+  slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
+}
+
+void ScopeInstance::DrainAhead() {
+  // Cancel everything first so the engine can drop it together, then wait.
+  for (SyscallNodeState& state : syscall_states_) {
+    for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
+      VisitSlot& slot = state.slots[visit % ring_size_];
+      if (slot.state == SlotState::kIssued) engine_->Cancel(&slot.request);
+    }
+  }
+  for (SyscallNodeState& state : syscall_states_) {
+    for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
+      VisitSlot& slot = state.slots[visit % ring_size_];
+      if (slot.state == SlotState::kIssued) DiscardEarlyResult(slot);
+      slot.state = SlotState::kEmpty;
+      slot.has_effect = false;
+    }
+    state.peek_count = state.frontier_count;
+  }
+  for (BranchNodeState& state : branch_states_) state.peek_count = state.frontier_count;
+  peek_ = frontier_;
+  peek_weak_edges_ = frontier_weak_edges_;
+  visits_ahead_ = 0;
+  effects_head_ = effects_count_ = 0;
+}
+
+void ScopeInstance::NoteMisprediction() {
+  statistics_.mispredicted++;
+  if (++consecutive_mispredictions_ >= kMispredictionLimit && speculating_) {
+    DrainAhead();
+    speculating_ = false;
+    statistics_.speculation_stopped++;
+  }
+}
+
+}  // namespace foreactor

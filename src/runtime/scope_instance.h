@@ -1,0 +1,186 @@
+// scope_instance.h: one graph running on one thread (DESIGN §4).
+//
+// A ScopeInstance is created the first time a thread enters a scope of a
+// graph and is reused by every later scope of that graph on that thread.
+// It owns the per-node slot rings, the two cursors and the statistics.
+//
+//  - The frontier is the visit the program is at.  Every intercepted call
+//    is offered to it (Offer); a call of another type, or on another fd
+//    than the visit predicts, does not belong to the graph and passes
+//    through untouched.
+//  - The peek head walks ahead of the frontier on the same path (Fill):
+//    it follows branch choices, asks for arguments, and issues up to
+//    `depth` syscall visits.  It stops at an unknown branch or arguments,
+//    before a call with side effects beyond a weak edge, before a pure call
+//    on a descriptor that a pending side effect will change, and when the
+//    engine's queue is full.  Everything it prepares in one walk is
+//    submitted as one batch.
+//
+// Invariants:
+//  - the peek head is never behind the frontier, and both follow the same
+//    path: the frontier re-asks each branch choice and, when it differs
+//    from the one the peek head took, everything ahead is drained;
+//  - for every syscall node, visits [frontier_count, peek_count) are the
+//    ones the peek head passed and the frontier has not reached; they live
+//    in distinct slots because at most `depth` < ring size visits are ahead;
+//  - no request is in flight when the scope is left.
+#ifndef FOREACTOR_RUNTIME_SCOPE_INSTANCE_H_
+#define FOREACTOR_RUNTIME_SCOPE_INSTANCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "config/settings.h"
+#include "engine/engine.h"
+#include "graph/graph.h"
+#include "runtime/cursor.h"
+#include "runtime/interception.h"
+#include "runtime/statistics.h"
+#include "runtime/visit_slot.h"
+
+namespace foreactor {
+
+// What the runtime knows about a descriptor for the length of a scope.
+class FileKindCache {
+ public:
+  struct Kind {
+    bool regular = false;  // S_ISREG
+    bool append = false;   // O_APPEND set
+  };
+  // The kind of `fd`, asking the kernel on first use in this scope.
+  Kind Lookup(int fd);
+  void Forget(int fd);
+  void Clear() { used_ = 0; }
+
+ private:
+  static constexpr int kEntries = 8;
+  struct Entry {
+    int fd;
+    Kind kind;
+  };
+  Entry entries_[kEntries] = {};
+  int used_ = 0;
+  int next_victim_ = 0;
+};
+
+class ScopeInstance {
+ public:
+  // `graph` must be finished and valid and outlive the instance; `engine`
+  // is shared by the thread's instances and outlives them.
+  ScopeInstance(const Graph& graph, const GraphSettings& settings, Engine* engine);
+  ~ScopeInstance();
+
+  ScopeInstance(const ScopeInstance&) = delete;
+  ScopeInstance& operator=(const ScopeInstance&) = delete;
+
+  // True when the constructor could allocate everything.
+  bool ok() const { return ok_; }
+
+  // Starts a scope with the plugin's state pointer and issues what can be
+  // issued already.
+  void Enter(void* scope_state);
+
+  // Ends the scope: drains everything ahead of the frontier and folds the
+  // statistics into the process totals.
+  void Exit();
+
+  // See OfferCall() in interception.h; this is the per-scope part.
+  bool Offer(InterceptedCall* intercepted, int64_t* result);
+
+  // The outcome of a call Offer() claimed but declined to serve.
+  void Complete(InterceptedCall* intercepted, int64_t result);
+
+  // After fork() in the child: never touch the engine again.
+  void Abandon() { abandoned_ = true; speculating_ = false; }
+
+  bool speculating() const { return speculating_; }
+  const Graph& graph() const { return graph_; }
+  const Statistics& statistics() const { return statistics_; }
+
+  // Scopes outer to this one on the thread that speculate (a list through
+  // the thread's scope stack), maintained by the scope API.
+  ScopeInstance* outer = nullptr;
+
+ private:
+  // Per syscall node and per branch node state, indexed by dense index.
+  struct SyscallNodeState {
+    std::unique_ptr<VisitSlot[]> slots;
+    uint64_t peek_count = 0;
+    uint64_t frontier_count = 0;
+  };
+  struct BranchNodeState {
+    std::unique_ptr<int[]> choices;
+    uint64_t peek_count = 0;
+    uint64_t frontier_count = 0;
+  };
+  // A side effect ahead of the frontier that later pure calls must not pass.
+  // Effects on a descriptor cover the byte range [begin, end) for writes and
+  // the whole file for everything else (close, getdents64, ...).
+  struct PendingEffect {
+    int fd;              // descriptor it changes, or -1
+    int64_t begin;
+    int64_t end;
+    bool changes_paths;  // creates or truncates files by path
+  };
+
+  foreactor_visit MakeVisit(const Cursor& cursor, uint64_t* iteration_storage) const;
+  VisitSlot& SlotOf(int node, uint64_t visit_count);
+
+  // Peek head.
+  void Fill();
+  enum class PeekStep { kAdvanced, kStop };
+  PeekStep PeekBranch(int node);
+  PeekStep PeekSyscall(int node);
+  bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
+  bool BlockedByPendingEffect(const foreactor_call& call) const;
+  bool CanIssue(const foreactor_call& call);
+  bool PrepareRequest(VisitSlot& slot);
+  void TakeEdgeAhead(const Edge& edge);
+
+  // Frontier.
+  bool AdvanceFrontierThroughBranches();
+  void FinishFrontierVisit(int node, int64_t result);
+  void DeliverOpenResult(VisitSlot& slot, int64_t* result);
+  bool ServeIssued(int node, VisitSlot& slot, const InterceptedCall& intercepted, int64_t* result);
+
+  // Draining.
+  void WaitFor(VisitSlot& slot);
+  void DiscardEarlyResult(VisitSlot& slot);
+  void DrainAhead();
+  void NoteMisprediction();
+
+  const Graph& graph_;
+  const GraphSettings settings_;
+  Engine* const engine_;
+  const unsigned depth_;
+  const unsigned ring_size_;
+  bool ok_ = false;
+  bool abandoned_ = false;
+  bool speculating_ = false;
+  bool peek_blocked_for_scope_ = false;  // an arguments callback said NEVER
+  void* scope_state_ = nullptr;
+
+  std::vector<SyscallNodeState> syscall_states_;
+  std::vector<BranchNodeState> branch_states_;
+  std::vector<int> dense_to_node_;  // syscall dense index -> node id
+
+  Cursor frontier_;
+  Cursor peek_;
+  uint64_t frontier_weak_edges_ = 0;  // weak edges the frontier has crossed
+  uint64_t peek_weak_edges_ = 0;      // weak edges the peek head has crossed
+  unsigned visits_ahead_ = 0;         // syscall visits passed by peek, not by frontier
+  unsigned prepared_unsubmitted_ = 0;
+
+  std::unique_ptr<PendingEffect[]> effects_;  // FIFO ring of ring_size_ entries
+  unsigned effects_head_ = 0;
+  unsigned effects_count_ = 0;
+
+  unsigned consecutive_mispredictions_ = 0;
+  FileKindCache file_kinds_;
+  Statistics statistics_;
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_SCOPE_INSTANCE_H_

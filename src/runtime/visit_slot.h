@@ -1,0 +1,65 @@
+// visit_slot.h: the storage of one in-flight visit of a syscall node.
+//
+// Each syscall node of a running graph owns a fixed ring of depth+1 slots;
+// visit number k of the node lives in slot k % ring size.  A slot's memory
+// (data buffer, path copy) is kept across visits and scopes, so the hot path
+// allocates only when a visit needs a larger buffer than any before it.
+#ifndef FOREACTOR_RUNTIME_VISIT_SLOT_H_
+#define FOREACTOR_RUNTIME_VISIT_SLOT_H_
+
+#include <limits.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "engine/request.h"
+
+namespace foreactor {
+
+// A page-aligned byte buffer that only grows.
+class GrowingBuffer {
+ public:
+  GrowingBuffer() = default;
+  GrowingBuffer(const GrowingBuffer&) = delete;
+  GrowingBuffer& operator=(const GrowingBuffer&) = delete;
+  ~GrowingBuffer() { std::free(data_); }
+
+  // Makes room for `size` bytes; returns false when out of memory (the
+  // old contents are then kept).  Contents are not preserved on growth.
+  bool Reserve(size_t size) {
+    if (size <= capacity_) return true;
+    size_t rounded = (size + 4095) & ~size_t{4095};
+    void* fresh = std::aligned_alloc(4096, rounded);
+    if (fresh == nullptr) return false;
+    std::free(data_);
+    data_ = static_cast<char*>(fresh);
+    capacity_ = rounded;
+    return true;
+  }
+  char* data() const { return data_; }
+
+ private:
+  char* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+enum class SlotState : unsigned char {
+  kEmpty,   // no visit here
+  kPassed,  // the peek head passed this visit with known arguments, not issued
+  kIssued,  // handed to the engine; `request` is in flight or completed
+};
+
+struct VisitSlot {
+  SlotState state = SlotState::kEmpty;
+  foreactor_call predicted{};   // the plugin's arguments; `path` points into path_storage
+  Request request;              // what the engine runs
+  int64_t directory_position = 0;   // getdents64: the directory offset before the early call
+  bool has_effect = false;      // this visit holds an entry in the pending-effect queue
+  GrowingBuffer data;           // read destination / write source
+  std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_VISIT_SLOT_H_

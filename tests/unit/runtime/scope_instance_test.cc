@@ -1,0 +1,789 @@
+// Unit tests of the pre-issuing runtime (ScopeInstance), driven by the
+// deterministic fake engine on real temporary files.  Each test plays the
+// part of the interposer: it offers a call, and runs it for real when the
+// runtime declines, exactly as src/intercept does.
+#include "runtime/scope_instance.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "graph/graph.h"
+#include "runtime/fake_engine.h"
+
+namespace foreactor {
+namespace {
+
+constexpr size_t kBlock = 4096;
+constexpr int kBlocks = 64;
+
+// Runs `call` for real through libc; returns the value or -errno.
+int64_t RunDirectly(const foreactor_call& call) {
+  long value = -1;
+  switch (call.type) {
+    case FOREACTOR_CALL_OPEN: value = ::open(call.path, call.flags, call.mode); break;
+    case FOREACTOR_CALL_OPENAT: value = ::openat(call.fd, call.path, call.flags, call.mode); break;
+    case FOREACTOR_CALL_CLOSE: value = ::close(call.fd); break;
+    case FOREACTOR_CALL_READ: value = ::read(call.fd, call.buffer, call.length); break;
+    case FOREACTOR_CALL_PREAD: value = ::pread(call.fd, call.buffer, call.length, call.offset); break;
+    case FOREACTOR_CALL_WRITE: value = ::write(call.fd, call.buffer, call.length); break;
+    case FOREACTOR_CALL_PWRITE: value = ::pwrite(call.fd, call.buffer, call.length, call.offset); break;
+    case FOREACTOR_CALL_FSTATAT:
+      value = ::fstatat(call.fd, call.path, static_cast<struct stat*>(call.buffer), call.flags);
+      break;
+    case FOREACTOR_CALL_FSTAT: value = ::fstat(call.fd, static_cast<struct stat*>(call.buffer)); break;
+    default: ADD_FAILURE() << "RunDirectly: type not handled"; return -ENOSYS;
+  }
+  return value < 0 ? -errno : value;
+}
+
+// What the interposer does with one program call.
+int64_t ProgramCall(ScopeInstance& scope, const foreactor_call& call, bool* served = nullptr) {
+  InterceptedCall intercepted;
+  intercepted.call = call;
+  int64_t result = 0;
+  if (scope.Offer(&intercepted, &result)) {
+    if (served != nullptr) *served = true;
+    return result;
+  }
+  if (served != nullptr) *served = false;
+  result = RunDirectly(intercepted.call);
+  scope.Complete(&intercepted, result);
+  return result;
+}
+
+foreactor_call Pread(int fd, void* buffer, size_t length, int64_t offset) {
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_PREAD;
+  call.fd = fd;
+  call.buffer = buffer;
+  call.length = length;
+  call.offset = offset;
+  return call;
+}
+
+// Plugin state of the pread loop graph below.
+struct LoopState {
+  int fd = -1;
+  std::vector<int64_t> offsets;
+  size_t known = SIZE_MAX;  // arguments of visits >= known are "not yet"
+  std::vector<std::vector<uint64_t>> result_visits;
+  std::vector<int64_t> results;
+};
+
+foreactor_readiness LoopPreadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  uint64_t i = visit->iteration[0];
+  if (i >= state->known) return FOREACTOR_NOT_YET;
+  call->fd = state->fd;
+  call->length = kBlock;
+  call->offset = state->offsets[i];
+  return FOREACTOR_READY;
+}
+
+void RecordResult(const foreactor_visit* visit, int64_t result) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  state->result_visits.emplace_back(visit->iteration, visit->iteration + visit->loop_count);
+  state->results.push_back(result);
+}
+
+int LoopMore(const foreactor_visit* visit) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < state->offsets.size() ? 0 : 1;
+}
+
+// start -> call -> branch "more" -> {call (loop), end}; `weak` marks the
+// call -> branch edge weak.
+std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_arguments_fn arguments,
+                                 bool weak = false) {
+  auto graph = std::make_unique<Graph>("loop");
+  int call = graph->AddSyscall("call", type, arguments, RecordResult, nullptr);
+  int more = graph->AddBranch("more", LoopMore, nullptr);
+  graph->SetNext(FOREACTOR_START_NODE, call, false);
+  graph->SetNext(call, more, weak);
+  graph->AddChild(more, call, false);
+  graph->AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  EXPECT_TRUE(graph->Finish(&error)) << error;
+  return graph;
+}
+
+GraphSettings Depth(unsigned depth) {
+  GraphSettings settings;
+  settings.enabled = true;
+  settings.depth = depth;
+  return settings;
+}
+
+int OpenDescriptorCount() {
+  int count = 0;
+  DIR* directory = opendir("/proc/self/fd");
+  while (readdir(directory) != nullptr) count++;
+  closedir(directory);
+  return count;
+}
+
+class ScopeInstanceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/foreactor-runtime-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    directory_ = pattern;
+    data_path_ = directory_ + "/data";
+    int fd = ::open(data_path_.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    std::vector<char> bytes(kBlock * kBlocks);
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131 + i / kBlock) & 0xff);
+    ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    ::close(fd);
+    data_fd_ = ::open(data_path_.c_str(), O_RDONLY);
+    ASSERT_GE(data_fd_, 0);
+  }
+  void TearDown() override {
+    ::close(data_fd_);
+    std::string command = "rm -rf " + directory_;
+    ASSERT_EQ(system(command.c_str()), 0);
+  }
+
+  LoopState ReadLoopState(std::vector<int64_t> blocks) {
+    LoopState state;
+    state.fd = data_fd_;
+    for (int64_t block : blocks) state.offsets.push_back(block * static_cast<int64_t>(kBlock));
+    return state;
+  }
+
+  std::string directory_;
+  std::string data_path_;
+  int data_fd_ = -1;
+  testing::FakeEngine engine_;
+};
+
+TEST_F(ScopeInstanceTest, PreadLoopIsIssuedAheadAndServedWithExactBytes) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  ASSERT_TRUE(scope.ok());
+  LoopState state = ReadLoopState({7, 3, 60, 12, 0, 33, 5, 41, 9, 2});
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 4u) << "depth 4 issues four visits at scope entry";
+
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    char got[kBlock];
+    char expected[kBlock];
+    bool served = false;
+    int64_t result = ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[i]), &served);
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[i]), static_cast<ssize_t>(kBlock));
+    EXPECT_TRUE(served) << "visit " << i;
+    ASSERT_EQ(result, static_cast<int64_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "visit " << i;
+  }
+  EXPECT_EQ(scope.statistics().issued_early, 10u);
+  EXPECT_EQ(scope.statistics().consumed, 10u);
+  EXPECT_EQ(scope.statistics().mispredicted, 0u);
+  ASSERT_EQ(state.results.size(), 10u);
+  for (size_t i = 0; i < state.results.size(); ++i) {
+    EXPECT_EQ(state.result_visits[i], std::vector<uint64_t>{i}) << "result callbacks in program order";
+  }
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, NotYetArgumentsStopThePeekHeadUntilKnown) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(8), &engine_);
+  LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  state.known = 2;
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 2u);
+  state.known = SIZE_MAX;
+  char buffer[kBlock];
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[0]));
+  // Served visit 0; the walk resumed and filled up to depth 8 again.
+  EXPECT_EQ(engine_.prepared().size(), 9u);
+  for (size_t i = 1; i < state.offsets.size(); ++i) {
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])),
+              static_cast<int64_t>(kBlock));
+  }
+  EXPECT_EQ(scope.statistics().consumed, 10u);
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, WrongOffsetIsAMispredictionThatStillReturnsTheRightBytes) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6});
+  scope.Enter(&state);
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    int64_t offset = (i == 2) ? 50 * static_cast<int64_t>(kBlock) : state.offsets[i];
+    char got[kBlock], expected[kBlock];
+    bool served = true;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, offset), &served), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, offset), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0);
+    EXPECT_EQ(served, i != 2);
+  }
+  EXPECT_EQ(scope.statistics().mispredicted, 1u);
+  EXPECT_EQ(scope.statistics().consumed, 5u);
+  EXPECT_TRUE(scope.speculating());
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, RepeatedMispredictionsStopSpeculationForTheScope) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6, 7, 8});
+  scope.Enter(&state);
+  char buffer[kBlock];
+  for (size_t i = 0; i < 4; ++i) {
+    ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
+  }
+  EXPECT_FALSE(scope.speculating());
+  EXPECT_EQ(scope.statistics().speculation_stopped, 1u);
+  size_t prepared = engine_.prepared().size();
+  InterceptedCall intercepted;
+  intercepted.call = Pread(data_fd_, buffer, kBlock, state.offsets[4]);
+  int64_t result;
+  EXPECT_FALSE(scope.Offer(&intercepted, &result)) << "a stopped scope claims nothing";
+  EXPECT_EQ(engine_.prepared().size(), prepared);
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, CallsOnOtherDescriptorsPassThroughUntouched) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState({1, 2, 3});
+  scope.Enter(&state);
+  int other = ::open(data_path_.c_str(), O_RDONLY);
+  char buffer[kBlock];
+  InterceptedCall intercepted;
+  intercepted.call = Pread(other, buffer, kBlock, 0);
+  int64_t result;
+  EXPECT_FALSE(scope.Offer(&intercepted, &result));
+  EXPECT_EQ(intercepted.claimed_by, nullptr);
+  for (size_t i = 0; i < 3; ++i) {
+    bool served = false;
+    ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]), &served);
+    EXPECT_TRUE(served);
+  }
+  EXPECT_EQ(scope.statistics().passed_through, 1u);
+  ::close(other);
+  scope.Exit();
+}
+
+// pwrite loop: a write beyond a weak edge is never issued early.
+struct WriteState {
+  int fd = -1;
+  std::vector<int64_t> offsets;
+  std::vector<char> bytes;
+  std::vector<int64_t> results;
+};
+
+foreactor_readiness LoopPwriteArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<WriteState*>(visit->scope_state);
+  call->fd = state->fd;
+  call->buffer = state->bytes.data();
+  call->length = state->bytes.size();
+  call->offset = state->offsets[visit->iteration[0]];
+  return FOREACTOR_READY;
+}
+
+int WriteMore(const foreactor_visit* visit) {
+  auto* state = static_cast<WriteState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < state->offsets.size() ? 0 : 1;
+}
+
+std::unique_ptr<Graph> WriteLoopGraph(bool weak) {
+  auto graph = std::make_unique<Graph>("writes");
+  int call = graph->AddSyscall("write", FOREACTOR_CALL_PWRITE, LoopPwriteArguments, nullptr, nullptr);
+  int more = graph->AddBranch("more", WriteMore, nullptr);
+  graph->SetNext(FOREACTOR_START_NODE, call, false);
+  graph->SetNext(call, more, weak);
+  graph->AddChild(more, call, false);
+  graph->AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  EXPECT_TRUE(graph->Finish(&error)) << error;
+  return graph;
+}
+
+TEST_F(ScopeInstanceTest, WritesBeyondAWeakEdgeWaitUntilCertain) {
+  std::string path = directory_ + "/out";
+  WriteState state;
+  state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.offsets = {0, 4096, 8192, 12288};
+  state.bytes.assign(kBlock, 'w');
+  auto graph = WriteLoopGraph(/*weak=*/true);
+  ScopeInstance scope(*graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 1u) << "only the write at the frontier is certain";
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_PWRITE;
+  call.fd = state.fd;
+  call.buffer = state.bytes.data();
+  call.length = kBlock;
+  call.offset = 0;
+  ProgramCall(scope, call);
+  EXPECT_EQ(engine_.prepared().size(), 2u);
+  scope.Exit();
+  ::close(state.fd);
+}
+
+TEST_F(ScopeInstanceTest, WritesWithoutWeakEdgesAreIssuedToDepth) {
+  std::string path = directory_ + "/out";
+  WriteState state;
+  state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.offsets = {0, 4096, 8192, 12288};
+  state.bytes.assign(kBlock, 'w');
+  auto graph = WriteLoopGraph(/*weak=*/false);
+  ScopeInstance scope(*graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 4u);
+  for (int64_t offset : state.offsets) {
+    foreactor_call call{};
+    call.type = FOREACTOR_CALL_PWRITE;
+    call.fd = state.fd;
+    call.buffer = state.bytes.data();
+    call.length = kBlock;
+    call.offset = offset;
+    bool served = false;
+    EXPECT_EQ(ProgramCall(scope, call, &served), static_cast<int64_t>(kBlock));
+    EXPECT_TRUE(served);
+  }
+  scope.Exit();
+  struct stat status;
+  ASSERT_EQ(::fstat(state.fd, &status), 0);
+  EXPECT_EQ(status.st_size, 4 * static_cast<off_t>(kBlock));
+  ::close(state.fd);
+}
+
+TEST_F(ScopeInstanceTest, PureReadsCrossWeakEdges) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments, /*weak=*/true);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6});
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 4u);
+  char buffer[kBlock];
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[0]));
+  scope.Exit();  // early return on the weak edge
+  EXPECT_EQ(scope.statistics().issued_early, 0u) << "statistics were folded into the totals";
+}
+
+TEST_F(ScopeInstanceTest, OverlappingWritesToOneFileStayInOrder) {
+  std::string path = directory_ + "/out";
+  WriteState state;
+  state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.offsets = {0, 100, 4096};  // the first two overlap
+  state.bytes.assign(kBlock, 'w');
+  auto graph = WriteLoopGraph(/*weak=*/false);
+  ScopeInstance scope(*graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 1u) << "the second write overlaps the first: it waits";
+  scope.Exit();
+  ::close(state.fd);
+}
+
+// A copy loop: read a chunk (linked), write it; the write uses the bytes
+// the early read produced.
+struct CopyState {
+  int source = -1;
+  int destination = -1;
+  int chunks = 0;
+};
+
+foreactor_readiness CopyReadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<CopyState*>(visit->scope_state);
+  call->fd = state->source;
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>(visit->iteration[0] * kBlock);
+  call->link_next = 1;
+  return FOREACTOR_READY;
+}
+
+foreactor_readiness CopyWriteArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<CopyState*>(visit->scope_state);
+  call->fd = state->destination;
+  call->buffer = nullptr;  // the linked read's bytes
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>(visit->iteration[0] * kBlock);
+  return FOREACTOR_READY;
+}
+
+int CopyMore(const foreactor_visit* visit) {
+  auto* state = static_cast<CopyState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < static_cast<uint64_t>(state->chunks) ? 0 : 1;
+}
+
+TEST_F(ScopeInstanceTest, LinkedReadAndWriteCopyTheFileExactly) {
+  Graph graph("copy");
+  int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, CopyReadArguments, nullptr, nullptr);
+  int write = graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, CopyWriteArguments, nullptr, nullptr);
+  int more = graph.AddBranch("more", CopyMore, nullptr);
+  graph.SetNext(FOREACTOR_START_NODE, read, false);
+  graph.SetNext(read, write, false);
+  graph.SetNext(write, more, false);
+  graph.AddChild(more, read, false);
+  graph.AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  ASSERT_TRUE(graph.Finish(&error)) << error;
+
+  std::string copy_path = directory_ + "/copy";
+  CopyState state;
+  state.source = data_fd_;
+  state.destination = ::open(copy_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.chunks = 8;
+  ScopeInstance scope(graph, Depth(6), &engine_);
+  scope.Enter(&state);
+  ASSERT_GE(engine_.prepared().size(), 2u);
+  EXPECT_EQ(engine_.prepared()[0].request->linked_next, engine_.prepared()[1].request);
+  for (int i = 0; i < state.chunks; ++i) {
+    char buffer[kBlock];
+    bool served_read = false, served_write = false;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, i * kBlock), &served_read),
+              static_cast<int64_t>(kBlock));
+    foreactor_call call{};
+    call.type = FOREACTOR_CALL_PWRITE;
+    call.fd = state.destination;
+    call.buffer = buffer;
+    call.length = kBlock;
+    call.offset = i * static_cast<int64_t>(kBlock);
+    ASSERT_EQ(ProgramCall(scope, call, &served_write), static_cast<int64_t>(kBlock));
+    EXPECT_TRUE(served_read && served_write) << "chunk " << i;
+  }
+  scope.Exit();
+  std::vector<char> original(kBlock * 8), copied(kBlock * 8);
+  ASSERT_EQ(::pread(data_fd_, original.data(), original.size(), 0), static_cast<ssize_t>(original.size()));
+  ASSERT_EQ(::pread(state.destination, copied.data(), copied.size(), 0), static_cast<ssize_t>(copied.size()));
+  EXPECT_EQ(original, copied);
+  EXPECT_EQ(scope.statistics().mispredicted, 0u);
+  ::close(state.destination);
+}
+
+// Nested loops: outer over rows, inner over columns; arguments use both.
+struct GridState {
+  int fd = -1;
+  uint64_t rows = 3;
+  uint64_t columns = 4;
+  std::vector<std::vector<uint64_t>> visits;
+};
+
+foreactor_readiness GridArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<GridState*>(visit->scope_state);
+  EXPECT_EQ(visit->loop_count, 2u);
+  call->fd = state->fd;
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>((visit->iteration[0] * state->columns + visit->iteration[1]) * kBlock);
+  return FOREACTOR_READY;
+}
+
+void GridResult(const foreactor_visit* visit, int64_t) {
+  auto* state = static_cast<GridState*>(visit->scope_state);
+  state->visits.emplace_back(visit->iteration, visit->iteration + visit->loop_count);
+}
+
+int GridNextColumn(const foreactor_visit* visit) {
+  auto* state = static_cast<GridState*>(visit->scope_state);
+  return visit->iteration[1] + 1 < state->columns ? 0 : 1;
+}
+
+int GridNextRow(const foreactor_visit* visit) {
+  auto* state = static_cast<GridState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < state->rows ? 0 : 1;
+}
+
+TEST_F(ScopeInstanceTest, NestedLoopsGiveEachVisitItsIterationIndices) {
+  Graph graph("grid");
+  int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, GridArguments, GridResult, nullptr);
+  int column = graph.AddBranch("next_column", GridNextColumn, nullptr);
+  int row = graph.AddBranch("next_row", GridNextRow, nullptr);
+  graph.SetNext(FOREACTOR_START_NODE, read, false);
+  graph.SetNext(read, column, false);
+  graph.AddChild(column, read, false);
+  graph.AddChild(column, row, false);
+  graph.AddChild(row, read, false);
+  graph.AddChild(row, FOREACTOR_END_NODE, false);
+  std::string error;
+  ASSERT_TRUE(graph.Finish(&error)) << error;
+  ASSERT_EQ(graph.loop_count(), 2);
+
+  ScopeInstance scope(graph, Depth(5), &engine_);
+  GridState state;
+  state.fd = data_fd_;
+  scope.Enter(&state);
+  for (uint64_t r = 0; r < state.rows; ++r) {
+    for (uint64_t c = 0; c < state.columns; ++c) {
+      char buffer[kBlock];
+      bool served = false;
+      int64_t offset = static_cast<int64_t>((r * state.columns + c) * kBlock);
+      ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, offset), &served), static_cast<int64_t>(kBlock));
+      EXPECT_TRUE(served) << r << "," << c;
+    }
+  }
+  ASSERT_EQ(state.visits.size(), 12u);
+  for (uint64_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(state.visits[i], (std::vector<uint64_t>{i / 4, i % 4}));
+  }
+  scope.Exit();
+}
+
+// A branch whose answer changes between the peek head's question and the
+// frontier's: everything ahead is thrown away and the results stay right.
+struct FlipState {
+  LoopState loop;
+  bool flip_after_peek = false;
+  bool peeked = false;
+};
+
+int FlippingMore(const foreactor_visit* visit) {
+  auto* state = static_cast<FlipState*>(visit->scope_state);
+  if (visit->iteration[0] == 1) {
+    if (!state->peeked) {
+      state->peeked = true;
+      return 0;  // the peek head is told: go around again
+    }
+    return 1;    // the program leaves the loop
+  }
+  return visit->iteration[0] + 1 < state->loop.offsets.size() ? 0 : 1;
+}
+
+foreactor_readiness FlipArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<FlipState*>(visit->scope_state);
+  call->fd = state->loop.fd;
+  call->length = kBlock;
+  call->offset = state->loop.offsets[visit->iteration[0]];
+  return FOREACTOR_READY;
+}
+
+TEST_F(ScopeInstanceTest, BranchDivergenceDrainsEverythingAhead) {
+  Graph graph("flip");
+  int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, FlipArguments, nullptr, nullptr);
+  int more = graph.AddBranch("more", FlippingMore, nullptr);
+  graph.SetNext(FOREACTOR_START_NODE, read, false);
+  graph.SetNext(read, more, false);
+  graph.AddChild(more, read, false);
+  graph.AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  ASSERT_TRUE(graph.Finish(&error)) << error;
+  ScopeInstance scope(graph, Depth(4), &engine_);
+  FlipState state;
+  state.loop = ReadLoopState({1, 2, 3, 4, 5});
+  scope.Enter(&state);
+  char buffer[kBlock];
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.loop.offsets[0]));
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.loop.offsets[1]));
+  // The program now leaves the loop; a later unrelated pread passes through.
+  InterceptedCall intercepted;
+  intercepted.call = Pread(data_fd_, buffer, kBlock, 0);
+  int64_t result;
+  EXPECT_FALSE(scope.Offer(&intercepted, &result));
+  EXPECT_EQ(scope.statistics().mispredicted, 1u);
+  EXPECT_GE(scope.statistics().wasted + scope.statistics().cancelled, 1u);
+  scope.Exit();
+}
+
+// open loop: early opens that the program never reaches are closed, and
+// the descriptors the program gets are the ones a plain open gives.
+struct OpenState {
+  std::vector<std::string> paths;
+};
+
+foreactor_readiness OpenArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<OpenState*>(visit->scope_state);
+  call->path = state->paths[visit->iteration[0]].c_str();
+  call->flags = O_RDONLY | O_CLOEXEC;
+  return FOREACTOR_READY;
+}
+
+int OpenMore(const foreactor_visit* visit) {
+  auto* state = static_cast<OpenState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < state->paths.size() ? 0 : 1;
+}
+
+std::unique_ptr<Graph> OpenLoopGraph() {
+  auto graph = std::make_unique<Graph>("opens");
+  int open = graph->AddSyscall("open", FOREACTOR_CALL_OPEN, OpenArguments, nullptr, nullptr);
+  int more = graph->AddBranch("more", OpenMore, nullptr);
+  graph->SetNext(FOREACTOR_START_NODE, open, true);
+  graph->SetNext(open, more, true);
+  graph->AddChild(more, open, false);
+  graph->AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  EXPECT_TRUE(graph->Finish(&error)) << error;
+  return graph;
+}
+
+foreactor_call OpenCall(const std::string& path) {
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_OPEN;
+  call.path = path.c_str();
+  call.flags = O_RDONLY | O_CLOEXEC;
+  return call;
+}
+
+TEST_F(ScopeInstanceTest, EarlyOpensNeverReachedAreClosedAtScopeExit) {
+  OpenState state;
+  for (int i = 0; i < 6; ++i) state.paths.push_back(data_path_);
+  auto graph = OpenLoopGraph();
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  const int before = OpenDescriptorCount();
+  scope.Enter(&state);
+  bool served = false;
+  int64_t fd = ProgramCall(scope, OpenCall(state.paths[0]), &served);
+  EXPECT_TRUE(served);
+  ASSERT_GE(fd, 0);
+  engine_.CompleteAll();
+  scope.Exit();  // the program returned early
+  ::close(static_cast<int>(fd));
+  EXPECT_EQ(OpenDescriptorCount(), before);
+  EXPECT_GE(scope.statistics().wasted, 0u);
+}
+
+TEST_F(ScopeInstanceTest, EarlyOpenGivesTheDescriptorAPlainOpenWould) {
+  OpenState state;
+  for (int i = 0; i < 4; ++i) state.paths.push_back(data_path_);
+  // Plain run: the numbers a program would get.
+  std::vector<int> plain;
+  for (const std::string& path : state.paths) plain.push_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  for (int fd : plain) ::close(fd);
+
+  auto graph = OpenLoopGraph();
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state);
+  engine_.CompleteAll();  // early opens done before the program asks
+  std::vector<int> got;
+  for (const std::string& path : state.paths) got.push_back(static_cast<int>(ProgramCall(scope, OpenCall(path))));
+  scope.Exit();
+  for (int fd : got) ::close(fd);
+  EXPECT_EQ(got, plain);
+}
+
+// read loop with an implicit offset: served from early preads, and the file
+// position ends where plain reads would leave it.
+foreactor_readiness SequentialReadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  call->fd = state->fd;
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>(visit->iteration[0] * kBlock);
+  return FOREACTOR_READY;
+}
+
+TEST_F(ScopeInstanceTest, ReadWithImplicitOffsetKeepsTheFilePositionExact) {
+  auto graph = LoopGraph(FOREACTOR_CALL_READ, SequentialReadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState({0, 1, 2, 3, 4, 5});
+  scope.Enter(&state);
+  for (int i = 0; i < 6; ++i) {
+    char got[kBlock], expected[kBlock];
+    foreactor_call call{};
+    call.type = FOREACTOR_CALL_READ;
+    call.fd = data_fd_;
+    call.buffer = got;
+    call.length = kBlock;
+    bool served = false;
+    ASSERT_EQ(ProgramCall(scope, call, &served), static_cast<int64_t>(kBlock));
+    EXPECT_TRUE(served);
+    EXPECT_EQ(::lseek(data_fd_, 0, SEEK_CUR), static_cast<off_t>((i + 1) * kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, i * kBlock), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0);
+  }
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, EngineCancelledRequestRunsSynchronously) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState({1, 2, 3});
+  engine_.SetResultForCall(1, -ECANCELED);
+  scope.Enter(&state);
+  for (size_t i = 0; i < 3; ++i) {
+    char got[kBlock], expected[kBlock];
+    bool served = false;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[i]), &served), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[i]), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0);
+    EXPECT_EQ(served, i != 1);
+  }
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, ScopesCanBeEnteredAgainAndStartFresh) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(2), &engine_);
+  for (int round = 0; round < 3; ++round) {
+    LoopState state = ReadLoopState({4, 8, 15, 16, 23, 42});
+    scope.Enter(&state);
+    char buffer[kBlock];
+    for (size_t i = 0; i < state.offsets.size(); ++i) {
+      bool served = false;
+      ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]), &served);
+      EXPECT_TRUE(served);
+    }
+    EXPECT_EQ(state.result_visits.size(), state.offsets.size());
+    scope.Exit();
+  }
+}
+
+// fstatat loop: the struct stat the program gets is byte-for-byte the one
+// fstatat gives.
+struct StatState {
+  int directory_fd = -1;
+  std::vector<std::string> names;
+};
+
+foreactor_readiness StatArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<StatState*>(visit->scope_state);
+  call->fd = state->directory_fd;
+  call->path = state->names[visit->iteration[0]].c_str();
+  call->flags = AT_SYMLINK_NOFOLLOW;
+  return FOREACTOR_READY;
+}
+
+int StatMore(const foreactor_visit* visit) {
+  auto* state = static_cast<StatState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < state->names.size() ? 0 : 1;
+}
+
+TEST_F(ScopeInstanceTest, FstatatResultsAreExact) {
+  ASSERT_EQ(::symlink("data", (directory_ + "/link").c_str()), 0);
+  ASSERT_EQ(::mkdir((directory_ + "/sub").c_str(), 0755), 0);
+  StatState state;
+  state.directory_fd = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY);
+  state.names = {"data", "link", "sub", "missing", "data"};
+  Graph graph("stats");
+  int stat_node = graph.AddSyscall("stat", FOREACTOR_CALL_FSTATAT, StatArguments, nullptr, nullptr);
+  int more = graph.AddBranch("more", StatMore, nullptr);
+  graph.SetNext(FOREACTOR_START_NODE, stat_node, false);
+  graph.SetNext(stat_node, more, false);
+  graph.AddChild(more, stat_node, false);
+  graph.AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  ASSERT_TRUE(graph.Finish(&error)) << error;
+  ScopeInstance scope(graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  for (const std::string& name : state.names) {
+    struct stat got, expected;
+    std::memset(&got, 0xab, sizeof(got));
+    std::memset(&expected, 0xab, sizeof(expected));
+    foreactor_call call{};
+    call.type = FOREACTOR_CALL_FSTATAT;
+    call.fd = state.directory_fd;
+    call.path = name.c_str();
+    call.flags = AT_SYMLINK_NOFOLLOW;
+    call.buffer = &got;
+    int64_t result = ProgramCall(scope, call);
+    int plain = ::fstatat(state.directory_fd, name.c_str(), &expected, AT_SYMLINK_NOFOLLOW);
+    EXPECT_EQ(result, plain < 0 ? -errno : plain) << name;
+    if (plain == 0) {
+      EXPECT_EQ(std::memcmp(&got, &expected, sizeof(got)), 0) << name;
+    }
+  }
+  EXPECT_EQ(scope.statistics().consumed, 5u);
+  scope.Exit();
+  ::close(state.directory_fd);
+}
+
+}  // namespace
+}  // namespace foreactor
