@@ -1,0 +1,224 @@
+/*
+ * overhead: the cost of one intercepted call, in nanoseconds.
+ *
+ *   overhead CALL MODE COUNT FILE
+ *
+ *   CALL   pread (1 byte at offset 0 of FILE) or fstat (of FILE)
+ *   MODE   plain     the bare loop; the environment decides the rest:
+ *                    no library, LD_PRELOAD with FOREACTOR unset, or
+ *                    FOREACTOR=1 with no scope open
+ *          foreign   the loop inside a scope of a graph that holds neither
+ *                    call, so every call is looked at and passed through
+ *          matching  the loop inside a scope of a graph in which every
+ *                    call is the next visit of its one syscall node
+ *
+ * Prints "ns_per_call X" on stdout.  FILE should be in the page cache: the
+ * point is the cost around the system call, not the device.
+ *
+ * The program is not linked with libforeactor.so, so that the same binary
+ * runs with and without it.  The scope modes find the C API in the
+ * preloaded library at run time and fail when it is not there.
+ */
+#define _GNU_SOURCE
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "foreactor/foreactor.h"
+
+enum { kWarmUpCalls = 10000 };
+
+typedef enum { CALL_PREAD, CALL_FSTAT } call_kind;
+typedef enum { MODE_PLAIN, MODE_FOREIGN, MODE_MATCHING } run_mode;
+
+/* The parts of the C API this program uses, found in the preloaded library. */
+typedef struct {
+  foreactor_graph *(*graph_create)(const char *name);
+  int (*add_syscall)(foreactor_graph *graph, const char *name, foreactor_call_type type,
+                     foreactor_arguments_fn arguments, foreactor_result_fn result,
+                     void *node_data);
+  int (*add_branch)(foreactor_graph *graph, const char *name, foreactor_choice_fn choice,
+                    void *node_data);
+  int (*set_next)(foreactor_graph *graph, int from, int to, int weak);
+  int (*add_child)(foreactor_graph *graph, int branch, int to, int weak);
+  int (*finish)(foreactor_graph *graph, char *error, size_t error_size);
+  void (*scope_enter)(foreactor_graph *graph, void *scope_state);
+  void (*scope_exit)(foreactor_graph *graph);
+} foreactor_api;
+
+static int find_api(foreactor_api *api) {
+  struct {
+    const char *name;
+    void **slot;
+  } symbols[] = {
+      {"foreactor_graph_create", (void **)&api->graph_create},
+      {"foreactor_graph_add_syscall", (void **)&api->add_syscall},
+      {"foreactor_graph_add_branch", (void **)&api->add_branch},
+      {"foreactor_graph_set_next", (void **)&api->set_next},
+      {"foreactor_graph_add_child", (void **)&api->add_child},
+      {"foreactor_graph_finish", (void **)&api->finish},
+      {"foreactor_scope_enter", (void **)&api->scope_enter},
+      {"foreactor_scope_exit", (void **)&api->scope_exit},
+  };
+  for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+    *symbols[i].slot = dlsym(RTLD_DEFAULT, symbols[i].name);
+    if (*symbols[i].slot == NULL) {
+      fprintf(stderr, "overhead: %s not found: preload libforeactor.so for this mode\n",
+              symbols[i].name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* What the graph callbacks need to know about one run of the loop. */
+typedef struct {
+  int fd;
+  uint64_t count;
+} loop_state;
+
+static foreactor_readiness loop_call_arguments(const foreactor_visit *visit,
+                                               foreactor_call *call) {
+  const loop_state *state = visit->scope_state;
+  if (visit->iteration[0] >= state->count) return FOREACTOR_NEVER;
+  call->fd = state->fd;
+  call->length = 1;
+  call->offset = 0;
+  return FOREACTOR_READY;
+}
+
+/* Child 0 goes around the loop again, child 1 leaves it. */
+static int loop_more_choice(const foreactor_visit *visit) {
+  const loop_state *state = visit->scope_state;
+  return visit->iteration[0] + 1 < state->count ? 0 : 1;
+}
+
+/* An open whose arguments are never known: no call of the loop matches it. */
+static foreactor_readiness unrelated_open_arguments(const foreactor_visit *visit,
+                                                    foreactor_call *call) {
+  (void)visit;
+  (void)call;
+  return FOREACTOR_NOT_YET;
+}
+
+/* Builds the graph for `mode` (foreign or matching); NULL on failure. */
+static foreactor_graph *build_graph(const foreactor_api *api, run_mode mode, call_kind call) {
+  char error[256];
+  foreactor_graph *graph = NULL;
+  if (mode == MODE_FOREIGN) {
+    graph = api->graph_create("overhead_foreign");
+    if (graph == NULL) return NULL;
+    int open_node = api->add_syscall(graph, "unrelated_open", FOREACTOR_CALL_OPEN,
+                                     unrelated_open_arguments, NULL, NULL);
+    api->set_next(graph, FOREACTOR_START_NODE, open_node, 0);
+    api->set_next(graph, open_node, FOREACTOR_END_NODE, 0);
+  } else {
+    graph = api->graph_create("overhead_matching");
+    if (graph == NULL) return NULL;
+    foreactor_call_type type = call == CALL_PREAD ? FOREACTOR_CALL_PREAD : FOREACTOR_CALL_FSTAT;
+    int call_node = api->add_syscall(graph, "loop_call", type, loop_call_arguments, NULL, NULL);
+    int more = api->add_branch(graph, "more", loop_more_choice, NULL);
+    api->set_next(graph, FOREACTOR_START_NODE, call_node, 0);
+    api->set_next(graph, call_node, more, 0);
+    api->add_child(graph, more, call_node, 0);
+    api->add_child(graph, more, FOREACTOR_END_NODE, 0);
+  }
+  if (api->finish(graph, error, sizeof error) != 0) {
+    fprintf(stderr, "overhead: invalid graph: %s\n", error);
+    return NULL;
+  }
+  return graph;
+}
+
+/* Makes `count` calls; returns how many of them failed. */
+static uint64_t run_loop(call_kind call, int fd, uint64_t count) {
+  uint64_t failures = 0;
+  char byte;
+  struct stat status;
+  for (uint64_t i = 0; i < count; i++) {
+    if (call == CALL_PREAD) {
+      failures += pread(fd, &byte, 1, 0) != 1;
+    } else {
+      failures += fstat(fd, &status) != 0;
+    }
+  }
+  return failures;
+}
+
+static uint64_t run_once(const foreactor_api *api, foreactor_graph *graph, call_kind call,
+                         int fd, uint64_t count) {
+  loop_state state = {fd, count};
+  if (graph != NULL) api->scope_enter(graph, &state);
+  uint64_t failures = run_loop(call, fd, count);
+  if (graph != NULL) api->scope_exit(graph);
+  return failures;
+}
+
+static double now_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec * 1e9 + (double)now.tv_nsec;
+}
+
+static int usage(const char *program) {
+  fprintf(stderr, "usage: %s pread|fstat plain|foreign|matching COUNT FILE\n", program);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5) return usage(argv[0]);
+  call_kind call;
+  if (strcmp(argv[1], "pread") == 0) {
+    call = CALL_PREAD;
+  } else if (strcmp(argv[1], "fstat") == 0) {
+    call = CALL_FSTAT;
+  } else {
+    return usage(argv[0]);
+  }
+  run_mode mode;
+  if (strcmp(argv[2], "plain") == 0) {
+    mode = MODE_PLAIN;
+  } else if (strcmp(argv[2], "foreign") == 0) {
+    mode = MODE_FOREIGN;
+  } else if (strcmp(argv[2], "matching") == 0) {
+    mode = MODE_MATCHING;
+  } else {
+    return usage(argv[0]);
+  }
+  char *end = NULL;
+  unsigned long long count = strtoull(argv[3], &end, 10);
+  if (end == argv[3] || *end != '\0' || count == 0) return usage(argv[0]);
+
+  int fd = open(argv[4], O_RDONLY);
+  if (fd < 0) {
+    perror(argv[4]);
+    return 1;
+  }
+  foreactor_api api = {0};
+  foreactor_graph *graph = NULL;
+  if (mode != MODE_PLAIN) {
+    if (find_api(&api) != 0) return 1;
+    graph = build_graph(&api, mode, call);
+    if (graph == NULL) return 1;
+  }
+
+  uint64_t failures = run_once(&api, graph, call, fd, kWarmUpCalls);
+  double start = now_ns();
+  failures += run_once(&api, graph, call, fd, count);
+  double elapsed = now_ns() - start;
+
+  printf("ns_per_call %.2f\n", elapsed / (double)count);
+  close(fd);
+  if (failures != 0) {
+    fprintf(stderr, "overhead: %llu calls failed\n", (unsigned long long)failures);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Micro-benchmark of what foreactor costs per intercepted call.
+
+Runs bench/overhead/overhead.c (built here, with the system C compiler, into
+the build directory) in five situations, for cached 1-byte preads and for
+fstats:
+
+  a  no library
+  b  libforeactor.so preloaded, FOREACTOR unset
+  c  FOREACTOR=1, no scope open
+  d  FOREACTOR=1, inside a scope of a graph that holds neither call
+  e  FOREACTOR=1, inside a scope at depth 0 whose graph matches every call
+
+Each situation runs --runs times, alternating with the others, and the table
+shows the median nanoseconds per call and the difference to (a).  This is a
+measurement, not a test: nothing here fails because of a number.
+
+Usage: run.py [--quick] [--calls N] [--runs N]   (or: ./run bench overhead)
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
+BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
+SOURCE = Path(__file__).resolve().parent / "overhead.c"
+RESULTS = ROOT / "bench" / "results" / "overhead.json"
+
+# (key, description, mode of overhead.c, preload the library, extra environment)
+CASES = [
+    ("a", "no library", "plain", False, {}),
+    ("b", "preloaded, FOREACTOR unset", "plain", True, {}),
+    ("c", "FOREACTOR=1, no scope", "plain", True, {"FOREACTOR": "1"}),
+    ("d", "scope, calls not in its graph", "foreign", True, {"FOREACTOR": "1"}),
+    ("e", "scope, depth 0, every call matches", "matching", True,
+     {"FOREACTOR": "1", "FOREACTOR_DEPTH": "0"}),
+]
+CALLS = ["pread", "fstat"]
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="200,000 calls and 3 runs instead of 2,000,000 and 5")
+    parser.add_argument("--calls", type=int, help="calls per measurement")
+    parser.add_argument("--runs", type=int, help="measurements per situation")
+    arguments = parser.parse_args()
+    if arguments.calls is None:
+        arguments.calls = 200_000 if arguments.quick else 2_000_000
+    if arguments.runs is None:
+        arguments.runs = 3 if arguments.quick else 5
+    if arguments.calls <= 0 or arguments.runs <= 0:
+        parser.error("--calls and --runs must be positive")
+    return arguments
+
+
+def find_library():
+    library = BUILD_DIR / "libforeactor.so"
+    if not library.exists():
+        sys.exit(f"run.py: {library} not found: build first (./run build)")
+    return library.resolve()
+
+
+def build_program():
+    """Compiles overhead.c into the build directory; returns its path."""
+    output_dir = BUILD_DIR / "bench" / "overhead"
+    output_dir.mkdir(parents=True, exist_ok=True)
+    program = output_dir / "overhead"
+    compiler = os.environ.get("CC") or shutil.which("cc") or "gcc"
+    command = [compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
+               f"-I{ROOT / 'include'}", "-o", str(program), str(SOURCE), "-ldl"]
+    subprocess.run(command, check=True)
+    return program
+
+
+def clean_environment():
+    """The current environment without anything that would switch foreactor on."""
+    return {name: value for name, value in os.environ.items()
+            if not name.startswith("FOREACTOR") and name != "LD_PRELOAD"}
+
+
+def measure(program, library, case, call, count, data_file, stats_file):
+    """Runs one measurement; returns (ns per call, statistics dict or None)."""
+    _, _, mode, preload, extra = case
+    environment = clean_environment()
+    environment.update(extra)
+    if preload:
+        environment["LD_PRELOAD"] = str(library)
+        environment["FOREACTOR_STATS"] = str(stats_file)
+    if stats_file.exists():
+        stats_file.unlink()
+    completed = subprocess.run([str(program), call, mode, str(count), str(data_file)],
+                               env=environment, capture_output=True, text=True, timeout=600)
+    if completed.returncode != 0:
+        raise RuntimeError(f"{program.name} {call} {mode} failed "
+                           f"({completed.returncode}): {completed.stderr.strip()}")
+    values = dict(line.split(None, 1) for line in completed.stdout.splitlines() if " " in line)
+    graph_stats = None
+    if preload and stats_file.exists():
+        try:
+            graph_stats = json.loads(stats_file.read_text()).get("graphs", {})
+        except (ValueError, AttributeError):
+            graph_stats = None
+    return float(values["ns_per_call"]), graph_stats
+
+
+def calls_seen(graph_stats, count):
+    """(matched, passed through) calls in scopes per call made, or None."""
+    if not graph_stats:
+        return None
+    matched = sum(graph.get("intercepted", 0) for graph in graph_stats.values())
+    passed = sum(graph.get("passed_through", 0) for graph in graph_stats.values())
+    return matched / count, passed / count
+
+
+def main():
+    arguments = parse_arguments()
+    library = find_library()
+    program = build_program()
+    work_dir = Path(tempfile.mkdtemp(prefix="foreactor-overhead-"))
+    try:
+        data_file = work_dir / "data"
+        data_file.write_bytes(os.urandom(4096))
+        data_file.read_bytes()  # in the page cache from now on
+        stats_file = work_dir / "stats.json"
+
+        samples = {(case[0], call): [] for case in CASES for call in CALLS}
+        seen = {}
+        started = time.monotonic()
+        for run in range(arguments.runs):
+            for call in CALLS:
+                for case in CASES:
+                    ns, graph_stats = measure(program, library, case, call, arguments.calls,
+                                              data_file, stats_file)
+                    samples[(case[0], call)].append(ns)
+                    # Warm-up calls run in a scope too: 10,000 of them.
+                    per_call = calls_seen(graph_stats, arguments.calls + 10_000)
+                    if per_call is not None:
+                        seen[(case[0], call)] = per_call
+            print(f"run {run + 1}/{arguments.runs} done", file=sys.stderr)
+        elapsed = time.monotonic() - started
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+    print()
+    print(f"foreactor overhead: {arguments.calls:,} cached calls per measurement, median of "
+          f"{arguments.runs} alternating runs, on {os.cpu_count()} CPUs, "
+          f"Linux {platform.release()} ({elapsed:.0f} s)")
+    print()
+    header = (f"{'call':6} {'situation':42} {'ns/call':>9} {'vs (a)':>9} "
+              f"{'matched':>8} {'passed':>7}")
+    print(header)
+    print("-" * len(header))
+    results = []
+    for call in CALLS:
+        baseline = statistics.median(samples[("a", call)])
+        for key, description, _, _, _ in CASES:
+            median = statistics.median(samples[(key, call)])
+            per_call = seen.get((key, call))
+            matched, passed = ("-", "-") if per_call is None else (f"{v:.2f}" for v in per_call)
+            print(f"{call:6} ({key}) {description:38} {median:9.1f} "
+                  f"{median - baseline:+9.1f} {matched:>8} {passed:>7}")
+            results.append({"call": call, "case": key, "description": description,
+                            "median_ns_per_call": median,
+                            "difference_to_a_ns": median - baseline,
+                            "matched_per_call": None if per_call is None else per_call[0],
+                            "passed_through_per_call": None if per_call is None else per_call[1],
+                            "samples_ns_per_call": samples[(key, call)]})
+    print()
+    print("matched / passed: calls that the runtime matched to a graph node / let through")
+    print("unmatched inside a scope, per call made (from FOREACTOR_STATS; '-': no scope).")
+    print("Differences of a few ns are noise.")
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({
+        "benchmark": "overhead",
+        "calls_per_measurement": arguments.calls,
+        "runs": arguments.runs,
+        "machine": {"nproc": os.cpu_count(), "kernel": platform.release()},
+        "results": results,
+    }, indent=2) + "\n")
+    print(f"results written to {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
