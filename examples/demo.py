@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""The foreactor demo: the example program, plain and with foreactor.
+
+Runs examples/random_read (20,000 random 8 KiB preads of a 1 GiB file, one
+after the other) as built, then linked with its plugin under io_uring and the
+thread pool at depths 4, 16 and 64; first with a cold page cache (dropped
+before every run), then with the file fully cached.  Every run must print the
+same checksum as the plain program: foreactor may change the time, nothing
+else.  Configurations alternate within each round; the table shows medians.
+
+Usage: demo.py [--size-mib N] [--reads N] [--rounds N] [--seed N]
+       (or: ./run demo ...)
+Writes bench/results/demo.json.  Exits 1 if a run failed or a checksum
+differed.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[1]))
+BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
+PROGRAM_DIR = BUILD_DIR / "examples" / "random_read"
+PLAIN_PROGRAM = PROGRAM_DIR / "random_read"
+FOREACTOR_PROGRAM = PROGRAM_DIR / "random_read_foreactor"
+DATA_FILE = ROOT / "data" / "random_read.dat"
+DROP_CACHES = ROOT / "scripts" / "drop_caches.sh"
+RESULTS = ROOT / "bench" / "results" / "demo.json"
+RUN_TIMEOUT_SECONDS = 300
+
+# (name, engine, depth); engine None is the program without foreactor.
+CONFIGURATIONS = [("plain", None, None)] + [
+    (f"{engine} depth {depth}", engine, depth)
+    for engine in ("io_uring", "threads") for depth in (4, 16, 64)
+]
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mib", type=int, default=1024, help="data file size (1024)")
+    parser.add_argument("--reads", type=int, default=20_000, help="reads per run (20,000)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per configuration (3)")
+    parser.add_argument("--seed", type=int, default=42, help="seed of the offsets (42)")
+    arguments = parser.parse_args()
+    if arguments.size_mib <= 0 or arguments.reads <= 0 or arguments.rounds <= 0:
+        parser.error("--size-mib, --reads and --rounds must be positive")
+    return arguments
+
+
+def say(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def make_data_file(size_bytes):
+    """Creates DATA_FILE with random bytes, or reuses it if the size is right."""
+    if DATA_FILE.exists() and DATA_FILE.stat().st_size == size_bytes:
+        say(f"reusing {DATA_FILE.relative_to(ROOT)} ({size_bytes >> 20} MiB)")
+        return
+    say(f"writing {size_bytes >> 20} MiB of random bytes to {DATA_FILE.relative_to(ROOT)}")
+    DATA_FILE.parent.mkdir(parents=True, exist_ok=True)
+    partial = DATA_FILE.with_suffix(".partial")
+    chunk = 16 << 20
+    with open(partial, "wb") as out:
+        remaining = size_bytes
+        while remaining > 0:
+            out.write(os.urandom(min(chunk, remaining)))
+            remaining -= chunk
+        out.flush()
+        os.fsync(out.fileno())
+    partial.replace(DATA_FILE)
+
+
+def drop_page_cache():
+    """Drops the page cache (or evicts the data file); returns what was done."""
+    completed = subprocess.run(["bash", str(DROP_CACHES), str(DATA_FILE)],
+                               capture_output=True, text=True, check=True)
+    return completed.stdout.strip()
+
+
+def describe_cache_drop(message):
+    """Says in words what scripts/drop_caches.sh reported having done."""
+    if message is None:
+        return "nothing (no cold run)"
+    if message.startswith("drop_caches:"):
+        return "the whole page cache was emptied (sync; echo 3 > /proc/sys/vm/drop_caches)"
+    if message.startswith("fadvise:"):
+        return ("not being root, only the data file was evicted, with "
+                "posix_fadvise(POSIX_FADV_DONTNEED)")
+    return message
+
+
+def warm_page_cache():
+    """Reads the whole data file once so that it is in the page cache."""
+    with open(DATA_FILE, "rb", buffering=0) as data:
+        while data.read(16 << 20):
+            pass
+
+
+def environment_for(engine, depth, stats_file):
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith("FOREACTOR") and name != "LD_PRELOAD"}
+    if engine is not None:
+        environment.update({"FOREACTOR": "1", "FOREACTOR_ENGINE": engine,
+                            "FOREACTOR_DEPTH": str(depth), "FOREACTOR_STATS": str(stats_file)})
+    return environment
+
+
+def run_once(engine, depth, reads, seed, stats_file):
+    """Runs the program once; returns a dict with checksum, ms, stats, messages."""
+    program = PLAIN_PROGRAM if engine is None else FOREACTOR_PROGRAM
+    if stats_file.exists():
+        stats_file.unlink()
+    try:
+        completed = subprocess.run([str(program), str(DATA_FILE), str(reads), str(seed)],
+                                   env=environment_for(engine, depth, stats_file),
+                                   capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {RUN_TIMEOUT_SECONDS} s"}
+    outcome = {"messages": [line for line in completed.stderr.splitlines() if line.strip()]}
+    if completed.returncode != 0:
+        outcome["error"] = f"exit status {completed.returncode}"
+        return outcome
+    values = dict(line.split(None, 1) for line in completed.stdout.splitlines() if " " in line)
+    if "checksum" not in values or "elapsed_ms" not in values:
+        outcome["error"] = f"unexpected output: {completed.stdout!r}"
+        return outcome
+    outcome["checksum"] = values["checksum"].strip()
+    outcome["ms"] = float(values["elapsed_ms"])
+    if engine is not None and stats_file.exists():
+        try:
+            graphs = json.loads(stats_file.read_text()).get("graphs", {})
+            outcome["stats"] = graphs.get("random_read")
+        except (ValueError, AttributeError):
+            outcome["stats"] = None
+    return outcome
+
+
+def run_state(state, arguments, stats_file, reference, notes):
+    """Runs every configuration `rounds` times, alternating; returns samples."""
+    samples = {name: [] for name, _, _ in CONFIGURATIONS}
+    for round_index in range(arguments.rounds):
+        for name, engine, depth in CONFIGURATIONS:
+            if state == "cold":
+                notes["cache"] = drop_page_cache()
+            outcome = run_once(engine, depth, arguments.reads, arguments.seed, stats_file)
+            for message in outcome.get("messages", []):
+                notes["messages"].setdefault(message, name)
+            if "error" not in outcome:
+                if reference.get("checksum") is None and engine is None:
+                    reference["checksum"] = outcome["checksum"]
+                if outcome["checksum"] != reference.get("checksum"):
+                    outcome["error"] = (f"checksum {outcome['checksum']} differs from the "
+                                        f"plain program's {reference.get('checksum')}")
+            if "error" in outcome:
+                notes["failures"].append(f"{state} cache, {name}, round {round_index + 1}: "
+                                         f"{outcome['error']}")
+            samples[name].append(outcome)
+        say(f"{state} cache: round {round_index + 1}/{arguments.rounds} done")
+    return samples
+
+
+def summarize(samples, reads):
+    """Per configuration: median ms, ratio to plain, share of reads served early.
+
+    Runs that failed or printed a wrong checksum count in no median."""
+    summary = {}
+    good_times = {name: [o["ms"] for o in outcomes if "error" not in o]
+                  for name, outcomes in samples.items()}
+    medians = {name: statistics.median(times) for name, times in good_times.items() if times}
+    plain = medians.get("plain")
+    for name, outcomes in samples.items():
+        median = medians.get(name)
+        consumed = [o["stats"].get("consumed", 0) for o in outcomes if o.get("stats")]
+        summary[name] = {
+            "median_ms": median,
+            "ratio_to_plain": plain / median if plain and median else None,
+            "served_early": statistics.median(consumed) / reads if consumed else None,
+            "samples_ms": [o.get("ms") for o in outcomes],
+            "errors": [o["error"] for o in outcomes if "error" in o],
+            "statistics": [o.get("stats") for o in outcomes],
+        }
+    return summary
+
+
+def best_configuration(summary):
+    candidates = [(entry["ratio_to_plain"], name) for name, entry in summary.items()
+                  if name != "plain" and entry["ratio_to_plain"] and not entry["errors"]]
+    return max(candidates) if candidates else None
+
+
+def print_table(state, summary):
+    print(f"\n{state} page cache")
+    header = f"  {'configuration':20} {'median ms':>10} {'plain/config':>13} {'served early':>13}"
+    print(header)
+    print("  " + "-" * (len(header) - 2))
+    for name, entry in summary.items():
+        median = "failed" if entry["median_ms"] is None else f"{entry['median_ms']:.1f}"
+        ratio = "-" if entry["ratio_to_plain"] is None else f"{entry['ratio_to_plain']:.2f}x"
+        early = "-" if entry["served_early"] is None else f"{entry['served_early']:.0%}"
+        flag = "  (errors)" if entry["errors"] else ""
+        print(f"  {name:20} {median:>10} {ratio:>13} {early:>13}{flag}")
+
+
+def describe_best(state, summary):
+    best = best_configuration(summary)
+    plain = summary["plain"]["median_ms"]
+    if best is None:
+        return f"{state} cache: no foreactor configuration completed."
+    ratio, name = best
+    if ratio <= 1.0:
+        return (f"{state} cache: no configuration beat the plain program ({plain:.1f} ms); "
+                f"the closest was {name} at {ratio:.2f}x.")
+    return (f"{state} cache: best was {name}, {ratio:.2f}x as fast as the plain program "
+            f"({summary[name]['median_ms']:.1f} ms against {plain:.1f} ms).")
+
+
+def main():
+    arguments = parse_arguments()
+    for program in (PLAIN_PROGRAM, FOREACTOR_PROGRAM):
+        if not program.exists():
+            sys.exit(f"demo.py: {program} not found: build first (./run build)")
+    size_bytes = arguments.size_mib << 20
+    if size_bytes < 8192:
+        sys.exit("demo.py: --size-mib too small")
+    make_data_file(size_bytes)
+
+    started = time.monotonic()
+    notes = {"cache": None, "messages": {}, "failures": []}
+    reference = {"checksum": None}
+    summaries = {}
+    with tempfile.TemporaryDirectory(prefix="foreactor-demo-") as work_dir:
+        stats_file = Path(work_dir) / "stats.json"
+        summaries["cold"] = summarize(run_state("cold", arguments, stats_file, reference, notes),
+                                      arguments.reads)
+        warm_page_cache()
+        summaries["hot"] = summarize(run_state("hot", arguments, stats_file, reference, notes),
+                                     arguments.reads)
+    elapsed = time.monotonic() - started
+
+    print(f"\nWhat ran: examples/random_read read {arguments.reads:,} random 8 KiB blocks of "
+          f"{DATA_FILE.relative_to(ROOT)} ({arguments.size_mib:,} MiB of random bytes), one "
+          f"pread after the other (seed {arguments.seed}); {arguments.rounds} round(s), the "
+          f"{len(CONFIGURATIONS)} configurations alternating within each round; "
+          f"{elapsed:.0f} s in all.")
+    print(f"Machine: {os.cpu_count()} CPUs, Linux {platform.release()}.")
+    print(f"Cold runs: before each one, {describe_cache_drop(notes['cache'])}.")
+    print("Hot runs: the whole file was read once before, nothing was dropped.")
+    print("Columns: median time of read_blocks; plain/config > 1 means faster than plain; "
+          "served early: share of reads answered by a result issued ahead of time.")
+    for state in ("cold", "hot"):
+        print_table(state, summaries[state])
+    print()
+    for state in ("cold", "hot"):
+        print(describe_best(state, summaries[state]))
+    if notes["messages"]:
+        print("\nMessages from the runs (first configuration that printed each):")
+        for message, name in notes["messages"].items():
+            print(f"  [{name}] {message}")
+    if reference["checksum"] is not None and not notes["failures"]:
+        print(f"\nEvery run printed checksum {reference['checksum']}, the plain program's.")
+    for failure in notes["failures"]:
+        print(f"FAILED: {failure}")
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({
+        "demo": "random_read",
+        "file": str(DATA_FILE.relative_to(ROOT)),
+        "size_mib": arguments.size_mib,
+        "reads": arguments.reads,
+        "seed": arguments.seed,
+        "rounds": arguments.rounds,
+        "machine": {"nproc": os.cpu_count(), "kernel": platform.release()},
+        "cold_cache_method": notes["cache"],
+        "checksum": reference["checksum"],
+        "results": summaries,
+        "failures": notes["failures"],
+    }, indent=2) + "\n")
+    print(f"\nresults written to {RESULTS.relative_to(ROOT)}")
+    return 1 if notes["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
