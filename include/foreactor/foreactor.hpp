@@ -1,0 +1,686 @@
+// foreactor.hpp: the C++ API for plugins, header-only, on top of foreactor.h.
+//
+// A plugin for a function that reads `count` pages in a loop:
+//
+//   struct ScanState { int fd; const uint64_t* pages; size_t count; };
+//
+//   static foreactor::Graph<ScanState> scan_graph = [] {
+//     foreactor::GraphBuilder<ScanState> b("bptree_scan");
+//     auto read = b.Syscall("read_leaf", FOREACTOR_CALL_PREAD,
+//         [](ScanState& s, const foreactor::Visit& v, foreactor_call& call) {
+//           call = foreactor::Pread(s.fd, 8192, s.pages[v.iteration(0)] * 8192);
+//           return FOREACTOR_READY;
+//         });
+//     auto more = b.Branch("more", [](ScanState& s, const foreactor::Visit& v) {
+//       return v.iteration(0) + 1 < s.count ? 0 : 1;
+//     });
+//     b.start().Then(read).Then(more);
+//     more.Children({read, b.end()});
+//     return b.Build();
+//   }();
+//
+//   void Scan(int fd, const uint64_t* pages, size_t count) {
+//     ScanState state{fd, pages, count};
+//     foreactor::Scope scope(scan_graph, state);
+//     ... the function's own work, unchanged ...
+//   }
+//
+// Contracts:
+//  - Callbacks are any callables (lambdas may capture).  The Graph owns them;
+//    the C runtime reaches them through `node_data`, and the State through
+//    `scope_state`.  Callbacks see the State by reference and the visit's
+//    per-loop iteration indices through Visit.
+//  - No exception leaves a callback into the C runtime: an arguments
+//    callback that throws answers FOREACTOR_NOT_YET, a choice callback that
+//    throws FOREACTOR_CHOICE_NOT_YET, and an exception from a result
+//    callback is ignored.  So do an arguments callback that says READY with
+//    a call of another type than its node's, and a choice callback that
+//    names a child the branch does not have: foreactor then stops looking
+//    ahead there, and the program's own calls run as usual.
+//  - The builder never throws.  Any error (a rule of the graph broken, a
+//    node of another builder, out of memory) makes Build() return an invalid
+//    graph, prints the message once to stderr, and scopes of an invalid
+//    graph do nothing.
+//  - A Graph must outlive every scope of it; build it once (a static, as
+//    above) and use it from any number of threads.
+#ifndef FOREACTOR_FOREACTOR_HPP_
+#define FOREACTOR_FOREACTOR_HPP_
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "foreactor/foreactor.h"
+
+namespace foreactor {
+// The C++ API lives in an inline namespace of its own so that its names
+// never collide with foreactor's internal ones at link time.
+inline namespace plugin {
+
+// Whether an edge is weak: the function may return there (DESIGN §3).
+enum EdgeKind : int { kStrong = 0, kWeak = 1 };
+
+// One execution of a node, as a callback sees it.
+class Visit {
+ public:
+  explicit Visit(const foreactor_visit& visit) noexcept : visit_(visit) {}
+
+  // How many loops enclose the node.
+  unsigned loop_count() const noexcept { return visit_.loop_count; }
+
+  // How many times the `loop`-th enclosing loop (0: outermost) has gone
+  // around before this visit.  0 when `loop` >= loop_count().
+  uint64_t iteration(unsigned loop) const noexcept {
+    return loop < visit_.loop_count ? visit_.iteration[loop] : 0;
+  }
+
+  const foreactor_visit& raw() const noexcept { return visit_; }
+
+ private:
+  const foreactor_visit& visit_;
+};
+
+// ------------------------------------------------------------ call helpers
+//
+// Each returns the foreactor_call an arguments callback hands back for one
+// call type; fields the type does not use are zero (fd -1 when unused).
+// Read-like calls take no buffer: foreactor reads into buffers of its own.
+// Write-like calls take the bytes to write, which must stay valid and
+// unchanged until the program makes the call.
+
+inline foreactor_call Call(foreactor_call_type type) noexcept {
+  foreactor_call call{};
+  call.type = type;
+  call.fd = -1;
+  return call;
+}
+
+inline foreactor_call Open(const char* path, int flags, unsigned mode = 0) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_OPEN);
+  call.path = path;
+  call.flags = flags;
+  call.mode = mode;
+  return call;
+}
+
+inline foreactor_call Openat(int dirfd, const char* path, int flags, unsigned mode = 0) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_OPENAT);
+  call.fd = dirfd;
+  call.path = path;
+  call.flags = flags;
+  call.mode = mode;
+  return call;
+}
+
+inline foreactor_call Close(int fd) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_CLOSE);
+  call.fd = fd;
+  return call;
+}
+
+// read(fd, _, length) made when the file position is `position`.
+inline foreactor_call Read(int fd, size_t length, int64_t position) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_READ);
+  call.fd = fd;
+  call.length = length;
+  call.offset = position;
+  return call;
+}
+
+inline foreactor_call Pread(int fd, size_t length, int64_t offset) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_PREAD);
+  call.fd = fd;
+  call.length = length;
+  call.offset = offset;
+  return call;
+}
+
+// write(fd, data, length) made when the file position is `position`.
+// `data` may be null after a read whose arguments are Linked(): it then
+// writes the bytes that read produced.
+inline foreactor_call Write(int fd, const void* data, size_t length, int64_t position) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_WRITE);
+  call.fd = fd;
+  call.buffer = const_cast<void*>(data);
+  call.length = length;
+  call.offset = position;
+  return call;
+}
+
+inline foreactor_call Pwrite(int fd, const void* data, size_t length, int64_t offset) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_PWRITE);
+  call.fd = fd;
+  call.buffer = const_cast<void*>(data);
+  call.length = length;
+  call.offset = offset;
+  return call;
+}
+
+inline foreactor_call Lseek(int fd, int64_t offset, int whence) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_LSEEK);
+  call.fd = fd;
+  call.offset = offset;
+  call.whence = whence;
+  return call;
+}
+
+inline foreactor_call Fstat(int fd) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_FSTAT);
+  call.fd = fd;
+  return call;
+}
+
+inline foreactor_call Fstatat(int dirfd, const char* path, int flags = 0) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_FSTATAT);
+  call.fd = dirfd;
+  call.path = path;
+  call.flags = flags;
+  return call;
+}
+
+inline foreactor_call Stat(const char* path) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_STAT);
+  call.path = path;
+  return call;
+}
+
+inline foreactor_call Lstat(const char* path) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_LSTAT);
+  call.path = path;
+  return call;
+}
+
+inline foreactor_call Statx(int dirfd, const char* path, int flags, unsigned mask) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_STATX);
+  call.fd = dirfd;
+  call.path = path;
+  call.flags = flags;
+  call.mode = mask;
+  return call;
+}
+
+inline foreactor_call Getdents64(int fd, size_t length) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_GETDENTS64);
+  call.fd = fd;
+  call.length = length;
+  return call;
+}
+
+// readv(fd, _, _) of `total_length` bytes made when the file position is
+// `position`: only the total length matters for an early read.
+inline foreactor_call Readv(int fd, size_t total_length, int64_t position) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_READV);
+  call.fd = fd;
+  call.length = total_length;
+  call.offset = position;
+  return call;
+}
+
+inline foreactor_call Preadv(int fd, size_t total_length, int64_t offset) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_PREADV);
+  call.fd = fd;
+  call.length = total_length;
+  call.offset = offset;
+  return call;
+}
+
+namespace detail {
+inline size_t TotalLength(const struct iovec* iov, int iovcnt) noexcept {
+  size_t total = 0;
+  for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
+  return total;
+}
+}  // namespace detail
+
+// writev(fd, iov, iovcnt) made when the file position is `position`.
+inline foreactor_call Writev(int fd, const struct iovec* iov, int iovcnt,
+                             int64_t position) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_WRITEV);
+  call.fd = fd;
+  call.iov = iov;
+  call.iovcnt = iovcnt;
+  call.length = detail::TotalLength(iov, iovcnt);
+  call.offset = position;
+  return call;
+}
+
+inline foreactor_call Pwritev(int fd, const struct iovec* iov, int iovcnt,
+                              int64_t offset) noexcept {
+  foreactor_call call = Call(FOREACTOR_CALL_PWRITEV);
+  call.fd = fd;
+  call.iov = iov;
+  call.iovcnt = iovcnt;
+  call.length = detail::TotalLength(iov, iovcnt);
+  call.offset = offset;
+  return call;
+}
+
+// `call`, asking that it and the next syscall node's call run in order as
+// one unit (a read feeding a write).
+inline foreactor_call Linked(foreactor_call call) noexcept {
+  call.link_next = 1;
+  return call;
+}
+
+// ------------------------------------------------------------------ graphs
+
+template <class State>
+class GraphBuilder;
+
+namespace detail {
+
+// What a builder and its node references share: the C graph under
+// construction, the node names, and the first error the C++ side found
+// (rules of the C API are checked, and reported, by the C graph itself).
+struct BuildState {
+  foreactor_graph* graph = nullptr;
+  std::string name;
+  std::vector<std::string> node_names{"start", "end"};  // indexed by node id
+  std::string error;
+  bool out_of_memory = false;
+
+  // Keeps the first error, naming node `node`.  Never throws.
+  void Fail(int node, const char* rule) noexcept {
+    if (!error.empty() || out_of_memory) return;
+    try {
+      const bool named = node >= 0 && node < static_cast<int>(node_names.size());
+      error = "graph '" + name + "': " +
+              (named ? "node '" + node_names[static_cast<size_t>(node)] + "'"
+                     : "node #" + std::to_string(node)) +
+              ": " + rule;
+    } catch (...) {
+      out_of_memory = true;
+    }
+  }
+};
+
+// Per branch node, what the choice trampoline checks answers against.
+struct BranchShape {
+  int child_count = 0;
+};
+
+}  // namespace detail
+
+struct ChildEdge;
+
+// A reference to a node of a graph being built.  Cheap to copy; usable
+// until its GraphBuilder is built or destroyed.  Edge methods never throw:
+// the C graph remembers a rejected edge, and Build() reports it.
+class NodeRef {
+ public:
+  NodeRef() = default;
+
+  // The node's id in the C graph (-1 for a node that could not be added).
+  int id() const noexcept { return id_; }
+
+  // Makes `next` the successor of this start or syscall node.  Returns
+  // `next`, so that a straight path reads b.start().Then(open).Then(read).
+  NodeRef Then(NodeRef next, EdgeKind kind = kStrong) const noexcept {
+    if (SameGraph(next)) {
+      foreactor_graph_set_next(state_->graph, id_, next.id_, kind == kWeak ? 1 : 0);
+    }
+    return next;
+  }
+
+  // Appends children to this branch node, in order (child index 0 first).
+  // A child may be weak: more.Children({read, {b.end(), foreactor::kWeak}}).
+  const NodeRef& Children(std::initializer_list<ChildEdge> children) const noexcept;
+
+ private:
+  template <class State>
+  friend class GraphBuilder;
+
+  NodeRef(detail::BuildState* state, int id, detail::BranchShape* branch) noexcept
+      : state_(state), id_(id), branch_(branch) {}
+
+  // True when both ends belong to the same builder, whose graph exists;
+  // records an error when they do not.
+  bool SameGraph(const NodeRef& other) const noexcept {
+    if (state_ == nullptr) {
+      if (other.state_ != nullptr) {
+        other.state_->Fail(other.id_, "an edge reaches it from a node that was never added");
+      }
+      return false;
+    }
+    if (other.state_ != state_) {
+      state_->Fail(id_, other.state_ == nullptr ? "its edge leads to a node that was never added"
+                                                : "its edge leads to a node of another graph");
+      return false;
+    }
+    return state_->graph != nullptr;
+  }
+
+  detail::BuildState* state_ = nullptr;
+  int id_ = -1;
+  detail::BranchShape* branch_ = nullptr;
+};
+
+// One child edge of a branch node: a node, strong unless said otherwise.
+struct ChildEdge {
+  ChildEdge(NodeRef child, EdgeKind child_kind = kStrong) noexcept  // implicit on purpose
+      : node(child), kind(child_kind) {}
+  NodeRef node;
+  EdgeKind kind;
+};
+
+inline const NodeRef& NodeRef::Children(std::initializer_list<ChildEdge> children) const noexcept {
+  for (const ChildEdge& child : children) {
+    if (!SameGraph(child.node)) continue;
+    const int index =
+        foreactor_graph_add_child(state_->graph, id_, child.node.id_, child.kind == kWeak ? 1 : 0);
+    if (index >= 0 && branch_ != nullptr) branch_->child_count = index + 1;
+  }
+  return *this;
+}
+
+// A built graph whose callbacks see a `State&`.  Movable, not copyable.
+template <class State>
+class Graph {
+ public:
+  Graph(Graph&& other) noexcept
+      : graph_(std::exchange(other.graph_, nullptr)),
+        callbacks_(std::move(other.callbacks_)),
+        name_(std::move(other.name_)),
+        error_(std::move(other.error_)),
+        valid_(std::exchange(other.valid_, false)) {}
+
+  Graph& operator=(Graph&& other) noexcept {
+    if (this != &other) {
+      Destroy();
+      graph_ = std::exchange(other.graph_, nullptr);
+      callbacks_ = std::move(other.callbacks_);
+      name_ = std::move(other.name_);
+      error_ = std::move(other.error_);
+      valid_ = std::exchange(other.valid_, false);
+    }
+    return *this;
+  }
+
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph() { Destroy(); }
+
+  // True when the graph passed validation: its scopes may speculate.
+  bool valid() const noexcept { return valid_; }
+
+  // Why the graph is invalid ("" when it is valid).
+  const std::string& error() const noexcept { return error_; }
+
+  const std::string& name() const noexcept { return name_; }
+
+  // The graph in Graphviz DOT form, or "" when it cannot be written.
+  std::string dot() const {
+    if (graph_ == nullptr) return "";
+    char* text = nullptr;
+    size_t size = 0;
+    FILE* out = open_memstream(&text, &size);
+    if (out == nullptr) return "";
+    const int written = foreactor_graph_write_dot(graph_, out);
+    const bool closed = fclose(out) == 0;
+    std::string result;
+    if (written == 0 && closed && text != nullptr) result.assign(text, size);
+    free(text);
+    return result;
+  }
+
+  // The C graph, for the functions of foreactor.h; null only when the
+  // builder ran out of memory.
+  foreactor_graph* handle() const noexcept { return graph_; }
+
+ private:
+  friend class GraphBuilder<State>;
+
+  Graph(foreactor_graph* graph, std::vector<std::shared_ptr<void>> callbacks, std::string name,
+        std::string error, bool valid) noexcept
+      : graph_(graph),
+        callbacks_(std::move(callbacks)),
+        name_(std::move(name)),
+        error_(std::move(error)),
+        valid_(valid) {}
+
+  void Destroy() noexcept {
+    if (graph_ != nullptr) foreactor_graph_destroy(graph_);
+    graph_ = nullptr;
+  }
+
+  foreactor_graph* graph_ = nullptr;
+  std::vector<std::shared_ptr<void>> callbacks_;  // what every node's node_data points to
+  std::string name_;
+  std::string error_;
+  bool valid_ = false;
+};
+
+// Builds one Graph<State>.  Not thread-safe.  Every method is noexcept:
+// errors, out of memory included, surface in Build().
+template <class State>
+class GraphBuilder {
+ public:
+  using ArgumentsFn = std::function<foreactor_readiness(State&, const Visit&, foreactor_call&)>;
+  using ResultFn = std::function<void(State&, const Visit&, int64_t)>;
+  using ChoiceFn = std::function<int(State&, const Visit&)>;
+
+  // `name`: letters, digits and '_'; it names the graph in configuration
+  // variables and statistics.
+  explicit GraphBuilder(const char* name) noexcept {
+    try {
+      state_ = std::make_unique<detail::BuildState>();
+      state_->name = name != nullptr ? name : "";
+    } catch (...) {
+      state_.reset();
+      return;
+    }
+    state_->graph = foreactor_graph_create(name);
+    if (state_->graph == nullptr) state_->out_of_memory = true;
+  }
+
+  GraphBuilder(const GraphBuilder&) = delete;
+  GraphBuilder& operator=(const GraphBuilder&) = delete;
+
+  ~GraphBuilder() {
+    if (state_ != nullptr && state_->graph != nullptr) foreactor_graph_destroy(state_->graph);
+  }
+
+  NodeRef start() noexcept { return NodeRef(state_.get(), FOREACTOR_START_NODE, nullptr); }
+  NodeRef end() noexcept { return NodeRef(state_.get(), FOREACTOR_END_NODE, nullptr); }
+
+  // Adds a syscall node of `type`.  `arguments` is called as
+  //   foreactor_readiness(State&, const foreactor::Visit&, foreactor_call&)
+  // and fills the call for a visit (contract: foreactor_arguments_fn).  The
+  // optional `result` is called as void(State&, const Visit&, int64_t) with
+  // each visit's result (return value or -errno) once the program has it.
+  template <class Arguments, class Result = std::nullptr_t>
+  NodeRef Syscall(const char* name, foreactor_call_type type, Arguments&& arguments,
+                  Result&& result = nullptr) noexcept {
+    static_assert(std::is_constructible_v<ArgumentsFn, Arguments&&>,
+                  "the arguments callback must be callable as "
+                  "foreactor_readiness(State&, const foreactor::Visit&, foreactor_call&)");
+    static_assert(std::is_constructible_v<ResultFn, Result&&>,
+                  "the result callback must be callable as "
+                  "void(State&, const foreactor::Visit&, int64_t)");
+    if (!Usable()) return NodeRef();
+    try {
+      auto callbacks = std::make_shared<SyscallCallbacks>();
+      callbacks->arguments = ArgumentsFn(std::forward<Arguments>(arguments));
+      callbacks->result = ResultFn(std::forward<Result>(result));
+      callbacks->type = type;
+      SyscallCallbacks* data = callbacks.get();
+      callbacks_.push_back(std::move(callbacks));
+      const int id = foreactor_graph_add_syscall(
+          state_->graph, name, type, data->arguments ? &ArgumentsTrampoline : nullptr,
+          data->result ? &ResultTrampoline : nullptr, data);
+      if (id >= 0) RememberName(id, name);
+      return NodeRef(state_.get(), id, nullptr);
+    } catch (...) {
+      state_->out_of_memory = true;
+      return NodeRef();
+    }
+  }
+
+  // Adds a branch node.  `choice` is called as int(State&, const Visit&)
+  // and names the child taken at a visit, or FOREACTOR_CHOICE_NOT_YET
+  // (contract: foreactor_choice_fn).
+  template <class Choice>
+  NodeRef Branch(const char* name, Choice&& choice) noexcept {
+    static_assert(std::is_constructible_v<ChoiceFn, Choice&&>,
+                  "the choice callback must be callable as int(State&, const foreactor::Visit&)");
+    if (!Usable()) return NodeRef();
+    try {
+      auto callbacks = std::make_shared<BranchCallbacks>();
+      callbacks->choice = ChoiceFn(std::forward<Choice>(choice));
+      BranchCallbacks* data = callbacks.get();
+      callbacks_.push_back(std::move(callbacks));
+      const int id = foreactor_graph_add_branch(state_->graph, name,
+                                                data->choice ? &ChoiceTrampoline : nullptr, data);
+      if (id >= 0) RememberName(id, name);
+      return NodeRef(state_.get(), id, &data->shape);
+    } catch (...) {
+      state_->out_of_memory = true;
+      return NodeRef();
+    }
+  }
+
+  // Validates the graph and hands it over; the builder is spent afterwards
+  // (a second Build() gives an invalid graph).  When the graph is invalid,
+  // prints why to stderr ("foreactor: graph '...': ...") and returns it
+  // invalid: its scopes do nothing.
+  Graph<State> Build() noexcept {
+    foreactor_graph* graph = nullptr;
+    std::string name;
+    std::string error;
+    bool valid = false;
+    if (state_ != nullptr) {
+      graph = std::exchange(state_->graph, nullptr);
+      name.swap(state_->name);
+      char message[1024] = "";
+      // A graph the C++ side rejected is finished too, so it can be drawn.
+      const bool finished =
+          graph != nullptr && foreactor_graph_finish(graph, message, sizeof message) == 0;
+      try {
+        if (state_->out_of_memory || graph == nullptr) {
+          error = "graph '" + name + "': out of memory while building the graph";
+        } else if (!state_->error.empty()) {
+          error.swap(state_->error);
+        } else if (!finished) {
+          error = message;
+        } else {
+          valid = true;
+        }
+      } catch (...) {
+        error.clear();
+      }
+      state_.reset();
+    }
+    if (!valid) {
+      const char* reason = !error.empty() ? error.c_str()
+                           : built_       ? "GraphBuilder::Build() called twice"
+                                          : "out of memory while building a graph";
+      fprintf(stderr, "foreactor: %s\n", reason);
+    }
+    built_ = true;
+    return Graph<State>(graph, std::move(callbacks_), std::move(name), std::move(error), valid);
+  }
+
+ private:
+  struct SyscallCallbacks {
+    ArgumentsFn arguments;
+    ResultFn result;
+    foreactor_call_type type = FOREACTOR_CALL_PREAD;
+  };
+  struct BranchCallbacks {
+    ChoiceFn choice;
+    detail::BranchShape shape;
+  };
+
+  bool Usable() const noexcept { return state_ != nullptr && state_->graph != nullptr; }
+
+  void RememberName(int id, const char* name) {
+    state_->node_names.resize(static_cast<size_t>(id) + 1);
+    state_->node_names[static_cast<size_t>(id)] = name != nullptr ? name : "";
+  }
+
+  // The C callbacks: find the callable through node_data and the State
+  // through scope_state; let no exception through.
+  static foreactor_readiness ArgumentsTrampoline(const foreactor_visit* visit,
+                                                 foreactor_call* call) noexcept {
+    try {
+      auto* callbacks = static_cast<SyscallCallbacks*>(visit->node_data);
+      State& state = *static_cast<State*>(visit->scope_state);
+      const foreactor_readiness readiness = callbacks->arguments(state, Visit(*visit), *call);
+      switch (readiness) {
+        case FOREACTOR_READY:
+          return call->type == callbacks->type ? FOREACTOR_READY : FOREACTOR_NOT_YET;
+        case FOREACTOR_NEVER:
+          return FOREACTOR_NEVER;
+        default:
+          return FOREACTOR_NOT_YET;
+      }
+    } catch (...) {
+      return FOREACTOR_NOT_YET;
+    }
+  }
+
+  static void ResultTrampoline(const foreactor_visit* visit, int64_t result) noexcept {
+    try {
+      auto* callbacks = static_cast<SyscallCallbacks*>(visit->node_data);
+      State& state = *static_cast<State*>(visit->scope_state);
+      callbacks->result(state, Visit(*visit), result);
+    } catch (...) {
+      // A result callback cannot fail the program's call; ignore.
+    }
+  }
+
+  static int ChoiceTrampoline(const foreactor_visit* visit) noexcept {
+    try {
+      auto* callbacks = static_cast<BranchCallbacks*>(visit->node_data);
+      State& state = *static_cast<State*>(visit->scope_state);
+      const int choice = callbacks->choice(state, Visit(*visit));
+      if (choice < 0 || choice >= callbacks->shape.child_count) return FOREACTOR_CHOICE_NOT_YET;
+      return choice;
+    } catch (...) {
+      return FOREACTOR_CHOICE_NOT_YET;
+    }
+  }
+
+  std::unique_ptr<detail::BuildState> state_;
+  std::vector<std::shared_ptr<void>> callbacks_;
+  bool built_ = false;
+};
+
+// One invocation of the function a graph describes, on this thread: enters
+// a scope of `graph` with `state` on construction and leaves it on
+// destruction, however the block is left (return, exception).  `state`
+// must outlive the scope.  Does nothing for an invalid graph.
+class Scope {
+ public:
+  template <class State>
+  Scope(const Graph<State>& graph, State& state) noexcept
+      : graph_(graph.valid() ? graph.handle() : nullptr) {
+    if (graph_ != nullptr) foreactor_scope_enter(graph_, static_cast<void*>(&state));
+  }
+
+  ~Scope() {
+    if (graph_ != nullptr) foreactor_scope_exit(graph_);
+  }
+
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  foreactor_graph* graph_;
+};
+
+}  // namespace plugin
+}  // namespace foreactor
+
+#endif  // FOREACTOR_FOREACTOR_HPP_
