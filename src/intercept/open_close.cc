@@ -1,0 +1,122 @@
+// Interposers of the open family and close.
+#undef _FORTIFY_SOURCE
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdarg>
+
+#include "intercept/interpose.h"
+
+namespace foreactor {
+namespace {
+
+// True when open() reads its third argument (glibc's __OPEN_NEEDS_MODE).
+bool OpenNeedsMode(int flags) {
+  return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+// The intercepted path of open and open64; `real` is the matching libc function.
+int InterceptOpen(const RealFunction<OpenFunction>& real, const char* path, int flags,
+                  mode_t mode) {
+  InterceptedCall intercepted;
+  intercepted.call.type = FOREACTOR_CALL_OPEN;
+  intercepted.call.path = path;
+  intercepted.call.flags = flags;
+  intercepted.call.mode = mode;
+  return static_cast<int>(
+      OfferOrRun(&intercepted, [&]() -> int64_t { return real(path, flags, mode); }));
+}
+
+// The intercepted path of openat and openat64.
+int InterceptOpenAt(const RealFunction<OpenAtFunction>& real, int directory_fd, const char* path,
+                    int flags, mode_t mode) {
+  InterceptedCall intercepted;
+  intercepted.call.type = FOREACTOR_CALL_OPENAT;
+  intercepted.call.fd = directory_fd;
+  intercepted.call.path = path;
+  intercepted.call.flags = flags;
+  intercepted.call.mode = mode;
+  return static_cast<int>(OfferOrRun(
+      &intercepted, [&]() -> int64_t { return real(directory_fd, path, flags, mode); }));
+}
+
+int Open(const RealFunction<OpenFunction>& real, const char* path, int flags, mode_t mode) {
+  if (!InterceptionWanted()) return real(path, flags, mode);
+  return InterceptOpen(real, path, flags, mode);
+}
+
+int OpenAt(const RealFunction<OpenAtFunction>& real, int directory_fd, const char* path,
+           int flags, mode_t mode) {
+  if (!InterceptionWanted()) return real(directory_fd, path, flags, mode);
+  return InterceptOpenAt(real, directory_fd, path, flags, mode);
+}
+
+}  // namespace
+}  // namespace foreactor
+
+using foreactor::real_calls;
+
+// The variadic mode argument is read only when the flags say it was passed.
+#define FOREACTOR_READ_MODE(mode, flags)   \
+  mode_t mode = 0;                         \
+  if (foreactor::OpenNeedsMode(flags)) {   \
+    va_list arguments;                     \
+    va_start(arguments, flags);            \
+    mode = va_arg(arguments, mode_t);      \
+    va_end(arguments);                     \
+  }
+
+FOREACTOR_INTERPOSER int open(const char* path, int flags, ...) {
+  FOREACTOR_READ_MODE(mode, flags)
+  return foreactor::Open(real_calls.open, path, flags, mode);
+}
+
+FOREACTOR_INTERPOSER int open64(const char* path, int flags, ...) {
+  FOREACTOR_READ_MODE(mode, flags)
+  return foreactor::Open(real_calls.open64, path, flags, mode);
+}
+
+FOREACTOR_INTERPOSER int openat(int directory_fd, const char* path, int flags, ...) {
+  FOREACTOR_READ_MODE(mode, flags)
+  return foreactor::OpenAt(real_calls.openat, directory_fd, path, flags, mode);
+}
+
+FOREACTOR_INTERPOSER int openat64(int directory_fd, const char* path, int flags, ...) {
+  FOREACTOR_READ_MODE(mode, flags)
+  return foreactor::OpenAt(real_calls.openat64, directory_fd, path, flags, mode);
+}
+
+#undef FOREACTOR_READ_MODE
+
+// Fortified opens (-D_FORTIFY_SOURCE): flags that need a mode are a
+// programming error, and libc's own function reports it and aborts; any
+// other call is a plain open.
+FOREACTOR_INTERPOSER int __open_2(const char* path, int flags) {
+  if (foreactor::OpenNeedsMode(flags)) return real_calls.open_2(path, flags);
+  return foreactor::Open(real_calls.open, path, flags, 0);
+}
+
+FOREACTOR_INTERPOSER int __open64_2(const char* path, int flags) {
+  if (foreactor::OpenNeedsMode(flags)) return real_calls.open64_2(path, flags);
+  return foreactor::Open(real_calls.open64, path, flags, 0);
+}
+
+FOREACTOR_INTERPOSER int __openat_2(int directory_fd, const char* path, int flags) {
+  if (foreactor::OpenNeedsMode(flags)) return real_calls.openat_2(directory_fd, path, flags);
+  return foreactor::OpenAt(real_calls.openat, directory_fd, path, flags, 0);
+}
+
+FOREACTOR_INTERPOSER int __openat64_2(int directory_fd, const char* path, int flags) {
+  if (foreactor::OpenNeedsMode(flags)) return real_calls.openat64_2(directory_fd, path, flags);
+  return foreactor::OpenAt(real_calls.openat64, directory_fd, path, flags, 0);
+}
+
+FOREACTOR_INTERPOSER int close(int fd) {
+  if (!foreactor::InterceptionWanted()) return real_calls.close(fd);
+  foreactor::InterceptedCall intercepted;
+  intercepted.call.type = FOREACTOR_CALL_CLOSE;
+  intercepted.call.fd = fd;
+  return static_cast<int>(
+      foreactor::OfferOrRun(&intercepted, [&]() -> int64_t { return real_calls.close(fd); }));
+}
