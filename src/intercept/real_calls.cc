@@ -192,7 +192,15 @@ bool Resolve(RealFunction<Function>& entry, const char* name) {
   return true;
 }
 
+// FOREACTOR_TEST_RAW_SYSCALLS=1 keeps every stand-in, so that tests can
+// compare the stand-ins with libc by running the same program both ways.
+bool KeepStandIns() {
+  const char* value = getenv("FOREACTOR_TEST_RAW_SYSCALLS");
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
 __attribute__((constructor(101))) void ResolveWhenLoaded() {
+  if (KeepStandIns()) return;
   const int saved_errno = errno;
   ResolveRealCalls();
   errno = saved_errno;

@@ -12,6 +12,10 @@
 //
 // Loading a pointer is one relaxed atomic load: no lock, no allocation.
 // Used only by the interposers in this folder.
+//
+// Test hook: with FOREACTOR_TEST_RAW_SYSCALLS=1 in the environment, the
+// constructor resolves nothing and every call goes to its stand-in (the
+// integration tests run the passthrough programs this way too).
 #ifndef FOREACTOR_INTERCEPT_REAL_CALLS_H_
 #define FOREACTOR_INTERCEPT_REAL_CALLS_H_
 

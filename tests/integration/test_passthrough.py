@@ -32,6 +32,8 @@ IDLE_ENVIRONMENTS = {
     "unset": {},
     "on": {"FOREACTOR": "1"},
     "on_threads_depth4": {"FOREACTOR": "1", "FOREACTOR_ENGINE": "threads", "FOREACTOR_DEPTH": "4"},
+    # Every interposer ends in its raw-syscall stand-in instead of libc.
+    "raw_syscalls": {"FOREACTOR_TEST_RAW_SYSCALLS": "1"},
 }
 
 
@@ -86,7 +88,7 @@ def test_fortify_failures_identical(call, fixture_tree, scratch):
                     environment())
     assert reference.returncode == -signal.SIGABRT, reference
     assert b"***" in reference.stderr
-    for idle in ("unset", "on"):
+    for idle in ("unset", "on", "raw_syscalls"):
         observed = run([program("passthrough_fortify"), "--fortify-failure", call, scratch],
                        environment(**IDLE_ENVIRONMENTS[idle]))
         assert observed.as_tuple() == reference.as_tuple()
