@@ -208,7 +208,7 @@ __attribute__((constructor(101))) void ResolveWhenLoaded() {
 
 }  // namespace
 
-RealCalls real_calls = {
+constinit RealCalls real_calls = {
     RealFunction<OpenFunction>(&StandInOpen),
     RealFunction<OpenFunction>(&StandInOpen),
     RealFunction<OpenAtFunction>(&StandInOpenAt),
