@@ -1,0 +1,40 @@
+// CreateEngine: picks the backend, falling back from io_uring to the
+// thread pool when the kernel does not let us use io_uring (DESIGN §5).
+#include <new>
+
+#include "engine/engine.h"
+#include "engine/io_uring_engine.h"
+#include "engine/sync_engine.h"
+#include "engine/thread_pool_engine.h"
+
+namespace foreactor {
+
+std::unique_ptr<Engine> CreateEngine(const EngineOptions& options, std::string* fallback_reason) {
+  try {
+    if (fallback_reason != nullptr) fallback_reason->clear();
+    switch (options.kind) {
+      case EngineKind::kIoUring: {
+        std::string error;
+        std::unique_ptr<Engine> engine = IoUringEngine::Create(options, &error);
+        if (engine) return engine;
+        if (fallback_reason != nullptr) {
+          try {
+            *fallback_reason = "io_uring unavailable (" + error + "): using the thread pool";
+          } catch (const std::bad_alloc&) {
+            fallback_reason->assign("no io_uring");  // short enough never to allocate
+          }
+        }
+        return ThreadPoolEngine::Create(options);
+      }
+      case EngineKind::kThreads:
+        return ThreadPoolEngine::Create(options);
+      case EngineKind::kSync:
+        return std::unique_ptr<Engine>(new (std::nothrow) SyncEngine());
+    }
+  } catch (const std::bad_alloc&) {
+    // Out of memory while composing the message: run without speculation.
+  }
+  return nullptr;
+}
+
+}  // namespace foreactor

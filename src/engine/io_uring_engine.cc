@@ -1,0 +1,396 @@
+#include "engine/io_uring_engine.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "engine/request_rules.h"
+
+namespace foreactor {
+namespace {
+
+// The most SQ entries a ring may have (the kernel's limit).
+constexpr unsigned kMaxQueueSize = 32768;
+// The most bytes one read or write moves (the kernel's MAX_RW_COUNT); a
+// larger request could not be expressed in an SQE's 32-bit length.
+constexpr size_t kMaxTransferBytes = 0x7ffff000;
+// user_data of internal SQEs, whose completions are ignored.
+constexpr __u64 kInternalUserData = 0;
+// CQ slots requests leave free, so a cancellation always finds one.
+constexpr unsigned kReservedForCancel = 1;
+
+// Counts the forks this process came out of as a child, so engines can tell
+// that their ring belongs to the parent.
+std::atomic<unsigned> g_fork_generation{0};
+
+void NoteForkInChild() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
+
+unsigned CurrentForkGeneration() {
+  static const bool registered = pthread_atfork(nullptr, nullptr, &NoteForkInChild) == 0;
+  static_cast<void>(registered);
+  return g_fork_generation.load(std::memory_order_relaxed);
+}
+
+// True when io_uring can run `call` with the same result as the system call.
+bool Expressible(const foreactor_call& call) {
+  switch (call.type) {
+    case FOREACTOR_CALL_READ:
+    case FOREACTOR_CALL_PREAD:
+    case FOREACTOR_CALL_WRITE:
+    case FOREACTOR_CALL_PWRITE:
+      // Offset -1 would mean "the current file position" to io_uring.
+      return call.offset >= 0 && call.length <= kMaxTransferBytes;
+    case FOREACTOR_CALL_READV:
+    case FOREACTOR_CALL_PREADV:
+    case FOREACTOR_CALL_WRITEV:
+    case FOREACTOR_CALL_PWRITEV:
+      return call.offset >= 0 && call.iov != nullptr && call.iovcnt > 0 && call.iovcnt <= IOV_MAX;
+    default:
+      return true;
+  }
+}
+
+// Turns an SQE that was taken but will not be used into a no-op whose
+// completion is ignored.
+void MakeInternalNop(io_uring_sqe* sqe) {
+  io_uring_prep_nop(sqe);
+  sqe->user_data = kInternalUserData;
+}
+
+std::string ErrorText(int negative_errno) {
+  const char* text = strerrordesc_np(-negative_errno);
+  return text != nullptr ? text : "error " + std::to_string(-negative_errno);
+}
+
+}  // namespace
+
+std::unique_ptr<IoUringEngine> IoUringEngine::Create(const EngineOptions& options,
+                                                     std::string* error) {
+  std::unique_ptr<IoUringEngine> engine(new (std::nothrow) IoUringEngine(options.io_uring_async));
+  if (!engine) {
+    *error = ErrorText(-ENOMEM);
+    return nullptr;
+  }
+  if (!engine->Setup(options, error)) return nullptr;
+  return engine;
+}
+
+IoUringEngine::IoUringEngine(bool async) : async_(async) {}
+
+bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
+  unsigned entries = options.queue_size;
+  if (entries < 1) entries = 1;
+  if (entries > kMaxQueueSize) entries = kMaxQueueSize;
+
+  // The best setup the kernel accepts, newest features first.
+  const unsigned flag_sets[] = {
+      IORING_SETUP_CLAMP | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER |
+          IORING_SETUP_DEFER_TASKRUN,
+      IORING_SETUP_CLAMP | IORING_SETUP_SUBMIT_ALL,
+      IORING_SETUP_CLAMP,
+  };
+  int result = -EINVAL;
+  for (unsigned flags : flag_sets) {
+    io_uring_params params;
+    std::memset(&params, 0, sizeof(params));
+    params.flags = flags;
+    result = io_uring_queue_init_params(entries, &ring_, &params);
+    if (result == 0) {
+      deferred_task_work_ = (flags & IORING_SETUP_DEFER_TASKRUN) != 0;
+      break;
+    }
+    if (result != -EINVAL) break;
+  }
+  if (result < 0) {
+    *error = ErrorText(result);
+    return false;
+  }
+  ring_ready_ = true;
+  fork_generation_ = CurrentForkGeneration();
+
+  io_uring_probe* probe = io_uring_get_probe_ring(&ring_);
+  if (probe == nullptr) {
+    *error = "cannot probe the supported operations";
+    return false;
+  }
+  struct Needed {
+    int opcode;
+    const char* name;
+  };
+  const Needed needed[] = {
+      {IORING_OP_NOP, "nop"},       {IORING_OP_OPENAT, "openat"},
+      {IORING_OP_CLOSE, "close"},   {IORING_OP_READ, "read"},
+      {IORING_OP_WRITE, "write"},   {IORING_OP_READV, "readv"},
+      {IORING_OP_WRITEV, "writev"}, {IORING_OP_STATX, "statx"},
+      {IORING_OP_ASYNC_CANCEL, "async_cancel"},
+  };
+  for (const Needed& operation : needed) {
+    if (!io_uring_opcode_supported(probe, operation.opcode)) {
+      io_uring_free_probe(probe);
+      *error = std::string("the kernel lacks the ") + operation.name + " operation";
+      return false;
+    }
+  }
+  io_uring_free_probe(probe);
+
+  if (options.workers > 0) {
+    // Bounded (file) and unbounded workers alike; an old kernel without
+    // the limit simply runs with its default.
+    unsigned limits[2] = {options.workers, options.workers};
+    io_uring_register_iowq_max_workers(&ring_, limits);
+  }
+
+  completion_capacity_ = ring_.cq.ring_entries;
+  try {
+    pending_.reserve(ring_.sq.ring_entries);
+  } catch (const std::bad_alloc&) {
+    *error = ErrorText(-ENOMEM);
+    return false;
+  }
+  return true;
+}
+
+IoUringEngine::~IoUringEngine() {
+  if (!ring_ready_) return;
+  if (!Unusable()) {
+    for (PendingSqe& pending : pending_) {
+      if (pending.request == nullptr) continue;
+      MakeInternalNop(pending.sqe);
+      CompleteRequest(pending.request, -ECANCELED);
+      pending.request = nullptr;
+    }
+    SubmitPending();
+    // Requests never take the last CQ slot, so when there is no room for
+    // the cancellation, an internal SQE's CQE is on its way: reap and retry.
+    bool cancel_submitted = false;
+    while (owed_completions_ > 0 && !broken_) {
+      if (!cancel_submitted && HasRoomFor(1, 0)) {
+        io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+        io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL);
+        sqe->user_data = kInternalUserData;
+        pending_.push_back(PendingSqe{nullptr, sqe});
+        if (SubmitPending() < 0) break;  // the ring refuses work: nothing more to do
+        cancel_submitted = true;
+        continue;
+      }
+      io_uring_cqe* cqe = nullptr;
+      const int result = io_uring_wait_cqe(&ring_, &cqe);
+      if (result == -EINTR) continue;
+      if (result < 0) {
+        broken_ = true;
+        break;
+      }
+      ReapAvailable();
+    }
+  }
+  io_uring_queue_exit(&ring_);
+}
+
+bool IoUringEngine::Supports(foreactor_call_type type) const {
+  switch (type) {
+    case FOREACTOR_CALL_OPEN:
+    case FOREACTOR_CALL_OPENAT:
+    case FOREACTOR_CALL_CLOSE:
+    case FOREACTOR_CALL_READ:
+    case FOREACTOR_CALL_PREAD:
+    case FOREACTOR_CALL_WRITE:
+    case FOREACTOR_CALL_PWRITE:
+    case FOREACTOR_CALL_FSTAT:
+    case FOREACTOR_CALL_FSTATAT:
+    case FOREACTOR_CALL_STAT:
+    case FOREACTOR_CALL_LSTAT:
+    case FOREACTOR_CALL_STATX:
+    case FOREACTOR_CALL_READV:
+    case FOREACTOR_CALL_PREADV:
+    case FOREACTOR_CALL_WRITEV:
+    case FOREACTOR_CALL_PWRITEV:
+      return true;
+    default:  // LSEEK, GETDENTS64: no io_uring operation
+      return false;
+  }
+}
+
+bool IoUringEngine::Unusable() const {
+  return broken_ || fork_generation_ != g_fork_generation.load(std::memory_order_relaxed);
+}
+
+bool IoUringEngine::HasRoomFor(unsigned count, unsigned reserved) const {
+  return io_uring_sq_space_left(&ring_) >= count &&
+         owed_completions_ + pending_.size() + count + reserved <= completion_capacity_;
+}
+
+bool IoUringEngine::Prepare(Request* request) {
+  if (Unusable()) return false;
+  unsigned count = 0;
+  for (Request* link = request; link != nullptr; link = link->linked_next) {
+    if (!Supports(link->call.type) || !Expressible(link->call)) return false;
+    if (link->state.load(std::memory_order_relaxed) != RequestState::kIdle) return false;
+    ++count;
+  }
+  if (!HasRoomFor(count, kReservedForCancel)) {
+    Poll();
+    if (!HasRoomFor(count, kReservedForCancel)) return false;
+  }
+  for (Request* link = request; link != nullptr; link = link->linked_next) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: room was checked
+    PrepareSqe(link, sqe, link->linked_next != nullptr);
+    link->state.store(RequestState::kPrepared, std::memory_order_relaxed);
+    pending_.push_back(PendingSqe{link, sqe});  // within the reserved capacity
+  }
+  return true;
+}
+
+void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to_next) {
+  const foreactor_call& call = request->call;
+  const __u64 offset = static_cast<__u64>(call.offset);
+  switch (call.type) {
+    case FOREACTOR_CALL_OPEN:
+      io_uring_prep_openat(sqe, AT_FDCWD, call.path, call.flags, call.mode);
+      break;
+    case FOREACTOR_CALL_OPENAT:
+      io_uring_prep_openat(sqe, call.fd, call.path, call.flags, call.mode);
+      break;
+    case FOREACTOR_CALL_CLOSE:
+      io_uring_prep_close(sqe, call.fd);
+      break;
+    case FOREACTOR_CALL_READ:
+    case FOREACTOR_CALL_PREAD:
+      io_uring_prep_read(sqe, call.fd, call.buffer, static_cast<unsigned>(call.length), offset);
+      break;
+    case FOREACTOR_CALL_WRITE:
+    case FOREACTOR_CALL_PWRITE:
+      io_uring_prep_write(sqe, call.fd, call.buffer, static_cast<unsigned>(call.length), offset);
+      break;
+    case FOREACTOR_CALL_READV:
+    case FOREACTOR_CALL_PREADV:
+      io_uring_prep_readv(sqe, call.fd, call.iov, static_cast<unsigned>(call.iovcnt), offset);
+      break;
+    case FOREACTOR_CALL_WRITEV:
+    case FOREACTOR_CALL_PWRITEV:
+      io_uring_prep_writev(sqe, call.fd, call.iov, static_cast<unsigned>(call.iovcnt), offset);
+      break;
+    default: {  // the stat family (Prepare checked Supports)
+      const StatxArguments statx = StatxArgumentsFor(call);
+      io_uring_prep_statx(sqe, statx.directory_fd, statx.path, statx.flags, statx.mask,
+                          &request->statx_buffer);
+      break;
+    }
+  }
+  unsigned flags = 0;
+  if (link_to_next) flags |= IOSQE_IO_LINK;
+  if (async_) flags |= IOSQE_ASYNC;
+  io_uring_sqe_set_flags(sqe, flags);
+  io_uring_sqe_set_data(sqe, request);
+}
+
+int IoUringEngine::Submit() {
+  if (pending_.empty()) return 0;
+  if (Unusable()) {
+    for (const PendingSqe& pending : pending_) {
+      if (pending.request != nullptr) CompleteRequest(pending.request, -ECANCELED);
+    }
+    pending_.clear();
+    return -ECANCELED;
+  }
+  return SubmitPending();
+}
+
+int IoUringEngine::SubmitPending() {
+  if (pending_.empty()) return 0;
+  int result;
+  do {
+    result = io_uring_submit(&ring_);
+  } while (result == -EINTR);
+  // The kernel consumes SQEs in order: the first `consumed` are in flight.
+  size_t consumed = result < 0 ? 0 : static_cast<size_t>(result);
+  if (consumed > pending_.size()) consumed = pending_.size();
+  int requests = 0;
+  for (size_t i = 0; i < consumed; ++i) {
+    ++owed_completions_;
+    if (pending_[i].request != nullptr) {
+      pending_[i].request->state.store(RequestState::kSubmitted, std::memory_order_relaxed);
+      ++requests;
+    }
+  }
+  if (consumed == pending_.size()) {
+    pending_.clear();
+    return requests;
+  }
+  // The rest stays in the SQ ring and would be submitted with the next
+  // batch: make it harmless, and complete its requests now.
+  const int error = result < 0 ? result : -EAGAIN;
+  for (size_t i = consumed; i < pending_.size(); ++i) {
+    MakeInternalNop(pending_[i].sqe);
+    if (pending_[i].request != nullptr) CompleteRequest(pending_[i].request, error);
+    pending_[i].request = nullptr;
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(consumed));
+  return error;
+}
+
+void IoUringEngine::ReapAvailable() {
+  unsigned head;
+  unsigned seen = 0;
+  io_uring_cqe* cqe;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    ++seen;
+    if (cqe->user_data != kInternalUserData) {
+      CompleteRequest(reinterpret_cast<Request*>(static_cast<uintptr_t>(cqe->user_data)), cqe->res);
+    }
+  }
+  io_uring_cq_advance(&ring_, seen);
+  owed_completions_ -= seen < owed_completions_ ? seen : owed_completions_;
+}
+
+void IoUringEngine::Wait(Request* request) {
+  if (request->state.load(std::memory_order_relaxed) == RequestState::kPrepared) Submit();
+  for (;;) {
+    const RequestState state = request->state.load(std::memory_order_acquire);
+    if (state == RequestState::kCompleted || state == RequestState::kIdle) return;
+    if (Unusable() || owed_completions_ == 0) {
+      // The ring failed, or belongs to the parent of this forked process,
+      // or (a broken invariant) the request is not in flight here: its
+      // result can never arrive, so do not hang the program.
+      CompleteRequest(request, -ECANCELED);
+      return;
+    }
+    io_uring_cqe* cqe = nullptr;
+    const int result = io_uring_wait_cqe(&ring_, &cqe);
+    if (result == -EINTR) continue;
+    if (result < 0) {
+      broken_ = true;
+      continue;
+    }
+    ReapAvailable();
+  }
+}
+
+void IoUringEngine::Poll() {
+  if (Unusable() || owed_completions_ == 0) return;
+  // With deferred task work, finished requests post their CQEs only when
+  // asked to.
+  if (deferred_task_work_) io_uring_get_events(&ring_);
+  ReapAvailable();
+}
+
+void IoUringEngine::Cancel(Request* request) {
+  if (Unusable()) return;
+  if (request->state.load(std::memory_order_relaxed) == RequestState::kPrepared) Submit();
+  if (request->state.load(std::memory_order_relaxed) != RequestState::kSubmitted) return;
+  if (!HasRoomFor(1, 0)) {
+    Poll();
+    if (!HasRoomFor(1, 0)) return;  // the request simply completes on its own
+  }
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  io_uring_prep_cancel64(sqe, reinterpret_cast<uintptr_t>(request), 0);
+  sqe->user_data = kInternalUserData;
+  pending_.push_back(PendingSqe{nullptr, sqe});
+  SubmitPending();
+}
+
+}  // namespace foreactor

@@ -1,0 +1,103 @@
+// io_uring_engine.h: EngineKind::kIoUring, one io_uring instance per engine.
+//
+// Every request is one SQE whose user_data is the Request's address; a
+// linked chain is a run of SQEs joined with IOSQE_IO_LINK, so the kernel
+// runs them in order and completes the rest of the chain with -ECANCELED
+// when one fails or transfers fewer bytes than asked (a short read).
+// Internal SQEs (cancellations, and no-ops that replace SQEs a failed
+// submission left behind) carry user_data 0 and their CQEs are ignored.
+//
+// Invariant: the CQEs the kernel still owes (submitted SQEs) plus the SQEs
+// prepared but not submitted never exceed the CQ ring's size, so no
+// completion can ever overflow; requests leave one CQ slot free, so a
+// cancellation can always be submitted.
+//
+// Not supported (the runtime runs them synchronously or elsewhere):
+// getdents64 and lseek, which io_uring has no operation for.
+//
+// The engine is used by the thread that created it only.  When the kernel
+// allows, the ring is single-issuer with deferred task work: completions are
+// then processed only when this engine asks for them, so the host thread is
+// never interrupted (no spurious EINTR in the program's own system calls).
+// After fork() the child never touches the ring: every call degrades to
+// "nothing in flight".
+#ifndef FOREACTOR_ENGINE_IO_URING_ENGINE_H_
+#define FOREACTOR_ENGINE_IO_URING_ENGINE_H_
+
+#include <liburing.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace foreactor {
+
+class IoUringEngine final : public Engine {
+ public:
+  // Creates a ring of options.queue_size SQ entries (clamped to 1..32768)
+  // and checks that the kernel offers every operation needed.  On failure
+  // returns null and writes the reason to `*error` (the strerror text of
+  // the failing call, or which operation is missing).
+  static std::unique_ptr<IoUringEngine> Create(const EngineOptions& options, std::string* error);
+
+  // Completes prepared requests with -ECANCELED, cancels everything in
+  // flight and waits for every CQE, then tears the ring down, so the kernel
+  // never writes into a request after this returns.
+  ~IoUringEngine() override;
+
+  IoUringEngine(const IoUringEngine&) = delete;
+  IoUringEngine& operator=(const IoUringEngine&) = delete;
+
+  const char* name() const override { return "io_uring"; }
+  bool Supports(foreactor_call_type type) const override;
+  // Returns false, leaving the chain kIdle, when the SQ or the CQ has no
+  // room for the whole chain, when a request is not kIdle or not supported,
+  // or when io_uring cannot express it exactly (a negative offset, a
+  // transfer above the kernel's per-call limit, a bad iovec count).
+  bool Prepare(Request* request) override;
+  int Submit() override;
+  void Wait(Request* request) override;
+  void Poll() override;
+  // Submits an asynchronous cancel for the request.  A request the kernel
+  // already started (or finished) keeps its real result.
+  void Cancel(Request* request) override;
+
+ private:
+  // One SQE taken from the ring and not yet consumed by the kernel.
+  struct PendingSqe {
+    Request* request;  // null for internal SQEs
+    io_uring_sqe* sqe;
+  };
+
+  explicit IoUringEngine(bool async);
+  bool Setup(const EngineOptions& options, std::string* error);
+
+  void PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to_next);
+  // Submits every pending SQE.  Returns the number of requests submitted,
+  // or -errno after completing the requests left unsubmitted with it.
+  int SubmitPending();
+  // Records every CQE already in the CQ ring.
+  void ReapAvailable();
+  // True once this engine must not use its ring any more (after fork, or
+  // after the ring failed).
+  bool Unusable() const;
+  // Room for `count` more SQEs, counting their future CQEs, with
+  // `reserved` CQ slots left over.
+  bool HasRoomFor(unsigned count, unsigned reserved) const;
+
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  bool deferred_task_work_ = false;
+  bool broken_ = false;
+  const bool async_;
+  unsigned fork_generation_ = 0;
+  unsigned completion_capacity_ = 0;
+  unsigned owed_completions_ = 0;    // CQEs of submitted SQEs not yet reaped
+  std::vector<PendingSqe> pending_;  // capacity reserved to the SQ size
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_ENGINE_IO_URING_ENGINE_H_

@@ -1,0 +1,95 @@
+#include "engine/thread_pool_engine.h"
+
+#include <cerrno>
+#include <new>
+
+#include "engine/request_rules.h"
+#include "graph/call_types.h"
+
+namespace foreactor {
+
+std::unique_ptr<ThreadPoolEngine> ThreadPoolEngine::Create(const EngineOptions& options) {
+  WorkerPool* pool = WorkerPool::Instance();
+  if (pool == nullptr) return nullptr;
+  const unsigned wanted = options.workers != 0 ? options.workers : kDefaultWorkers;
+  if (pool->EnsureWorkers(wanted) == 0) return nullptr;
+  const unsigned capacity = options.queue_size != 0 ? options.queue_size : 1;
+  std::unique_ptr<ThreadPoolEngine> engine(new (std::nothrow) ThreadPoolEngine(pool, capacity));
+  if (!engine) return nullptr;
+  try {
+    engine->batch_.reserve(capacity);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  return engine;
+}
+
+ThreadPoolEngine::ThreadPoolEngine(WorkerPool* pool, unsigned batch_capacity)
+    : pool_(pool), batch_capacity_(batch_capacity) {
+  pool_->Register(&submitter_);
+}
+
+ThreadPoolEngine::~ThreadPoolEngine() {
+  for (Request* head : batch_) CompleteChain(head, -ECANCELED);
+  batch_.clear();
+  pool_->Unregister(&submitter_);
+}
+
+bool ThreadPoolEngine::Supports(foreactor_call_type type) const {
+  return IsValidCallType(type);
+}
+
+bool ThreadPoolEngine::Prepare(Request* request) {
+  if (batch_.size() >= batch_capacity_) return false;
+  for (Request* link = request; link != nullptr; link = link->linked_next) {
+    if (!IsValidCallType(link->call.type)) return false;
+    if (link->state.load(std::memory_order_relaxed) != RequestState::kIdle) return false;
+  }
+  for (Request* link = request; link != nullptr; link = link->linked_next) {
+    link->state.store(RequestState::kPrepared, std::memory_order_relaxed);
+  }
+  batch_.push_back(request);  // within the reserved capacity: no allocation
+  return true;
+}
+
+int ThreadPoolEngine::Submit() {
+  if (batch_.empty()) return 0;
+  int requests = 0;
+  for (Request* head : batch_) {
+    for (Request* link = head; link != nullptr; link = link->linked_next) {
+      link->state.store(RequestState::kSubmitted, std::memory_order_relaxed);
+      ++requests;
+    }
+  }
+  // The pool's lock publishes the requests (and the states) to the workers.
+  const int error = pool_->Push(batch_.data(), batch_.size(), &submitter_);
+  if (error != 0) {
+    for (Request* head : batch_) CompleteChain(head, error);
+    batch_.clear();
+    return error;
+  }
+  batch_.clear();
+  return requests;
+}
+
+void ThreadPoolEngine::Wait(Request* request) {
+  if (request->state.load(std::memory_order_acquire) == RequestState::kPrepared) Submit();
+  WaitForCompletion(request);
+}
+
+void ThreadPoolEngine::Cancel(Request* request) {
+  const RequestState state = request->state.load(std::memory_order_acquire);
+  if (state == RequestState::kPrepared) {
+    for (size_t i = 0; i < batch_.size(); ++i) {
+      if (batch_[i] == request) {
+        batch_.erase(batch_.begin() + static_cast<std::ptrdiff_t>(i));
+        CompleteChain(request, -ECANCELED);
+        return;
+      }
+    }
+    return;  // a linked request: it runs (or not) with its head
+  }
+  if (state == RequestState::kSubmitted) pool_->CancelQueued(request);
+}
+
+}  // namespace foreactor

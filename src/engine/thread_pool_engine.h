@@ -1,0 +1,67 @@
+// thread_pool_engine.h: EngineKind::kThreads, requests run by the
+// process-wide WorkerPool.
+//
+// One ThreadPoolEngine per thread (per runtime); all of them share the one
+// pool.  Prepare() appends to a batch local to the engine; Submit() hands
+// the whole batch to the pool under one lock.  Every call type is
+// supported; a linked chain runs in order on one worker.
+#ifndef FOREACTOR_ENGINE_THREAD_POOL_ENGINE_H_
+#define FOREACTOR_ENGINE_THREAD_POOL_ENGINE_H_
+
+#include <memory>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/worker_pool.h"
+
+namespace foreactor {
+
+class ThreadPoolEngine final : public Engine {
+ public:
+  // Workers the pool gets when the options leave the count at 0.
+  static constexpr unsigned kDefaultWorkers = 16;
+
+  // Starts the pool (or grows it) to options.workers workers (kDefaultWorkers
+  // when 0); a batch holds at most options.queue_size chains (at least 1).
+  // Returns null when out of memory or when not a single worker runs.
+  static std::unique_ptr<ThreadPoolEngine> Create(const EngineOptions& options);
+
+  // Cancels this engine's queued requests and waits until none of its
+  // requests is running, so no worker touches a request after this.
+  // Requests still prepared but never submitted complete with -ECANCELED.
+  ~ThreadPoolEngine() override;
+
+  ThreadPoolEngine(const ThreadPoolEngine&) = delete;
+  ThreadPoolEngine& operator=(const ThreadPoolEngine&) = delete;
+
+  const char* name() const override { return "threads"; }
+  bool Supports(foreactor_call_type type) const override;
+  // Returns false when the batch is full or a request of the chain is not
+  // kIdle or of an invalid type.
+  bool Prepare(Request* request) override;
+  // Returns the number of requests handed over (linked ones included), or
+  // -EAGAIN (the pool lost its workers, e.g. in a forked child) / -ENOMEM,
+  // after completing the batch with that value.
+  int Submit() override;
+  // A request still only prepared is submitted first, so this never hangs
+  // on a request nobody will run.
+  void Wait(Request* request) override;
+  // Workers record completions themselves; nothing to do.
+  void Poll() override {}
+  // A chain head still queued (or only prepared) completes at once with
+  // -ECANCELED, its linked requests too.  A running request, or a linked
+  // request whose head is not cancelled, runs to its real result.
+  void Cancel(Request* request) override;
+
+ private:
+  ThreadPoolEngine(WorkerPool* pool, unsigned batch_capacity);
+
+  WorkerPool* const pool_;
+  const unsigned batch_capacity_;
+  std::vector<Request*> batch_;  // chain heads, prepared and not submitted
+  WorkerPool::Submitter submitter_;
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_ENGINE_THREAD_POOL_ENGINE_H_

@@ -1,0 +1,203 @@
+#include "engine/worker_pool.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <new>
+
+#include "engine/engine.h"
+#include "engine/request_rules.h"
+
+namespace foreactor {
+namespace {
+
+// Workers only make one system call at a time; a small stack is plenty.
+constexpr size_t kWorkerStackBytes = 256 * 1024;
+constexpr size_t kInitialQueueCapacity = 1024;
+
+WorkerPool* g_pool = nullptr;  // set once by Instance()
+
+}  // namespace
+
+WorkerPool* WorkerPool::Instance() {
+  static WorkerPool* const pool = [] {
+    WorkerPool* created = new (std::nothrow) WorkerPool();
+    if (created != nullptr) {
+      g_pool = created;
+      pthread_atfork(&WorkerPool::BeforeFork, &WorkerPool::AfterForkInParent,
+                     &WorkerPool::AfterForkInChild);
+    }
+    return created;
+  }();
+  return pool;
+}
+
+unsigned WorkerPool::EnsureWorkers(unsigned count) {
+  if (count > kMaxWorkers) count = kMaxWorkers;
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (workers_ < count) {
+    if (!StartWorkerLocked()) break;
+  }
+  return workers_;
+}
+
+unsigned WorkerPool::worker_count() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return workers_;
+}
+
+bool WorkerPool::StartWorkerLocked() {
+  pthread_attr_t attributes;
+  if (pthread_attr_init(&attributes) != 0) return false;
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attributes, kWorkerStackBytes);
+  // The new thread inherits the creator's signal mask: block everything
+  // around the creation so that no signal can ever be delivered to a worker.
+  sigset_t all_signals;
+  sigset_t previous_mask;
+  sigfillset(&all_signals);
+  pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
+  pthread_t thread;
+  const int error = pthread_create(&thread, &attributes, &WorkerPool::WorkerMain, this);
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  pthread_attr_destroy(&attributes);
+  if (error != 0) return false;
+  pthread_setname_np(thread, kWorkerThreadName);  // for people reading ps/top
+  ++workers_;
+  return true;
+}
+
+void* WorkerPool::WorkerMain(void* pool) {
+  static_cast<WorkerPool*>(pool)->RunWorker();
+  return nullptr;
+}
+
+void WorkerPool::RunWorker() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    Job job{nullptr, nullptr};
+    while (queued_ > 0 && job.head == nullptr) {
+      job = jobs_[first_];
+      first_ = (first_ + 1) & (capacity_ - 1);
+      --queued_;
+    }
+    if (job.head == nullptr) {
+      ++idle_workers_;
+      work_available_.wait(lock);
+      --idle_workers_;
+      continue;
+    }
+    lock.unlock();
+    ExecuteNow(job.head);
+    lock.lock();
+    FinishJobLocked(job.submitter);
+  }
+}
+
+void WorkerPool::FinishJobLocked(Submitter* submitter) {
+  if (--submitter->outstanding_ == 0) job_finished_.notify_all();
+}
+
+bool WorkerPool::GrowQueueLocked(size_t needed) {
+  if (needed <= capacity_) return true;
+  size_t capacity = capacity_ == 0 ? kInitialQueueCapacity : capacity_;
+  while (capacity < needed) capacity *= 2;
+  std::unique_ptr<Job[]> jobs(new (std::nothrow) Job[capacity]);
+  if (!jobs) return false;
+  for (size_t i = 0; i < queued_; ++i) jobs[i] = jobs_[(first_ + i) & (capacity_ - 1)];
+  jobs_ = std::move(jobs);
+  capacity_ = capacity;
+  first_ = 0;
+  return true;
+}
+
+void WorkerPool::Register(Submitter* submitter) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  submitter->previous_ = nullptr;
+  submitter->next_ = submitters_;
+  if (submitters_ != nullptr) submitters_->previous_ = submitter;
+  submitters_ = submitter;
+}
+
+void WorkerPool::Unregister(Submitter* submitter) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < queued_; ++i) {
+    Job& job = jobs_[(first_ + i) & (capacity_ - 1)];
+    if (job.head != nullptr && job.submitter == submitter) {
+      CompleteChain(job.head, -ECANCELED);
+      job.head = nullptr;
+      FinishJobLocked(submitter);
+    }
+  }
+  job_finished_.wait(lock, [submitter] { return submitter->outstanding_ == 0; });
+  if (submitter->previous_ != nullptr) {
+    submitter->previous_->next_ = submitter->next_;
+  } else {
+    submitters_ = submitter->next_;
+  }
+  if (submitter->next_ != nullptr) submitter->next_->previous_ = submitter->previous_;
+  submitter->previous_ = submitter->next_ = nullptr;
+}
+
+int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (workers_ == 0) return -EAGAIN;
+  if (!GrowQueueLocked(queued_ + count)) return -ENOMEM;
+  for (size_t i = 0; i < count; ++i) {
+    jobs_[(first_ + queued_) & (capacity_ - 1)] = Job{heads[i], submitter};
+    ++queued_;
+  }
+  submitter->outstanding_ += count;
+  // Wake no more workers than there are jobs.
+  const size_t wake = count < idle_workers_ ? count : idle_workers_;
+  if (wake == idle_workers_) {
+    work_available_.notify_all();
+  } else {
+    for (size_t i = 0; i < wake; ++i) work_available_.notify_one();
+  }
+  return 0;
+}
+
+bool WorkerPool::CancelQueued(Request* head) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < queued_; ++i) {
+    Job& job = jobs_[(first_ + i) & (capacity_ - 1)];
+    if (job.head == head) {
+      CompleteChain(head, -ECANCELED);
+      job.head = nullptr;
+      FinishJobLocked(job.submitter);
+      return true;
+    }
+  }
+  return false;
+}
+
+void WorkerPool::BeforeFork() { g_pool->mutex_.lock(); }
+
+void WorkerPool::AfterForkInParent() { g_pool->mutex_.unlock(); }
+
+void WorkerPool::AfterForkInChild() {
+  WorkerPool* pool = g_pool;
+  // Only the forking thread exists in the child.  Condition variables may
+  // still count the parent's waiting workers: start them afresh.
+  new (&pool->work_available_) std::condition_variable();
+  new (&pool->job_finished_) std::condition_variable();
+  pool->workers_ = 0;
+  pool->idle_workers_ = 0;
+  for (size_t i = 0; i < pool->queued_; ++i) {
+    Job& job = pool->jobs_[(pool->first_ + i) & (pool->capacity_ - 1)];
+    if (job.head != nullptr) CompleteChain(job.head, -ECANCELED);
+  }
+  pool->first_ = 0;
+  pool->queued_ = 0;
+  // Chains that were running in the parent's workers will never finish
+  // here; nobody may wait for them.
+  for (Submitter* submitter = pool->submitters_; submitter != nullptr;
+       submitter = submitter->next_) {
+    submitter->outstanding_ = 0;
+  }
+  pool->mutex_.unlock();
+}
+
+}  // namespace foreactor

@@ -1,0 +1,109 @@
+// worker_pool.h: the process-wide pool of threads that run requests for
+// every ThreadPoolEngine (DESIGN §5).
+//
+// There is one pool per process.  It is created on first use and never
+// destroyed (its workers are detached and block in a wait when idle), so
+// process exit can never hang on it.  Workers block every signal, so the
+// host program's signal delivery is unchanged.  After fork() the child
+// starts with an empty pool: no workers, no queued jobs, and engines
+// inherited from the parent see nothing outstanding.
+//
+// Jobs are chains of requests (a request and its linked_next successors);
+// one worker runs a whole chain in order with ExecuteNow().  Every job is
+// finished exactly once: by a worker, or by cancellation while it is still
+// queued (the chain then completes with -ECANCELED).
+#ifndef FOREACTOR_ENGINE_WORKER_POOL_H_
+#define FOREACTOR_ENGINE_WORKER_POOL_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+
+#include "engine/request.h"
+
+namespace foreactor {
+
+class WorkerPool {
+ public:
+  // The record of one engine's jobs: how many it handed over that are not
+  // finished yet.  Owned by the engine; must be registered with the pool
+  // for its whole life.
+  class Submitter {
+   public:
+    Submitter() = default;
+    Submitter(const Submitter&) = delete;
+    Submitter& operator=(const Submitter&) = delete;
+
+   private:
+    friend class WorkerPool;
+    size_t outstanding_ = 0;  // guarded by the pool's mutex
+    Submitter* previous_ = nullptr;
+    Submitter* next_ = nullptr;
+  };
+
+  // The process-wide pool; null only when it cannot be allocated.
+  static WorkerPool* Instance();
+
+  // Starts workers until at least `count` run (at most kMaxWorkers).
+  // Returns how many run afterwards: fewer when a thread could not be
+  // created, 0 when none could.
+  unsigned EnsureWorkers(unsigned count);
+
+  // How many workers run now.
+  unsigned worker_count();
+
+  void Register(Submitter* submitter);
+  // Cancels the submitter's queued jobs, waits for its running ones to
+  // finish, then forgets it.
+  void Unregister(Submitter* submitter);
+
+  // Queues the chains starting at heads[0..count) in order, under one
+  // lock, and wakes workers.  Every request of the chains must already be
+  // kSubmitted.  Returns 0, or -EAGAIN when no worker runs, or -ENOMEM; on
+  // failure nothing was queued and the caller still owns the chains.
+  int Push(Request* const* heads, size_t count, Submitter* submitter);
+
+  // If the chain starting at `head` is still queued, removes it and
+  // completes it with -ECANCELED; returns true then.  A running or
+  // finished chain, or a request that is not a chain head, is left alone.
+  bool CancelQueued(Request* head);
+
+  static constexpr unsigned kMaxWorkers = 1024;
+  // The name every worker thread carries (/proc/self/task/*/comm).
+  static constexpr const char* kWorkerThreadName = "foreactor-pool";
+
+ private:
+  struct Job {
+    Request* head;          // null: cancelled while queued (a tombstone)
+    Submitter* submitter;
+  };
+
+  WorkerPool() = default;
+  static void* WorkerMain(void* pool);
+  void RunWorker();
+  bool StartWorkerLocked();
+  bool GrowQueueLocked(size_t needed);
+  void FinishJobLocked(Submitter* submitter);
+
+  static void BeforeFork();
+  static void AfterForkInParent();
+  static void AfterForkInChild();
+
+  std::mutex mutex_;
+  std::condition_variable work_available_;
+  std::condition_variable job_finished_;
+  unsigned workers_ = 0;
+  unsigned idle_workers_ = 0;
+  // Queue of jobs: a ring of `capacity_` (a power of two) entries, the
+  // first at `first_`, `queued_` of them in use (tombstones included).
+  std::unique_ptr<Job[]> jobs_;
+  size_t capacity_ = 0;
+  size_t first_ = 0;
+  size_t queued_ = 0;
+  Submitter* submitters_ = nullptr;  // list of registered submitters
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_ENGINE_WORKER_POOL_H_

@@ -1,0 +1,377 @@
+// io_uring engine: cancellation of blocked requests, queue limits, options,
+// submission failures, fork safety, and the fallback when io_uring is
+// forbidden.
+#include "engine/io_uring_engine.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_files.h"
+
+namespace foreactor {
+namespace {
+
+using testing::PatternByte;
+using testing::ResetRequest;
+using testing::TempDir;
+
+std::unique_ptr<IoUringEngine> MakeEngine(const EngineOptions& options = EngineOptions{}) {
+  std::string error;
+  std::unique_ptr<IoUringEngine> engine = IoUringEngine::Create(options, &error);
+  EXPECT_NE(engine, nullptr) << error;
+  return engine;
+}
+
+void SetUpRead(Request* request, int fd, void* buffer, size_t length, int64_t offset) {
+  ResetRequest(request);
+  std::memset(&request->call, 0, sizeof(request->call));
+  request->call.type = FOREACTOR_CALL_PREAD;
+  request->call.fd = fd;
+  request->call.buffer = buffer;
+  request->call.length = length;
+  request->call.offset = offset;
+}
+
+class Pipe {
+ public:
+  Pipe() { ok_ = pipe(fds_) == 0; }
+  ~Pipe() {
+    if (ok_) {
+      close(fds_[0]);
+      close(fds_[1]);
+    }
+  }
+  bool ok() const { return ok_; }
+  int read_end() const { return fds_[0]; }
+  int write_end() const { return fds_[1]; }
+
+ private:
+  int fds_[2] = {-1, -1};
+  bool ok_ = false;
+};
+
+TEST(IoUringEngineTest, CancelsABlockedPipeRead) {
+  std::unique_ptr<IoUringEngine> engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  Pipe pipe;
+  ASSERT_TRUE(pipe.ok());
+  char buffer[16];
+  Request request;
+  SetUpRead(&request, pipe.read_end(), buffer, sizeof(buffer), 0);
+  ASSERT_TRUE(engine->Prepare(&request));
+  ASSERT_EQ(engine->Submit(), 1);
+  engine->Poll();
+  EXPECT_EQ(request.state.load(), RequestState::kSubmitted);  // nothing to read yet
+  engine->Cancel(&request);
+  engine->Wait(&request);
+  EXPECT_EQ(request.state.load(), RequestState::kCompleted);
+  EXPECT_EQ(request.result, -ECANCELED);
+  // The cancelled read consumed nothing.
+  ASSERT_EQ(write(pipe.write_end(), "abc", 3), 3);
+  char direct[8];
+  EXPECT_EQ(read(pipe.read_end(), direct, sizeof(direct)), 3);
+}
+
+TEST(IoUringEngineTest, BlockedReadCompletesWhenDataArrives) {
+  std::unique_ptr<IoUringEngine> engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  Pipe pipe;
+  ASSERT_TRUE(pipe.ok());
+  char buffer[16] = {};
+  Request request;
+  SetUpRead(&request, pipe.read_end(), buffer, sizeof(buffer), 0);
+  ASSERT_TRUE(engine->Prepare(&request));
+  ASSERT_EQ(engine->Submit(), 1);
+  std::thread writer([&pipe] {
+    usleep(20000);
+    EXPECT_EQ(write(pipe.write_end(), "hello", 5), 5);
+  });
+  engine->Wait(&request);
+  writer.join();
+  EXPECT_EQ(request.result, 5);
+  EXPECT_EQ(std::string(buffer, 5), "hello");
+}
+
+TEST(IoUringEngineTest, DestructorCancelsBlockedRequests) {
+  std::unique_ptr<IoUringEngine> engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  Pipe pipe;
+  ASSERT_TRUE(pipe.ok());
+  char buffer[3][16];
+  Request requests[3];
+  for (int i = 0; i < 3; ++i) {
+    SetUpRead(&requests[i], pipe.read_end(), buffer[i], sizeof(buffer[i]), 0);
+    ASSERT_TRUE(engine->Prepare(&requests[i]));
+  }
+  ASSERT_EQ(engine->Submit(), 3);
+  engine.reset();
+  for (const Request& request : requests) {
+    EXPECT_EQ(request.state.load(), RequestState::kCompleted);
+    EXPECT_EQ(request.result, -ECANCELED);
+  }
+}
+
+// The SQ holds queue_size entries and the CQ twice as many: Prepare must
+// refuse before either could overflow (keeping one CQ slot for a
+// cancellation), and accept again once room is back.
+TEST(IoUringEngineTest, PrepareRefusesWhenTheQueueIsFull) {
+  EngineOptions options;
+  options.queue_size = 8;
+  std::unique_ptr<IoUringEngine> engine = MakeEngine(options);
+  ASSERT_NE(engine, nullptr);
+  Pipe pipe;
+  ASSERT_TRUE(pipe.ok());
+  char buffer[40][4];
+  Request requests[40];
+  int prepared = 0;
+  while (prepared < 40) {
+    SetUpRead(&requests[prepared], pipe.read_end(), buffer[prepared], 1, 0);
+    if (!engine->Prepare(&requests[prepared])) break;
+    ++prepared;
+  }
+  EXPECT_EQ(prepared, 8);  // the SQ is full
+  EXPECT_EQ(requests[8].state.load(), RequestState::kIdle);
+  ASSERT_EQ(engine->Submit(), 8);
+  while (prepared < 40) {
+    SetUpRead(&requests[prepared], pipe.read_end(), buffer[prepared], 1, 0);
+    if (!engine->Prepare(&requests[prepared])) break;
+    ++prepared;
+  }
+  EXPECT_EQ(prepared, 15);  // the CQ (16) could hold no more, one slot kept for cancels
+  ASSERT_EQ(engine->Submit(), 7);
+  // A linked pair never fits half: still refused as a whole.
+  Request head, tail;
+  SetUpRead(&head, pipe.read_end(), buffer[30], 1, 0);
+  SetUpRead(&tail, pipe.read_end(), buffer[31], 1, 0);
+  head.linked_next = &tail;
+  EXPECT_FALSE(engine->Prepare(&head));
+  EXPECT_EQ(head.state.load(), RequestState::kIdle);
+  EXPECT_EQ(tail.state.load(), RequestState::kIdle);
+  // Feed two bytes: two reads complete, and there is room for the pair.
+  ASSERT_EQ(write(pipe.write_end(), "xy", 2), 2);
+  // Whichever reads got the bytes complete: poll until two did.
+  int completed = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (completed < 2 && std::chrono::steady_clock::now() < deadline) {
+    engine->Poll();
+    completed = 0;
+    for (int r = 0; r < 15; ++r) completed += requests[r].state.load() == RequestState::kCompleted;
+  }
+  EXPECT_EQ(completed, 2);
+  EXPECT_TRUE(engine->Prepare(&head));
+  EXPECT_EQ(engine->Submit(), 2);
+  engine.reset();  // cancels the rest
+  EXPECT_EQ(head.state.load(), RequestState::kCompleted);
+  EXPECT_EQ(tail.state.load(), RequestState::kCompleted);
+}
+
+TEST(IoUringEngineTest, RefusesWhatIoUringCannotExpressExactly) {
+  std::unique_ptr<IoUringEngine> engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  char buffer[8];
+  Request request;
+  SetUpRead(&request, 0, buffer, sizeof(buffer), -1);
+  EXPECT_FALSE(engine->Prepare(&request));  // would mean "current position"
+  SetUpRead(&request, 0, buffer, size_t{1} << 32, 0);
+  EXPECT_FALSE(engine->Prepare(&request));  // does not fit an SQE
+  SetUpRead(&request, 0, buffer, sizeof(buffer), 0);
+  request.call.type = FOREACTOR_CALL_PREADV;
+  request.call.iov = nullptr;
+  request.call.iovcnt = 0;
+  EXPECT_FALSE(engine->Prepare(&request));
+  SetUpRead(&request, 0, buffer, sizeof(buffer), 0);
+  request.call.type = FOREACTOR_CALL_LSEEK;
+  EXPECT_FALSE(engine->Prepare(&request));
+  EXPECT_EQ(request.state.load(), RequestState::kIdle);
+  EXPECT_EQ(engine->Submit(), 0);
+}
+
+// IOSQE_ASYNC and an io-wq worker cap change how, never what.
+TEST(IoUringEngineTest, AsyncOptionAndWorkerCapGiveTheSameResults) {
+  TempDir dir;
+  ASSERT_TRUE(dir.WritePatternFile("data", 64 * 4096 + 10));
+  const int fd = open(dir.Path("data").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  EngineOptions options;
+  options.io_uring_async = true;
+  options.workers = 2;
+  std::unique_ptr<IoUringEngine> engine = MakeEngine(options);
+  ASSERT_NE(engine, nullptr);
+  std::vector<std::vector<char>> buffers(65, std::vector<char>(4096));
+  std::vector<Request> requests(65);
+  for (int i = 0; i < 65; ++i) {
+    SetUpRead(&requests[i], fd, buffers[i].data(), 4096, int64_t{i} * 4096);
+    ASSERT_TRUE(engine->Prepare(&requests[i]));
+  }
+  ASSERT_EQ(engine->Submit(), 65);
+  for (int i = 64; i >= 0; --i) {
+    engine->Wait(&requests[i]);
+    ASSERT_EQ(requests[i].result, i == 64 ? 10 : 4096);
+    EXPECT_EQ(buffers[i][9], PatternByte(static_cast<uint64_t>(i) * 4096 + 9));
+  }
+  // A short asynchronous read still cancels its linked successor.
+  const int target = open(dir.Path("copy").c_str(), O_CREAT | O_WRONLY, 0644);
+  Request read, write;
+  SetUpRead(&read, fd, buffers[0].data(), 4096, 64 * 4096);
+  read.linked_next = &write;
+  SetUpRead(&write, target, buffers[0].data(), 4096, 0);
+  write.call.type = FOREACTOR_CALL_PWRITE;
+  ASSERT_TRUE(engine->Prepare(&read));
+  ASSERT_EQ(engine->Submit(), 2);
+  engine->Wait(&read);
+  engine->Wait(&write);
+  EXPECT_EQ(read.result, 10);
+  EXPECT_EQ(write.result, -ECANCELED);
+  EXPECT_EQ(dir.ReadAll("copy").size(), 0u);
+  close(target);
+  close(fd);
+}
+
+// A submission the kernel refuses completes its requests with the error,
+// and the engine keeps working.  The ring is single-issuer when the kernel
+// allows: a submission from another thread is then refused with EEXIST.
+TEST(IoUringEngineTest, FailedSubmissionCompletesItsRequests) {
+  TempDir dir;
+  ASSERT_TRUE(dir.WritePatternFile("data", 3 * 4096));
+  const int fd = open(dir.Path("data").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::unique_ptr<IoUringEngine> engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  std::vector<char> buffers[3] = {std::vector<char>(4096), std::vector<char>(4096),
+                                  std::vector<char>(4096)};
+  Request requests[3];
+  for (int i = 0; i < 3; ++i) {
+    SetUpRead(&requests[i], fd, buffers[i].data(), 4096, int64_t{i} * 4096);
+    ASSERT_TRUE(engine->Prepare(&requests[i]));
+  }
+  int submitted = 0;
+  std::thread other([&] { submitted = engine->Submit(); });
+  other.join();
+  if (submitted == 3) {
+    for (Request& request : requests) engine->Wait(&request);
+    close(fd);
+    GTEST_SKIP() << "the ring is not single-issuer on this kernel";
+  }
+  EXPECT_EQ(submitted, -EEXIST);
+  for (const Request& request : requests) {
+    EXPECT_EQ(request.state.load(), RequestState::kCompleted);
+    EXPECT_EQ(request.result, -EEXIST);
+  }
+  // The owner thread goes on; the SQEs left behind are harmless.
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      SetUpRead(&requests[i], fd, buffers[i].data(), 4096, int64_t{i} * 4096);
+      ASSERT_TRUE(engine->Prepare(&requests[i]));
+    }
+    ASSERT_EQ(engine->Submit(), 3);
+    for (int i = 0; i < 3; ++i) {
+      engine->Wait(&requests[i]);
+      EXPECT_EQ(requests[i].result, 4096);
+      EXPECT_EQ(buffers[i][100], PatternByte(static_cast<uint64_t>(i) * 4096 + 100));
+    }
+  }
+  close(fd);
+}
+
+// After fork() the child must never use the parent's ring (its requests
+// cannot be waited for there), and the parent's requests are unaffected.
+TEST(IoUringEngineTest, ForkedChildNeverTouchesTheParentsRing) {
+  std::unique_ptr<IoUringEngine> engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  Pipe pipe;
+  ASSERT_TRUE(pipe.ok());
+  char buffer[16] = {};
+  Request blocked;
+  SetUpRead(&blocked, pipe.read_end(), buffer, sizeof(buffer), 0);
+  ASSERT_TRUE(engine->Prepare(&blocked));
+  ASSERT_EQ(engine->Submit(), 1);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int failures = 0;
+    char other_buffer[8];
+    Request other;
+    SetUpRead(&other, pipe.read_end(), other_buffer, sizeof(other_buffer), 0);
+    if (engine->Prepare(&other)) failures |= 1;
+    engine->Cancel(&blocked);
+    engine->Wait(&blocked);
+    if (blocked.state.load() != RequestState::kCompleted || blocked.result != -ECANCELED) {
+      failures |= 2;
+    }
+    engine.reset();
+    _exit(failures);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(blocked.state.load(), RequestState::kSubmitted);
+  ASSERT_EQ(write(pipe.write_end(), "parent", 6), 6);
+  engine->Wait(&blocked);
+  EXPECT_EQ(blocked.result, 6);
+  EXPECT_EQ(std::string(buffer, 6), "parent");
+}
+
+// Installs a seccomp filter that fails io_uring_setup with EPERM.
+bool ForbidIoUring() {
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog program = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])),
+                               filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
+TEST(IoUringEngineTest, ForbiddenIoUringFallsBackToTheThreadPoolWithAReason) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (!ForbidIoUring()) _exit(10);
+    std::string error;
+    if (IoUringEngine::Create(EngineOptions{}, &error) != nullptr) _exit(1);
+    if (error != "Operation not permitted") _exit(2);
+    std::string reason;
+    std::unique_ptr<Engine> engine = CreateEngine(EngineOptions{}, &reason);
+    if (engine == nullptr) _exit(3);
+    if (std::strcmp(engine->name(), "threads") != 0) _exit(4);
+    if (reason != "io_uring unavailable (Operation not permitted): using the thread pool") _exit(5);
+    // The fallback engine works.
+    char buffer[4] = {};
+    Request request;
+    const int fd = open("/dev/zero", O_RDONLY);
+    SetUpRead(&request, fd, buffer, sizeof(buffer), 0);
+    buffer[0] = 'x';
+    if (!engine->Prepare(&request) || engine->Submit() != 1) _exit(6);
+    engine->Wait(&request);
+    if (request.result != 4 || buffer[0] != 0) _exit(7);
+    engine.reset();
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 10) GTEST_SKIP() << "cannot install a seccomp filter here";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace foreactor

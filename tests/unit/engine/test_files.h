@@ -1,0 +1,103 @@
+// test_files.h: temporary files for the engine tests.
+#ifndef FOREACTOR_TESTS_UNIT_ENGINE_TEST_FILES_H_
+#define FOREACTOR_TESTS_UNIT_ENGINE_TEST_FILES_H_
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/request.h"
+
+namespace foreactor::testing {
+
+// The byte at `offset` of every pattern file: not periodic in 4 KiB.
+inline char PatternByte(uint64_t offset) {
+  return static_cast<char>((offset * 7 + offset / 251) & 0xff);
+}
+
+// A directory under $TMPDIR (or /tmp), removed with its content.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/foreactor-engine.XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    if (!path_.empty()) RemoveTree(path_);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  bool ok() const { return !path_.empty(); }
+  const std::string& path() const { return path_; }
+  std::string Path(const std::string& name) const { return path_ + "/" + name; }
+
+  // Creates `name` holding `size` pattern bytes.  Returns false on error.
+  bool WritePatternFile(const std::string& name, uint64_t size) const {
+    const int fd = open(Path(name).c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0) return false;
+    std::vector<char> bytes(size);
+    for (uint64_t i = 0; i < size; ++i) bytes[i] = PatternByte(i);
+    const bool ok = write(fd, bytes.data(), size) == static_cast<ssize_t>(size);
+    close(fd);
+    return ok;
+  }
+
+  // Reads the whole file `name` (empty when missing).
+  std::string ReadAll(const std::string& name) const {
+    std::string content;
+    const int fd = open(Path(name).c_str(), O_RDONLY);
+    if (fd < 0) return content;
+    char buffer[65536];
+    ssize_t got;
+    while ((got = read(fd, buffer, sizeof(buffer))) > 0) {
+      content.append(buffer, static_cast<size_t>(got));
+    }
+    close(fd);
+    return content;
+  }
+
+ private:
+  static void RemoveTree(const std::string& path) {
+    DIR* dir = opendir(path.c_str());
+    if (dir != nullptr) {
+      while (struct dirent* entry = readdir(dir)) {
+        const std::string name = entry->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string child = path + "/" + name;
+        struct stat info;
+        if (lstat(child.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+          RemoveTree(child);
+        } else {
+          unlink(child.c_str());
+        }
+      }
+      closedir(dir);
+    }
+    rmdir(path.c_str());
+  }
+
+  std::string path_;
+};
+
+// The result of a direct libc call in the engines' convention.
+inline int64_t Direct(long result) { return result == -1 ? -static_cast<int64_t>(errno) : result; }
+
+// Makes `request` idle again for reuse (the runtime's job in real life).
+inline void ResetRequest(Request* request) {
+  request->result = 0;
+  request->linked_next = nullptr;
+  request->state.store(RequestState::kIdle);
+}
+
+}  // namespace foreactor::testing
+
+#endif  // FOREACTOR_TESTS_UNIT_ENGINE_TEST_FILES_H_

@@ -1,0 +1,298 @@
+// Thread pool engine: one shared pool, workers that block every signal,
+// growth, cancellation of queued requests, engines on many threads, and
+// fork safety.
+#include "engine/thread_pool_engine.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/worker_pool.h"
+#include "test_files.h"
+
+namespace foreactor {
+namespace {
+
+using testing::PatternByte;
+using testing::ResetRequest;
+using testing::TempDir;
+
+void SetUpCall(Request* request, foreactor_call_type type) {
+  ResetRequest(request);
+  std::memset(&request->call, 0, sizeof(request->call));
+  request->call.type = type;
+}
+
+void SetUpRead(Request* request, int fd, void* buffer, size_t length, int64_t offset) {
+  SetUpCall(request, FOREACTOR_CALL_PREAD);
+  request->call.fd = fd;
+  request->call.buffer = buffer;
+  request->call.length = length;
+  request->call.offset = offset;
+}
+
+std::string ReadProcFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(ThreadPoolEngineTest, WorkersBlockEverySignal) {
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  int workers = 0;
+  DIR* tasks = opendir("/proc/self/task");
+  ASSERT_NE(tasks, nullptr);
+  while (struct dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string task = std::string("/proc/self/task/") + entry->d_name;
+    if (ReadProcFile(task + "/comm") != std::string(WorkerPool::kWorkerThreadName) + "\n") continue;
+    ++workers;
+    const std::string status = ReadProcFile(task + "/status");
+    const size_t at = status.find("SigBlk:");
+    ASSERT_NE(at, std::string::npos);
+    const unsigned long long blocked = std::stoull(status.substr(at + 7), nullptr, 16);
+    for (int signal = 1; signal < 32; ++signal) {
+      if (signal == SIGKILL || signal == SIGSTOP) continue;  // cannot be blocked
+      EXPECT_TRUE(blocked & (1ULL << (signal - 1))) << "signal " << signal << " in " << task;
+    }
+  }
+  closedir(tasks);
+  EXPECT_GE(workers, static_cast<int>(ThreadPoolEngine::kDefaultWorkers));
+}
+
+TEST(ThreadPoolEngineTest, OnePoolThatGrowsWhenAnEngineAsksForMore) {
+  std::unique_ptr<ThreadPoolEngine> first = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(first, nullptr);
+  const unsigned before = WorkerPool::Instance()->worker_count();
+  EXPECT_GE(before, ThreadPoolEngine::kDefaultWorkers);
+  EngineOptions options;
+  options.workers = before + 3;
+  std::unique_ptr<ThreadPoolEngine> second = ThreadPoolEngine::Create(options);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(WorkerPool::Instance()->worker_count(), before + 3);
+  // Asking for fewer never shrinks the shared pool.
+  options.workers = 1;
+  std::unique_ptr<ThreadPoolEngine> third = ThreadPoolEngine::Create(options);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(WorkerPool::Instance()->worker_count(), before + 3);
+}
+
+TEST(ThreadPoolEngineTest, BatchHoldsAtMostQueueSizeChains) {
+  EngineOptions options;
+  options.queue_size = 4;
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(options);
+  ASSERT_NE(engine, nullptr);
+  const int fd = open("/dev/zero", O_RDONLY);
+  char buffers[5][8];
+  Request requests[5];
+  for (int i = 0; i < 4; ++i) {
+    SetUpRead(&requests[i], fd, buffers[i], 8, 0);
+    ASSERT_TRUE(engine->Prepare(&requests[i]));
+  }
+  SetUpRead(&requests[4], fd, buffers[4], 8, 0);
+  EXPECT_FALSE(engine->Prepare(&requests[4]));
+  EXPECT_EQ(requests[4].state.load(), RequestState::kIdle);
+  EXPECT_EQ(engine->Submit(), 4);
+  EXPECT_TRUE(engine->Prepare(&requests[4]));
+  EXPECT_EQ(engine->Submit(), 1);
+  for (Request& request : requests) {
+    engine->Wait(&request);
+    EXPECT_EQ(request.result, 8);
+  }
+  close(fd);
+}
+
+// Keeps every worker of the pool busy in open() of a FIFO until Release().
+class BusyWorkers {
+ public:
+  explicit BusyWorkers(const std::string& fifo) : fifo_(fifo) {
+    engine_ = ThreadPoolEngine::Create(EngineOptions{});
+    const unsigned workers = WorkerPool::Instance()->worker_count();
+    requests_ = std::vector<Request>(workers);
+    for (Request& request : requests_) {
+      SetUpCall(&request, FOREACTOR_CALL_OPEN);
+      request.call.path = fifo_.c_str();
+      request.call.flags = O_RDONLY;
+      EXPECT_TRUE(engine_->Prepare(&request));
+    }
+    EXPECT_EQ(engine_->Submit(), static_cast<int>(workers));
+  }
+  // Opens the FIFO for writing, which lets every blocked open return.
+  void Release() {
+    const int writer = open(fifo_.c_str(), O_WRONLY);
+    EXPECT_GE(writer, 0);
+    for (Request& request : requests_) {
+      engine_->Wait(&request);
+      EXPECT_GE(request.result, 0);
+      if (request.result >= 0) close(static_cast<int>(request.result));
+    }
+    close(writer);
+  }
+
+ private:
+  std::string fifo_;
+  std::unique_ptr<ThreadPoolEngine> engine_;
+  std::vector<Request> requests_;
+};
+
+TEST(ThreadPoolEngineTest, CancelCompletesAQueuedRequestAtOnce) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  BusyWorkers busy(dir.Path("fifo"));
+  // Every worker is stuck ahead of these: they stay queued.
+  const int fd = open("/dev/zero", O_RDONLY);
+  char buffers[2][8];
+  Request head, linked, other;
+  SetUpRead(&head, fd, buffers[0], 8, 0);
+  SetUpRead(&linked, fd, buffers[1], 8, 0);
+  head.linked_next = &linked;
+  SetUpRead(&other, fd, buffers[1], 8, 0);
+  ASSERT_TRUE(engine->Prepare(&head));
+  ASSERT_TRUE(engine->Prepare(&other));
+  ASSERT_EQ(engine->Submit(), 3);
+  engine->Cancel(&head);
+  EXPECT_EQ(head.state.load(), RequestState::kCompleted);
+  EXPECT_EQ(head.result, -ECANCELED);
+  EXPECT_EQ(linked.state.load(), RequestState::kCompleted);
+  EXPECT_EQ(linked.result, -ECANCELED);
+  EXPECT_EQ(other.state.load(), RequestState::kSubmitted);
+  busy.Release();
+  engine->Wait(&other);
+  EXPECT_EQ(other.result, 8);
+  close(fd);
+}
+
+TEST(ThreadPoolEngineTest, DestroyingAnEngineCancelsItsQueuedRequestsOnly) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  std::unique_ptr<ThreadPoolEngine> doomed = ThreadPoolEngine::Create(EngineOptions{});
+  std::unique_ptr<ThreadPoolEngine> survivor = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(doomed, nullptr);
+  ASSERT_NE(survivor, nullptr);
+  BusyWorkers busy(dir.Path("fifo"));
+  const int fd = open("/dev/zero", O_RDONLY);
+  char buffer[8];
+  Request queued[3], kept;
+  for (Request& request : queued) {
+    SetUpRead(&request, fd, buffer, 8, 0);
+    ASSERT_TRUE(doomed->Prepare(&request));
+  }
+  ASSERT_EQ(doomed->Submit(), 3);
+  SetUpRead(&kept, fd, buffer, 8, 0);
+  ASSERT_TRUE(survivor->Prepare(&kept));
+  ASSERT_EQ(survivor->Submit(), 1);
+  doomed.reset();  // must not wait for the busy workers
+  for (const Request& request : queued) {
+    EXPECT_EQ(request.state.load(), RequestState::kCompleted);
+    EXPECT_EQ(request.result, -ECANCELED);
+  }
+  EXPECT_EQ(kept.state.load(), RequestState::kSubmitted);
+  busy.Release();
+  survivor->Wait(&kept);
+  EXPECT_EQ(kept.result, 8);
+  close(fd);
+}
+
+TEST(ThreadPoolEngineTest, EnginesOnManyThreadsShareThePool) {
+  TempDir dir;
+  constexpr int kThreads = 4;
+  constexpr int kBlocks = 64;
+  ASSERT_TRUE(dir.WritePatternFile("data", uint64_t{kThreads} * kBlocks * 512));
+  std::vector<std::thread> threads;
+  std::vector<int> failures(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+      const int fd = open(dir.Path("data").c_str(), O_RDONLY);
+      if (engine == nullptr || fd < 0) {
+        failures[t] = -1;
+        return;
+      }
+      std::vector<std::vector<char>> buffers(kBlocks, std::vector<char>(512));
+      std::vector<Request> requests(kBlocks);
+      for (int round = 0; round < 20; ++round) {
+        for (int b = 0; b < kBlocks; ++b) {
+          const int64_t offset = (int64_t{t} * kBlocks + b) * 512;
+          SetUpRead(&requests[b], fd, buffers[b].data(), 512, offset);
+          if (!engine->Prepare(&requests[b])) ++failures[t];
+          if (b % 8 == 7 && engine->Submit() != 8) ++failures[t];
+        }
+        for (int b = 0; b < kBlocks; ++b) {
+          engine->Wait(&requests[b]);
+          const uint64_t offset = (uint64_t(t) * kBlocks + b) * 512;
+          if (requests[b].result != 512) ++failures[t];
+          if (buffers[b][300] != PatternByte(offset + 300)) ++failures[t];
+        }
+      }
+      close(fd);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+// In a forked child the pool has no workers: an engine inherited from the
+// parent completes its requests with -EAGAIN instead of hanging, and a new
+// engine starts fresh workers.
+TEST(ThreadPoolEngineTest, ForkedChildNeverHangs) {
+  std::unique_ptr<ThreadPoolEngine> inherited = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(inherited, nullptr);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int failures = 0;
+    const int fd = open("/dev/zero", O_RDONLY);
+    char buffer[8] = {'x'};
+    Request request;
+    SetUpRead(&request, fd, buffer, sizeof(buffer), 0);
+    if (!inherited->Prepare(&request)) failures |= 1;
+    if (inherited->Submit() != -EAGAIN) failures |= 2;
+    inherited->Wait(&request);
+    if (request.result != -EAGAIN) failures |= 4;
+    EngineOptions options;
+    options.workers = 2;
+    std::unique_ptr<ThreadPoolEngine> fresh = ThreadPoolEngine::Create(options);
+    if (fresh == nullptr) {
+      _exit(failures | 8);
+    }
+    SetUpRead(&request, fd, buffer, sizeof(buffer), 0);
+    if (!fresh->Prepare(&request) || fresh->Submit() != 1) failures |= 16;
+    fresh->Wait(&request);
+    if (request.result != 8 || buffer[0] != 0) failures |= 32;
+    fresh.reset();
+    inherited.reset();
+    _exit(failures);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // The parent's pool is untouched.
+  const int fd = open("/dev/zero", O_RDONLY);
+  char buffer[8];
+  Request request;
+  SetUpRead(&request, fd, buffer, sizeof(buffer), 0);
+  ASSERT_TRUE(inherited->Prepare(&request));
+  ASSERT_EQ(inherited->Submit(), 1);
+  inherited->Wait(&request);
+  EXPECT_EQ(request.result, 8);
+  close(fd);
+}
+
+}  // namespace
+}  // namespace foreactor
