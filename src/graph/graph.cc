@@ -152,10 +152,17 @@ class GraphAnalysis {
   // they enclose, with `parent` set.
   bool FindLoops() {
     if (!FindBackEdges()) return false;
-    if (!CheckHeadersDistinct()) return false;
     for (LoopFacts& facts : loops_) {
       if (!ComputeBody(&facts)) return false;
     }
+    // Outer loops first: by header in search order, and for loops sharing a
+    // header (a nested loop whose body starts at its outer loop's first
+    // node), the larger body first.
+    std::stable_sort(loops_.begin(), loops_.end(), [](const LoopFacts& a, const LoopFacts& b) {
+      if (a.header_preorder != b.header_preorder) return a.header_preorder < b.header_preorder;
+      return a.body_size > b.body_size;
+    });
+    if (!CheckSharedHeadersNest()) return false;
     for (const LoopFacts& facts : loops_) {
       if (!CheckHasSyscall(facts)) return false;
     }
@@ -253,17 +260,21 @@ class GraphAnalysis {
     return true;
   }
 
-  bool CheckHeadersDistinct() {
+  // Two loops may share a header only when one body strictly contains the
+  // other (for rows { for columns { read } }): the counters then tell the
+  // loops apart.  Equal bodies would be one loop closed twice.
+  bool CheckSharedHeadersNest() {
     for (size_t i = 1; i < loops_.size(); ++i) {
-      const Loop& first = loops_[i - 1].loop;
-      const Loop& second = loops_[i].loop;
-      if (first.header == second.header) {
-        return FailAt(first.header,
-                      "heads two loops (closed by child " + std::to_string(first.child) + " of " +
-                          DescribeNode(nodes_, first.branch) + " and child " +
-                          std::to_string(second.child) + " of " +
-                          DescribeNode(nodes_, second.branch) +
-                          "), but a node may head only one loop");
+      const LoopFacts& first = loops_[i - 1];
+      const LoopFacts& second = loops_[i];
+      if (first.loop.header == second.loop.header && first.body == second.body) {
+        return FailAt(first.loop.header,
+                      "heads two loops with the same body (closed by child " +
+                          std::to_string(first.loop.child) + " of " +
+                          DescribeNode(nodes_, first.loop.branch) + " and child " +
+                          std::to_string(second.loop.child) + " of " +
+                          DescribeNode(nodes_, second.loop.branch) +
+                          "), but loops sharing a header must nest");
       }
     }
     return true;
@@ -404,10 +415,16 @@ void AnnotateLoops(const std::vector<LoopFacts>& facts, const std::vector<Loop>&
     edge->closes_loop = -1;
     edge->reset_loops = 0;
     for (int loop = 0; loop < loop_count; ++loop) {
-      const bool closes = loops[loop].branch == from && loops[loop].child == child;
-      if (closes) edge->closes_loop = loop;
-      const bool reenters_header = edge->to == loops[loop].header && !closes;
-      if (facts[loop].body[edge->to] && (!facts[loop].body[from] || reenters_header)) {
+      if (loops[loop].branch == from && loops[loop].child == child) edge->closes_loop = loop;
+    }
+    for (int loop = 0; loop < loop_count; ++loop) {
+      // A loop starts afresh when the edge enters its body from outside, or
+      // when the edge closes an outer loop with the same header.
+      const int closed = edge->closes_loop;
+      const bool outer_closes_onto_header = closed >= 0 && closed != loop &&
+                                            loops[closed].header == loops[loop].header &&
+                                            facts[closed].body_size > facts[loop].body_size;
+      if (facts[loop].body[edge->to] && (!facts[loop].body[from] || outer_closes_onto_header)) {
         edge->reset_loops |= uint32_t{1} << loop;
       }
     }

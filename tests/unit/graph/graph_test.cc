@@ -291,7 +291,8 @@ TEST(GraphValidationTest, LoopEnteredBesideItsHeader) {
             "loop headed by node 'head' (syscall pread) without passing its header");
 }
 
-TEST(GraphValidationTest, TwoLoopsShareAHeader) {
+TEST(GraphValidationTest, NestedLoopsMayShareAHeader) {
+  // for (outer) { for (inner) { head } middle }: both loops start at head.
   Graph graph("g");
   const int head = Syscall(graph, "head");
   const int first = Branch(graph, "first");
@@ -302,10 +303,33 @@ TEST(GraphValidationTest, TwoLoopsShareAHeader) {
   Children(graph, first, {head, middle});
   graph.SetNext(middle, second, false);
   Children(graph, second, {kEnd, head});
+  std::string error;
+  ASSERT_TRUE(graph.Finish(&error)) << error;
+  ASSERT_EQ(graph.loop_count(), 2);
+  EXPECT_EQ(graph.node(head).loops, (std::vector<int>{0, 1}));
+  EXPECT_EQ(graph.node(middle).loops, (std::vector<int>{0}));
+  EXPECT_EQ(graph.loop(1).parent, 0);
+  // Closing the outer loop starts the inner one afresh; closing the inner
+  // one leaves the outer counter alone.
+  const Edge& outer_back = graph.node(second).children[1];
+  const Edge& inner_back = graph.node(first).children[0];
+  EXPECT_EQ(outer_back.closes_loop, 0);
+  EXPECT_EQ(outer_back.reset_loops, 1u << 1);
+  EXPECT_EQ(inner_back.closes_loop, 1);
+  EXPECT_EQ(inner_back.reset_loops, 0u);
+}
+
+TEST(GraphValidationTest, TwoLoopsWithOneHeaderAndOneBody) {
+  Graph graph("g");
+  const int head = Syscall(graph, "head");
+  const int again = Branch(graph, "again");
+  graph.SetNext(kStart, head, false);
+  graph.SetNext(head, again, false);
+  Children(graph, again, {head, head, kEnd});
   EXPECT_EQ(FinishError(graph),
-            "graph 'g': node 'head' (syscall pread): heads two loops (closed by child 0 of node "
-            "'first' (branch) and child 1 of node 'second' (branch)), but a node may head only one "
-            "loop");
+            "graph 'g': node 'head' (syscall pread): heads two loops with the same body (closed by "
+            "child 0 of node 'again' (branch) and child 1 of node 'again' (branch)), but loops "
+            "sharing a header must nest");
 }
 
 TEST(GraphValidationTest, LoopWithoutSyscallNode) {
