@@ -124,8 +124,12 @@ typedef foreactor_readiness (*foreactor_arguments_fn)(const foreactor_visit *vis
 
 /*
  * Result callback of a syscall node.  Called exactly once per visit the
- * program makes, in program order, after the program received the call's
- * result: `result` is the return value (or -errno on failure).  May be NULL.
+ * program makes while the scope speculates, in program order, after the
+ * program received the call's result: `result` is the return value (or
+ * -errno on failure).  A call on another descriptor than the visit's
+ * arguments name is not a visit of the node.  Once repeated wrong guesses
+ * have switched speculation off for the scope, no callback runs again in
+ * that scope.  May be NULL.
  */
 typedef void (*foreactor_result_fn)(const foreactor_visit *visit, int64_t result);
 

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -82,6 +85,27 @@ std::unique_ptr<IoUringEngine> IoUringEngine::Create(const EngineOptions& option
 
 IoUringEngine::IoUringEngine(bool async) : async_(async) {}
 
+namespace {
+
+// The ring's descriptor must not take the lowest free number: the program's
+// own opens would then get other numbers than without foreactor, and a
+// number the program closed and reuses could name the ring.  Moves it just
+// below the descriptor limit, as high as the limit allows; keeps it where it
+// is when that fails (a tiny limit), which only shifts descriptor numbers.
+void MoveRingDescriptorHigh(io_uring* ring) {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 256) return;
+  const rlim_t soft = limit.rlim_cur > INT_MAX ? INT_MAX : limit.rlim_cur;
+  const long floor = static_cast<long>(soft) - 64;
+  const long moved = syscall(SYS_fcntl, ring->ring_fd, F_DUPFD_CLOEXEC, floor);
+  if (moved < 0) return;
+  syscall(SYS_close, ring->ring_fd);
+  if (ring->enter_ring_fd == ring->ring_fd) ring->enter_ring_fd = static_cast<int>(moved);
+  ring->ring_fd = static_cast<int>(moved);
+}
+
+}  // namespace
+
 bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
   unsigned entries = options.queue_size;
   if (entries < 1) entries = 1;
@@ -112,6 +136,7 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
   }
   ring_ready_ = true;
   fork_generation_ = CurrentForkGeneration();
+  MoveRingDescriptorHigh(&ring_);
 
   io_uring_probe* probe = io_uring_get_probe_ring(&ring_);
   if (probe == nullptr) {

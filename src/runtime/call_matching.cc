@@ -1,9 +1,11 @@
 #include "runtime/call_matching.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "engine/stat_conversion.h"
@@ -32,6 +34,26 @@ bool SamePath(const char* a, const char* b) {
 }
 
 bool OpenCreates(int flags) { return (flags & (O_CREAT | O_TMPFILE)) != 0; }
+
+// Copies `length` bytes of linux_dirent64 records the way the kernel writes
+// them: each record's fixed header, name and terminating NUL, leaving the
+// padding up to the next record as the destination had it.
+void CopyDirectoryEntries(const char* source, size_t length, char* destination) {
+  constexpr size_t kHeader = offsetof(struct dirent64, d_name);
+  size_t position = 0;
+  while (position + kHeader <= length) {
+    const auto* entry = reinterpret_cast<const struct dirent64*>(source + position);
+    const size_t record = entry->d_reclen;
+    if (record < kHeader || position + record > length) {
+      std::memcpy(destination + position, source + position, length - position);
+      return;
+    }
+    const size_t name = strnlen(entry->d_name, record - kHeader);
+    const size_t used = std::min(record, kHeader + name + 1);
+    std::memcpy(destination + position, source + position, used);
+    position += record;
+  }
+}
 
 }  // namespace
 
@@ -85,6 +107,8 @@ int64_t DeliverResult(const VisitSlot& slot, const foreactor_call& real) {
     } else {
       StatFromStatx(slot.request.statx_buffer, static_cast<struct stat*>(real.buffer));
     }
+  } else if (real.type == FOREACTOR_CALL_GETDENTS64 && result > 0) {
+    CopyDirectoryEntries(slot.data.data(), static_cast<size_t>(result), static_cast<char*>(real.buffer));
   } else if (info.reads_data && result > 0) {
     const char* source = slot.data.data();
     if (info.vectored) {

@@ -63,6 +63,8 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   GraphRuntime* fresh = new (std::nothrow) GraphRuntime;
   if (fresh == nullptr) return nullptr;
   fresh->settings = SettingsForGraph(graph.name());
+  // Depth 0 issues nothing early: no engine resources at all.
+  if (fresh->settings.depth == 0) fresh->settings.engine.kind = EngineKind::kSync;
   if (graph_runtimes[id].compare_exchange_strong(runtime, fresh, std::memory_order_acq_rel)) {
     return fresh;
   }

@@ -63,6 +63,7 @@ FileKindCache::Kind FileKindCache::Lookup(int fd) {
   struct stat status;
   if (raw::Fstat(fd, &status) == 0) {
     kind.regular = S_ISREG(status.st_mode);
+    kind.directory = S_ISDIR(status.st_mode);
     int64_t flags = raw::Fcntl(fd, F_GETFL, 0);
     kind.append = flags >= 0 && (flags & O_APPEND) != 0;
   }
@@ -219,12 +220,14 @@ bool ScopeInstance::BlockedByPendingEffect(const foreactor_call& call) const {
 bool ScopeInstance::CanIssue(const foreactor_call& call) {
   if (!engine_->Supports(IssuedType(call.type))) return false;
   const CallTypeInfo& info = InfoOf(call.type);
-  if (info.implicit_offset) {
-    // Only regular files are read or written at an offset in place of the
-    // file position; appends never are.
+  if (call.type == FOREACTOR_CALL_GETDENTS64) return file_kinds_.Lookup(call.fd).directory;
+  if (info.reads_data || info.writes_data) {
+    // Pipes, sockets and terminals are never touched early: reading one
+    // consumes its data.  Regular files only, and never at an offset in
+    // place of the position of a file opened for appending.
     FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
     if (!kind.regular) return false;
-    if (info.writes_data && kind.append) return false;
+    if (info.implicit_offset && info.writes_data && kind.append) return false;
   }
   if (info.vectored && call.iov == nullptr && info.writes_data) return false;
   return true;
@@ -246,7 +249,7 @@ bool ScopeInstance::PrepareRequest(VisitSlot& slot) {
     if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
     request.call.buffer = slot.data.data();
     request.call.length = length;
-  } else if (info.writes_data && predicted.buffer != nullptr) {
+  } else if (info.writes_data && (info.vectored ? predicted.iov != nullptr : predicted.buffer != nullptr)) {
     size_t length = PredictedLength(predicted);
     if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
     if (info.vectored) {
@@ -462,9 +465,9 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
     real.offset = file_kinds_.Lookup(real.fd).regular ? raw::Lseek(real.fd, 0, SEEK_CUR) : -1;
   }
   if (slot.state == SlotState::kIssued) {
+    const char* written = static_cast<const char*>(slot.request.call.buffer);
     bool match = ArgumentsMatch(slot.predicted, real) &&
-                 (!type_info.writes_data ||
-                  WrittenBytesMatch(real, static_cast<const char*>(slot.request.call.buffer)));
+                 (!type_info.writes_data || (written != nullptr && WrittenBytesMatch(real, written)));
     if (match) {
       WaitFor(slot);
       if (Executed(slot.request)) return ServeIssued(node, slot, *intercepted, result);

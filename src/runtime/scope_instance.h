@@ -45,8 +45,9 @@ namespace foreactor {
 class FileKindCache {
  public:
   struct Kind {
-    bool regular = false;  // S_ISREG
-    bool append = false;   // O_APPEND set
+    bool regular = false;    // S_ISREG
+    bool directory = false;  // S_ISDIR
+    bool append = false;     // O_APPEND set
   };
   // The kind of `fd`, asking the kernel on first use in this scope.
   Kind Lookup(int fd);

@@ -32,27 +32,9 @@ CASES = (
     "open_mispredicted_paths",
 )
 
-# Differences found by these tests and not fixed yet, by (case, engine).
-# They are strict expected failures: once fixed, the test reports XPASS and
-# the entry must go.
-_RING_DESCRIPTOR = ("the io_uring ring's descriptor takes the lowest free number, so the "
-                    "program's opens return other numbers (and a closed number names the ring)")
-_VECTOR_WRITE_MATCH = ("matching an early writev/pwritev compares the program's bytes with "
-                       "request.call.buffer, which is null for vector writes: SIGSEGV")
-_DIRENT_PADDING = ("an early getdents64 is delivered with the padding bytes of foreactor's own "
-                   "buffer instead of leaving the program's bytes there")
-_PIPE_PREAD = ("pread on a pipe is issued early through io_uring, which reads (consumes) the "
-               "pipe instead of failing with ESPIPE")
-KNOWN_DIFFERENCES = {
-    **{(case, "io_uring"): _RING_DESCRIPTOR for case in (
-        "open_read_close", "open_flags", "openat", "fstat_kinds", "early_exit_open",
-        "open_mispredicted_paths")},
-    **{(case, engine): _VECTOR_WRITE_MATCH for case in ("writev_sequential", "pwritev_offsets")
-       for engine in ("io_uring", "threads")},
-    **{(case, "threads"): _DIRENT_PADDING for case in (
-        "getdents_whole_directory", "getdents_rewind")},
-    ("pipe_other_calls", "io_uring"): _PIPE_PREAD,
-}
+# (case, engine) -> reason, for differences known and not yet fixed.  Empty:
+# every difference the matrix found has been fixed.
+KNOWN_DIFFERENCES = {}
 
 MISSING_LINE = re.compile(
     rb"^call_matrix: (\w+): result callbacks missing=(\d+) of (\d+)( \(wrong guesses\))?$")
@@ -188,11 +170,7 @@ def test_foreactor_is_at_work(engine, places, tmp_path):
             assert counters["consumed"] > 0, (case, counters)
 
 
-@pytest.mark.parametrize("engine", [
-    pytest.param("io_uring", marks=pytest.mark.xfail(
-        strict=True, reason="at depth 0 a scope still sets up an io_uring ring; " + _RING_DESCRIPTOR)),
-    "threads",
-])
+@pytest.mark.parametrize("engine", ["io_uring", "threads"])
 def test_depth_zero_is_plain(engine, places, reference):
     outcome = run_matrix(places, environment(FOREACTOR="1", FOREACTOR_DEPTH="0",
                                              FOREACTOR_ENGINE=engine))

@@ -17,14 +17,10 @@ def on(engine: str, **more) -> dict:
     return environment(FOREACTOR="1", FOREACTOR_ENGINE=engine, FOREACTOR_DEPTH="16", **more)
 
 
-# Not fixed yet (see test_call_matrix.KNOWN_DIFFERENCES): strict expected failure.
-_RING_DESCRIPTOR = ("the io_uring ring's descriptor takes the lowest free number, so the "
-                    "program's opens return other numbers")
 
 
 @pytest.mark.parametrize("mode,engine", [
-    pytest.param("fork", "io_uring", marks=pytest.mark.xfail(strict=True, reason=_RING_DESCRIPTOR)),
-    ("fork", "threads"), ("fork", "sync"),
+    ("fork", "io_uring"), ("fork", "threads"), ("fork", "sync"),
     ("threads", "io_uring"), ("threads", "threads"), ("threads", "sync"),
 ])
 def test_scope_concurrency_identical(mode, engine, fixture_tree):
