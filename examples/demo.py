@@ -15,7 +15,6 @@ differed.
 """
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -26,12 +25,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(ROOT))
+
+from bench.common import cache, results, runs  # noqa: E402
+
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 PROGRAM_DIR = BUILD_DIR / "examples" / "random_read"
 PLAIN_PROGRAM = PROGRAM_DIR / "random_read"
 FOREACTOR_PROGRAM = PROGRAM_DIR / "random_read_foreactor"
 DATA_FILE = ROOT / "data" / "random_read.dat"
-DROP_CACHES = ROOT / "scripts" / "drop_caches.sh"
 RESULTS = ROOT / "bench" / "results" / "demo.json"
 RUN_TIMEOUT_SECONDS = 300
 
@@ -79,39 +81,10 @@ def make_data_file(size_bytes):
 
 def drop_page_cache():
     """Drops the page cache (or evicts the data file); returns what was done."""
-    completed = subprocess.run(["bash", str(DROP_CACHES), str(DATA_FILE)],
-                               capture_output=True, text=True)
-    if completed.returncode != 0:
-        sys.exit(f"demo.py: cannot make the cache cold: {completed.stderr.strip()}")
-    return completed.stdout.strip()
-
-
-def describe_cache_drop(message):
-    """Says in words what scripts/drop_caches.sh reported having done."""
-    if message is None:
-        return "nothing (no cold run)"
-    if message.startswith("drop_caches:"):
-        return "the whole page cache was emptied (sync; echo 3 > /proc/sys/vm/drop_caches)"
-    if message.startswith("fadvise:"):
-        return ("not being root, only the data file was evicted, with "
-                "posix_fadvise(POSIX_FADV_DONTNEED)")
-    return message
-
-
-def warm_page_cache():
-    """Reads the whole data file once so that it is in the page cache."""
-    with open(DATA_FILE, "rb", buffering=0) as data:
-        while data.read(16 << 20):
-            pass
-
-
-def environment_for(engine, depth, stats_file):
-    environment = {name: value for name, value in os.environ.items()
-                   if not name.startswith("FOREACTOR") and name != "LD_PRELOAD"}
-    if engine is not None:
-        environment.update({"FOREACTOR": "1", "FOREACTOR_ENGINE": engine,
-                            "FOREACTOR_DEPTH": str(depth), "FOREACTOR_STATS": str(stats_file)})
-    return environment
+    try:
+        return cache.drop_page_cache([DATA_FILE])
+    except cache.CacheError as error:
+        sys.exit(f"demo.py: {error}")
 
 
 def run_once(engine, depth, reads, seed, stats_file):
@@ -121,7 +94,7 @@ def run_once(engine, depth, reads, seed, stats_file):
         stats_file.unlink()
     try:
         completed = subprocess.run([str(program), str(DATA_FILE), str(reads), str(seed)],
-                                   env=environment_for(engine, depth, stats_file),
+                                   env=runs.foreactor_environment(engine, depth, stats_file),
                                    capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {RUN_TIMEOUT_SECONDS} s"}
@@ -136,11 +109,7 @@ def run_once(engine, depth, reads, seed, stats_file):
     outcome["checksum"] = values["checksum"].strip()
     outcome["ms"] = float(values["elapsed_ms"])
     if engine is not None and stats_file.exists():
-        try:
-            graphs = json.loads(stats_file.read_text()).get("graphs", {})
-            outcome["stats"] = graphs.get("random_read")
-        except (ValueError, AttributeError):
-            outcome["stats"] = None
+        outcome["stats"] = runs.read_graph_statistics(stats_file, "random_read")
     return outcome
 
 
@@ -241,7 +210,7 @@ def main():
         stats_file = Path(work_dir) / "stats.json"
         summaries["cold"] = summarize(run_state("cold", arguments, stats_file, reference, notes),
                                       arguments.reads)
-        warm_page_cache()
+        cache.warm_files([DATA_FILE])
         summaries["hot"] = summarize(run_state("hot", arguments, stats_file, reference, notes),
                                      arguments.reads)
     elapsed = time.monotonic() - started
@@ -252,7 +221,7 @@ def main():
           f"{len(CONFIGURATIONS)} configurations alternating within each round; "
           f"{elapsed:.0f} s in all.")
     print(f"Machine: {os.cpu_count()} CPUs, Linux {platform.release()}.")
-    print(f"Cold runs: before each one, {describe_cache_drop(notes['cache'])}.")
+    print(f"Cold runs: before each one, {cache.describe_cache_drop(notes['cache'])}.")
     print("Hot runs: the whole file was read once before, nothing was dropped.")
     print("Columns: median time of read_blocks; plain/config > 1 means faster than plain; "
           "served early: share of reads answered by a result issued ahead of time.")
@@ -270,8 +239,7 @@ def main():
     for failure in notes["failures"]:
         print(f"FAILED: {failure}")
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
+    results.write_json(RESULTS, {
         "demo": "random_read",
         "file": str(DATA_FILE.relative_to(ROOT)),
         "size_mib": arguments.size_mib,
@@ -283,7 +251,7 @@ def main():
         "checksum": reference["checksum"],
         "results": summaries,
         "failures": notes["failures"],
-    }, indent=2) + "\n")
+    })
     print(f"\nresults written to {RESULTS.relative_to(ROOT)}")
     return 1 if notes["failures"] else 0
 

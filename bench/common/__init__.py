@@ -1,0 +1,11 @@
+"""Shared helpers of the benchmarks under bench/ (and of examples/demo.py).
+
+  cache     make the page cache cold (scripts/drop_caches.sh) or warm
+  runs      environments for plain and foreactor runs, alternating order,
+            medians and ratios, foreactor statistics files
+  progress  a progress line with an estimate of the time left
+  machine   a description of the machine a result was measured on
+  results   writing result JSON files atomically
+
+Import with the repository root on sys.path:  from bench.common import cache
+"""

@@ -1,0 +1,77 @@
+"""Running a program plain and with foreactor, and summarizing samples.
+
+A benchmark runs every configuration in the same run, in an order that
+alternates from round to round (so that no configuration always follows the
+same one), and reports medians and ratios to the plain program.
+"""
+
+import json
+import os
+import statistics
+
+
+def clean_environment(base=None):
+    """`base` (default os.environ) without anything that would switch foreactor on."""
+    base = os.environ if base is None else base
+    return {name: value for name, value in base.items()
+            if not name.startswith("FOREACTOR") and name != "LD_PRELOAD"}
+
+
+def foreactor_environment(engine, depth, stats_file, base=None):
+    """The environment of one run: plain when `engine` is None, else foreactor
+    on with that engine and depth, its statistics written to `stats_file`."""
+    environment = clean_environment(base)
+    if engine is not None:
+        environment.update({"FOREACTOR": "1", "FOREACTOR_ENGINE": engine,
+                            "FOREACTOR_DEPTH": str(depth),
+                            "FOREACTOR_STATS": str(stats_file)})
+    return environment
+
+
+def alternating_order(items, round_index):
+    """The order of `items` in round `round_index` (0-based).
+
+    Even rounds run them as given, odd rounds in reverse, and each round
+    starts one further along, so that over the rounds every item runs early
+    and late, and after different neighbours."""
+    items = list(items)
+    if not items:
+        return items
+    if round_index % 2 == 1:
+        items.reverse()
+    shift = (round_index // 2) % len(items)
+    return items[shift:] + items[:shift]
+
+
+def median_or_none(values):
+    """Median of the values that are not None; None when there are none."""
+    present = [value for value in values if value is not None]
+    return statistics.median(present) if present else None
+
+
+def ratio_or_none(numerator, denominator):
+    """numerator / denominator, or None when either is missing or the
+    denominator is not positive."""
+    if numerator is None or denominator is None or denominator <= 0:
+        return None
+    return numerator / denominator
+
+
+def read_graph_statistics(stats_file, graph_name):
+    """The counters of `graph_name` in a FOREACTOR_STATS file, or None when the
+    file is missing, unreadable, or does not name that graph."""
+    try:
+        graphs = json.loads(open(stats_file, encoding="utf-8").read()).get("graphs", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    counters = graphs.get(graph_name) if isinstance(graphs, dict) else None
+    return counters if isinstance(counters, dict) else None
+
+
+def sum_counters(counter_dicts, names):
+    """Sums the named counters over several statistics dicts (None entries are
+    skipped); returns None when no dict was given."""
+    present = [counters for counters in counter_dicts if counters]
+    if not present:
+        return None
+    return {name: sum(counters.get(name, 0) for counters in present) for name in names}

@@ -1,0 +1,135 @@
+"""Tests of the shared benchmark helpers (bench/common).
+
+Run with: python3 -m pytest -q bench/common/tests
+"""
+
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import cache, machine, progress, results, runs  # noqa: E402
+
+
+def test_clean_environment_removes_everything_that_turns_foreactor_on():
+    base = {"PATH": "/bin", "FOREACTOR": "1", "FOREACTOR_DEPTH": "4", "LD_PRELOAD": "x.so"}
+    assert runs.clean_environment(base) == {"PATH": "/bin"}
+
+
+def test_foreactor_environment_plain_and_on():
+    base = {"PATH": "/bin", "FOREACTOR_ENGINE": "sync"}
+    assert runs.foreactor_environment(None, None, "s.json", base) == {"PATH": "/bin"}
+    on = runs.foreactor_environment("threads", 16, "s.json", base)
+    assert on == {"PATH": "/bin", "FOREACTOR": "1", "FOREACTOR_ENGINE": "threads",
+                  "FOREACTOR_DEPTH": "16", "FOREACTOR_STATS": "s.json"}
+
+
+def test_alternating_order_is_a_permutation_that_changes_between_rounds():
+    items = ["a", "b", "c", "d"]
+    orders = [runs.alternating_order(items, r) for r in range(8)]
+    for order in orders:
+        assert sorted(order) == items
+    assert orders[0] == items
+    assert orders[1] == list(reversed(items))
+    assert orders[2] != orders[0]
+    # Every item runs first in some round.
+    assert {order[0] for order in orders} == set(items)
+    assert runs.alternating_order([], 3) == []
+
+
+def test_median_and_ratio_skip_missing_values():
+    assert runs.median_or_none([3, None, 1, 2]) == 2
+    assert runs.median_or_none([None]) is None
+    assert runs.ratio_or_none(6, 3) == 2
+    assert runs.ratio_or_none(None, 3) is None
+    assert runs.ratio_or_none(1, 0) is None
+
+
+def test_read_graph_statistics(tmp_path):
+    stats = tmp_path / "stats.json"
+    assert runs.read_graph_statistics(stats, "g") is None
+    stats.write_text(json.dumps({"graphs": {"g": {"consumed": 3}}, "pid": 1}))
+    assert runs.read_graph_statistics(stats, "g") == {"consumed": 3}
+    assert runs.read_graph_statistics(stats, "other") is None
+    stats.write_text("not json")
+    assert runs.read_graph_statistics(stats, "g") is None
+
+
+def test_sum_counters():
+    total = runs.sum_counters([{"a": 1, "b": 2}, None, {"a": 4}], ("a", "b"))
+    assert total == {"a": 5, "b": 2}
+    assert runs.sum_counters([None, None], ("a",)) is None
+
+
+def test_format_duration_and_estimate():
+    assert progress.format_duration(42.4) == "42s"
+    assert progress.format_duration(185) == "3m05s"
+    assert progress.format_duration(3720) == "1h02m"
+    assert progress.format_duration(-5) == "0s"
+    assert progress.estimate_left(0, 10, 5.0) is None
+    assert progress.estimate_left(2, 10, 4.0) == pytest.approx(16.0)
+
+
+def test_progress_prints_estimate_to_a_log():
+    now = [100.0]
+    stream = io.StringIO()
+    bar = progress.Progress(4, stream=stream, interval_seconds=0, clock=lambda: now[0])
+    now[0] += 10
+    bar.step("first")
+    assert "1/4" in stream.getvalue()
+    assert "ETA 30s" in stream.getvalue()
+    assert "first" in stream.getvalue()
+
+
+def test_progress_in_a_log_is_rate_limited():
+    now = [0.0]
+    stream = io.StringIO()
+    bar = progress.Progress(100, stream=stream, interval_seconds=60, clock=lambda: now[0])
+    for _ in range(10):
+        now[0] += 1
+        bar.step()
+    assert len(stream.getvalue().splitlines()) == 1
+
+
+def test_write_json_replaces_the_file_whole(tmp_path):
+    path = tmp_path / "sub" / "out.json"
+    results.write_json(path, {"a": 1})
+    results.write_json(path, {"b": [1, 2]})
+    assert json.loads(path.read_text()) == {"b": [1, 2]}
+    assert not (tmp_path / "sub" / "out.json.tmp").exists()
+
+
+def test_describe_cache_drop():
+    assert "emptied" in cache.describe_cache_drop("drop_caches: emptied the page cache")
+    assert "posix_fadvise" in cache.describe_cache_drop("fadvise: evicted x")
+    assert cache.describe_cache_drop(None).startswith("nothing")
+
+
+def test_drop_page_cache_reports_failure(tmp_path):
+    failing = tmp_path / "fail.sh"
+    failing.write_text("echo cannot >&2; exit 1\n")
+    with pytest.raises(cache.CacheError, match="cannot"):
+        cache.drop_page_cache([], script=failing)
+    working = tmp_path / "ok.sh"
+    working.write_text('echo "fadvise: evicted $*"\n')
+    assert cache.drop_page_cache(["f"], script=working) == "fadvise: evicted f"
+
+
+def test_warm_files_reads_every_byte(tmp_path):
+    data = tmp_path / "data"
+    data.write_bytes(os.urandom(12345))
+    assert cache.warm_files([data, data]) == 2 * 12345
+
+
+def test_describe_machine_has_the_basics():
+    description = machine.describe_machine(ROOT)
+    assert description["nproc"] == os.cpu_count()
+    assert description["kernel"]
+    assert len(description["load_average"]) == 3
+    assert description["device"]["dev"]
