@@ -83,11 +83,14 @@ def test_foreactor_build_prints_what_the_plain_build_prints(tmp_path, data_file,
     assert stats["intercepted"] == READS
     assert stats["passed_through"] == 0
     assert stats["mispredicted"] == 0
-    assert stats["consumed"] + stats["synchronous"] == READS
+    # The data file was just written, so it is in the page cache: reads are
+    # found cached or served from the cache rather than issued early.
+    served_early = stats["consumed"] + stats["found_cached"] + stats["served_from_cache"]
+    assert served_early + stats["synchronous"] == READS
     if engine == "sync":
         assert stats["issued_early"] == 0
     else:
-        assert stats["consumed"] > 0
+        assert served_early > 0
         assert stats["bytes_early"] == stats["consumed"] * BLOCK_SIZE
 
 

@@ -8,6 +8,7 @@
 //   FOREACTOR_QUEUE_SIZE=N         io_uring queue entries, 1..32768, rounded up to a power of two
 //   FOREACTOR_WORKERS=N            thread pool workers (and io-wq bound), 1..1024
 //   FOREACTOR_IO_URING_ASYNC=0|1   IOSQE_ASYNC on every io_uring request
+//   FOREACTOR_PAGE_CACHE=0|1       serve reads found in the page cache without the engine (default 1)
 //   FOREACTOR_STATS=PATH           write statistics JSON there at exit
 //
 // An invalid value is reported once on stderr, and the setting it belongs to
@@ -26,6 +27,7 @@ namespace foreactor {
 struct GraphSettings {
   bool enabled = false;        // false: scopes of this graph never speculate
   unsigned depth = 16;         // syscall visits the peek head may run ahead
+  bool page_cache_aware = true;  // probe reads with RWF_NOWAIT before issuing them
   EngineOptions engine;
 };
 

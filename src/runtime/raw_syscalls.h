@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,6 +26,15 @@ inline int64_t Fcntl(int fd, int command, long argument) {
   return Result(syscall(SYS_fcntl, fd, command, argument));
 }
 inline int64_t Fstat(int fd, struct stat* out) { return Result(syscall(SYS_fstat, fd, out)); }
+
+// preadv2(2) of one buffer.  `offset` -1 reads at the file position and
+// advances it, as read(2) does.  With RWF_NOWAIT the kernel starts no I/O:
+// it copies what the page cache holds and fails with EAGAIN when that is
+// nothing.
+inline int64_t Preadv2(int fd, void* buffer, size_t length, int64_t offset, int flags) {
+  struct iovec vector = {buffer, length};
+  return Result(syscall(SYS_preadv2, fd, &vector, 1, offset, 0L, flags));
+}
 
 }  // namespace foreactor::raw
 

@@ -18,6 +18,15 @@ namespace {
 // Mispredictions in a row after which a scope stops speculating.
 constexpr unsigned kMispredictionLimit = 4;
 
+// Reads in a row found in the page cache after which reads are served from
+// it at the frontier instead of being issued early.
+constexpr unsigned kCachedStreakToServeFromCache = 32;
+
+// Plain reads of one buffer: the calls that can be served from the page cache.
+bool IsPlainRead(foreactor_call_type type) {
+  return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
+}
+
 uint64_t NowNanoseconds() {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -323,7 +332,17 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   if (BlockedByPendingEffect(call)) return PeekStep::kStop;
 
   bool issue = early != EarlyIssue::kNever && CanIssue(call);
+  const bool cacheable_read =
+      issue && settings_.page_cache_aware && IsPlainRead(call.type) && !call.link_next;
+  if (cacheable_read && cache_mode_ == CacheMode::kServeFromCache) {
+    issue = false;  // the frontier reads it from the page cache
+  }
   if (issue && !PrepareRequest(slot)) return PeekStep::kStop;
+  if (cacheable_read && issue && TryReadFromCache(slot)) {
+    issue = false;
+    slot.state = SlotState::kCached;
+    statistics_.found_cached++;
+  }
 
   // A linked pair: prepare the successor now and hand both over together.
   VisitSlot* partner = nullptr;
@@ -461,16 +480,25 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   intercepted->claimed_by = this;
   intercepted->claimed_node = node;
 
+  if (cache_mode_ == CacheMode::kServeFromCache && IsPlainRead(real.type) &&
+      slot.state != SlotState::kIssued && slot.state != SlotState::kCached &&
+      ServeFromCache(node, intercepted, result)) {
+    return true;
+  }
   if (type_info.implicit_offset) {
     real.offset = file_kinds_.Lookup(real.fd).regular ? raw::Lseek(real.fd, 0, SEEK_CUR) : -1;
   }
-  if (slot.state == SlotState::kIssued) {
+  if (slot.state == SlotState::kCached) {
+    if (ArgumentsMatch(slot.predicted, real)) return ServeEarlyResult(node, slot, *intercepted, result);
+    slot.state = SlotState::kPassed;
+    NoteMisprediction();
+  } else if (slot.state == SlotState::kIssued) {
     const char* written = static_cast<const char*>(slot.request.call.buffer);
     bool match = ArgumentsMatch(slot.predicted, real) &&
                  (!type_info.writes_data || (written != nullptr && WrittenBytesMatch(real, written)));
     if (match) {
       WaitFor(slot);
-      if (Executed(slot.request)) return ServeIssued(node, slot, *intercepted, result);
+      if (Executed(slot.request)) return ServeEarlyResult(node, slot, *intercepted, result);
       statistics_.cancelled++;
     } else {
       DiscardEarlyResult(slot);
@@ -481,8 +509,9 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   return false;
 }
 
-bool ScopeInstance::ServeIssued(int node, VisitSlot& slot, const InterceptedCall& intercepted,
-                                int64_t* result) {
+bool ScopeInstance::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
+                                     int64_t* result) {
+  const bool from_engine = slot.state == SlotState::kIssued;
   const foreactor_call& real = intercepted.call;
   const CallTypeInfo& type_info = InfoOf(real.type);
   int64_t value = DeliverResult(slot, real);
@@ -490,8 +519,8 @@ bool ScopeInstance::ServeIssued(int node, VisitSlot& slot, const InterceptedCall
     DeliverOpenResult(slot, &value);
   }
   if (type_info.implicit_offset && value > 0) raw::Lseek(real.fd, real.offset + value, SEEK_SET);
-  statistics_.consumed++;
-  if (value > 0 && (type_info.reads_data || type_info.writes_data)) {
+  if (from_engine) statistics_.consumed++;
+  if (from_engine && value > 0 && (type_info.reads_data || type_info.writes_data)) {
     statistics_.bytes_early += static_cast<uint64_t>(value);
   }
   consecutive_mispredictions_ = 0;
@@ -554,6 +583,68 @@ void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
   }
 }
 
+// ------------------------------------------------------------ page cache
+
+bool ScopeInstance::TryReadFromCache(VisitSlot& slot) {
+  const foreactor_call& predicted = slot.predicted;
+  if (nowait_unsupported_ || predicted.offset < 0) return false;
+  int64_t result = raw::Preadv2(predicted.fd, slot.data.data(), predicted.length, predicted.offset,
+                                RWF_NOWAIT);
+  if (result == -EOPNOTSUPP) nowait_unsupported_ = true;
+  const bool hit = result == static_cast<int64_t>(predicted.length);
+  NoteCacheProbe(hit);
+  if (!hit) return false;
+  slot.request.result = result;
+  slot.request.state.store(RequestState::kCompleted, std::memory_order_relaxed);
+  return true;
+}
+
+void ScopeInstance::NoteCacheProbe(bool hit) {
+  if (!hit) {
+    consecutive_cache_hits_ = 0;
+    return;
+  }
+  if (++consecutive_cache_hits_ >= kCachedStreakToServeFromCache &&
+      cache_mode_ == CacheMode::kSpeculate) {
+    cache_mode_ = CacheMode::kServeFromCache;
+    statistics_.cache_mode_changes++;
+  }
+}
+
+bool ScopeInstance::ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result) {
+  const foreactor_call& real = intercepted->call;
+  if (nowait_unsupported_ || !file_kinds_.Lookup(real.fd).regular) return false;
+  // The program's own call, made without blocking: READ at the file
+  // position (offset -1 to preadv2), PREAD at its offset.  A negative PREAD
+  // offset is an error the plain call must report itself.
+  if (real.type == FOREACTOR_CALL_PREAD && real.offset < 0) return false;
+  const int64_t offset = real.type == FOREACTOR_CALL_PREAD ? real.offset : -1;
+  char* buffer = static_cast<char*>(real.buffer);
+  int64_t done = raw::Preadv2(real.fd, buffer, real.length, offset, RWF_NOWAIT);
+  if (done < 0) {
+    if (done == -EOPNOTSUPP) nowait_unsupported_ = true;
+    if (done == -EAGAIN || done == -EOPNOTSUPP) {
+      // Not cached: speculate again; this call runs as the program made it.
+      cache_mode_ = CacheMode::kSpeculate;
+      consecutive_cache_hits_ = 0;
+      statistics_.cache_mode_changes++;
+    }
+    return false;
+  }
+  if (done > 0 && static_cast<size_t>(done) < real.length) {
+    // Part of the range was cached, or the file ends here: read the rest
+    // as the plain call would have, and return the total, as it would.
+    int64_t rest = raw::Preadv2(real.fd, buffer + done, real.length - static_cast<size_t>(done),
+                                offset < 0 ? -1 : offset + done, 0);
+    if (rest > 0) done += rest;
+  }
+  statistics_.served_from_cache++;
+  FinishFrontierVisit(node, done);
+  Fill();
+  *result = done;
+  return true;
+}
+
 // ------------------------------------------------------------ draining
 
 void ScopeInstance::WaitFor(VisitSlot& slot) {
@@ -593,6 +684,7 @@ void ScopeInstance::DrainAhead() {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
       VisitSlot& slot = state.slots[visit % ring_size_];
       if (slot.state == SlotState::kIssued) DiscardEarlyResult(slot);
+      slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
       slot.state = SlotState::kEmpty;
       slot.has_effect = false;
     }

@@ -16,6 +16,16 @@
 //    engine's queue is full.  Everything it prepares in one walk is
 //    submitted as one batch.
 //
+// Reads that hit the page cache: an asynchronous engine only costs time on
+// data already in memory.  Before issuing a read early, the peek head tries
+// it with RWF_NOWAIT, which copies what the page cache holds and never
+// starts I/O: a full hit is kept in the slot and the engine is not used.
+// After a run of hits the instance serves reads at the frontier straight
+// from the page cache into the program's buffer (again RWF_NOWAIT, the same
+// cost as the plain call) and stops issuing them early; the first read that
+// would block switches speculation back on.  Misses cost one failed
+// RWF_NOWAIT call each.
+//
 // Invariants:
 //  - the peek head is never behind the frontier, and both follow the same
 //    path: the frontier re-asks each branch choice and, when it differs
@@ -143,7 +153,12 @@ class ScopeInstance {
   bool AdvanceFrontierThroughBranches();
   void FinishFrontierVisit(int node, int64_t result);
   void DeliverOpenResult(VisitSlot& slot, int64_t* result);
-  bool ServeIssued(int node, VisitSlot& slot, const InterceptedCall& intercepted, int64_t* result);
+  bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted, int64_t* result);
+
+  // Page cache.
+  bool TryReadFromCache(VisitSlot& slot);
+  bool ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result);
+  void NoteCacheProbe(bool hit);
 
   // Draining.
   void WaitFor(VisitSlot& slot);
@@ -178,6 +193,12 @@ class ScopeInstance {
   unsigned effects_count_ = 0;
 
   unsigned consecutive_mispredictions_ = 0;
+
+  // Kept across scopes: whether this graph's data is being found cached.
+  enum class CacheMode : unsigned char { kSpeculate, kServeFromCache };
+  CacheMode cache_mode_ = CacheMode::kSpeculate;
+  unsigned consecutive_cache_hits_ = 0;
+  bool nowait_unsupported_ = false;  // the file system refuses RWF_NOWAIT
   FileKindCache file_kinds_;
   Statistics statistics_;
 };

@@ -45,6 +45,9 @@ constexpr CounterField kCounterFields[] = {
     {"synchronous", &Statistics::synchronous},
     {"cancelled", &Statistics::cancelled},
     {"speculation_stopped", &Statistics::speculation_stopped},
+    {"found_cached", &Statistics::found_cached},
+    {"served_from_cache", &Statistics::served_from_cache},
+    {"cache_mode_changes", &Statistics::cache_mode_changes},
     {"bytes_early", &Statistics::bytes_early},
     {"wait_nanoseconds", &Statistics::wait_nanoseconds},
 };

@@ -48,6 +48,7 @@ enum class SlotState : unsigned char {
   kEmpty,   // no visit here
   kPassed,  // the peek head passed this visit with known arguments, not issued
   kIssued,  // handed to the engine; `request` is in flight or completed
+  kCached,  // read at once from the page cache; `request` holds the completed result
 };
 
 struct VisitSlot {

@@ -115,10 +115,20 @@ std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_arguments_f
   return graph;
 }
 
+// Settings for the tests of the issuing machinery: the test files are
+// always in the page cache, so page-cache awareness is off unless a test
+// is about it.
 GraphSettings Depth(unsigned depth) {
   GraphSettings settings;
   settings.enabled = true;
   settings.depth = depth;
+  settings.page_cache_aware = false;
+  return settings;
+}
+
+GraphSettings CacheAware(unsigned depth) {
+  GraphSettings settings = Depth(depth);
+  settings.page_cache_aware = true;
   return settings;
 }
 
@@ -706,6 +716,80 @@ TEST_F(ScopeInstanceTest, EngineCancelledRequestRunsSynchronously) {
     EXPECT_EQ(std::memcmp(got, expected, kBlock), 0);
     EXPECT_EQ(served, i != 1);
   }
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, CachedReadsAreServedWithoutTheEngine) {
+  // The data file was just written: every block is in the page cache.
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  std::vector<int64_t> blocks;
+  for (int i = 0; i < kBlocks; ++i) blocks.push_back((i * 7) % kBlocks);
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    char got[kBlock], expected[kBlock];
+    bool served = false;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[i]), &served),
+              static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[i]), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "visit " << i;
+    EXPECT_TRUE(served) << "visit " << i;
+  }
+  const Statistics& statistics = scope.statistics();
+  EXPECT_EQ(engine_.prepared().size(), 0u) << "nothing in the page cache goes to the engine";
+  EXPECT_EQ(statistics.found_cached + statistics.served_from_cache, static_cast<uint64_t>(kBlocks));
+  EXPECT_GT(statistics.served_from_cache, 0u) << "a run of hits switches to serving from the cache";
+  EXPECT_EQ(statistics.cache_mode_changes, 1u);
+  EXPECT_EQ(state.results.size(), static_cast<size_t>(kBlocks)) << "result callbacks still run";
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, ReadsServedFromTheCacheKeepTheFilePosition) {
+  auto graph = LoopGraph(FOREACTOR_CALL_READ, SequentialReadArguments);
+  ScopeInstance scope(*graph, CacheAware(2), &engine_);
+  std::vector<int64_t> blocks(kBlocks);
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  for (int i = 0; i < kBlocks; ++i) {
+    char got[kBlock], expected[kBlock];
+    foreactor_call call{};
+    call.type = FOREACTOR_CALL_READ;
+    call.fd = data_fd_;
+    call.buffer = got;
+    call.length = kBlock;
+    ASSERT_EQ(ProgramCall(scope, call), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::lseek(data_fd_, 0, SEEK_CUR), static_cast<off_t>((i + 1) * kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, i * kBlock), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "block " << i;
+  }
+  // Reading on at the end of the file returns 0 from the cache path too.
+  char extra[kBlock];
+  EXPECT_EQ(::read(data_fd_, extra, kBlock), 0);
+  EXPECT_GT(scope.statistics().served_from_cache, 0u);
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  std::vector<int64_t> blocks(40, 0);
+  for (int i = 0; i < 40; ++i) blocks[i] = i;
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  char buffer[kBlock];
+  for (int i = 0; i < 36; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]));
+  ASSERT_GT(scope.statistics().served_from_cache, 0u);
+  // Evict the rest of the file: the next read cannot be served from memory.
+  ASSERT_EQ(::fdatasync(data_fd_), 0);
+  ASSERT_EQ(posix_fadvise(data_fd_, 0, 0, POSIX_FADV_DONTNEED), 0);
+  for (int i = 36; i < 40; ++i) {
+    char expected[kBlock];
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[i]), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(buffer, expected, kBlock), 0);
+  }
+  EXPECT_EQ(scope.statistics().cache_mode_changes, 2u) << "to the cache and back";
   scope.Exit();
 }
 

@@ -156,6 +156,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.consumed,     &statistics.wasted,
                           &statistics.mispredicted, &statistics.synchronous,
                           &statistics.cancelled,    &statistics.speculation_stopped,
+                          &statistics.found_cached, &statistics.served_from_cache,
+                          &statistics.cache_mode_changes,
                           &statistics.bytes_early,  &statistics.wait_nanoseconds};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
@@ -165,7 +167,8 @@ Statistics Distinct(uint64_t base) {
 const char* const kCounterKeys[] = {"scopes",    "intercepted",  "passed_through",
                                     "issued_early", "consumed",  "wasted",
                                     "mispredicted", "synchronous", "cancelled",
-                                    "speculation_stopped", "bytes_early", "wait_nanoseconds"};
+                                    "speculation_stopped", "found_cached", "served_from_cache",
+                                    "cache_mode_changes", "bytes_early", "wait_nanoseconds"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -182,8 +185,11 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.synchronous, 107u + 1007u);
   EXPECT_EQ(total.cancelled, 108u + 1008u);
   EXPECT_EQ(total.speculation_stopped, 109u + 1009u);
-  EXPECT_EQ(total.bytes_early, 110u + 1010u);
-  EXPECT_EQ(total.wait_nanoseconds, 111u + 1011u);
+  EXPECT_EQ(total.found_cached, 110u + 1010u);
+  EXPECT_EQ(total.served_from_cache, 111u + 1011u);
+  EXPECT_EQ(total.cache_mode_changes, 112u + 1012u);
+  EXPECT_EQ(total.bytes_early, 113u + 1013u);
+  EXPECT_EQ(total.wait_nanoseconds, 114u + 1014u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
