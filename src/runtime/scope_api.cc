@@ -65,6 +65,11 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   fresh->settings = SettingsForGraph(graph.name());
   // Depth 0 issues nothing early: no engine resources at all.
   if (fresh->settings.depth == 0) fresh->settings.engine.kind = EngineKind::kSync;
+  // A thread pool keeps as many calls in flight as it has workers: unless
+  // told otherwise, give it one per call the graph may run ahead.
+  if (fresh->settings.engine.kind == EngineKind::kThreads && fresh->settings.engine.workers == 0) {
+    fresh->settings.engine.workers = fresh->settings.depth;
+  }
   if (graph_runtimes[id].compare_exchange_strong(runtime, fresh, std::memory_order_acq_rel)) {
     return fresh;
   }
