@@ -101,18 +101,25 @@ int LoopMore(const foreactor_visit* visit) {
 
 // start -> call -> branch "more" -> {call (loop), end}; `weak` marks the
 // call -> branch edge weak.
-std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_arguments_fn arguments,
-                                 bool weak = false) {
-  auto graph = std::make_unique<Graph>("loop");
-  int call = graph->AddSyscall("call", type, arguments, RecordResult, nullptr);
-  int more = graph->AddBranch("more", LoopMore, nullptr);
+std::unique_ptr<Graph> OneCallLoop(const char* name, foreactor_call_type type,
+                                   foreactor_arguments_fn arguments, foreactor_result_fn result,
+                                   foreactor_choice_fn more, bool weak) {
+  auto graph = std::make_unique<Graph>(name);
+  int call = graph->AddSyscall("call", type, arguments, result, nullptr);
+  int branch = graph->AddBranch("more", more, nullptr);
   graph->SetNext(FOREACTOR_START_NODE, call, false);
-  graph->SetNext(call, more, weak);
-  graph->AddChild(more, call, false);
-  graph->AddChild(more, FOREACTOR_END_NODE, false);
+  graph->SetNext(call, branch, weak);
+  graph->AddChild(branch, call, false);
+  graph->AddChild(branch, FOREACTOR_END_NODE, false);
   std::string error;
   EXPECT_TRUE(graph->Finish(&error)) << error;
   return graph;
+}
+
+// The loop over LoopState::offsets.
+std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_arguments_fn arguments,
+                                 bool weak = false) {
+  return OneCallLoop("loop", type, arguments, RecordResult, LoopMore, weak);
 }
 
 // Settings for the tests of the issuing machinery: the test files are
@@ -308,16 +315,7 @@ int WriteMore(const foreactor_visit* visit) {
 }
 
 std::unique_ptr<Graph> WriteLoopGraph(bool weak) {
-  auto graph = std::make_unique<Graph>("writes");
-  int call = graph->AddSyscall("write", FOREACTOR_CALL_PWRITE, LoopPwriteArguments, nullptr, nullptr);
-  int more = graph->AddBranch("more", WriteMore, nullptr);
-  graph->SetNext(FOREACTOR_START_NODE, call, false);
-  graph->SetNext(call, more, weak);
-  graph->AddChild(more, call, false);
-  graph->AddChild(more, FOREACTOR_END_NODE, false);
-  std::string error;
-  EXPECT_TRUE(graph->Finish(&error)) << error;
-  return graph;
+  return OneCallLoop("writes", FOREACTOR_CALL_PWRITE, LoopPwriteArguments, nullptr, WriteMore, weak);
 }
 
 TEST_F(ScopeInstanceTest, WritesBeyondAWeakEdgeWaitUntilCertain) {
@@ -568,16 +566,8 @@ foreactor_readiness FlipArguments(const foreactor_visit* visit, foreactor_call* 
 }
 
 TEST_F(ScopeInstanceTest, BranchDivergenceDrainsEverythingAhead) {
-  Graph graph("flip");
-  int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, FlipArguments, nullptr, nullptr);
-  int more = graph.AddBranch("more", FlippingMore, nullptr);
-  graph.SetNext(FOREACTOR_START_NODE, read, false);
-  graph.SetNext(read, more, false);
-  graph.AddChild(more, read, false);
-  graph.AddChild(more, FOREACTOR_END_NODE, false);
-  std::string error;
-  ASSERT_TRUE(graph.Finish(&error)) << error;
-  ScopeInstance scope(graph, Depth(4), &engine_);
+  auto graph = OneCallLoop("flip", FOREACTOR_CALL_PREAD, FlipArguments, nullptr, FlippingMore, false);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
   FlipState state;
   state.loop = ReadLoopState({1, 2, 3, 4, 5});
   scope.Enter(&state);
@@ -612,17 +602,9 @@ int OpenMore(const foreactor_visit* visit) {
   return visit->iteration[0] + 1 < state->paths.size() ? 0 : 1;
 }
 
+// Both edges weak: an open loop that may stop anywhere.
 std::unique_ptr<Graph> OpenLoopGraph() {
-  auto graph = std::make_unique<Graph>("opens");
-  int open = graph->AddSyscall("open", FOREACTOR_CALL_OPEN, OpenArguments, nullptr, nullptr);
-  int more = graph->AddBranch("more", OpenMore, nullptr);
-  graph->SetNext(FOREACTOR_START_NODE, open, true);
-  graph->SetNext(open, more, true);
-  graph->AddChild(more, open, false);
-  graph->AddChild(more, FOREACTOR_END_NODE, false);
-  std::string error;
-  EXPECT_TRUE(graph->Finish(&error)) << error;
-  return graph;
+  return OneCallLoop("opens", FOREACTOR_CALL_OPEN, OpenArguments, nullptr, OpenMore, true);
 }
 
 foreactor_call OpenCall(const std::string& path) {
@@ -836,16 +818,8 @@ TEST_F(ScopeInstanceTest, FstatatResultsAreExact) {
   StatState state;
   state.directory_fd = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY);
   state.names = {"data", "link", "sub", "missing", "data"};
-  Graph graph("stats");
-  int stat_node = graph.AddSyscall("stat", FOREACTOR_CALL_FSTATAT, StatArguments, nullptr, nullptr);
-  int more = graph.AddBranch("more", StatMore, nullptr);
-  graph.SetNext(FOREACTOR_START_NODE, stat_node, false);
-  graph.SetNext(stat_node, more, false);
-  graph.AddChild(more, stat_node, false);
-  graph.AddChild(more, FOREACTOR_END_NODE, false);
-  std::string error;
-  ASSERT_TRUE(graph.Finish(&error)) << error;
-  ScopeInstance scope(graph, Depth(8), &engine_);
+  auto graph = OneCallLoop("stats", FOREACTOR_CALL_FSTATAT, StatArguments, nullptr, StatMore, false);
+  ScopeInstance scope(*graph, Depth(8), &engine_);
   scope.Enter(&state);
   for (const std::string& name : state.names) {
     struct stat got, expected;
