@@ -51,9 +51,15 @@ bash "$ROOT/scripts/fetch_coreutils.sh"
 # (BUILT_SOURCES) that `make all` builds first.
 built_sources=$(printf 'foreactor-print-built-sources:\n\t@echo $(BUILT_SOURCES)\n' \
                   | make -s -C "$SOURCE_DIR" -f Makefile -f - foreactor-print-built-sources)
+# coreutils' own compiler warnings go to the log, not to the terminal.
+MAKE_LOG="$THIRD_PARTY/coreutils-make.log"
 # shellcheck disable=SC2086
-make -s -C "$SOURCE_DIR" -j"$JOBS" $built_sources >/dev/null
-make -s -C "$SOURCE_DIR" -j"$JOBS" src/du src/cp >/dev/null
+if ! { make -s -C "$SOURCE_DIR" -j"$JOBS" $built_sources \
+       && make -s -C "$SOURCE_DIR" -j"$JOBS" src/du src/cp; } > "$MAKE_LOG" 2>&1; then
+  tail -30 "$MAKE_LOG" >&2
+  say "make failed: see $MAKE_LOG"
+  exit 1
+fi
 
 # 3. libforeactor.so
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
@@ -64,6 +70,12 @@ LIBFOREACTOR="$BUILD_DIR/libforeactor.so"
 
 # 4. plugins and the four programs.
 mkdir -p "$BIN_DIR" "$PLUGIN_OBJ_DIR"
+# The foreactor programs find libforeactor.so through their rpath: relink
+# them when another build directory is asked for.
+if [ "$(cat "$BIN_DIR/foreactor-build-dir" 2>/dev/null)" != "$BUILD_DIR" ]; then
+  rm -f "$BIN_DIR/du-foreactor" "$BIN_DIR/cp-foreactor"
+  echo "$BUILD_DIR" > "$BIN_DIR/foreactor-build-dir"
+fi
 CXXFLAGS=(-std=c++20 -O2 -g -fPIC -Wall -Wextra -Werror -I"$ROOT/include")
 # The C attachment is compiled like coreutils' own sources (its config.h and
 # gnulib headers), plus our warnings.

@@ -1,0 +1,158 @@
+"""du (coreutils 9.1) with its walk plugin must print exactly what stock du
+prints, line for line, under every engine and depth; its statistics must
+show that the entries' fstatat calls were issued early and all predicted.
+
+Needs apps/coreutils/build.sh to have fetched coreutils (skips otherwise).
+Run with: python3 -m pytest -q apps/coreutils/tests
+"""
+
+import os
+import random
+
+import pytest
+
+from coreutils_test_support import (DEPTHS, ENGINES, clean_environment, foreactor_environment,
+                                    graph_statistics, programs, run)
+
+GRAPH = "du_stat_entries"
+
+# du option sets whose stat sequence the plugin predicts exactly.
+PREDICTED_OPTIONS = (
+    [],
+    ["-a"],
+    ["-a", "-b"],
+    ["-a", "--inodes"],
+    ["-s", "-h"],
+    ["-a", "-x", "--time"],
+)
+
+
+def make_wide_tree(root, seed):
+    """A few directories of many small files, as in the paper's benchmark."""
+    generator = random.Random(seed)
+    for directory in range(4):
+        path = root / f"dir{directory:02d}"
+        path.mkdir(parents=True)
+        for number in range(300):
+            (path / f"file{number:04d}").write_bytes(b"w" * generator.randrange(0, 40000))
+
+
+def make_deep_tree(root, seed):
+    """Many directories of a few files each (a source checkout), with the
+    other kinds of entries du meets: symlinks (dangling too), hard links,
+    empty directories, a FIFO, a sparse file, odd names."""
+    generator = random.Random(seed)
+
+    def fill(path, level):
+        path.mkdir(parents=True, exist_ok=True)
+        for number in range(generator.randrange(1, 5)):
+            (path / f"src {number}.c").write_bytes(b"d" * generator.randrange(0, 9000))
+        if level < 4:
+            for number in range(generator.randrange(1, 4)):
+                fill(path / f"pkg{number}", level + 1)
+
+    fill(root, 0)
+    (root / "empty").mkdir()
+    (root / "link_to_file").symlink_to("src 0.c")
+    (root / "dangling").symlink_to("no such file")
+    (root / "link_to_dir").symlink_to("pkg0")
+    os.link(root / "src 0.c", root / "hard link")
+    os.mkfifo(root / "fifo")
+    with open(root / "sparse", "wb") as handle:
+        handle.truncate(50 * 1024 * 1024)
+        handle.write(b"start")
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    base = tmp_path_factory.mktemp("du_trees")
+    make_wide_tree(base / "wide", 7)
+    make_deep_tree(base / "deep", 11)
+    return {"wide": base / "wide", "deep": base / "deep"}
+
+
+def stock_output(binaries, options, tree):
+    return run([binaries["du"], *options, tree], clean_environment()).stdout
+
+
+def test_plugin_build_without_foreactor_prints_the_same(trees):
+    binaries = programs()
+    for tree in trees.values():
+        for options in PREDICTED_OPTIONS:
+            expected = stock_output(binaries, options, tree)
+            got = run([binaries["du-foreactor"], *options, tree], clean_environment()).stdout
+            assert got.splitlines() == expected.splitlines(), options
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("depth", DEPTHS)
+@pytest.mark.parametrize("tree_name", ("wide", "deep"))
+def test_output_identical_and_stats_issued_early(trees, tmp_path, engine, depth, tree_name):
+    binaries = programs()
+    tree = trees[tree_name]
+    for index, options in enumerate(PREDICTED_OPTIONS):
+        stats_file = tmp_path / f"stats{index}.json"
+        expected = stock_output(binaries, options, tree)
+        got = run([binaries["du-foreactor"], *options, tree],
+                  foreactor_environment(engine, depth, stats_file)).stdout
+        assert got.splitlines() == expected.splitlines(), options
+        statistics = graph_statistics(stats_file, GRAPH)
+        assert statistics.get("scopes") == 1, (options, statistics)
+        assert statistics["mispredicted"] == 0, (options, statistics)
+        assert statistics["speculation_stopped"] == 0, (options, statistics)
+        if engine == "sync":
+            assert statistics["issued_early"] == 0, (options, statistics)
+        else:
+            assert statistics["issued_early"] > 0, (options, statistics)
+            if tree_name == "wide":
+                # Every entry after the first two of a directory is issued
+                # early (the first is stat'ed while fts reads the directory,
+                # the second is the first call the runtime sees afterwards).
+                assert statistics["issued_early"] >= statistics["intercepted"] - 3 * 4 - 2, \
+                    (options, statistics)
+            assert statistics["consumed"] == statistics["issued_early"], (options, statistics)
+
+
+@pytest.mark.parametrize("engine", ("io_uring", "threads"))
+@pytest.mark.parametrize("options", (["-a", "--exclude=*7"], ["-a", "-L"], ["-a", "-l"],
+                                     ["-a", "--max-depth=1"], ["-S", "-c"]))
+def test_other_options_output_identical(trees, tmp_path, engine, options):
+    """Options under which the plugin may guess wrong (an excluded file is
+    never stat'ed) or does not guess (-L): the output is still the same."""
+    binaries = programs()
+    for tree in trees.values():
+        # -L meets the dangling symlink: an error message and status 1.
+        expected = run([binaries["du"], *options, tree], clean_environment(), check=False)
+        got = run([binaries["du-foreactor"], *options, tree],
+                  foreactor_environment(engine, 16, tmp_path / "stats.json"), check=False)
+        assert got.stdout.splitlines() == expected.stdout.splitlines(), options
+        assert (got.returncode, got.stderr) == (expected.returncode, expected.stderr)
+
+
+def test_several_arguments_and_errors_identical(trees, tmp_path):
+    """Several roots, a missing one (error message, exit status 1)."""
+    binaries = programs()
+    arguments = ["-a", trees["wide"] / "dir01", trees["deep"], tmp_path / "missing", trees["wide"]]
+    expected = run([binaries["du"], *arguments], clean_environment(), check=False)
+    got = run([binaries["du-foreactor"], *arguments],
+              foreactor_environment("io_uring", 16, tmp_path / "stats.json"), check=False)
+    assert expected.returncode == 1
+    assert b"missing" in expected.stderr
+    assert (got.returncode, got.stdout, got.stderr) == (expected.returncode, expected.stdout,
+                                                        expected.stderr)
+
+
+def test_tree_changed_between_runs_is_seen(trees, tmp_path):
+    """A guard that the comparison can fail: after a file grows, du's output
+    differs, and the foreactor build sees the same new sizes."""
+    binaries = programs()
+    tree = tmp_path / "changing"
+    make_wide_tree(tree, 3)
+    before = run([binaries["du-foreactor"], "-a", "-b", tree],
+                 foreactor_environment("io_uring", 16, tmp_path / "s1.json")).stdout
+    (tree / "dir00" / "file0000").write_bytes(b"x" * 123457)
+    after = run([binaries["du-foreactor"], "-a", "-b", tree],
+                foreactor_environment("io_uring", 16, tmp_path / "s2.json")).stdout
+    assert before != after
+    assert after == stock_output(binaries, ["-a", "-b"], tree)
+    assert f"123457\t{tree}/dir00/file0000".encode() in after.splitlines()
