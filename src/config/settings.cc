@@ -10,7 +10,7 @@
 //  - Depth 0 keeps a graph enabled: its scopes run every call synchronously
 //    and still count them, which is the baseline mode.
 //  - Every tunable may be given per graph: FOREACTOR_<TUNABLE>_<graph>, for
-//    DEPTH, ENGINE, QUEUE_SIZE, WORKERS, IO_URING_ASYNC and PAGE_CACHE.
+//    DEPTH, ENGINE, QUEUE_SIZE, WORKERS, IO_URING_ASYNC, PAGE_CACHE and CHECK.
 //  - SettingsForGraph() reads the copy of the FOREACTOR_* variables taken
 //    when the settings were first loaded, so a host program that edits its
 //    environment later (setenv from another thread) can neither race with
@@ -167,7 +167,7 @@ std::string Problem(std::string_view variable, std::string_view value, std::stri
 // ---------------------------------------------------------------- tunables
 
 // Which setting a tunable variable sets.
-enum class TunableId { kDepth, kEngine, kQueueSize, kWorkers, kIoUringAsync, kPageCache };
+enum class TunableId { kDepth, kEngine, kQueueSize, kWorkers, kIoUringAsync, kPageCache, kCheck };
 
 struct Tunable {
   TunableId id;
@@ -185,6 +185,7 @@ constexpr Tunable kTunables[] = {
     {TunableId::kWorkers, "WORKERS", kMinWorkers, kMaxWorkers, "a number from 1 to 1024"},
     {TunableId::kIoUringAsync, "IO_URING_ASYNC", 0, 1, "0 or 1"},
     {TunableId::kPageCache, "PAGE_CACHE", 0, 1, "0 or 1"},
+    {TunableId::kCheck, "CHECK", 0, 1, "0 or 1"},
 };
 
 // Stores `value` for `tunable` into `settings`.  Returns false when the
@@ -210,6 +211,8 @@ bool ApplyTunable(const Tunable& tunable, std::string_view value, GraphSettings*
       return ParseZeroOrOne(value, &settings->engine.io_uring_async);
     case TunableId::kPageCache:
       return ParseZeroOrOne(value, &settings->page_cache_aware);
+    case TunableId::kCheck:
+      return ParseZeroOrOne(value, &settings->check);
   }
   return false;
 }

@@ -9,6 +9,8 @@
 //   FOREACTOR_WORKERS=N            thread pool workers (and io-wq bound), 1..1024
 //   FOREACTOR_IO_URING_ASYNC=0|1   IOSQE_ASYNC on every io_uring request
 //   FOREACTOR_PAGE_CACHE=0|1       serve reads found in the page cache without the engine (default 1)
+//   FOREACTOR_CHECK=0|1            check mode: issue nothing early; report where the program
+//                                  leaves the graph (also FOREACTOR_CHECK_<graph>)
 //   FOREACTOR_STATS=PATH           write statistics JSON there at exit
 //
 // An invalid value is reported once on stderr, and the setting it belongs to
@@ -28,6 +30,7 @@ struct GraphSettings {
   bool enabled = false;        // false: scopes of this graph never speculate
   unsigned depth = 16;         // syscall visits the peek head may run ahead
   bool page_cache_aware = true;  // probe reads with RWF_NOWAIT before issuing them
+  bool check = false;            // check mode: compare every call with the graph, issue nothing
   EngineOptions engine;
 };
 

@@ -126,4 +126,25 @@ int64_t DeliverResult(const VisitSlot& slot, const foreactor_call& real) {
   return result;
 }
 
+std::string DescribeCall(const foreactor_call& call) {
+  const CallTypeInfo& info = InfoOf(call.type);
+  std::string text = std::string(info.name) + "(";
+  auto add = [&text](const std::string& part) {
+    if (text.back() != '(') text += ", ";
+    text += part;
+  };
+  if (info.uses_fd) add("fd=" + std::to_string(call.fd));
+  if (info.uses_path) add(std::string("path=\"") + (call.path != nullptr ? call.path : "(null)") + "\"");
+  if (call.type == FOREACTOR_CALL_OPEN || call.type == FOREACTOR_CALL_OPENAT ||
+      call.type == FOREACTOR_CALL_FSTATAT || call.type == FOREACTOR_CALL_STATX) {
+    add("flags=" + std::to_string(call.flags));
+  }
+  if (info.reads_data || info.writes_data) add("length=" + std::to_string(DataLength(call)));
+  if (info.reads_data || info.writes_data || call.type == FOREACTOR_CALL_LSEEK) {
+    if (call.type != FOREACTOR_CALL_GETDENTS64) add("offset=" + std::to_string(call.offset));
+  }
+  if (call.type == FOREACTOR_CALL_LSEEK) add("whence=" + std::to_string(call.whence));
+  return text + ")";
+}
+
 }  // namespace foreactor

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "foreactor/foreactor.h"
 #include "runtime/visit_slot.h"
@@ -31,6 +32,10 @@ bool WrittenBytesMatch(const foreactor_call& real, const char* written);
 // call returns (>= 0) or -errno.  Open results are returned as they are; the
 // caller renumbers the descriptor.
 int64_t DeliverResult(const VisitSlot& slot, const foreactor_call& real);
+
+// A readable form of a call for messages: "pread(fd=3, length=8192,
+// offset=40960)", with only the arguments its type uses.
+std::string DescribeCall(const foreactor_call& call);
 
 }  // namespace foreactor
 

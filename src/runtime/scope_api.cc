@@ -16,6 +16,7 @@
 #include "graph/graph.h"
 #include "graph/graph_handle.h"
 #include "runtime/interception.h"
+#include "runtime/report.h"
 #include "runtime/scope_instance.h"
 #include "runtime/statistics.h"
 
@@ -27,13 +28,6 @@ namespace {
 
 constexpr int kMaxGraphs = 256;      // graphs per process that can speculate
 constexpr int kMaxScopeDepth = 64;   // nested scopes per thread that are tracked
-
-// Writes one message to stderr with a single write(2): safe inside any host.
-void Report(const std::string& message) {
-  std::string line = "foreactor: " + message + "\n";
-  ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
-  (void)ignored;
-}
 
 void ReportOnce(std::atomic<bool>& flag, const std::string& message) {
   if (!flag.exchange(true)) Report(message);

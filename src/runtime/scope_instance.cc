@@ -11,6 +11,7 @@
 #include "graph/call_types.h"
 #include "runtime/call_matching.h"
 #include "runtime/raw_syscalls.h"
+#include "runtime/report.h"
 
 namespace foreactor {
 namespace {
@@ -138,6 +139,8 @@ void ScopeInstance::Enter(void* scope_state) {
   prepared_unsubmitted_ = 0;
   effects_head_ = effects_count_ = 0;
   consecutive_mispredictions_ = 0;
+  divergence_reported_ = false;
+  frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
   peek_blocked_for_scope_ = false;
   for (SyscallNodeState& state : syscall_states_) state.peek_count = state.frontier_count = 0;
   for (BranchNodeState& state : branch_states_) state.peek_count = state.frontier_count = 0;
@@ -148,6 +151,13 @@ void ScopeInstance::Enter(void* scope_state) {
 
 void ScopeInstance::Exit() {
   if (abandoned_) return;
+  if (settings_.check && speculating_ && AdvanceFrontierThroughBranches() &&
+      graph_.node(frontier_.node).kind == NodeKind::kSyscall && !frontier_weak_since_call_) {
+    ReportDivergence(frontier_.node, frontier_,
+                     "the function returned, but no weak edge leads here from its last call",
+                     "mark the edge weak if the function may return there, or check the "
+                     "branch choices that led here");
+  }
   DrainAhead();
   AccumulateStatistics(graph_.name(), engine_ != nullptr ? engine_->name() : "none", statistics_);
   statistics_ = Statistics{};
@@ -331,7 +341,7 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   if (early == EarlyIssue::kWhenCertain && beyond_weak_edge) return PeekStep::kStop;
   if (BlockedByPendingEffect(call)) return PeekStep::kStop;
 
-  bool issue = early != EarlyIssue::kNever && CanIssue(call);
+  bool issue = !settings_.check && early != EarlyIssue::kNever && CanIssue(call);
   const bool cacheable_read =
       issue && settings_.page_cache_aware && IsPlainRead(call.type) && !call.link_next;
   if (cacheable_read && cache_mode_ == CacheMode::kServeFromCache) {
@@ -428,6 +438,13 @@ bool ScopeInstance::AdvanceFrontierThroughBranches() {
       } else if (choice != recorded) {
         // The path the peek head took is not the program's: nothing ahead
         // can be used.
+        if (settings_.check) {
+          ReportDivergence(frontier_.node, frontier_,
+                           "the choice callback first answered child " + std::to_string(recorded) +
+                               ", now child " + std::to_string(choice),
+                           "a choice must not change once given: it may depend only on what is "
+                           "known for this visit");
+        }
         NoteMisprediction();
         DrainAhead();
         peek_passed = false;
@@ -438,7 +455,10 @@ bool ScopeInstance::AdvanceFrontierThroughBranches() {
     const Edge& edge = info.children[choice];
     state.frontier_count++;
     frontier_.Take(edge);
-    if (edge.weak) frontier_weak_edges_++;
+    if (edge.weak) {
+      frontier_weak_edges_++;
+      frontier_weak_since_call_ = true;
+    }
     if (!peek_passed) {
       state.peek_count = state.frontier_count;
       peek_ = frontier_;
@@ -458,6 +478,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   foreactor_call& real = intercepted->call;
   if (info.kind != NodeKind::kSyscall || real.type != info.call_type) {
     statistics_.passed_through++;
+    if (settings_.check && info.kind == NodeKind::kSyscall) CheckForeignCall(node, real);
     return false;
   }
   SyscallNodeState& state = syscall_states_[info.dense_index];
@@ -487,6 +508,21 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   }
   if (type_info.implicit_offset) {
     real.offset = file_kinds_.Lookup(real.fd).regular ? raw::Lseek(real.fd, 0, SEEK_CUR) : -1;
+  }
+  if (settings_.check) {
+    if (!known) {
+      ReportDivergence(node, frontier_,
+                       "the program called " + DescribeCall(real) +
+                           " while the arguments callback still answers not-yet or never",
+                       "everything the callback needs must be in the scope state when the "
+                       "program makes the call");
+    } else if (!ArgumentsMatch(slot.predicted, real)) {
+      ReportDivergence(node, frontier_,
+                       "the program called " + DescribeCall(real) + ", the graph predicted " +
+                           DescribeCall(slot.predicted),
+                       "the arguments callback of this node computes other arguments than the "
+                       "program uses at this visit");
+    }
   }
   if (slot.state == SlotState::kCached) {
     if (ArgumentsMatch(slot.predicted, real)) return ServeEarlyResult(node, slot, *intercepted, result);
@@ -575,12 +611,57 @@ void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
   state.frontier_count++;
   if (peek_passed) visits_ahead_--;
   frontier_.Take(info.next);
+  frontier_weak_since_call_ = info.next.weak;
   if (info.next.weak) frontier_weak_edges_++;
   if (!peek_passed) {
     state.peek_count = state.frontier_count;
     peek_ = frontier_;
     peek_weak_edges_ = frontier_weak_edges_;
   }
+}
+
+// ------------------------------------------------------------ check mode
+
+std::string ScopeInstance::DescribeVisit(int node, const Cursor& at) const {
+  const Node& info = graph_.node(node);
+  std::string text = "node '" + info.name + "' (" +
+                     (info.kind == NodeKind::kBranch ? std::string("branch")
+                                                     : std::string(InfoOf(info.call_type).name)) +
+                     ")";
+  uint64_t iteration[FOREACTOR_MAX_LOOPS];
+  unsigned loops = at.GatherIterations(info, iteration);
+  if (loops > 0) {
+    text += " at iteration [";
+    for (unsigned i = 0; i < loops; ++i) text += (i > 0 ? ", " : "") + std::to_string(iteration[i]);
+    text += "]";
+  }
+  return text;
+}
+
+void ScopeInstance::ReportDivergence(int node, const Cursor& at, const std::string& what,
+                                     const std::string& hint) {
+  statistics_.check_divergences++;
+  if (divergence_reported_) return;
+  divergence_reported_ = true;
+  Report("check: graph '" + graph_.name() + "', " + DescribeVisit(node, at) + ": " + what +
+         "; hint: " + hint);
+}
+
+void ScopeInstance::CheckForeignCall(int node, const foreactor_call& real) {
+  // A call of another type on the very descriptor the graph expects next
+  // usually means the graph lacks a node or has them in the wrong order.
+  SyscallNodeState& state = syscall_states_[graph_.node(node).dense_index];
+  if (state.frontier_count >= state.peek_count) return;
+  const VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
+  const CallTypeInfo& real_info = InfoOf(real.type);
+  if (!real_info.uses_fd || !InfoOf(slot.predicted.type).uses_fd || real.fd != slot.predicted.fd) {
+    return;
+  }
+  ReportDivergence(node, frontier_,
+                   "the program called " + DescribeCall(real) + " where the graph expects " +
+                       DescribeCall(slot.predicted),
+                   "a node may be missing before this one, or the nodes are in another order "
+                   "than the program's calls");
 }
 
 // ------------------------------------------------------------ page cache

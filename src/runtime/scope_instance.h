@@ -26,6 +26,11 @@
 // would block switches speculation back on.  Misses cost one failed
 // RWF_NOWAIT call each.
 //
+// Check mode (GraphSettings::check): nothing is issued early; every call
+// that belongs to the graph is compared with the visit the graph predicts,
+// and the first place in each scope where the program leaves the graph is
+// reported with both calls, the node, the visit and a hint.
+//
 // Invariants:
 //  - the peek head is never behind the frontier, and both follow the same
 //    path: the frontier re-asks each branch choice and, when it differs
@@ -39,6 +44,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "config/settings.h"
@@ -155,6 +161,11 @@ class ScopeInstance {
   void DeliverOpenResult(VisitSlot& slot, int64_t* result);
   bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted, int64_t* result);
 
+  // Check mode.
+  void ReportDivergence(int node, const Cursor& at, const std::string& what, const std::string& hint);
+  std::string DescribeVisit(int node, const Cursor& at) const;
+  void CheckForeignCall(int node, const foreactor_call& real);
+
   // Page cache.
   bool TryReadFromCache(VisitSlot& slot);
   bool ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result);
@@ -193,6 +204,8 @@ class ScopeInstance {
   unsigned effects_count_ = 0;
 
   unsigned consecutive_mispredictions_ = 0;
+  bool divergence_reported_ = false;      // check mode: one report per scope
+  bool frontier_weak_since_call_ = false;  // a weak edge since the last graph call
 
   // Kept across scopes: whether this graph's data is being found cached.
   enum class CacheMode : unsigned char { kSpeculate, kServeFromCache };

@@ -48,6 +48,7 @@ constexpr CounterField kCounterFields[] = {
     {"found_cached", &Statistics::found_cached},
     {"served_from_cache", &Statistics::served_from_cache},
     {"cache_mode_changes", &Statistics::cache_mode_changes},
+    {"check_divergences", &Statistics::check_divergences},
     {"bytes_early", &Statistics::bytes_early},
     {"wait_nanoseconds", &Statistics::wait_nanoseconds},
 };

@@ -24,6 +24,7 @@ struct Statistics {
   uint64_t found_cached = 0;      // reads the peek head found in the page cache and read at once
   uint64_t served_from_cache = 0; // reads served at the frontier straight from the page cache
   uint64_t cache_mode_changes = 0;  // switches between speculating and serving from the cache
+  uint64_t check_divergences = 0;   // check mode: places where the program left the graph
   uint64_t bytes_early = 0;       // bytes transferred by consumed early reads and writes
   uint64_t wait_nanoseconds = 0;  // time the program waited for early results
 

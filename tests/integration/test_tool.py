@@ -191,6 +191,13 @@ def test_sets_foreactor_and_depth():
         assert unset not in variables
 
 
+def test_check_sets_check_mode():
+    variables = environment_of(run_tool(["run", "--no-preload", "--check", "--", "env"]))
+    assert variables["FOREACTOR_CHECK"] == "1"
+    plain = environment_of(run_tool(["run", "--no-preload", "--", "env"]))
+    assert "FOREACTOR_CHECK" not in plain
+
+
 def test_sets_every_option(tmp_path):
     (tmp_path / "out").mkdir()
     variables = environment_of(run_tool(

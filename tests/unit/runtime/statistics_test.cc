@@ -157,7 +157,7 @@ Statistics Distinct(uint64_t base) {
                           &statistics.mispredicted, &statistics.synchronous,
                           &statistics.cancelled,    &statistics.speculation_stopped,
                           &statistics.found_cached, &statistics.served_from_cache,
-                          &statistics.cache_mode_changes,
+                          &statistics.cache_mode_changes, &statistics.check_divergences,
                           &statistics.bytes_early,  &statistics.wait_nanoseconds};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
@@ -168,7 +168,8 @@ const char* const kCounterKeys[] = {"scopes",    "intercepted",  "passed_through
                                     "issued_early", "consumed",  "wasted",
                                     "mispredicted", "synchronous", "cancelled",
                                     "speculation_stopped", "found_cached", "served_from_cache",
-                                    "cache_mode_changes", "bytes_early", "wait_nanoseconds"};
+                                    "cache_mode_changes", "check_divergences", "bytes_early",
+                                    "wait_nanoseconds"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -188,8 +189,9 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.found_cached, 110u + 1010u);
   EXPECT_EQ(total.served_from_cache, 111u + 1011u);
   EXPECT_EQ(total.cache_mode_changes, 112u + 1012u);
-  EXPECT_EQ(total.bytes_early, 113u + 1013u);
-  EXPECT_EQ(total.wait_nanoseconds, 114u + 1014u);
+  EXPECT_EQ(total.check_divergences, 113u + 1013u);
+  EXPECT_EQ(total.bytes_early, 114u + 1014u);
+  EXPECT_EQ(total.wait_nanoseconds, 115u + 1015u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
