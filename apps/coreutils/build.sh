@@ -105,13 +105,15 @@ compile_c() {
 compile_cxx "$APP_DIR/plugins/du_walk_plugin.cc" "$PLUGIN_OBJ_DIR/du_walk_plugin.o"
 compile_c   "$APP_DIR/plugins/du_walk_attach.c"  "$PLUGIN_OBJ_DIR/du_walk_attach.o"
 compile_cxx "$APP_DIR/plugins/cp_copy_plugin.cc" "$PLUGIN_OBJ_DIR/cp_copy_plugin.o"
+CFLAGS+=(-I"$SOURCE_DIR/src")   # copy.h, for cp_copy_attach.c
+compile_c   "$APP_DIR/plugins/cp_copy_attach.c"  "$PLUGIN_OBJ_DIR/cp_copy_attach.o"
 
 # The objects and libraries of coreutils' own link lines (make V=1), in order.
 DU_OBJECTS=(src/du.o src/libver.a lib/libcoreutils.a lib/libcoreutils.a)
 CP_OBJECTS=(src/cp.o src/copy.o src/cp-hash.o src/force-link.o src/selinux.o
             src/libver.a lib/libcoreutils.a lib/libcoreutils.a)
 DU_WRAP=(-Wl,--wrap=rpl_fts_read -Wl,--wrap=rpl_fts_close)
-CP_WRAP=(-Wl,--wrap=fdadvise -Wl,--wrap=xalignalloc -Wl,--wrap=full_write -Wl,--wrap=close)
+CP_WRAP=(-Wl,--wrap=copy -Wl,--wrap=fdadvise -Wl,--wrap=xalignalloc -Wl,--wrap=full_write -Wl,--wrap=close)
 # Extra libraries configure chose for du and cp (none on a plain Debian 12,
 # e.g. -lacl when libacl is present); taken from the Makefile.
 extra_libs() {
@@ -149,7 +151,8 @@ link "$BIN_DIR/cp" "${CP_OBJECTS[@]}" -- "${CP_LIBS[@]}"
 # they must precede the archive that defines them.
 link "$BIN_DIR/du-foreactor" "$PLUGIN_OBJ_DIR/du_walk_attach.o" "$PLUGIN_OBJ_DIR/du_walk_plugin.o" \
   "${DU_OBJECTS[@]}" -- "${DU_LIBS[@]}" "${DU_WRAP[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"
-link "$BIN_DIR/cp-foreactor" "$PLUGIN_OBJ_DIR/cp_copy_plugin.o" "${CP_OBJECTS[@]}" \
+link "$BIN_DIR/cp-foreactor" "$PLUGIN_OBJ_DIR/cp_copy_attach.o" "$PLUGIN_OBJ_DIR/cp_copy_plugin.o" \
+  "${CP_OBJECTS[@]}" \
   -- "${CP_LIBS[@]}" "${CP_WRAP[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"
 
 # 5.

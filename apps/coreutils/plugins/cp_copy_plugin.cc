@@ -1,11 +1,13 @@
 // cp_copy_plugin.cc: the foreaction graph of cp's data copy loop, attached to
 // an unmodified cp at link time with
 //
-//   -Wl,--wrap=fdadvise -Wl,--wrap=xalignalloc -Wl,--wrap=full_write
-//   -Wl,--wrap=close
+//   -Wl,--wrap=copy (cp_copy_attach.c)  -Wl,--wrap=fdadvise
+//   -Wl,--wrap=xalignalloc -Wl,--wrap=full_write -Wl,--wrap=close
 //
-// With --reflink=never --sparse=never, cp copies a regular file that has no
-// holes in copy.c's sparse_copy() (static), a loop of
+// With --reflink=never --sparse=never (cp_copy_attach.c checks the options
+// of each copy() call), cp copies a regular file that has no holes (as
+// copy.c's infer_scantype() decides: st_blocks not below st_size / 512) in
+// copy.c's sparse_copy() (static), a loop of
 //
 //   n = read(source, buffer, chunk);  if (n <= 0) stop;  full_write(dest, buffer, n);
 //
@@ -13,7 +15,8 @@
 // with the read that returns 0.  No function around that loop is visible
 // to the linker, but it is bracketed by calls that are:
 //  - fdadvise(source, 0, 0, FADVISE_SEQUENTIAL), once per file, just before
-//    the copy: names the source descriptor (its size comes from fstat);
+//    the copy: names the source descriptor (its size and whether it has
+//    holes come from fstat);
 //  - xalignalloc(page size, chunk), made by the loop itself right before
 //    its first read: gives the chunk size.  The scope starts here;
 //  - full_write(dest, ...), the loop's first write: names the destination;
@@ -38,6 +41,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "cp_copy_plugin.h"
 #include "foreactor/foreactor.hpp"
 
 namespace {
@@ -62,8 +66,11 @@ struct CopyState {
 };
 
 thread_local CopyState copy_state;
+thread_local int plain_loop_requested = 0;  // set by cp_copy_attach.c
 
-const foreactor::Graph<CopyState> copy_graph = [] {
+// Built once and never destroyed: du and cp may exit() from inside the
+// loop (a fatal error), and a graph must outlive every scope of it.
+const foreactor::Graph<CopyState>& copy_graph = *new foreactor::Graph<CopyState>([] {
   foreactor::GraphBuilder<CopyState> builder("cp_copy_chunks");
   auto read_chunk = builder.Syscall(
       "read_chunk", FOREACTOR_CALL_READ,
@@ -88,7 +95,7 @@ const foreactor::Graph<CopyState> copy_graph = [] {
   builder.start().Then(read_chunk).Then(write_chunk).Then(more_chunks);
   more_chunks.Children({read_chunk, builder.end()});
   return builder.Build();
-}();
+}());
 
 void LeaveCopyScope() {
   if (copy_state.in_scope) foreactor_scope_exit(copy_graph.handle());
@@ -98,6 +105,12 @@ void LeaveCopyScope() {
 }  // namespace
 
 extern "C" {
+
+int cp_copy_set_plain_loop(int plain_loop) {
+  const int previous = plain_loop_requested;
+  plain_loop_requested = plain_loop;
+  return previous;
+}
 
 int __real_fdadvise(int fd, off_t offset, off_t length, int advice);
 void* __real_xalignalloc(ptrdiff_t alignment, ptrdiff_t size);
@@ -109,7 +122,10 @@ int __real_close(int fd);
 void __wrap_fdadvise(int fd, off_t offset, off_t length, int advice) {
   LeaveCopyScope();
   struct stat status;
-  if (fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode)) {
+  // Only the plain loop: options asked for it, and a source without holes
+  // (otherwise copy_reg() takes lseek_copy(), extent by extent).
+  if (plain_loop_requested && fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
+      !(status.st_blocks < status.st_size / 512)) {
     copy_state.source_fd = fd;
     copy_state.source_size = status.st_size;
     copy_state.announced = true;

@@ -47,7 +47,9 @@ struct WalkState {
 
 thread_local WalkState walk;
 
-const foreactor::Graph<WalkState> walk_graph = [] {
+// Built once and never destroyed: du and cp may exit() from inside the
+// loop (a fatal error), and a graph must outlive every scope of it.
+const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>([] {
   foreactor::GraphBuilder<WalkState> builder("du_stat_entries");
   auto stat_entry = builder.Syscall(
       "stat_entry", FOREACTOR_CALL_FSTATAT,
@@ -67,7 +69,7 @@ const foreactor::Graph<WalkState> walk_graph = [] {
   builder.start().Then(stat_entry).Then(next_entry, foreactor::kWeak);
   next_entry.Children({stat_entry, builder.end()});
   return builder.Build();
-}();
+}());
 
 }  // namespace
 

@@ -144,3 +144,38 @@ def test_foreactor_off_copies_the_same(sources, tmp_path):
     stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE, clean_environment())
     assert ours.read_bytes() == source.read_bytes()
     assert metadata(ours) == metadata(stock)
+
+
+@pytest.mark.parametrize("options", (["--reflink=never", "--sparse=always"],
+                                     ["--reflink=never", "--sparse=auto"],
+                                     ["--reflink=auto", "--sparse=never"]))
+def test_other_copy_modes_open_no_scope(sources, tmp_path, options):
+    """Only --sparse=never --reflink=never gives the plain loop the graph
+    describes: other modes (holes made, copy_file_range) copy exactly and
+    without the plugin."""
+    binaries = programs()
+    source = tmp_path / "with_zeros"
+    source.write_bytes(os.urandom(3 * CHUNK) + bytes(4 * CHUNK) + os.urandom(CHUNK + 7))
+    stats_file = tmp_path / "stats.json"
+    stock, ours = copy_both(binaries, source, tmp_path, options,
+                            foreactor_environment("io_uring", 16, stats_file))
+    assert ours.read_bytes() == source.read_bytes()
+    assert os.stat(ours).st_blocks == os.stat(stock).st_blocks
+    assert graph_statistics(stats_file, GRAPH).get("scopes", 0) == 0
+
+
+def test_source_with_holes_opens_no_scope(tmp_path):
+    """A source with holes is copied extent by extent (lseek_copy), even with
+    --sparse=never: the plugin stays out, the copy is exact and dense."""
+    binaries = programs()
+    source = tmp_path / "holey"
+    with open(source, "wb") as handle:
+        handle.write(os.urandom(CHUNK + 5))
+        handle.seek(64 * CHUNK)
+        handle.write(os.urandom(3 * CHUNK))
+    stats_file = tmp_path / "stats.json"
+    stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE,
+                            foreactor_environment("threads", 16, stats_file))
+    assert ours.read_bytes() == source.read_bytes()
+    assert os.stat(ours).st_blocks == os.stat(stock).st_blocks
+    assert graph_statistics(stats_file, GRAPH).get("scopes", 0) == 0
