@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -20,8 +21,11 @@ namespace {
 constexpr unsigned kMispredictionLimit = 4;
 
 // Reads in a row found in the page cache after which reads are served from
-// it at the frontier instead of being issued early.
-constexpr unsigned kCachedStreakToServeFromCache = 32;
+// it at the frontier instead of being issued early.  Each quick return to
+// speculation (a miss before the cache served twice that many reads)
+// doubles it, up to the maximum, so that a file that is only partly cached
+// does not make the instance flip back and forth; a long stay resets it.
+constexpr unsigned kMaxCachedStreakToServeFromCache = 4096;
 
 // Plain reads of one buffer: the calls that can be served from the page cache.
 bool IsPlainRead(foreactor_call_type type) {
@@ -299,7 +303,10 @@ void ScopeInstance::TakeEdgeAhead(const Edge& edge) {
 // ------------------------------------------------------------ peek head
 
 void ScopeInstance::Fill() {
-  if (!speculating_) return;
+  // While reads are served from the page cache nothing is issued early, so
+  // the peek head rests; the frontier takes it along as it passes it, and
+  // the walk resumes when a read would block.
+  if (!speculating_ || cache_mode_ == CacheMode::kServeFromCache) return;
   while (!peek_blocked_for_scope_ && visits_ahead_ < depth_) {
     const Node& node = graph_.node(peek_.node);
     PeekStep step = PeekStep::kStop;
@@ -685,9 +692,9 @@ void ScopeInstance::NoteCacheProbe(bool hit) {
     consecutive_cache_hits_ = 0;
     return;
   }
-  if (++consecutive_cache_hits_ >= kCachedStreakToServeFromCache &&
-      cache_mode_ == CacheMode::kSpeculate) {
+  if (++consecutive_cache_hits_ >= cached_streak_needed_ && cache_mode_ == CacheMode::kSpeculate) {
     cache_mode_ = CacheMode::kServeFromCache;
+    served_since_cache_mode_ = 0;
     statistics_.cache_mode_changes++;
   }
 }
@@ -709,6 +716,11 @@ bool ScopeInstance::ServeFromCache(int node, InterceptedCall* intercepted, int64
       cache_mode_ = CacheMode::kSpeculate;
       consecutive_cache_hits_ = 0;
       statistics_.cache_mode_changes++;
+      if (served_since_cache_mode_ < 2 * cached_streak_needed_) {
+        cached_streak_needed_ = std::min(2 * cached_streak_needed_, kMaxCachedStreakToServeFromCache);
+      } else {
+        cached_streak_needed_ = kInitialCachedStreak;
+      }
     }
     return false;
   }
@@ -720,6 +732,7 @@ bool ScopeInstance::ServeFromCache(int node, InterceptedCall* intercepted, int64
     if (rest > 0) done += rest;
   }
   statistics_.served_from_cache++;
+  served_since_cache_mode_++;
   FinishFrontierVisit(node, done);
   Fill();
   *result = done;

@@ -22,7 +22,7 @@
 // starts I/O: a full hit is kept in the slot and the engine is not used.
 // After a run of hits the instance serves reads at the frontier straight
 // from the page cache into the program's buffer (again RWF_NOWAIT, the same
-// cost as the plain call) and stops issuing them early; the first read that
+// cost as the plain call) and the peek head rests; the first read that
 // would block switches speculation back on.  Misses cost one failed
 // RWF_NOWAIT call each.
 //
@@ -211,6 +211,9 @@ class ScopeInstance {
   enum class CacheMode : unsigned char { kSpeculate, kServeFromCache };
   CacheMode cache_mode_ = CacheMode::kSpeculate;
   unsigned consecutive_cache_hits_ = 0;
+  static constexpr unsigned kInitialCachedStreak = 32;
+  unsigned cached_streak_needed_ = kInitialCachedStreak;  // hits in a row that switch to serving from the cache
+  uint64_t served_since_cache_mode_ = 0;   // reads served since the last switch to it
   bool nowait_unsupported_ = false;  // the file system refuses RWF_NOWAIT
   FileKindCache file_kinds_;
   Statistics statistics_;
