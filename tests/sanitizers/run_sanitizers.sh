@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# tests/sanitizers/run_sanitizers.sh: the sanitizer part of `./run test`.
+#
+#   run_sanitizers.sh address   AddressSanitizer + UndefinedBehaviorSanitizer
+#                               build in build-asan: every unit test (ctest),
+#                               the integration suite, the leak check and a
+#                               bounded random-graph run against it.
+#   run_sanitizers.sh thread    ThreadSanitizer build in build-tsan: the
+#                               multi-threaded tests only (thread pool engine
+#                               unit tests, scope concurrency, leak check with
+#                               the thread pool).
+#
+# Any sanitizer report fails the run: halt_on_error for UBSan and TSan,
+# LeakSanitizer on at exit for ASan.  Tests that preload libforeactor.so into
+# system programs cannot run with a sanitized library (the sanitizer runtime
+# must come first in the process); they skip when FOREACTOR_SANITIZED is set.
+# Environment: FOREACTOR_ROOT (the repository), FOREACTOR_LONG_TESTS.
+set -euo pipefail
+
+ROOT="${FOREACTOR_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+kind="${1:-}"
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+configure() {  # configure BUILD_DIR SANITIZERS
+  cmake -S "$ROOT" -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DFOREACTOR_SANITIZE="$2" >/dev/null
+}
+
+case "$kind" in
+  address)
+    build="$ROOT/build-asan"
+    say "AddressSanitizer + UndefinedBehaviorSanitizer build in $build"
+    configure "$build" address,undefined
+    cmake --build "$build" -j 2
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+    export FOREACTOR_SANITIZED=address
+    say "unit tests under ASan/UBSan"
+    (cd "$build" && ctest --output-on-failure -j 2 --timeout 600)
+    say "integration, leak and random-graph tests under ASan/UBSan"
+    FOREACTOR_BUILD_DIR="$build" RANDOM_GRAPH_SEEDS="${RANDOM_GRAPH_SEEDS_ASAN:-100}" \
+      python3 -m pytest -q -p no:cacheprovider \
+      "$ROOT/tests/integration" "$ROOT/tests/sanitizers" "$ROOT/tests/random_graphs"
+    ;;
+  thread)
+    build="$ROOT/build-tsan"
+    say "ThreadSanitizer build in $build (multi-threaded tests only)"
+    configure "$build" thread
+    cmake --build "$build" -j 2 --target foreactor thread_pool_engine_test scope_concurrency call_matrix forbid_io_uring \
+      early_exit_leaks
+    # die_after_fork=0: the scope concurrency test forks a threaded process.
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0"
+    export FOREACTOR_SANITIZED=thread
+    say "thread pool engine unit tests under TSan"
+    "$build/tests/thread_pool_engine_test"
+    say "scope concurrency and early-exit tests under TSan"
+    FOREACTOR_BUILD_DIR="$build" python3 -m pytest -q -p no:cacheprovider \
+      "$ROOT/tests/integration/test_scope_concurrency.py" \
+      "$ROOT/tests/sanitizers/test_early_exit_leaks.py"
+    ;;
+  *)
+    echo "usage: $0 address|thread" >&2
+    exit 2 ;;
+esac
