@@ -23,6 +23,7 @@ shows foreactor's statistics (issued early, consumed, wasted) per round.
 
 Usage: run.py [--quick] [--rounds N] [--scans N] [--seed N]
        (or: ./run bench bptree [--quick])
+       run.py --markdown RESULTS_JSON   (the tables of a past run, as Markdown)
 --quick: degree 256 only, depths 16 and 64 only, 3 rounds (a few minutes).
 Writes bench/results/bptree.json (bptree-quick.json) and
 bench/results/bptree[-quick]-{scan-cold,scan-hot,load-cold}.png.
@@ -30,6 +31,7 @@ bench/results/bptree[-quick]-{scan-cold,scan-hot,load-cold}.png.
 
 import argparse
 import hashlib
+import json
 import os
 import random
 import subprocess
@@ -76,6 +78,8 @@ def parse_arguments():
     parser.add_argument("--rounds", type=int, help="rounds per configuration (5; quick 3)")
     parser.add_argument("--scans", type=int, default=10, help="range scans per round (10)")
     parser.add_argument("--seed", type=int, default=2024, help="seed of the scan ranges")
+    parser.add_argument("--markdown", metavar="RESULTS_JSON",
+                        help="print the tables of a results file as Markdown, run nothing")
     arguments = parser.parse_args()
     if arguments.rounds is None:
         arguments.rounds = 3 if arguments.quick else 5
@@ -388,6 +392,48 @@ def evaluate_targets(all_results):
     return targets
 
 
+def markdown_report(data):
+    """The tables of a results file as Markdown (for docs/BPTREE.md)."""
+    def number(value, pattern):
+        return "-" if value is None else pattern.format(value)
+
+    lines = []
+    for operation, state, title in (("scan", "cold", "Range scans, cold cache"),
+                                    ("scan", "hot", "Range scans, hot cache"),
+                                    ("load", "cold", "Bulk load + fsync, cold cache")):
+        per_degree = data["results"][operation][state]
+        if not per_degree:
+            continue
+        with_fsync = operation == "load"
+        lines += [f"**{title}** (Mrec/s, median of {data['parameters']['rounds']} rounds; "
+                  "statistics: median per round" + (", summed over the scans" if operation ==
+                                                     "scan" else "") + ")", ""]
+        header = ["degree", "configuration", "Mrec/s", "ratio"]
+        if with_fsync:
+            header += ["Mrec/s without fsync", "ratio"]
+        header += ["issued early", "consumed", "wasted", "served from cache"]
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        for degree, summary in per_degree.items():
+            for name, entry in summary.items():
+                row = [degree, name, number(entry["median_mrec_per_s"], "{:.2f}"),
+                       number(entry["ratio_to_plain"], "{:.2f}x")]
+                if with_fsync:
+                    row += [number(entry.get("median_mrec_per_s_without_fsync"), "{:.2f}"),
+                            number(entry.get("ratio_to_plain_without_fsync"), "{:.2f}x")]
+                stats = entry.get("statistics_median") or {}
+                row += [format_count(stats.get(stat)) for stat in
+                        ("issued_early", "consumed", "wasted", "served_from_cache")]
+                lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    lines.append("**Targets of issue 3**")
+    lines.append("")
+    for target in data["targets"]:
+        lines.append(f"- {'met' if target['met'] else '**not met**'}: {target['target']}: "
+                     f"{target['measured']}")
+    return "\n".join(lines) + "\n"
+
+
 def plot(all_results, prefix, configs):
     """Grouped bar charts, one per (operation, cache state); returns the paths."""
     import matplotlib
@@ -432,6 +478,9 @@ def plot(all_results, prefix, configs):
 
 def main():
     arguments = parse_arguments()
+    if arguments.markdown:
+        print(markdown_report(json.loads(Path(arguments.markdown).read_text())), end="")
+        return 0
     for tool in (PLAIN_TOOL, FOREACTOR_TOOL):
         if not tool.exists():
             sys.exit(f"bench/bptree/run.py: {tool} not found: build first (./run build)")
