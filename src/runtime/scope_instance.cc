@@ -78,6 +78,9 @@ FileKindCache::Kind FileKindCache::Lookup(int fd) {
   if (raw::Fstat(fd, &status) == 0) {
     kind.regular = S_ISREG(status.st_mode);
     kind.directory = S_ISDIR(status.st_mode);
+    kind.known = true;
+    kind.device = status.st_dev;
+    kind.inode = status.st_ino;
     int64_t flags = raw::Fcntl(fd, F_GETFL, 0);
     kind.append = flags >= 0 && (flags & O_APPEND) != 0;
   }
@@ -119,7 +122,7 @@ ScopeInstance::ScopeInstance(const Graph& graph, const GraphSettings& settings, 
         branch_states_[node.dense_index].choices.reset(new int[ring_size_ + 1]);
       }
     }
-    effects_.reset(new PendingEffect[ring_size_]);
+    accesses_.reset(new PendingAccess[ring_size_]);
     ok_ = true;
   } catch (const std::bad_alloc&) {
     ok_ = false;
@@ -141,7 +144,7 @@ void ScopeInstance::Enter(void* scope_state) {
   frontier_weak_edges_ = peek_weak_edges_ = 0;
   visits_ahead_ = 0;
   prepared_unsubmitted_ = 0;
-  effects_head_ = effects_count_ = 0;
+  accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
   consecutive_mispredictions_ = 0;
   divergence_reported_ = false;
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
@@ -228,16 +231,91 @@ void ByteRangeOf(const foreactor_call& call, int64_t* begin, int64_t* end) {
 
 }  // namespace
 
-bool ScopeInstance::BlockedByPendingEffect(const foreactor_call& call) const {
+// True for calls that change what other calls see: everything that is not
+// issued on a guess, and getdents64, which moves the directory position.
+bool ChangesState(const foreactor_call& call) {
+  return EarlyIssueFor(call) != EarlyIssue::kOnGuess || call.type == FOREACTOR_CALL_GETDENTS64;
+}
+
+bool CreatesOrTruncates(const foreactor_call& call) {
+  return (call.type == FOREACTOR_CALL_OPEN || call.type == FOREACTOR_CALL_OPENAT) &&
+         EarlyIssueFor(call) != EarlyIssue::kOnGuess;
+}
+
+bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) const {
   const CallTypeInfo& info = InfoOf(call.type);
+  const bool changes = ChangesState(call);
+  // A pure call only has to wait for changes; a change for every access.
+  if (!changes && pending_changes_ == 0) return false;
   int64_t begin, end;
   ByteRangeOf(call, &begin, &end);
-  for (unsigned i = 0; i < effects_count_; ++i) {
-    const PendingEffect& effect = effects_[(effects_head_ + i) % ring_size_];
-    if (info.uses_fd && effect.fd == call.fd && begin < effect.end && effect.begin < end) return true;
-    if (info.uses_path && effect.changes_paths) return true;
+  for (unsigned i = 0; i < accesses_count_; ++i) {
+    const PendingAccess& access = accesses_[(accesses_head_ + i) % ring_size_];
+    if (!changes && !access.changes) continue;
+    if (info.uses_fd && access.fd == call.fd && begin < access.end && access.begin < end) return true;
+    if (info.uses_path && access.changes_paths) return true;
   }
   return false;
+}
+
+void ScopeInstance::RecordPendingAccess(VisitSlot& slot) {
+  const foreactor_call& call = slot.predicted;
+  PendingAccess& entry = accesses_[(accesses_head_ + accesses_count_) % ring_size_];
+  entry.fd = InfoOf(call.type).uses_fd ? call.fd : -1;
+  ByteRangeOf(call, &entry.begin, &entry.end);
+  entry.changes = ChangesState(call);
+  entry.changes_paths = CreatesOrTruncates(call);
+  accesses_count_++;
+  if (entry.changes) pending_changes_++;
+  slot.has_access = true;
+}
+
+void ScopeInstance::InvalidateAhead(const foreactor_call& real, const VisitSlot* except) {
+  // Early results ahead that a call the program makes now (outside the
+  // graph, or not as the graph said) may change must not be used.
+  const CallTypeInfo& info = InfoOf(real.type);
+  const bool paths = CreatesOrTruncates(real);
+  const bool writes = info.writes_data;
+  const bool seeks = real.type == FOREACTOR_CALL_LSEEK;
+  const bool closes = real.type == FOREACTOR_CALL_CLOSE;
+  if (!paths && !writes && !seeks && !closes) return;
+  if (visits_ahead_ == 0) return;
+  int64_t begin = 0, end = INT64_MAX;
+  if (writes && !info.implicit_offset) ByteRangeOf(real, &begin, &end);
+  FileKindCache::Kind target;
+  if (writes) target = file_kinds_.Lookup(real.fd);
+  for (SyscallNodeState& state : syscall_states_) {
+    for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
+      VisitSlot& slot = state.slots[visit % ring_size_];
+      if (&slot == except) continue;
+      if (slot.state != SlotState::kIssued && slot.state != SlotState::kCached) continue;
+      const foreactor_call& early = slot.predicted;
+      const CallTypeInfo& early_info = InfoOf(early.type);
+      bool stale = paths && early_info.uses_path;
+      if (early_info.uses_fd) {
+        if (closes) stale = stale || early.fd == real.fd;
+        if (seeks) stale = stale || (early.fd == real.fd && early.type == FOREACTOR_CALL_GETDENTS64);
+        if (writes) {
+          FileKindCache::Kind kind = file_kinds_.Lookup(early.fd);
+          const bool same_file = early.fd == real.fd ||
+                                 (target.known && kind.known && kind.device == target.device &&
+                                  kind.inode == target.inode);
+          int64_t early_begin, early_end;
+          ByteRangeOf(early, &early_begin, &early_end);
+          stale = stale || (same_file && early_begin < end && begin < early_end);
+        }
+      }
+      if (!stale) continue;
+      if (slot.state == SlotState::kIssued) {
+        engine_->Cancel(&slot.request);
+        DiscardEarlyResult(slot);
+      } else {
+        statistics_.wasted++;
+        slot.state = SlotState::kPassed;
+        slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
+      }
+    }
+  }
 }
 
 bool ScopeInstance::CanIssue(const foreactor_call& call) {
@@ -346,9 +424,17 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   const EarlyIssue early = EarlyIssueFor(call);
   const bool beyond_weak_edge = peek_weak_edges_ > frontier_weak_edges_;
   if (early == EarlyIssue::kWhenCertain && beyond_weak_edge) return PeekStep::kStop;
-  if (BlockedByPendingEffect(call)) return PeekStep::kStop;
+  if (BlockedByPendingAccess(call)) return PeekStep::kStop;
 
   bool issue = !settings_.check && early != EarlyIssue::kNever && CanIssue(call);
+  const bool is_open = call.type == FOREACTOR_CALL_OPEN || call.type == FOREACTOR_CALL_OPENAT;
+  // Descriptor numbers follow the order of opens: none early while an
+  // earlier open waits to run at the frontier.
+  if (is_open && pending_unissued_opens_ > 0) issue = false;
+  // A write of the bytes a linked read produces never runs on its own.
+  if (InfoOf(call.type).writes_data && !InfoOf(call.type).vectored && call.buffer == nullptr) {
+    issue = false;
+  }
   const bool cacheable_read =
       issue && settings_.page_cache_aware && IsPlainRead(call.type) && !call.link_next;
   if (cacheable_read && cache_mode_ == CacheMode::kServeFromCache) {
@@ -398,19 +484,11 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   }
 
   auto pass = [this](VisitSlot& passed, SyscallNodeState& passed_state) {
-    const foreactor_call& passed_call = passed.predicted;
-    const bool effect = EarlyIssueFor(passed_call) != EarlyIssue::kOnGuess ||
-                        passed_call.type == FOREACTOR_CALL_GETDENTS64;
-    passed.has_effect = effect;
-    if (effect) {
-      PendingEffect& entry = effects_[(effects_head_ + effects_count_) % ring_size_];
-      entry.fd = InfoOf(passed_call.type).uses_fd ? passed_call.fd : -1;
-      ByteRangeOf(passed_call, &entry.begin, &entry.end);
-      entry.changes_paths = (passed_call.type == FOREACTOR_CALL_OPEN ||
-                             passed_call.type == FOREACTOR_CALL_OPENAT) &&
-                            EarlyIssueFor(passed_call) != EarlyIssue::kOnGuess;
-      effects_count_++;
-    }
+    RecordPendingAccess(passed);
+    const foreactor_call_type type = passed.predicted.type;
+    passed.unissued_open = (type == FOREACTOR_CALL_OPEN || type == FOREACTOR_CALL_OPENAT) &&
+                           passed.state != SlotState::kIssued;
+    if (passed.unissued_open) pending_unissued_opens_++;
     passed_state.peek_count++;
     visits_ahead_++;
   };
@@ -478,6 +556,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   if (!speculating_) return false;
   if (!AdvanceFrontierThroughBranches()) {
     statistics_.passed_through++;
+    InvalidateAhead(intercepted->call, nullptr);
     return false;
   }
   const int node = frontier_.node;
@@ -486,6 +565,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   if (info.kind != NodeKind::kSyscall || real.type != info.call_type) {
     statistics_.passed_through++;
     if (settings_.check && info.kind == NodeKind::kSyscall) CheckForeignCall(node, real);
+    InvalidateAhead(real, nullptr);
     return false;
   }
   SyscallNodeState& state = syscall_states_[info.dense_index];
@@ -502,6 +582,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
     // Another descriptor: not this graph's call.
     if (!peek_passed) slot.state = SlotState::kEmpty;
     statistics_.passed_through++;
+    InvalidateAhead(real, nullptr);
     return false;
   }
   statistics_.intercepted++;
@@ -549,6 +630,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
     }
   }
   statistics_.synchronous++;
+  InvalidateAhead(real, &slot);
   return false;
 }
 
@@ -599,11 +681,14 @@ void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
   SyscallNodeState& state = syscall_states_[info.dense_index];
   VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
   const bool peek_passed = state.frontier_count < state.peek_count;
-  if (slot.has_effect && effects_count_ > 0) {
-    effects_head_ = (effects_head_ + 1) % ring_size_;
-    effects_count_--;
+  if (slot.has_access && accesses_count_ > 0) {
+    if (accesses_[accesses_head_].changes) pending_changes_--;
+    accesses_head_ = (accesses_head_ + 1) % ring_size_;
+    accesses_count_--;
+    if (slot.unissued_open && pending_unissued_opens_ > 0) pending_unissued_opens_--;
   }
-  slot.has_effect = false;
+  slot.has_access = false;
+  slot.unissued_open = false;
   if (info.call_type == FOREACTOR_CALL_CLOSE && slot.state != SlotState::kEmpty) {
     file_kinds_.Forget(slot.predicted.fd);
   }
@@ -780,7 +865,8 @@ void ScopeInstance::DrainAhead() {
       if (slot.state == SlotState::kIssued) DiscardEarlyResult(slot);
       slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
       slot.state = SlotState::kEmpty;
-      slot.has_effect = false;
+      slot.has_access = false;
+      slot.unissued_open = false;
     }
     state.peek_count = state.frontier_count;
   }
@@ -788,7 +874,7 @@ void ScopeInstance::DrainAhead() {
   peek_ = frontier_;
   peek_weak_edges_ = frontier_weak_edges_;
   visits_ahead_ = 0;
-  effects_head_ = effects_count_ = 0;
+  accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
 }
 
 void ScopeInstance::NoteMisprediction() {

@@ -42,6 +42,8 @@
 #ifndef FOREACTOR_RUNTIME_SCOPE_INSTANCE_H_
 #define FOREACTOR_RUNTIME_SCOPE_INSTANCE_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -64,6 +66,9 @@ class FileKindCache {
     bool regular = false;    // S_ISREG
     bool directory = false;  // S_ISDIR
     bool append = false;     // O_APPEND set
+    bool known = false;      // fstat succeeded: device and inode are set
+    dev_t device = 0;
+    ino_t inode = 0;
   };
   // The kind of `fd`, asking the kernel on first use in this scope.
   Kind Lookup(int fd);
@@ -132,12 +137,15 @@ class ScopeInstance {
     uint64_t frontier_count = 0;
   };
   // A side effect ahead of the frontier that later pure calls must not pass.
-  // Effects on a descriptor cover the byte range [begin, end) for writes and
-  // the whole file for everything else (close, getdents64, ...).
-  struct PendingEffect {
-    int fd;              // descriptor it changes, or -1
+  // A visit the peek head passed and the frontier has not reached: which
+  // bytes of which descriptor it reads or changes ([begin, end) for the read
+  // and write families, the whole file otherwise), so that calls ahead are
+  // issued only in an order that cannot change what any of them sees.
+  struct PendingAccess {
+    int fd;              // descriptor it uses, or -1
     int64_t begin;
     int64_t end;
+    bool changes;        // writes, closes, seeks a directory: anything but a pure read
     bool changes_paths;  // creates or truncates files by path
   };
 
@@ -150,7 +158,9 @@ class ScopeInstance {
   PeekStep PeekBranch(int node);
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
-  bool BlockedByPendingEffect(const foreactor_call& call) const;
+  bool BlockedByPendingAccess(const foreactor_call& call) const;
+  void RecordPendingAccess(VisitSlot& slot);
+  void InvalidateAhead(const foreactor_call& real, const VisitSlot* except);
   bool CanIssue(const foreactor_call& call);
   bool PrepareRequest(VisitSlot& slot);
   void TakeEdgeAhead(const Edge& edge);
@@ -199,9 +209,11 @@ class ScopeInstance {
   unsigned visits_ahead_ = 0;         // syscall visits passed by peek, not by frontier
   unsigned prepared_unsubmitted_ = 0;
 
-  std::unique_ptr<PendingEffect[]> effects_;  // FIFO ring of ring_size_ entries
-  unsigned effects_head_ = 0;
-  unsigned effects_count_ = 0;
+  std::unique_ptr<PendingAccess[]> accesses_;  // FIFO ring of ring_size_ entries, in visit order
+  unsigned accesses_head_ = 0;
+  unsigned accesses_count_ = 0;
+  unsigned pending_changes_ = 0;         // entries of accesses_ with `changes` set
+  unsigned pending_unissued_opens_ = 0;  // opens passed but not issued early
 
   unsigned consecutive_mispredictions_ = 0;
   bool divergence_reported_ = false;      // check mode: one report per scope

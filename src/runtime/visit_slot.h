@@ -56,7 +56,8 @@ struct VisitSlot {
   foreactor_call predicted{};   // the plugin's arguments; `path` points into path_storage
   Request request;              // what the engine runs
   int64_t directory_position = 0;   // getdents64: the directory offset before the early call
-  bool has_effect = false;      // this visit holds an entry in the pending-effect queue
+  bool has_access = false;      // this visit holds an entry in the pending-access queue
+  bool unissued_open = false;   // an open passed without early issue (counted until consumed)
   GrowingBuffer data;           // read destination / write source
   std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes
 };
