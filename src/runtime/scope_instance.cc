@@ -27,6 +27,11 @@ constexpr unsigned kMispredictionLimit = 4;
 // does not make the instance flip back and forth; a long stay resets it.
 constexpr unsigned kMaxCachedStreakToServeFromCache = 4096;
 
+// Probe misses in a row after which only one read in kColdProbeInterval is
+// probed, until a probe hits again.
+constexpr unsigned kColdMissStreak = 16;
+constexpr unsigned kColdProbeInterval = 8;
+
 // Plain reads of one buffer: the calls that can be served from the page cache.
 bool IsPlainRead(foreactor_call_type type) {
   return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
@@ -761,6 +766,12 @@ void ScopeInstance::CheckForeignCall(int node, const foreactor_call& real) {
 bool ScopeInstance::TryReadFromCache(VisitSlot& slot) {
   const foreactor_call& predicted = slot.predicted;
   if (nowait_unsupported_ || predicted.offset < 0) return false;
+  // After a run of misses the data is cold: probe only one read in
+  // kColdProbeInterval, so that a cold run pays little for the probes.
+  if (consecutive_cache_misses_ >= kColdMissStreak &&
+      ++reads_since_probe_ % kColdProbeInterval != 0) {
+    return false;
+  }
   int64_t result = raw::Preadv2(predicted.fd, slot.data.data(), predicted.length, predicted.offset,
                                 RWF_NOWAIT);
   if (result == -EOPNOTSUPP) nowait_unsupported_ = true;
@@ -775,8 +786,10 @@ bool ScopeInstance::TryReadFromCache(VisitSlot& slot) {
 void ScopeInstance::NoteCacheProbe(bool hit) {
   if (!hit) {
     consecutive_cache_hits_ = 0;
+    consecutive_cache_misses_++;
     return;
   }
+  consecutive_cache_misses_ = 0;
   if (++consecutive_cache_hits_ >= cached_streak_needed_ && cache_mode_ == CacheMode::kSpeculate) {
     cache_mode_ = CacheMode::kServeFromCache;
     served_since_cache_mode_ = 0;

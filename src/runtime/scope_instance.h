@@ -24,7 +24,8 @@
 // from the page cache into the program's buffer (again RWF_NOWAIT, the same
 // cost as the plain call) and the peek head rests; the first read that
 // would block switches speculation back on.  Misses cost one failed
-// RWF_NOWAIT call each.
+// RWF_NOWAIT call each; after a run of misses only one read in eight is
+// probed, until a probe hits again.
 //
 // Check mode (GraphSettings::check): nothing is issued early; every call
 // that belongs to the graph is compared with the visit the graph predicts,
@@ -223,6 +224,8 @@ class ScopeInstance {
   enum class CacheMode : unsigned char { kSpeculate, kServeFromCache };
   CacheMode cache_mode_ = CacheMode::kSpeculate;
   unsigned consecutive_cache_hits_ = 0;
+  unsigned consecutive_cache_misses_ = 0;
+  unsigned reads_since_probe_ = 0;  // counts reads not probed while the data looks cold
   static constexpr unsigned kInitialCachedStreak = 32;
   unsigned cached_streak_needed_ = kInitialCachedStreak;  // hits in a row that switch to serving from the cache
   uint64_t served_since_cache_mode_ = 0;   // reads served since the last switch to it
