@@ -147,6 +147,7 @@ void ScopeInstance::Enter(void* scope_state) {
   frontier_.Take(graph_.node(FOREACTOR_START_NODE).next);
   peek_ = frontier_;
   frontier_weak_edges_ = peek_weak_edges_ = 0;
+  unconfirmed_weak_edge_ = graph_.node(FOREACTOR_START_NODE).next.weak;
   visits_ahead_ = 0;
   prepared_unsubmitted_ = 0;
   accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
@@ -427,7 +428,7 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
 
   const foreactor_call& call = slot.predicted;
   const EarlyIssue early = EarlyIssueFor(call);
-  const bool beyond_weak_edge = peek_weak_edges_ > frontier_weak_edges_;
+  const bool beyond_weak_edge = peek_weak_edges_ > frontier_weak_edges_ || unconfirmed_weak_edge_;
   if (early == EarlyIssue::kWhenCertain && beyond_weak_edge) return PeekStep::kStop;
   if (BlockedByPendingAccess(call)) return PeekStep::kStop;
 
@@ -548,6 +549,7 @@ bool ScopeInstance::AdvanceFrontierThroughBranches() {
     if (edge.weak) {
       frontier_weak_edges_++;
       frontier_weak_since_call_ = true;
+      unconfirmed_weak_edge_ = true;
     }
     if (!peek_passed) {
       state.peek_count = state.frontier_count;
@@ -593,6 +595,8 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   statistics_.intercepted++;
   intercepted->claimed_by = this;
   intercepted->claimed_node = node;
+  // The program went on past any weak edge behind the frontier.
+  unconfirmed_weak_edge_ = false;
 
   if (cache_mode_ == CacheMode::kServeFromCache && IsPlainRead(real.type) &&
       slot.state != SlotState::kIssued && slot.state != SlotState::kCached &&
@@ -709,7 +713,10 @@ void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
   if (peek_passed) visits_ahead_--;
   frontier_.Take(info.next);
   frontier_weak_since_call_ = info.next.weak;
-  if (info.next.weak) frontier_weak_edges_++;
+  if (info.next.weak) {
+    frontier_weak_edges_++;
+    unconfirmed_weak_edge_ = true;
+  }
   if (!peek_passed) {
     state.peek_count = state.frontier_count;
     peek_ = frontier_;

@@ -206,6 +206,10 @@ class ScopeInstance {
   Cursor frontier_;
   Cursor peek_;
   uint64_t frontier_weak_edges_ = 0;  // weak edges the frontier has crossed
+  // The frontier crossed a weak edge and the program has not made a graph
+  // call since: it may still return there, so that edge still counts as
+  // lying ahead for calls with side effects.
+  bool unconfirmed_weak_edge_ = false;
   uint64_t peek_weak_edges_ = 0;      // weak edges the peek head has crossed
   unsigned visits_ahead_ = 0;         // syscall visits passed by peek, not by frontier
   unsigned prepared_unsubmitted_ = 0;

@@ -351,9 +351,70 @@ TEST_F(ScopeInstanceTest, WritesBeyondAWeakEdgeWaitUntilCertain) {
   call.length = kBlock;
   call.offset = 0;
   ProgramCall(scope, call);
-  EXPECT_EQ(engine_.prepared().size(), 2u);
-  scope.Exit();
+  // The program may return on the weak edge after this write: the next
+  // write is not certain until the program makes another graph call.
+  EXPECT_EQ(engine_.prepared().size(), 1u);
+  scope.Exit();  // ... and it does return there
+  struct stat status;
+  ASSERT_EQ(::fstat(state.fd, &status), 0);
+  EXPECT_EQ(status.st_size, static_cast<off_t>(kBlock)) << "no write the program did not make";
   ::close(state.fd);
+}
+
+TEST_F(ScopeInstanceTest, AWriteAfterAWeakEdgeIsIssuedOnceTheProgramGoesOn) {
+  // read (weak) -> write -> more? : the write is certain only once the
+  // program made a call after the read's weak edge.
+  struct State {
+    LoopState reads;
+    WriteState writes;
+  };
+  std::string path = directory_ + "/out";
+  State state;
+  state.reads = ReadLoopState({1, 2, 3});
+  state.writes.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.writes.offsets = {0, 4096, 8192};
+  state.writes.bytes.assign(kBlock, 'w');
+  Graph graph("read_then_write");
+  auto read_arguments = [](const foreactor_visit* visit, foreactor_call* call) {
+    auto* s = static_cast<State*>(visit->scope_state);
+    call->fd = s->reads.fd;
+    call->length = kBlock;
+    call->offset = s->reads.offsets[visit->iteration[0]];
+    return FOREACTOR_READY;
+  };
+  auto write_arguments = [](const foreactor_visit* visit, foreactor_call* call) {
+    auto* s = static_cast<State*>(visit->scope_state);
+    call->fd = s->writes.fd;
+    call->buffer = s->writes.bytes.data();
+    call->length = kBlock;
+    call->offset = s->writes.offsets[visit->iteration[0]];
+    return FOREACTOR_READY;
+  };
+  auto more = [](const foreactor_visit* visit) {
+    return visit->iteration[0] + 1 < 3 ? 0 : 1;
+  };
+  int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, read_arguments, nullptr, nullptr);
+  int write = graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, write_arguments, nullptr, nullptr);
+  int branch = graph.AddBranch("more", more, nullptr);
+  graph.SetNext(FOREACTOR_START_NODE, read, false);
+  graph.SetNext(read, write, /*weak=*/true);
+  graph.SetNext(write, branch, false);
+  graph.AddChild(branch, read, false);
+  graph.AddChild(branch, FOREACTOR_END_NODE, false);
+  std::string error;
+  ASSERT_TRUE(graph.Finish(&error)) << error;
+  ScopeInstance scope(graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  char buffer[kBlock];
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.reads.offsets[0]));
+  for (const auto& prepared : engine_.prepared()) {
+    EXPECT_NE(prepared.call.type, FOREACTOR_CALL_PWRITE) << "the program may still return here";
+  }
+  scope.Exit();  // it returns on the weak edge
+  struct stat status;
+  ASSERT_EQ(::fstat(state.writes.fd, &status), 0);
+  EXPECT_EQ(status.st_size, 0) << "no write the program did not make";
+  ::close(state.writes.fd);
 }
 
 TEST_F(ScopeInstanceTest, WritesWithoutWeakEdgesAreIssuedToDepth) {
@@ -806,11 +867,12 @@ TEST_F(ScopeInstanceTest, APartlyCachedFileDoesNotMakeTheCacheModeFlipOnEveryMis
     if (i % kBlocks == 39 - 4) EvictBlock(data_path_, 39);
     ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])), static_cast<int64_t>(kBlock));
   }
-  // Without back-off every pass would switch to the cache and back (two
-  // changes a pass); with it, a quick return doubles the run of hits
-  // needed, and a pass no longer holds such a run.
-  EXPECT_GE(scope.statistics().cache_mode_changes, 2u);
-  EXPECT_LE(scope.statistics().cache_mode_changes, 4u);
+  // Without back-off every pass switches to the cache and back (about two
+  // changes a pass, 16 in all); with it, each quick return doubles the run
+  // of hits needed, and after a few passes none holds such a run.  How much
+  // one eviction drops (a folio, readahead) varies, hence the range.
+  EXPECT_GE(scope.statistics().cache_mode_changes, 1u);
+  EXPECT_LE(scope.statistics().cache_mode_changes, 6u);
   scope.Exit();
 }
 
