@@ -533,14 +533,7 @@ int Graph::SetNext(int from, int to, bool weak) {
            (source.kind == NodeKind::kBranch ? "; a branch node takes children (add_child)" : ""));
       return -1;
     }
-    if (to < 0 || to >= node_count()) {
-      Fail(Describe(from) + ": its successor " + Describe(to) + " does not exist");
-      return -1;
-    }
-    if (to == FOREACTOR_START_NODE) {
-      Fail(Describe(from) + ": no edge may lead to the start node");
-      return -1;
-    }
+    if (!CheckEdgeTarget(from, to, "successor")) return -1;
     if (source.next.to >= 0) {
       Fail(Describe(from) + ": already has a successor (" + Describe(source.next.to) +
            "), but a node may have only one");
@@ -553,6 +546,16 @@ int Graph::SetNext(int from, int to, bool weak) {
     RememberOutOfMemory(name_, &first_error_);
     return -1;
   }
+}
+
+bool Graph::CheckEdgeTarget(int from, int to, const char* role) {
+  if (to < 0 || to >= node_count()) {
+    return Fail(Describe(from) + ": its " + role + " " + Describe(to) + " does not exist");
+  }
+  if (to == FOREACTOR_START_NODE) {
+    return Fail(Describe(from) + ": no edge may lead to the start node");
+  }
+  return true;
 }
 
 int Graph::AddChild(int branch, int to, bool weak) {
@@ -568,14 +571,7 @@ int Graph::AddChild(int branch, int to, bool weak) {
            (source.kind == NodeKind::kEnd ? "" : "; use set_next"));
       return -1;
     }
-    if (to < 0 || to >= node_count()) {
-      Fail(Describe(branch) + ": its child " + Describe(to) + " does not exist");
-      return -1;
-    }
-    if (to == FOREACTOR_START_NODE) {
-      Fail(Describe(branch) + ": no edge may lead to the start node");
-      return -1;
-    }
+    if (!CheckEdgeTarget(branch, to, "child")) return -1;
     Edge edge;
     edge.to = to;
     edge.weak = weak;

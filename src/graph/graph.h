@@ -106,6 +106,10 @@ class Graph {
 
  private:
   bool Fail(std::string message);
+  // True when `to` may be the target of an edge from `from` (it exists and
+  // is not the start node); otherwise records the error, naming the edge's
+  // `role` ("successor", "child"), and returns false.
+  bool CheckEdgeTarget(int from, int to, const char* role);
   std::string Describe(int node) const;
 
   std::string name_;
