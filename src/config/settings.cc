@@ -18,7 +18,6 @@
 
 #include "config/settings.h"
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,6 +30,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "config/report.h"
 
 extern char** environ;
 
@@ -239,20 +240,6 @@ bool ReadTunables(const char* const* environment, std::string_view suffix,
 }
 
 // --------------------------------------------------------- process state
-
-// Writes `text` to stderr with as few write(2) calls as the kernel allows
-// (one for any message of ordinary size).  Bypasses the libc wrappers so
-// that foreactor's own interposers never see it; preserves errno.
-void WriteToStderr(std::string_view text) {
-  int saved_errno = errno;
-  while (!text.empty()) {
-    long written = syscall(SYS_write, STDERR_FILENO, text.data(), text.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) break;
-    text.remove_prefix(static_cast<size_t>(written));
-  }
-  errno = saved_errno;
-}
 
 // Prints those of `problems` not printed before, as one write.  Caller
 // holds the state mutex.

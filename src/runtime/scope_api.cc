@@ -16,7 +16,7 @@
 #include "graph/graph.h"
 #include "graph/graph_handle.h"
 #include "runtime/interception.h"
-#include "runtime/report.h"
+#include "config/report.h"
 #include "runtime/scope_instance.h"
 #include "runtime/statistics.h"
 

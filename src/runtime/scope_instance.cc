@@ -12,7 +12,7 @@
 #include "graph/call_types.h"
 #include "runtime/call_matching.h"
 #include "runtime/raw_syscalls.h"
-#include "runtime/report.h"
+#include "config/report.h"
 
 namespace foreactor {
 namespace {
