@@ -11,10 +11,13 @@
 //  - The peek head walks ahead of the frontier on the same path (Fill):
 //    it follows branch choices, asks for arguments, and issues up to
 //    `depth` syscall visits.  It stops at an unknown branch or arguments,
-//    before a call with side effects beyond a weak edge, before a pure call
-//    on a descriptor that a pending side effect will change, and when the
-//    engine's queue is full.  Everything it prepares in one walk is
-//    submitted as one batch.
+//    before a call with side effects beyond a weak edge (one the frontier
+//    crossed counts until the program makes its next graph call), before a
+//    call whose bytes an earlier pending visit changes (or, for a change,
+//    uses), and when the engine's queue is full.  It issues no open while
+//    an earlier open waits to run at the frontier.  Everything it prepares
+//    in one walk is submitted as one batch.  A call the program makes
+//    outside the graph discards the early results it may change.
 //
 // Reads that hit the page cache: an asynchronous engine only costs time on
 // data already in memory.  Before issuing a read early, the peek head tries
