@@ -24,7 +24,6 @@ DEB_DIR="$THIRD_PARTY/coreutils-deb"
 SOURCE_DIR="$THIRD_PARTY/coreutils-9.1"
 CHECKSUMS="$THIRD_PARTY/coreutils-9.1.sha256"
 EXPECTED_VERSION="9.1"
-DEB_SRC_FILE=/etc/apt/sources.list.d/foreactor-deb-src.sources
 
 # Configure flags (documented in docs/COREUTILS.md):
 #  --disable-nls      no message catalogs: output is the C locale's anyway
@@ -38,59 +37,19 @@ CONFIGURE_FLAGS=(--disable-nls --without-selinux --disable-libcap --without-open
 say() { printf 'fetch_coreutils: %s\n' "$*" >&2; }
 
 mkdir -p "$THIRD_PARTY"
+# shellcheck source=scripts/debian_source.sh
+source "$ROOT/scripts/debian_source.sh"
 
-# 1. deb-src entry for bookworm main, in its own deb822 file.
-ensure_deb_src() {
-  if grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ \
-     || grep -qs '^deb-src ' /etc/apt/sources.list; then
-    return
-  fi
-  say "adding $DEB_SRC_FILE"
-  cat > "$DEB_SRC_FILE" <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  apt-get update -qq
-}
-
-# 2. `apt-get source` (download and unpack with Debian's patches applied;
-#    the upstream orig tarball stays beside it).
+# 1.-2. deb-src entry and `apt-get source` (Debian's tree with its patches;
+#       the upstream orig tarball stays beside it).
 fetch_source_package() {
-  if ls "$DEB_DIR"/coreutils_${EXPECTED_VERSION}.orig.tar.* >/dev/null 2>&1; then
-    return
-  fi
-  ensure_deb_src
-  command -v dpkg-source >/dev/null || apt-get install -y -qq dpkg-dev >/dev/null
-  mkdir -p "$DEB_DIR"
-  say "apt-get source coreutils"
-  (cd "$DEB_DIR" && apt-get source -qq coreutils >/dev/null)
-  local dsc
-  dsc=$(ls "$DEB_DIR"/coreutils_*.dsc)
-  if ! grep -q "^Version: ${EXPECTED_VERSION}-" "$dsc"; then
-    say "unexpected coreutils version in $dsc (want $EXPECTED_VERSION):"
-    grep '^Version:' "$dsc" >&2
-    exit 1
-  fi
+  debian_source_fetch coreutils "$EXPECTED_VERSION" "$DEB_DIR"
 }
 
 # 3. Unpack the upstream release tarball (not the Debian-patched tree) and
 #    record checksums of every file it holds.
 unpack_upstream() {
-  if [ -f "$CHECKSUMS" ] && [ -d "$SOURCE_DIR" ]; then
-    return
-  fi
-  local tarball
-  tarball=$(ls "$DEB_DIR"/coreutils_${EXPECTED_VERSION}.orig.tar.*)
-  rm -rf "$SOURCE_DIR"
-  say "unpacking $(basename "$tarball")"
-  tar -C "$THIRD_PARTY" -xf "$tarball"
-  [ -d "$SOURCE_DIR" ] || { say "tarball did not hold coreutils-$EXPECTED_VERSION/"; exit 1; }
-  (cd "$SOURCE_DIR" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) \
-    > "$CHECKSUMS.tmp"
-  mv "$CHECKSUMS.tmp" "$CHECKSUMS"
+  debian_source_unpack_upstream coreutils "$EXPECTED_VERSION" "$DEB_DIR" "$SOURCE_DIR" "$CHECKSUMS"
 }
 
 # 4. configure (out of nothing: the release tarball ships ./configure).
