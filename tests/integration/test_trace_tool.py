@@ -1,0 +1,321 @@
+"""Tests of `foreactor trace` (tools/foreactor_cli/trace.py, the recorder in
+tools/trace/) and of the draft generator (tools/foreactor_cli/draft.py).
+
+The draft generator is tested on synthetic call sequences; the recorder on a
+small C program compiled here (a static function, a thread, an exit status)
+and on the example and the B+-tree scan, whose drafts must have the shape of
+their hand-written graphs as `foreactor graph` draws them.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, build_dir
+
+sys.path.insert(0, str(REPO / "tools"))
+from foreactor_cli import draft as drafting  # noqa: E402
+from foreactor_cli.structure import structure  # noqa: E402
+
+TOOL = str(REPO / "tools" / "foreactor")
+
+
+def tool_environment():
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith("FOREACTOR") and key != "LD_PRELOAD"}
+    environment["FOREACTOR_BUILD_DIR"] = str(build_dir())
+    return environment
+
+
+def run_tool(arguments, cwd=None):
+    return subprocess.run([sys.executable, TOOL] + list(arguments), capture_output=True,
+                          text=True, timeout=120, env=tool_environment(), cwd=cwd)
+
+
+def built(relative):
+    path = build_dir() / relative
+    if not path.exists():
+        pytest.fail("%s is missing: build the project first (./run build)" % path)
+    return str(path)
+
+
+# ------------------------------------------------- the draft, synthetic
+
+def pread(fd, offset, count=4096, result=None):
+    return {"call": "pread", "fd": fd, "count": count, "offset": offset,
+            "result": count if result is None else result}
+
+
+def invocation(calls, arguments=(0, 0, 0, 0, 0, 0)):
+    return {"calls": calls, "arguments": list(arguments)}
+
+
+def shape(draft):
+    return structure(drafting.to_dot(draft))
+
+
+def test_repetition_finds_the_longest_run():
+    assert drafting.best_repetition(list("abcbcbcd")) == (1, 2, 3)
+    assert drafting.best_repetition(list("abcd")) == (4, 0, 0)
+    assert drafting.best_repetition(list("aaaa")) == (0, 1, 4)
+
+
+def test_pattern_prefix_body_suffix():
+    pattern = drafting.infer_pattern([["openat", "pread", "pread", "pread", "close"],
+                                      ["openat", "pread", "close"]])
+    assert (pattern.prefix, pattern.body, pattern.suffix) == (["openat"], ["pread"], ["close"])
+
+
+def test_a_loop_of_reads_drafts_the_hand_written_shape():
+    # Like the example's read_blocks(fd, offsets, count): weak edge after the read.
+    draft = drafting.build_draft("f", [
+        invocation([pread(5, 8192 * k) for k in (7, 2, 9)], (5, 1000, 3, 0, 0, 0)),
+        invocation([pread(6, 8192 * k) for k in (1, 4)], (6, 2000, 2, 0, 0, 0))])
+    nodes, edges = shape(draft)
+    assert nodes == [("start", None), ("syscall", "pread"), ("branch", None), ("end", None)]
+    assert edges == [(0, 1, None, False, False), (1, 2, None, True, False),
+                     (2, 1, 0, False, True), (2, 3, 1, False, False)]
+    fields = draft.nodes[2].fields
+    assert fields["fd"] == {"kind": "argument", "index": 0}
+    assert fields["count"] == {"kind": "constant", "value": 4096}
+    assert fields["offset"]["kind"] == "varies"
+    assert draft.iteration_argument == 2
+
+
+def test_open_loop_close_with_results_and_progression():
+    def run(fd, blocks):
+        return invocation([{"call": "openat", "dirfd": -100, "path": "/data", "flags": 0,
+                            "mode": 0, "result": fd}]
+                          + [pread(fd, 100 + 512 * k, 512) for k in range(blocks)]
+                          + [{"call": "close", "fd": fd, "result": 0}], (1, blocks, 0, 0, 0, 0))
+    draft = drafting.build_draft("g", [run(3, 4), run(7, 3), run(4, 5)])
+    by_name = {node.name: node for node in draft.nodes}
+    assert by_name["openat_1"].fields["dirfd"] == {"kind": "constant", "value": -100}
+    assert by_name["openat_1"].fields["path"] == {"kind": "constant", "value": "/data"}
+    assert by_name["pread_1"].fields["fd"] == {"kind": "result", "node": "openat_1"}
+    assert by_name["pread_1"].fields["offset"] == {"kind": "progression", "start": 100, "step": 512}
+    assert by_name["close_1"].fields["fd"] == {"kind": "result", "node": "openat_1"}
+    nodes, edges = shape(draft)
+    assert [kind for kind, _ in nodes] == ["start", "syscall", "syscall", "branch", "syscall", "end"]
+    # Every invocation ended after close, which leads to the end: no weak edge.
+    assert not any(weak for _, _, _, weak, _ in edges)
+    assert draft.iteration_argument == 1
+
+
+def test_an_invocation_that_stops_inside_the_body_makes_a_weak_edge():
+    fstat = {"call": "fstat", "fd": 3, "result": 0}
+    draft = drafting.build_draft("h", [
+        invocation([pread(3, 0), fstat, pread(3, 1), fstat, pread(3, 2), fstat]),
+        invocation([pread(3, 0), fstat, pread(3, 1)])])
+    pread_node = next(node for node in draft.nodes if node.name == "pread_1")
+    fstat_node = next(node for node in draft.nodes if node.name == "fstat_1")
+    assert pread_node.next[1] is True     # returned right after a pread
+    assert fstat_node.next[1] is True     # returned after the last fstat (loop exit)
+
+
+def test_zero_iterations_add_a_branch_before_the_loop():
+    opened = {"call": "open", "path": "x", "flags": 0, "mode": 0, "result": 3}
+    closed = {"call": "close", "fd": 3, "result": 0}
+    draft = drafting.build_draft("z", [invocation([opened, pread(3, 0), pread(3, 1), closed]),
+                                       invocation([opened, closed])])
+    names = [node.name for node in draft.nodes]
+    assert "enter_loop" in names
+    enter = draft.nodes[names.index("enter_loop")]
+    assert [draft.nodes[to].name for to, _, _ in enter.children] == ["pread_1", "close_1"]
+
+
+def test_standard_descriptors_and_unknown_calls_are_left_out():
+    draft = drafting.build_draft("s", [invocation([
+        {"call": "write", "fd": 2, "count": 10, "position": 0, "result": 10},
+        {"call": "other", "number": 9, "result": 0},
+        pread(3, 0)])])
+    assert [node.call for node in draft.nodes if node.kind == "syscall"] == ["pread"]
+
+
+def test_an_invocation_off_the_pattern_is_noted():
+    draft = drafting.build_draft("n", [invocation([pread(3, k) for k in range(4)]),
+                                       invocation([{"call": "fstat", "fd": 3, "result": 0}])])
+    assert len(draft.notes) == 1 and "does not follow the pattern" in draft.notes[0]
+
+
+def test_draft_json_and_cpp_say_what_to_fill_in():
+    draft = drafting.build_draft("read_blocks", [
+        invocation([pread(4, 8192 * k) for k in (3, 1, 4)], (4, 0, 3, 0, 0, 0))])
+    document = drafting.to_json(draft)
+    assert document["graph"] == "read_blocks"
+    assert [edge["weak"] for edge in document["edges"]].count(True) == 1
+    code = drafting.to_cpp(draft)
+    assert "foreactor::GraphBuilder<ReadBlocksState>" in code
+    assert "TODO: varies" in code and "FOREACTOR_NOT_YET" in code
+    assert "state.argument[2]" in code  # the loop count is argument 2
+
+
+def test_draft_cpp_compiles(tmp_path):
+    compiler = shutil.which("c++") or shutil.which("g++")
+    if compiler is None:
+        pytest.skip("no C++ compiler")
+    opened = {"call": "openat", "dirfd": -100, "path": "a\"b", "flags": 0, "mode": 0, "result": 5}
+    draft = drafting.build_draft("my_func", [
+        invocation([opened] + [pread(5, 4096 * k) for k in range(3)]
+                   + [{"call": "pwrite", "fd": 5, "count": 10, "offset": 0, "result": 10}], (9, 3)),
+        invocation([opened] + [pread(5, 4096 * k) for k in range(4)]
+                   + [{"call": "pwrite", "fd": 5, "count": 10, "offset": 0, "result": 10}], (9, 4))])
+    source = tmp_path / "draft.cc"
+    source.write_text(drafting.to_cpp(draft) + "\nint main() { return BuildMyFuncGraph().valid() ? 0 : 1; }\n")
+    subprocess.run([compiler, "-std=c++20", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                    "-I", str(REPO / "include"), str(source)], check=True)
+
+
+# --------------------------------------------------- the command line
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--", "true"], "--function SYMBOL is required"),
+    (["--function", "f"], "missing '--'"),
+    (["--function", "f", "--"], "no command after '--'"),
+    (["--function", "f", "--bogus", "--", "true"], "unrecognized arguments"),
+    (["--function", "f", "--name", "a-b", "--", "true"], "--name must be"),
+    (["--replay", "/nonexistent/log"], "no such file"),
+])
+def test_bad_arguments_exit_2_with_a_hint(arguments, message):
+    result = run_tool(["trace"] + arguments)
+    assert result.returncode == 2, result
+    assert message in result.stderr
+    assert "Try 'foreactor trace --help'" in result.stderr
+
+
+def test_help():
+    result = run_tool(["trace", "--help"])
+    assert result.returncode == 0
+    for word in ("--function", "--output", "--replay", "weak"):
+        assert word in result.stdout
+
+
+PROGRAM = r"""
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+__attribute__((noinline)) static long sum_file(const char *path, int blocks) {
+  char buffer[512];
+  long total = 0;
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  for (int i = 0; i < blocks; i++) {
+    ssize_t got = pread(fd, buffer, sizeof buffer, (off_t)i * 1024);
+    if (got <= 0) break;
+    total += got;
+  }
+  close(fd);
+  return total;
+}
+
+static void *on_thread(void *path) { return (void *)sum_file(path, 3); }
+
+int main(int argc, char **argv) {
+  if (argc != 3) return 9;
+  long total = sum_file(argv[1], 4) + sum_file(argv[1], 6);
+  pthread_t thread;
+  void *from_thread = NULL;
+  if (pthread_create(&thread, NULL, on_thread, argv[1]) != 0) return 8;
+  pthread_join(thread, &from_thread);
+  return total > 0 && from_thread != NULL ? atoi(argv[2]) : 7;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    directory = tmp_path_factory.mktemp("trace_sample")
+    (directory / "sample.c").write_text(PROGRAM)
+    subprocess.run([compiler, "-O1", "-pthread", "-o", str(directory / "sample"),
+                    str(directory / "sample.c")], check=True)
+    (directory / "data").write_bytes(bytes(range(256)) * 40)
+    return directory
+
+
+def test_trace_of_a_static_function_with_a_thread(sample, tmp_path):
+    output = tmp_path / "sum.cc"
+    result = run_tool(["trace", "--function", "sum_file", "--output", str(output), "--",
+                       str(sample / "sample"), str(sample / "data"), "3"])
+    assert result.returncode == 3, result  # the program's own status
+    assert "3 invocation(s)" in result.stdout
+    document = json.loads((tmp_path / "sum.json").read_text())
+    assert sorted(document["iterations"]) == [3, 4, 6]
+    assert document["iterations_argument"] == 1
+    nodes = {node["name"]: node for node in document["nodes"]}
+    assert set(nodes) == {"start", "end", "openat_1", "pread_1", "more", "close_1"}
+    assert nodes["openat_1"]["arguments"]["path"] == {"kind": "constant",
+                                                      "value": str(sample / "data")}
+    assert nodes["pread_1"]["arguments"]["fd"] == {"kind": "result", "node": "openat_1"}
+    assert nodes["pread_1"]["arguments"]["offset"] == {"kind": "progression", "start": 0,
+                                                       "step": 1024}
+    assert nodes["close_1"]["arguments"]["fd"] == {"kind": "result", "node": "openat_1"}
+    assert (tmp_path / "sum.dot").exists() and (tmp_path / "sum.trace.jsonl").exists()
+    assert "Build" in output.read_text()
+    # Drafting again from the log gives the same draft.
+    again = run_tool(["trace", "--replay", str(tmp_path / "sum.trace.jsonl"),
+                      "--output", str(tmp_path / "again.cc")])
+    assert again.returncode == 0, again
+    assert (tmp_path / "again.dot").read_text() == (tmp_path / "sum.dot").read_text()
+
+
+def test_missing_symbol_names_similar_ones(sample, tmp_path):
+    result = run_tool(["trace", "--function", "sum", "--output", str(tmp_path / "x.cc"), "--",
+                       str(sample / "sample"), str(sample / "data"), "0"])
+    assert result.returncode == 2, result
+    assert "no function named 'sum'" in result.stderr
+    assert "sum_file" in result.stderr
+
+
+def test_function_never_called_and_missing_command(sample, tmp_path):
+    never = run_tool(["trace", "--function", "sum_file", "--output", str(tmp_path / "x.cc"),
+                      "--", str(sample / "sample")])  # wrong argument count: returns 9 at once
+    assert never.returncode == 9, never
+    assert "never called" in never.stdout
+    missing = run_tool(["trace", "--function", "f", "--output", str(tmp_path / "y.cc"), "--",
+                        str(tmp_path / "no_such_program")])
+    assert missing.returncode == 127, missing
+    assert "cannot run" in missing.stderr
+
+
+# ------------------------- drafts against the hand-written graphs
+
+def hand_written_dot(program_arguments, graph, directory):
+    result = run_tool(["graph", "--output", str(directory), "--"] + program_arguments)
+    assert result.returncode == 0, result
+    return (directory / ("%s.dot" % graph)).read_text()
+
+
+def test_example_draft_has_the_hand_written_shape(tmp_path):
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(8192 * 64))
+    result = run_tool(["trace", "--function", "read_blocks", "--output", str(tmp_path / "rb.cc"),
+                       "--", built("examples/random_read/random_read"), str(data), "20", "7"])
+    assert result.returncode == 0, result
+    hand = hand_written_dot([built("examples/random_read/random_read_foreactor"), str(data),
+                             "20", "7"], "random_read", tmp_path / "graphs")
+    assert structure((tmp_path / "rb.dot").read_text()) == structure(hand)
+    document = json.loads((tmp_path / "rb.json").read_text())
+    assert document["iterations"] == [20]
+    assert document["iterations_argument"] == 2
+
+
+def test_bptree_scan_draft_has_the_hand_written_shape(tmp_path):
+    tree = tmp_path / "tree.db"
+    subprocess.run([built("apps/bptree/bptree"), "insert", str(tree), "--count", "3000",
+                    "--degree", "16"], check=True, capture_output=True)
+    scan = ["scan", str(tree), "0", "0x7fffffffffffffff"]
+    result = run_tool(["trace", "--function", "bptree_read_leaves", "--output",
+                       str(tmp_path / "scan.cc"), "--", built("apps/bptree/bptree")] + scan)
+    assert result.returncode == 0, result
+    hand = hand_written_dot([built("apps/bptree/plugins/bptree_foreactor")] + scan,
+                            "bptree_scan", tmp_path / "graphs")
+    assert structure((tmp_path / "scan.dot").read_text()) == structure(hand)
