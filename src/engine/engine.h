@@ -33,7 +33,9 @@ class Engine {
   // Hands every prepared request to the kernel or the workers in one batch
   // (one io_uring_enter for io_uring).  Returns how many were submitted, or
   // -errno; on failure the requests that could not be submitted are
-  // completed with that -errno, so every prepared request still completes.
+  // completed with -ECANCELED ("not executed": the runtime runs the call
+  // itself), so every prepared request still completes.  Never with the
+  // submission's errno: that would reach the program as the call's result.
   virtual int Submit() = 0;
 
   // Blocks until `request` (submitted) is kCompleted.  Other completions seen

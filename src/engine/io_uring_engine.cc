@@ -347,11 +347,12 @@ int IoUringEngine::SubmitPending() {
     return requests;
   }
   // The rest stays in the SQ ring and would be submitted with the next
-  // batch: make it harmless, and complete its requests now.
+  // batch: make it harmless, and complete its requests now as not executed
+  // (io_uring_enter's EAGAIN/EBUSY/ENOMEM is no result of the calls).
   const int error = result < 0 ? result : -EAGAIN;
   for (size_t i = consumed; i < pending_.size(); ++i) {
     MakeInternalNop(pending_[i].sqe);
-    if (pending_[i].request != nullptr) CompleteRequest(pending_[i].request, error);
+    if (pending_[i].request != nullptr) CompleteRequest(pending_[i].request, -ECANCELED);
     pending_[i].request = nullptr;
   }
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(consumed));

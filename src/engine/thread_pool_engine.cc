@@ -64,7 +64,7 @@ int ThreadPoolEngine::Submit() {
   // The pool's lock publishes the requests (and the states) to the workers.
   const int error = pool_->Push(batch_.data(), batch_.size(), &submitter_);
   if (error != 0) {
-    for (Request* head : batch_) CompleteChain(head, error);
+    for (Request* head : batch_) CompleteChain(head, -ECANCELED);  // not executed
     batch_.clear();
     return error;
   }
