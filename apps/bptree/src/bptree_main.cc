@@ -21,17 +21,23 @@ namespace {
 
 constexpr char kUsage[] =
     "usage:\n"
-    "  bptree load FILE --count N [--degree D] [--seed S] [--batch L]\n"
+    "  bptree load FILE --count N [--degree D] [--seed S] [--batch L] [--direct]\n"
     "      create FILE from N distinct random keys (mt19937_64 seeded with S, default 1),\n"
     "      sorted and bulk loaded with degree D (3..510, default 510), L leaf pages per\n"
     "      write batch (default 1024); the value of key k is k * 0x9e3779b97f4a7c15 mod 2^64\n"
-    "  bptree scan FILE LOW HIGH\n"
+    "  bptree insert FILE --count N [--degree D] [--seed S] [--order-seed R] [--direct]\n"
+    "      create FILE with the same N keys and values as load, put one by one in a random\n"
+    "      order (Fisher-Yates with mt19937_64 seeded with R, default 2): leaf splits append\n"
+    "      pages, so the leaves end up scattered over the file\n"
+    "  bptree scan FILE LOW HIGH [--direct]\n"
     "      print the count of pairs with LOW <= key <= HIGH, their checksum (64-bit FNV-1a\n"
     "      over the little-endian bytes of each key then value, in key order) and the\n"
     "      milliseconds the scan took\n"
-    "  bptree get FILE KEY          print the value of KEY (exit status 1 if absent)\n"
-    "  bptree put FILE KEY VALUE    insert KEY or replace its value\n"
-    "  bptree stats FILE [--check]  print the meta page; --check verifies the whole tree\n"
+    "  bptree get FILE KEY [--direct]          print the value of KEY (exit status 1 if absent)\n"
+    "  bptree put FILE KEY VALUE [--direct]    insert KEY or replace its value\n"
+    "  bptree stats FILE [--check] [--direct]  print the meta page; --check verifies the whole\n"
+    "      tree\n"
+    "--direct opens FILE with O_DIRECT: page reads and writes bypass the kernel's page cache.\n"
     "Numbers are decimal or 0x-prefixed hexadecimal.\n";
 
 constexpr uint64_t kValueMultiplier = 0x9e3779b97f4a7c15;
@@ -57,6 +63,22 @@ bool ParseU64(const char* text, uint64_t* number) {
   if (errno != 0 || *end != '\0') return false;
   *number = parsed;
   return true;
+}
+
+// Removes every "--direct" from argv[0 .. *argc) and returns whether there
+// was one.
+bool TakeDirectFlag(int* argc, char** argv) {
+  bool found = false;
+  int kept = 0;
+  for (int i = 0; i < *argc; ++i) {
+    if (std::string_view(argv[i]) == "--direct") {
+      found = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  *argc = kept;
+  return found;
 }
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -112,9 +134,10 @@ std::vector<uint64_t> DistinctRandomKeys(uint64_t count, uint64_t seed) {
 }
 
 int RunLoad(int argc, char** argv) {
+  bptree::BulkLoader::Options options;
+  options.direct_io = TakeDirectFlag(&argc, argv);
   if (argc < 1) return UsageError("load needs FILE");
   const std::string path = argv[0];
-  bptree::BulkLoader::Options options;
   options.degree = bptree::kMaxDegree;
   uint64_t count = 0, seed = 1;
   bool have_count = false;
@@ -154,17 +177,80 @@ int RunLoad(int argc, char** argv) {
   return 0;
 }
 
-bptree::Status OpenTree(const char* path, std::unique_ptr<bptree::Tree>* tree) {
-  return bptree::Tree::Open(path, bptree::Tree::Options(), tree);
+// Fisher-Yates shuffle driven by mt19937_64 (the same order with every
+// standard library, unlike std::shuffle).
+void ShuffleKeys(uint64_t seed, std::vector<uint64_t>* keys) {
+  std::mt19937_64 generator(seed);
+  for (size_t i = keys->size(); i > 1; --i) {
+    const size_t j = static_cast<size_t>(generator() % i);
+    std::swap((*keys)[i - 1], (*keys)[j]);
+  }
+}
+
+int RunInsert(int argc, char** argv) {
+  bptree::Tree::Options tree_options;
+  tree_options.direct_io = TakeDirectFlag(&argc, argv);
+  // Every inner node of a 1.6M-key tree fits (degree 64: about 800).
+  tree_options.inner_cache_pages = 4096;
+  if (argc < 1) return UsageError("insert needs FILE");
+  const std::string path = argv[0];
+  uint32_t degree = bptree::kMaxDegree;
+  uint64_t count = 0, seed = 1, order_seed = 2;
+  bool have_count = false;
+  for (int i = 1; i < argc; i += 2) {
+    std::string_view option = argv[i];
+    uint64_t number = 0;
+    if (i + 1 >= argc || !ParseU64(argv[i + 1], &number)) {
+      return UsageError("insert options take a number");
+    }
+    if (option == "--count") {
+      count = number;
+      have_count = true;
+    } else if (option == "--degree") {
+      if (number > bptree::kMaxDegree) return UsageError("--degree is at most 510");
+      degree = static_cast<uint32_t>(number);
+    } else if (option == "--seed") {
+      seed = number;
+    } else if (option == "--order-seed") {
+      order_seed = number;
+    } else {
+      return UsageError("unknown insert option");
+    }
+  }
+  if (!have_count) return UsageError("insert needs --count N");
+
+  std::vector<uint64_t> keys = DistinctRandomKeys(count, seed);
+  ShuffleKeys(order_seed, &keys);
+  std::unique_ptr<bptree::Tree> tree;
+  const auto start = std::chrono::steady_clock::now();
+  bptree::Status status = bptree::Tree::Create(path, degree, tree_options, &tree);
+  for (size_t i = 0; status.ok() && i < keys.size(); ++i) {
+    status = tree->Put(keys[i], keys[i] * kValueMultiplier);
+  }
+  const double elapsed_ms = MillisecondsSince(start);
+  if (!status.ok()) return Fail(status);
+  const bptree::TreeMeta& meta = tree->meta();
+  std::printf("inserted %" PRIu64 " pairs into %s: degree %u, height %u, %" PRIu64
+              " leaves, %" PRIu64 " pages, elapsed_ms %.3f\n",
+              meta.entry_count, path.c_str(), meta.degree, meta.height, meta.leaf_count,
+              meta.page_count, elapsed_ms);
+  return 0;
+}
+
+bptree::Status OpenTree(const char* path, bool direct_io, std::unique_ptr<bptree::Tree>* tree) {
+  bptree::Tree::Options options;
+  options.direct_io = direct_io;
+  return bptree::Tree::Open(path, options, tree);
 }
 
 int RunScan(int argc, char** argv) {
+  const bool direct_io = TakeDirectFlag(&argc, argv);
   uint64_t low = 0, high = 0;
   if (argc != 3 || !ParseU64(argv[1], &low) || !ParseU64(argv[2], &high)) {
     return UsageError("scan needs FILE LOW HIGH");
   }
   std::unique_ptr<bptree::Tree> tree;
-  bptree::Status status = OpenTree(argv[0], &tree);
+  bptree::Status status = OpenTree(argv[0], direct_io, &tree);
   if (!status.ok()) return Fail(status);
   std::vector<bptree_pair> pairs;
   const auto start = std::chrono::steady_clock::now();
@@ -179,10 +265,11 @@ int RunScan(int argc, char** argv) {
 }
 
 int RunGet(int argc, char** argv) {
+  const bool direct_io = TakeDirectFlag(&argc, argv);
   uint64_t key = 0;
   if (argc != 2 || !ParseU64(argv[1], &key)) return UsageError("get needs FILE KEY");
   std::unique_ptr<bptree::Tree> tree;
-  bptree::Status status = OpenTree(argv[0], &tree);
+  bptree::Status status = OpenTree(argv[0], direct_io, &tree);
   if (!status.ok()) return Fail(status);
   uint64_t value = 0;
   status = tree->Get(key, &value);
@@ -192,12 +279,13 @@ int RunGet(int argc, char** argv) {
 }
 
 int RunPut(int argc, char** argv) {
+  const bool direct_io = TakeDirectFlag(&argc, argv);
   uint64_t key = 0, value = 0;
   if (argc != 3 || !ParseU64(argv[1], &key) || !ParseU64(argv[2], &value)) {
     return UsageError("put needs FILE KEY VALUE");
   }
   std::unique_ptr<bptree::Tree> tree;
-  bptree::Status status = OpenTree(argv[0], &tree);
+  bptree::Status status = OpenTree(argv[0], direct_io, &tree);
   if (!status.ok()) return Fail(status);
   status = tree->Put(key, value);
   if (!status.ok()) return Fail(status);
@@ -205,10 +293,11 @@ int RunPut(int argc, char** argv) {
 }
 
 int RunStats(int argc, char** argv) {
+  const bool direct_io = TakeDirectFlag(&argc, argv);
   const bool check = argc == 2 && std::string_view(argv[1]) == "--check";
   if (argc != 1 && !check) return UsageError("stats needs FILE [--check]");
   std::unique_ptr<bptree::Tree> tree;
-  bptree::Status status = OpenTree(argv[0], &tree);
+  bptree::Status status = OpenTree(argv[0], direct_io, &tree);
   if (!status.ok()) return Fail(status);
   const bptree::TreeMeta& meta = tree->meta();
   std::printf("file %s\n", tree->path().c_str());
@@ -235,6 +324,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return UsageError("no command");
   const std::string_view command = argv[1];
   if (command == "load") return RunLoad(argc - 2, argv + 2);
+  if (command == "insert") return RunInsert(argc - 2, argv + 2);
   if (command == "scan") return RunScan(argc - 2, argv + 2);
   if (command == "get") return RunGet(argc - 2, argv + 2);
   if (command == "put") return RunPut(argc - 2, argv + 2);

@@ -30,7 +30,9 @@ Status BulkLoader::Load(const std::string& path, const Options& options, SortedP
   if (options.leaves_per_batch == 0) return Status::InvalidArgument("leaves_per_batch is 0");
 
   std::unique_ptr<Pager> pager;
-  Status status = Pager::Open(path, Pager::OpenMode::kCreateOrTruncate, &pager);
+  const Pager::IoMode io_mode =
+      options.direct_io ? Pager::IoMode::kDirect : Pager::IoMode::kBuffered;
+  Status status = Pager::Open(path, Pager::OpenMode::kCreateOrTruncate, io_mode, &pager);
   if (!status.ok()) return status;
 
   BulkLoader loader(pager.get(), options);

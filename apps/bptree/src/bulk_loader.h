@@ -48,6 +48,10 @@ class BulkLoader {
     uint32_t degree = 64;
     // Leaf pages held in memory and handed to one bptree_write_leaves call.
     size_t leaves_per_batch = 1024;
+    // Write with O_DIRECT (Pager::IoMode::kDirect): each leaf pwrite waits
+    // for the device instead of copying into the kernel's page cache.
+    // The file is the same byte for byte either way.
+    bool direct_io = false;
   };
 
   // Creates a tree in `path` (replacing any file there) holding every pair

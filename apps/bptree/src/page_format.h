@@ -62,8 +62,14 @@ inline constexpr uint64_t kNoPage = 0;
 
 enum class NodeType : uint16_t { kLeaf = 1, kInner = 2 };
 
-// One page in memory.
-struct alignas(64) Page {
+// The alignment of every page buffer: O_DIRECT (Pager::IoMode::kDirect)
+// needs buffers aligned to the device's logical block size; a memory page
+// (4 KiB) satisfies every common device.
+inline constexpr size_t kPageAlignment = 4096;
+
+// One page in memory, aligned for direct I/O wherever it lives (stack,
+// new[], members).
+struct alignas(kPageAlignment) Page {
   uint8_t bytes[kPageSize];
 };
 static_assert(sizeof(Page) == kPageSize);

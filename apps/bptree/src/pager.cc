@@ -16,16 +16,20 @@ std::string PageContext(const char* action, uint64_t page_number, const std::str
 
 }  // namespace
 
-Status Pager::Open(const std::string& path, OpenMode mode, std::unique_ptr<Pager>* pager) {
+Status Pager::Open(const std::string& path, OpenMode mode, IoMode io_mode,
+                   std::unique_ptr<Pager>* pager) {
   int flags = O_RDWR | O_CLOEXEC;
   if (mode == OpenMode::kCreateOrTruncate) flags |= O_CREAT | O_TRUNC;
+  if (io_mode == IoMode::kDirect) flags |= O_DIRECT;
   int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) {
     int error = errno;
     if (error == ENOENT && mode == OpenMode::kOpenExisting) return Status::NotFound(path);
-    return Status::IOError("open " + path, error);
+    return Status::IOError(std::string("open ") + path +
+                               (io_mode == IoMode::kDirect ? " with O_DIRECT" : ""),
+                           error);
   }
-  pager->reset(new Pager(fd, path));
+  pager->reset(new Pager(fd, path, io_mode));
   return Status::OK();
 }
 

@@ -1,7 +1,11 @@
 // Pager: the file of a tree and page-sized I/O on it.
 //
 // Pages are read with pread(2) and written with pwrite(2) at offset
-// page_number * kPageSize; there is no mmap, no O_DIRECT and no cache here.
+// page_number * kPageSize; there is no mmap and no cache here.  In
+// IoMode::kDirect the file is opened with O_DIRECT: every page read and
+// write goes to the device, bypassing the kernel's page cache (offsets and
+// lengths are whole pages, and Page buffers are kPageAlignment-aligned, as
+// O_DIRECT requires).
 // The Pager owns the file descriptor and closes it when destroyed.  It does
 // not know which pages are in use: that is the tree's meta data.
 //
@@ -27,9 +31,20 @@ class Pager {
     kOpenExisting,      // the file must exist
   };
 
+  enum class IoMode {
+    kBuffered,  // through the kernel's page cache
+    kDirect,    // O_DIRECT: no kernel page cache
+  };
+
   // Opens `path` for reading and writing.  Returns NotFound if the file
-  // does not exist in kOpenExisting mode, IOError for other failures.
-  static Status Open(const std::string& path, OpenMode mode, std::unique_ptr<Pager>* pager);
+  // does not exist in kOpenExisting mode, IOError for other failures (in
+  // kDirect mode also when the file system refuses O_DIRECT, EINVAL).
+  static Status Open(const std::string& path, OpenMode mode, IoMode io_mode,
+                     std::unique_ptr<Pager>* pager);
+  // The same in IoMode::kBuffered.
+  static Status Open(const std::string& path, OpenMode mode, std::unique_ptr<Pager>* pager) {
+    return Open(path, mode, IoMode::kBuffered, pager);
+  }
 
   Pager(const Pager&) = delete;
   Pager& operator=(const Pager&) = delete;
@@ -38,6 +53,7 @@ class Pager {
   // The descriptor, for the leaf loops of leaf_io.h; owned by the Pager.
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
+  IoMode io_mode() const { return io_mode_; }
 
   // Reads page `page_number` into *page.  Returns Corruption if the page
   // lies (partly) beyond the end of the file, InvalidArgument if the page
@@ -56,10 +72,12 @@ class Pager {
   Status Sync();
 
  private:
-  Pager(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  Pager(int fd, std::string path, IoMode io_mode)
+      : fd_(fd), path_(std::move(path)), io_mode_(io_mode) {}
 
   const int fd_;
   const std::string path_;
+  const IoMode io_mode_;
 };
 
 }  // namespace bptree

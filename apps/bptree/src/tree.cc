@@ -11,6 +11,10 @@ namespace {
 
 std::string PageName(uint64_t page_number) { return "page " + std::to_string(page_number); }
 
+Pager::IoMode IoModeOf(const Tree::Options& options) {
+  return options.direct_io ? Pager::IoMode::kDirect : Pager::IoMode::kBuffered;
+}
+
 }  // namespace
 
 Tree::Tree(std::unique_ptr<Pager> pager, const TreeMeta& meta, const Options& options)
@@ -24,7 +28,7 @@ Status Tree::Create(const std::string& path, uint32_t degree, const Options& opt
                                    std::to_string(kMaxDegree) + "]");
   }
   std::unique_ptr<Pager> pager;
-  Status status = Pager::Open(path, Pager::OpenMode::kCreateOrTruncate, &pager);
+  Status status = Pager::Open(path, Pager::OpenMode::kCreateOrTruncate, IoModeOf(options), &pager);
   if (!status.ok()) return status;
 
   TreeMeta meta;
@@ -50,7 +54,7 @@ Status Tree::Create(const std::string& path, uint32_t degree, const Options& opt
 
 Status Tree::Open(const std::string& path, const Options& options, std::unique_ptr<Tree>* tree) {
   std::unique_ptr<Pager> pager;
-  Status status = Pager::Open(path, Pager::OpenMode::kOpenExisting, &pager);
+  Status status = Pager::Open(path, Pager::OpenMode::kOpenExisting, IoModeOf(options), &pager);
   if (!status.ok()) return status;
 
   uint64_t file_pages = 0;

@@ -7,7 +7,13 @@
 //
 // Leaves are never cached: every Get reads its leaf with pread, and every
 // Scan reads its leaves through bptree_read_leaves (leaf_io.h).  Inner nodes
-// go through a small LRU cache (Options::inner_cache_pages).
+// go through a small LRU cache (Options::inner_cache_pages).  With
+// Options::direct_io those reads bypass the kernel's page cache as well.
+//
+// Pages are allocated at the end of the file: a leaf split puts the right
+// half on a new last page, so a tree grown by Puts in random key order has
+// its leaves scattered over the file (the sibling chain jumps back and
+// forth), unlike a bulk-loaded tree whose leaves lie in key order.
 //
 // Pages are never freed (there is no delete).  A Tree is not thread-safe,
 // and one file must be open in at most one Tree at a time.  The file is
@@ -36,6 +42,10 @@ class Tree {
   struct Options {
     // Inner node pages kept in memory; 0 disables the cache.
     size_t inner_cache_pages = 256;
+    // Open the file with O_DIRECT (Pager::IoMode::kDirect): every leaf
+    // read and write, and every inner page missing from the cache above,
+    // goes to the device.  A property of this open, not of the file.
+    bool direct_io = false;
   };
 
   // Creates an empty tree in `path`, replacing any file there.  Returns

@@ -1,7 +1,12 @@
 // Tests of the tree: randomized against std::map (put, get, scan, bulk
-// load, reopen), and the error paths.
+// load, reopen), buffered and with direct I/O (O_DIRECT); a tree grown by
+// inserts in random order, whose leaves are scattered over the file; and
+// the error paths.  The same binary runs with foreactor's plugins linked in
+// and foreactor on, for each engine (plugins/CMakeLists.txt).
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,11 +35,21 @@ using Model = std::map<uint64_t, uint64_t>;
 
 constexpr uint64_t kMaxKey = UINT64_MAX;
 
-Tree::Options CacheOptions(size_t pages) {
+Tree::Options CacheOptions(size_t pages, bool direct_io = false) {
   Tree::Options options;
   options.inner_cache_pages = pages;
+  options.direct_io = direct_io;
   return options;
 }
+
+// Skips the current test when direct I/O is asked for and the file system
+// of the test directory refuses O_DIRECT (e.g. an old tmpfs as TMPDIR).
+#define SKIP_IF_NO_DIRECT_IO(directory, direct_io)                   \
+  do {                                                               \
+    if ((direct_io) && !bptree_test::SupportsDirectIo(directory)) {  \
+      GTEST_SKIP() << "the test directory's file system refuses O_DIRECT"; \
+    }                                                                \
+  } while (0)
 
 std::vector<bptree_pair> ModelRange(const Model& model, uint64_t low, uint64_t high) {
   std::vector<bptree_pair> pairs;
@@ -135,32 +150,38 @@ uint64_t PutKey(const Model& model, std::mt19937_64& random, bool dense, uint64_
   return dense ? random() % domain : random();
 }
 
-void ReopenTree(const std::string& path, std::mt19937_64& random, std::unique_ptr<Tree>* tree) {
+void ReopenTree(const std::string& path, bool direct_io, std::mt19937_64& random,
+                std::unique_ptr<Tree>* tree) {
   tree->reset();
   const size_t cache_sizes[] = {0, 1, 3, 256};
-  Status status = Tree::Open(path, CacheOptions(cache_sizes[random() % 4]), tree);
+  Status status = Tree::Open(path, CacheOptions(cache_sizes[random() % 4], direct_io), tree);
   ASSERT_TRUE(status.ok()) << status.ToString();
 }
 
 // ---------------------------------------------------------------------------
 // Randomized puts, gets and scans against std::map.
 
-class RandomizedPutTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint64_t>> {};
+// (degree, seed, direct I/O)
+class RandomizedPutTest
+    : public ::testing::TestWithParam<std::tuple<uint32_t, uint64_t, bool>> {};
 
 TEST_P(RandomizedPutTest, MatchesStdMap) {
-  const auto [degree, seed] = GetParam();
+  const auto [degree, seed, direct_io] = GetParam();
   bptree_test::TempDirectory directory;
   ASSERT_TRUE(directory.ok());
+  SKIP_IF_NO_DIRECT_IO(directory, direct_io);
   const std::string path = directory.File("tree");
   std::mt19937_64 random(seed * 7919 + degree);
 
   std::unique_ptr<Tree> tree;
-  Status status = Tree::Create(path, degree, CacheOptions(seed % 2 == 0 ? 0 : 64), &tree);
+  Status status =
+      Tree::Create(path, degree, CacheOptions(seed % 2 == 0 ? 0 : 64, direct_io), &tree);
   ASSERT_TRUE(status.ok()) << status.ToString();
   Model model;
   ASSERT_NO_FATAL_FAILURE(ExpectTreeMatchesModel(*tree, model, random, 5, 5));
 
-  const int puts = degree <= 8 ? 2500 : 6000;
+  // Direct I/O waits for the device on every page access: fewer puts.
+  const int puts = (degree <= 8 ? 2500 : 6000) / (direct_io ? 3 : 1);
   const bool dense = seed % 2 == 0;
   const uint64_t domain = 2 * static_cast<uint64_t>(puts);
   for (int i = 1; i <= puts; ++i) {
@@ -179,7 +200,7 @@ TEST_P(RandomizedPutTest, MatchesStdMap) {
     }
     if (i % (puts / 3) == 0) {
       ASSERT_NO_FATAL_FAILURE(ExpectTreeMatchesModel(*tree, model, random, 50, 20));
-      ASSERT_NO_FATAL_FAILURE(ReopenTree(path, random, &tree));
+      ASSERT_NO_FATAL_FAILURE(ReopenTree(path, direct_io, random, &tree));
       ASSERT_NO_FATAL_FAILURE(ExpectTreeMatchesModel(*tree, model, random, 50, 20));
     }
   }
@@ -188,7 +209,13 @@ TEST_P(RandomizedPutTest, MatchesStdMap) {
 
 INSTANTIATE_TEST_SUITE_P(Degrees, RandomizedPutTest,
                          ::testing::Combine(::testing::Values(3u, 4u, 5u, 64u, 510u),
-                                            ::testing::Range<uint64_t>(1, 7)));
+                                            ::testing::Range<uint64_t>(1, 7),
+                                            ::testing::Values(false)));
+// Direct I/O: every page access waits for the device, so fewer cases.
+INSTANTIATE_TEST_SUITE_P(DirectIo, RandomizedPutTest,
+                         ::testing::Combine(::testing::Values(4u, 64u),
+                                            ::testing::Range<uint64_t>(1, 3),
+                                            ::testing::Values(true)));
 
 // ---------------------------------------------------------------------------
 // Randomized bulk loads, then puts, against std::map.
@@ -204,8 +231,9 @@ void PrintTo(const BulkCase& bulk_case, std::ostream* out) {
        << bulk_case.leaves_per_batch;
 }
 
+// (shape, seed, direct I/O)
 class RandomizedBulkLoadTest
-    : public ::testing::TestWithParam<std::tuple<BulkCase, uint64_t>> {};
+    : public ::testing::TestWithParam<std::tuple<BulkCase, uint64_t, bool>> {};
 
 uint32_t ExpectedHeight(uint64_t count, uint32_t degree) {
   uint64_t nodes = count == 0 ? 1 : (count + degree - 1) / degree;
@@ -218,9 +246,10 @@ uint32_t ExpectedHeight(uint64_t count, uint32_t degree) {
 }
 
 TEST_P(RandomizedBulkLoadTest, MatchesStdMap) {
-  const auto [bulk_case, seed] = GetParam();
+  const auto [bulk_case, seed, direct_io] = GetParam();
   bptree_test::TempDirectory directory;
   ASSERT_TRUE(directory.ok());
+  SKIP_IF_NO_DIRECT_IO(directory, direct_io);
   const std::string path = directory.File("tree");
   std::mt19937_64 random(seed * 104729 + bulk_case.count);
 
@@ -236,6 +265,7 @@ TEST_P(RandomizedBulkLoadTest, MatchesStdMap) {
   BulkLoader::Options options;
   options.degree = bulk_case.degree;
   options.leaves_per_batch = bulk_case.leaves_per_batch;
+  options.direct_io = direct_io;
   bptree::VectorPairSource source(pairs);
   bptree::TreeMeta loaded;
   Status status = BulkLoader::Load(path, options, &source, &loaded);
@@ -248,7 +278,7 @@ TEST_P(RandomizedBulkLoadTest, MatchesStdMap) {
   EXPECT_EQ(1u, loaded.first_leaf_page);
 
   std::unique_ptr<Tree> tree;
-  ASSERT_NO_FATAL_FAILURE(ReopenTree(path, random, &tree));
+  ASSERT_NO_FATAL_FAILURE(ReopenTree(path, direct_io, random, &tree));
   EXPECT_EQ(loaded.height, tree->meta().height);
   EXPECT_EQ(loaded.root_page, tree->meta().root_page);
   ASSERT_NO_FATAL_FAILURE(ExpectTreeMatchesModel(*tree, model, random, 100, 30));
@@ -263,11 +293,11 @@ TEST_P(RandomizedBulkLoadTest, MatchesStdMap) {
     ASSERT_TRUE(status.ok()) << "put " << key << ": " << status.ToString();
     model[key] = value;
     if (i == puts / 2) {
-      ASSERT_NO_FATAL_FAILURE(ReopenTree(path, random, &tree));
+      ASSERT_NO_FATAL_FAILURE(ReopenTree(path, direct_io, random, &tree));
       ASSERT_NO_FATAL_FAILURE(ExpectTreeMatchesModel(*tree, model, random, 50, 20));
     }
   }
-  ASSERT_NO_FATAL_FAILURE(ReopenTree(path, random, &tree));
+  ASSERT_NO_FATAL_FAILURE(ReopenTree(path, direct_io, random, &tree));
   ASSERT_NO_FATAL_FAILURE(ExpectTreeMatchesModel(*tree, model, random, 100, 30));
 }
 
@@ -283,7 +313,151 @@ INSTANTIATE_TEST_SUITE_P(
             BulkCase{64, 4161, 5}, BulkCase{64, 40000, 64}, BulkCase{510, 1, 1024},
             BulkCase{510, 510, 1024}, BulkCase{510, 511, 1}, BulkCase{510, 260610, 100},
             BulkCase{510, 260611, 1024}),
-        ::testing::Values<uint64_t>(1, 2)));
+        ::testing::Values<uint64_t>(1, 2), ::testing::Values(false)));
+INSTANTIATE_TEST_SUITE_P(
+    DirectIo, RandomizedBulkLoadTest,
+    ::testing::Combine(::testing::Values(BulkCase{4, 0, 1024}, BulkCase{4, 101, 7},
+                                         BulkCase{64, 4161, 5}, BulkCase{64, 40000, 64}),
+                       ::testing::Values<uint64_t>(1, 2), ::testing::Values(true)));
+
+// ---------------------------------------------------------------------------
+// A tree grown by inserts in random key order, as `bptree insert` builds it:
+// leaf splits append pages at the end of the file, so the leaf chain jumps
+// around the file.  Read buffered and with direct I/O, it must match the
+// model and a bulk-loaded tree of the same pairs.
+
+// (degree, seed, direct I/O for the reads)
+class InsertBuiltTreeTest
+    : public ::testing::TestWithParam<std::tuple<uint32_t, uint64_t, bool>> {};
+
+TEST_P(InsertBuiltTreeTest, ScatteredLeavesMatchStdMapAndBulkLoad) {
+  const auto [degree, seed, direct_io] = GetParam();
+  bptree_test::TempDirectory directory;
+  ASSERT_TRUE(directory.ok());
+  SKIP_IF_NO_DIRECT_IO(directory, direct_io);
+  std::mt19937_64 random(seed * 15485863 + degree);
+
+  Model model;
+  const size_t key_count = 8000;
+  while (model.size() < key_count) model[random()] = random();
+  std::vector<uint64_t> order;
+  for (const auto& entry : model) order.push_back(entry.first);
+  std::shuffle(order.begin(), order.end(), random);
+
+  // Built buffered (quick), then reopened for the reads.
+  std::unique_ptr<Tree> tree;
+  Status status = Tree::Create(directory.File("inserted"), degree, CacheOptions(256), &tree);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  for (uint64_t key : order) ASSERT_TRUE(tree->Put(key, model[key]).ok());
+
+  // The leaves are scattered: most sibling links do not go to the next page.
+  std::unique_ptr<bptree::Pager> pager;
+  ASSERT_TRUE(bptree::Pager::Open(directory.File("inserted"),
+                                  bptree::Pager::OpenMode::kOpenExisting, &pager).ok());
+  uint64_t links = 0, links_to_next_page = 0;
+  for (uint64_t leaf_page = tree->meta().first_leaf_page; leaf_page != bptree::kNoPage;) {
+    bptree::Page page;
+    ASSERT_TRUE(pager->ReadPage(leaf_page, &page).ok());
+    const uint64_t sibling = bptree::NodePageView(page).right_sibling();
+    if (sibling != bptree::kNoPage) {
+      ++links;
+      if (sibling == leaf_page + 1) ++links_to_next_page;
+    }
+    leaf_page = sibling;
+  }
+  EXPECT_GT(links, key_count / degree);
+  EXPECT_LT(links_to_next_page * 4, links) << links_to_next_page << " of " << links;
+
+  std::vector<bptree_pair> pairs;
+  for (const auto& [key, value] : model) pairs.push_back(bptree_pair{key, value});
+  BulkLoader::Options options;
+  options.degree = degree;
+  bptree::VectorPairSource source(pairs);
+  ASSERT_TRUE(BulkLoader::Load(directory.File("loaded"), options, &source).ok());
+  std::unique_ptr<Tree> loaded;
+  ASSERT_TRUE(Tree::Open(directory.File("loaded"), CacheOptions(256, direct_io), &loaded).ok());
+
+  ASSERT_NO_FATAL_FAILURE(ReopenTree(directory.File("inserted"), direct_io, random, &tree));
+  ASSERT_NO_FATAL_FAILURE(ExpectTreeMatchesModel(*tree, model, random, 100, 20));
+  for (int i = 0; i < 10; ++i) {
+    uint64_t low = ProbeKey(model, random), high = ProbeKey(model, random);
+    if (low > high) std::swap(low, high);
+    std::vector<bptree_pair> from_inserted, from_loaded;
+    ASSERT_TRUE(tree->Scan(low, high, &from_inserted).ok());
+    ASSERT_TRUE(loaded->Scan(low, high, &from_loaded).ok());
+    ASSERT_EQ(from_loaded.size(), from_inserted.size());
+    ASSERT_EQ(0, std::memcmp(from_loaded.data(), from_inserted.data(),
+                             from_loaded.size() * sizeof(bptree_pair)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, InsertBuiltTreeTest,
+                         ::testing::Combine(::testing::Values(16u, 64u),
+                                            ::testing::Values<uint64_t>(1),
+                                            ::testing::Bool()));
+
+// ---------------------------------------------------------------------------
+// Direct I/O bypasses the kernel's page cache.
+
+// Pages of `path` resident in the page cache, by mincore(2).
+size_t ResidentPages(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return SIZE_MAX;
+  struct stat info;
+  size_t resident = SIZE_MAX;
+  if (::fstat(fd, &info) == 0 && info.st_size > 0) {
+    const size_t length = static_cast<size_t>(info.st_size);
+    void* mapping = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+    if (mapping != MAP_FAILED) {
+      const long memory_page = ::sysconf(_SC_PAGESIZE);
+      std::vector<unsigned char> flags((length + memory_page - 1) / memory_page);
+      if (::mincore(mapping, length, flags.data()) == 0) {
+        resident = 0;
+        for (unsigned char flag : flags) resident += flag & 1;
+      }
+      ::munmap(mapping, length);
+    }
+  }
+  ::close(fd);
+  return resident;
+}
+
+// Writes back and evicts `path` from the page cache.
+bool EvictFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::fdatasync(fd) == 0 && ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+  ::close(fd);
+  return ok;
+}
+
+TEST(DirectIoTest, ScansAndLoadsBypassThePageCache) {
+  bptree_test::TempDirectory directory;
+  ASSERT_TRUE(directory.ok());
+  SKIP_IF_NO_DIRECT_IO(directory, true);
+  const std::string path = directory.File("tree");
+  std::vector<bptree_pair> pairs;
+  for (uint64_t key = 0; key < 20000; ++key) pairs.push_back(bptree_pair{key * 3, key});
+  bptree::VectorPairSource source(pairs);
+  BulkLoader::Options options;
+  options.degree = 64;
+  options.direct_io = true;
+  ASSERT_TRUE(BulkLoader::Load(path, options, &source).ok());
+  ASSERT_EQ(0u, ResidentPages(path)) << "a direct load left pages in the page cache";
+
+  std::vector<bptree_pair> scanned;
+  std::unique_ptr<Tree> tree;
+  ASSERT_TRUE(Tree::Open(path, CacheOptions(256, true), &tree).ok());
+  ASSERT_TRUE(tree->Scan(0, UINT64_MAX, &scanned).ok());
+  ASSERT_EQ(pairs.size(), scanned.size());
+  EXPECT_EQ(0u, ResidentPages(path)) << "a direct scan read through the page cache";
+
+  // The same scan buffered fills the page cache (the check can fail).
+  ASSERT_TRUE(EvictFile(path));
+  ASSERT_TRUE(Tree::Open(path, CacheOptions(256, false), &tree).ok());
+  ASSERT_TRUE(tree->Scan(0, UINT64_MAX, &scanned).ok());
+  EXPECT_GT(ResidentPages(path), 300u);
+}
 
 // ---------------------------------------------------------------------------
 // Fixed cases and errors.

@@ -29,6 +29,29 @@ string(REGEX REPLACE " elapsed_ms.*" "" full_scan "${full_scan}")
 run_tool(0 "loaded 5000 pairs" load ${WORK_DIR}/again.db --degree 16 --count 5000 --seed 7)
 run_tool(0 "^${full_scan} elapsed_ms" scan ${WORK_DIR}/again.db 0 18446744073709551615)
 
+# Direct I/O (O_DIRECT) reads and writes the same bytes.
+run_tool(0 "loaded 5000 pairs .*degree 16, height 4" load ${WORK_DIR}/direct.db --degree 16 --count 5000 --seed 7 --batch 9 --direct)
+file(SHA256 ${TREE} buffered_digest)
+file(SHA256 ${WORK_DIR}/direct.db direct_digest)
+if(NOT buffered_digest STREQUAL direct_digest)
+  message(FATAL_ERROR "load --direct wrote another file than load")
+endif()
+run_tool(0 "^${full_scan} elapsed_ms" scan ${TREE} 0 0xffffffffffffffff --direct)
+run_tool(0 "entries 5000\n.*check ok" stats ${WORK_DIR}/direct.db --check --direct)
+
+# The same keys put one by one in random order: the same pairs, more leaves
+# (half-full after splits), and the same scans.
+run_tool(0 "inserted 5000 pairs .*degree 16, height [0-9]+, [0-9]+ leaves" insert ${WORK_DIR}/inserted.db --degree 16 --count 5000 --seed 7)
+run_tool(0 "entries 5000\n.*check ok" stats ${WORK_DIR}/inserted.db --check)
+run_tool(0 "^${full_scan} elapsed_ms" scan ${WORK_DIR}/inserted.db 0 0xffffffffffffffff)
+run_tool(0 "^${full_scan} elapsed_ms" scan ${WORK_DIR}/inserted.db 0 0xffffffffffffffff --direct)
+run_tool(0 "" scan ${TREE} 0x1000000000000000 0x9000000000000000)
+set(part_scan "${last_output}")
+string(REGEX REPLACE " elapsed_ms.*" "" part_scan "${part_scan}")
+run_tool(0 "^${part_scan} elapsed_ms" scan ${WORK_DIR}/inserted.db 0x1000000000000000 0x9000000000000000 --direct)
+run_tool(0 "inserted 5000 pairs" insert ${WORK_DIR}/inserted2.db --degree 16 --count 5000 --seed 7 --order-seed 9 --direct)
+run_tool(0 "^${full_scan} elapsed_ms" scan ${WORK_DIR}/inserted2.db 0 0xffffffffffffffff)
+
 # One pair: FNV-1a 64 over the bytes of key 42 and value 4242.
 run_tool(0 "" put ${TREE} 42 4242)
 run_tool(0 "^4242\n$" get ${TREE} 42)
@@ -42,5 +65,7 @@ run_tool(2 "" load ${TREE} --degree 600 --count 1)
 run_tool(2 "" scan ${TREE} 1)
 run_tool(2 "" get ${TREE} -1)
 run_tool(2 "" frobnicate)
+run_tool(2 "" insert ${TREE} --degree 16)
+run_tool(2 "" insert ${TREE} --count 10 --bogus 1)
 
 file(REMOVE_RECURSE ${WORK_DIR})

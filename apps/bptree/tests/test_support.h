@@ -3,7 +3,9 @@
 #ifndef BPTREE_TESTS_TEST_SUPPORT_H_
 #define BPTREE_TESTS_TEST_SUPPORT_H_
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -40,6 +42,16 @@ class TempDirectory {
  private:
   std::string path_;
 };
+
+// Whether the file system of `directory` accepts O_DIRECT.
+inline bool SupportsDirectIo(const TempDirectory& directory) {
+  const std::string probe = directory.File("direct_io_probe");
+  const int fd = ::open(probe.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
 
 }  // namespace bptree_test
 
