@@ -319,3 +319,88 @@ def test_bptree_scan_draft_has_the_hand_written_shape(tmp_path):
     hand = hand_written_dot([built("apps/bptree/plugins/bptree_foreactor")] + scan,
                             "bptree_scan", tmp_path / "graphs")
     assert structure((tmp_path / "scan.dot").read_text()) == structure(hand)
+
+
+# ------------------- the plugin guide's worked example, end to end
+
+WRAPPER = r"""
+extern "C" {
+#include "read_blocks.h"
+uint64_t __real_read_blocks(int fd, const uint64_t* offsets, size_t count, char* buffer);
+uint64_t __wrap_read_blocks(int fd, const uint64_t* offsets, size_t count, char* buffer) {
+  static const foreactor::Graph<ReadBlocksState> graph = BuildReadBlocksGraph();
+  ReadBlocksState state;
+  state.argument[0] = static_cast<uint64_t>(fd);
+  state.argument[1] = reinterpret_cast<uint64_t>(offsets);
+  state.argument[2] = count;
+  foreactor::Scope scope(graph, state);
+  return __real_read_blocks(fd, offsets, count, buffer);
+}
+}
+"""
+FILLED_OFFSET = ("static_cast<int64_t>(reinterpret_cast<const uint64_t*>(state.argument[1])"
+                 "[visit.iteration(0)])")
+
+
+def fill_in(draft_code):
+    """The two edits the plugin guide makes to the example's draft."""
+    import re
+    code = draft_code.replace(
+        "        // TODO: fill in the arguments marked TODO, then delete this line:\n"
+        "        if (true) return FOREACTOR_NOT_YET;\n", "")
+    code, replaced = re.subn(r"/\* TODO: varies, e\.g\. [^*]*\*/ 0", FILLED_OFFSET, code)
+    assert replaced == 1 and "TODO: fill in" not in code
+    return code
+
+
+def test_filled_in_draft_passes_check_mode_and_issues_early(tmp_path):
+    compiler = shutil.which("c++")
+    c_compiler = shutil.which("cc")
+    if compiler is None or c_compiler is None:
+        pytest.skip("no compiler")
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(8192 * 64))
+    stock = built("examples/random_read/random_read")
+    traced = run_tool(["trace", "--function", "read_blocks", "--output", str(tmp_path / "rb.cc"),
+                       "--", stock, str(data), "20", "7"])
+    assert traced.returncode == 0, traced
+    draft_code = (tmp_path / "rb.cc").read_text()
+    example = REPO / "examples" / "random_read"
+    objects = []
+    for name in ("random_read.c", "read_blocks.c"):
+        objects.append(str(tmp_path / (name + ".o")))
+        subprocess.run([c_compiler, "-O1", "-c", str(example / name), "-o", objects[-1]], check=True)
+    programs = {}
+    for variant, code in (("draft", draft_code), ("filled", fill_in(draft_code))):
+        source = tmp_path / ("%s_plugin.cc" % variant)
+        source.write_text(code + WRAPPER)
+        programs[variant] = str(tmp_path / ("random_read_" + variant))
+        subprocess.run([compiler, "-std=c++20", "-O1", "-Wall", "-Wextra", "-Werror",
+                        "-I", str(REPO / "include"), "-I", str(example), str(source)] + objects
+                       + ["-Wl,--wrap=read_blocks", "-L", str(build_dir()), "-lforeactor",
+                          "-Wl,-rpath," + str(build_dir()), "-o", programs[variant]], check=True)
+    expected = subprocess.run([stock, str(data), "20", "7"], capture_output=True, text=True)
+
+    def run(variant, *options):
+        stats = tmp_path / ("%s%d.json" % (variant, len(options)))
+        result = run_tool(["run", "--stats", str(stats)] + list(options)
+                          + ["--", programs[variant], str(data), "20", "7"])
+        assert result.returncode == 0, result
+        assert result.stdout.split()[:2] == expected.stdout.split()[:2]  # same checksum
+        return result, json.loads(stats.read_text())["graphs"]["read_blocks"]
+
+    # The raw draft answers "not yet" for the read: check mode says so.
+    result, counters = run("draft", "--check")
+    assert counters["check_divergences"] > 0, result.stderr
+    # Filled in, it follows the program exactly, and reads are issued early.
+    result, counters = run("filled", "--check")
+    assert counters["check_divergences"] == 0, result.stderr
+    descriptor = os.open(data, os.O_RDONLY)  # evict the file: reads then go to the device
+    os.fsync(descriptor)  # dirty pages cannot be dropped
+    os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(descriptor)
+    result, counters = run("filled", "--depth", "8", "--engine", "threads")
+    assert counters["scopes"] == 1 and counters["intercepted"] == 20
+    # Every read was predicted: issued early, or found already in the page cache.
+    predicted = counters["consumed"] + counters["found_cached"] + counters["served_from_cache"]
+    assert predicted >= 19 and counters["mispredicted"] == 0, counters
