@@ -3,13 +3,16 @@
 #include <new>
 
 #include "engine/engine.h"
+#include "engine/fault_injection_engine.h"
 #include "engine/io_uring_engine.h"
 #include "engine/sync_engine.h"
 #include "engine/thread_pool_engine.h"
 
 namespace foreactor {
+namespace {
 
-std::unique_ptr<Engine> CreateEngine(const EngineOptions& options, std::string* fallback_reason) {
+std::unique_ptr<Engine> CreateRealEngine(const EngineOptions& options,
+                                         std::string* fallback_reason) {
   try {
     if (fallback_reason != nullptr) fallback_reason->clear();
     switch (options.kind) {
@@ -35,6 +38,18 @@ std::unique_ptr<Engine> CreateEngine(const EngineOptions& options, std::string* 
     // Out of memory while composing the message: run without speculation.
   }
   return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> CreateEngine(const EngineOptions& options, std::string* fallback_reason) {
+#ifdef FOREACTOR_FAULT_INJECTION
+  // Test-only build (-DFOREACTOR_FAULT_INJECTION=ON): every engine is
+  // wrapped in the fault-injecting decorator (fault_injection_engine.h).
+  return CreateFaultInjectingEngine(options, fallback_reason, &CreateRealEngine);
+#else
+  return CreateRealEngine(options, fallback_reason);
+#endif
 }
 
 }  // namespace foreactor

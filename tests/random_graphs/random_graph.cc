@@ -36,6 +36,7 @@
 // (result callbacks whose value or order disagreed with what the program
 // saw, in seeds without wrong guesses; the test checks V == 0).
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -1154,6 +1155,15 @@ void RemoveTree(const std::string& path) {
   }
 }
 
+// Tells tests/faults' fault library (when preloaded) that the scope's calls
+// begin (1) or end (0), so that only they get faults.
+void FaultWindow(int open) {
+  using WindowFunction = void(int);
+  static WindowFunction* window =
+      reinterpret_cast<WindowFunction*>(dlsym(RTLD_DEFAULT, "foreactor_test_faults_window"));
+  if (window != nullptr) window(open);
+}
+
 void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
   const std::string root = workdir + "/case";
   RemoveTree(root);
@@ -1189,6 +1199,7 @@ void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
   std::vector<Observed> observed(plan.events.size());
   std::vector<std::string> lines(plan.events.size());
   size_t made = 0;
+  FaultWindow(1);  // before the scope: entering it may issue calls
   foreactor_scope_enter(graph, &state);
   for (size_t i = 0; i < plan.events.size(); ++i) {
     const Event& event = plan.events[i];
@@ -1207,6 +1218,7 @@ void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
     if (event.exit_after) break;
   }
   foreactor_scope_exit(graph);
+  FaultWindow(0);
 
   for (size_t i = 0; i < made; ++i) {
     std::string iterations;
