@@ -86,6 +86,12 @@ Status BulkLoader::WriteLeafLevel(SortedPairSource* source) {
     ++leaves_in_batch;
 
     if (leaves_in_batch == options_.leaves_per_batch || !have_pair) {
+      if (options_.direct_io) {
+        // Direct writes that extend the file run one at a time; writes
+        // into allocated space need not.
+        Status status = pager_->Preallocate(batch_first_page, leaves_in_batch);
+        if (!status.ok()) return status;
+      }
       if (bptree_write_leaves(pager_->fd(), batch_first_page, batch.get(), leaves_in_batch) != 0) {
         return Status::IOError("write leaves of " + pager_->path(), errno);
       }

@@ -3,7 +3,9 @@
 // The leaves are filled in memory, `degree` pairs each (the last leaf may
 // hold fewer), in batches of Options::leaves_per_batch pages; each batch is
 // written by bptree_write_leaves (leaf_io.h), one pwrite per leaf, to
-// consecutive pages from page 1 on.  Then the inner levels are built above
+// consecutive pages from page 1 on.  With Options::direct_io each batch's
+// pages are first allocated (Pager::Preallocate), so that the leaf writes
+// do not extend the file one page at a time.  Then the inner levels are built above
 // them, each level's children spread evenly over as few nodes as the degree
 // allows, and the meta page is written last.
 

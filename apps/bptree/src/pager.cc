@@ -76,6 +76,23 @@ Status Pager::SizeInPages(uint64_t* pages) const {
   return Status::OK();
 }
 
+Status Pager::Preallocate(uint64_t first_page, uint64_t page_count) {
+  if (page_count == 0) return Status::OK();
+  const uint64_t last_page = first_page + page_count - 1;
+  if (last_page < first_page || last_page > MaxPageNumber()) {
+    return Status::InvalidArgument("page number out of range");
+  }
+  int result = -1;
+  do {
+    result = ::fallocate(fd_, 0, static_cast<off_t>(PageOffset(first_page)),
+                         static_cast<off_t>(page_count * kPageSize));
+  } while (result != 0 && errno == EINTR);
+  if (result != 0 && errno != EOPNOTSUPP) {
+    return Status::IOError(PageContext("preallocate", first_page, path_), errno);
+  }
+  return Status::OK();
+}
+
 Status Pager::Sync() {
   if (::fdatasync(fd_) != 0) return Status::IOError("fdatasync " + path_, errno);
   return Status::OK();

@@ -68,6 +68,15 @@ class Pager {
   // The file size in whole pages (a partial last page does not count).
   Status SizeInPages(uint64_t* pages) const;
 
+  // Allocates disk space for pages [first_page, first_page + page_count)
+  // (fallocate(2), mode 0: the file grows to cover them, new bytes read as
+  // zeros).  Writing such pages later is an overwrite of allocated blocks,
+  // which file systems can run in parallel under O_DIRECT, where writes
+  // that extend the file are serialized.  A file system without fallocate
+  // (EOPNOTSUPP) is not an error: nothing is done.  Returns IOError for
+  // other failures (e.g. ENOSPC), InvalidArgument for an out-of-range page.
+  Status Preallocate(uint64_t first_page, uint64_t page_count);
+
   // Flushes written pages to the device (fdatasync).
   Status Sync();
 
