@@ -18,6 +18,7 @@
 
 #include "config/settings.h"
 
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -179,7 +180,7 @@ struct Tunable {
 };
 
 constexpr Tunable kTunables[] = {
-    {TunableId::kDepth, "DEPTH", 0, kMaxDepth, "a number from 0 to 1024"},
+    {TunableId::kDepth, "DEPTH", 0, kMaxDepth, "a number from 0 to 1024 or auto"},
     {TunableId::kEngine, "ENGINE", 0, 0, "one of io_uring, threads, sync"},
     {TunableId::kQueueSize, "QUEUE_SIZE", kMinQueueSize, kMaxQueueSize,
      "a number from 1 to 32768"},
@@ -195,7 +196,13 @@ bool ApplyTunable(const Tunable& tunable, std::string_view value, GraphSettings*
   unsigned number = 0;
   switch (tunable.id) {
     case TunableId::kDepth:
+      if (value == "auto") {
+        settings->automatic_depth = true;
+        settings->depth = kAutomaticDepthMaximum;
+        return true;
+      }
       if (!ParseBoundedDecimal(value, tunable.minimum, tunable.maximum, &number)) return false;
+      settings->automatic_depth = false;
       settings->depth = number;
       return true;
     case TunableId::kEngine:
@@ -290,6 +297,14 @@ void LoadLocked(SettingsState* state) {
     }
     state->variable_array.push_back(nullptr);
     state->settings = ParseSettings(state->variable_array.data());
+    if (getauxval(AT_SECURE) != 0 && state->settings.enabled) {
+      // Privileged: the environment may come from an unprivileged user.
+      state->settings = ProcessSettings();
+      state->settings.privileged = true;
+      state->settings.problems.push_back(
+          "the program runs with elevated privileges (setuid, setgid or capabilities); "
+          "foreactor is off");
+    }
     ReportNew(state->settings.problems, &state->reported);
   } catch (...) {  // only std::bad_alloc can arrive here
     state->settings = ProcessSettings();

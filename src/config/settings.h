@@ -2,8 +2,10 @@
 //
 // Variables (DESIGN §7):
 //   FOREACTOR=1                    switch foreactor on (anything else but unset/0 is invalid)
-//   FOREACTOR_DEPTH=N              default peek depth, 0..1024 (0: no early issue)
-//   FOREACTOR_DEPTH_<graph>=N      depth for one graph, overriding the default
+//   FOREACTOR_DEPTH=N|auto         peek depth, 0..1024 (0: no early issue), or auto (the
+//                                  default): chosen per graph and thread while the program
+//                                  runs, from 0 to kAutomaticDepthMaximum (depth_controller.h)
+//   FOREACTOR_DEPTH_<graph>=N|auto depth for one graph, overriding the default
 //   FOREACTOR_ENGINE=io_uring|threads|sync       (also FOREACTOR_ENGINE_<graph>)
 //   FOREACTOR_QUEUE_SIZE=N         io_uring queue entries, 1..32768, rounded up to a power of two
 //   FOREACTOR_WORKERS=N            thread pool workers (and io-wq bound), 1..1024
@@ -16,6 +18,10 @@
 // An invalid value is reported once on stderr, and the setting it belongs to
 // is treated as off: an invalid default turns foreactor off for every graph,
 // an invalid per-graph value turns that graph off.
+//
+// A program running with elevated privileges (setuid, setgid, file
+// capabilities: the kernel's AT_SECURE) never runs foreactor: the
+// environment of such a program belongs to a less trusted user.
 #ifndef FOREACTOR_CONFIG_SETTINGS_H_
 #define FOREACTOR_CONFIG_SETTINGS_H_
 
@@ -26,9 +32,13 @@
 
 namespace foreactor {
 
+// The largest depth FOREACTOR_DEPTH=auto chooses.
+constexpr unsigned kAutomaticDepthMaximum = 128;
+
 struct GraphSettings {
   bool enabled = false;        // false: scopes of this graph never speculate
-  unsigned depth = 16;         // syscall visits the peek head may run ahead
+  bool automatic_depth = true;  // FOREACTOR_DEPTH=auto: `depth` is the most the controller may choose
+  unsigned depth = kAutomaticDepthMaximum;  // syscall visits the peek head may run ahead
   bool page_cache_aware = true;  // probe reads with RWF_NOWAIT before issuing them
   bool check = false;            // check mode: compare every call with the graph, issue nothing
   EngineOptions engine;
@@ -39,6 +49,7 @@ struct ProcessSettings {
   GraphSettings defaults;
   std::string stats_path;      // empty: no statistics file
   std::vector<std::string> problems;  // one message per invalid value, already reported
+  bool privileged = false;     // AT_SECURE: foreactor stays off whatever the environment says
 };
 
 // Parses `environment` (a NULL-terminated array of "NAME=value" strings, as

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,7 @@ namespace {
 
 constexpr int kMaxGraphs = 256;      // graphs per process that can speculate
 constexpr int kMaxScopeDepth = 64;   // nested scopes per thread that are tracked
+constexpr unsigned kAutomaticDepthWorkers = 32;  // thread pool workers for FOREACTOR_DEPTH=auto
 
 void ReportOnce(std::atomic<bool>& flag, const std::string& message) {
   if (!flag.exchange(true)) Report(message);
@@ -58,11 +60,15 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   if (fresh == nullptr) return nullptr;
   fresh->settings = SettingsForGraph(graph.name());
   // Depth 0 issues nothing early: no engine resources at all.
-  if (fresh->settings.depth == 0) fresh->settings.engine.kind = EngineKind::kSync;
+  if (!fresh->settings.automatic_depth && fresh->settings.depth == 0) fresh->settings.engine.kind = EngineKind::kSync;
   // A thread pool keeps as many calls in flight as it has workers: unless
-  // told otherwise, give it one per call the graph may run ahead.
+  // told otherwise, give it one per call the graph may run ahead (with the
+  // automatic depth, up to kAutomaticDepthWorkers: the pool starts its
+  // workers eagerly, and more threads than that only add switching).
   if (fresh->settings.engine.kind == EngineKind::kThreads && fresh->settings.engine.workers == 0) {
-    fresh->settings.engine.workers = fresh->settings.depth;
+    fresh->settings.engine.workers =
+        fresh->settings.automatic_depth ? std::min(fresh->settings.depth, kAutomaticDepthWorkers)
+                                        : fresh->settings.depth;
   }
   if (graph_runtimes[id].compare_exchange_strong(runtime, fresh, std::memory_order_acq_rel)) {
     return fresh;

@@ -17,8 +17,12 @@
 namespace foreactor {
 namespace {
 
-// Mispredictions in a row after which a scope stops speculating.
+// Mispredictions in a row after which speculation is suspended.
 constexpr unsigned kMispredictionLimit = 4;
+
+// The longest run of correct predictions a suspension may ask for before
+// speculation resumes.
+constexpr unsigned kMaxCorrectRunToResume = 4096;
 
 // Reads in a row found in the page cache after which reads are served from
 // it at the frontier instead of being issued early.  Each quick return to
@@ -106,8 +110,8 @@ ScopeInstance::ScopeInstance(const Graph& graph, const GraphSettings& settings, 
     : graph_(graph),
       settings_(settings),
       engine_(engine),
-      depth_(settings.depth),
-      ring_size_(settings.depth + 1) {
+      ring_size_(settings.depth + 1),
+      depth_controller_(settings.automatic_depth, settings.depth) {
   try {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
@@ -118,11 +122,6 @@ ScopeInstance::ScopeInstance(const Graph& graph, const GraphSettings& settings, 
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
         state.slots.reset(new VisitSlot[ring_size_]);
-        if (InfoOf(node.call_type).uses_path) {
-          for (unsigned i = 0; i < ring_size_; ++i) {
-            state.slots[i].path_storage.reset(new char[PATH_MAX]);
-          }
-        }
       } else if (node.kind == NodeKind::kBranch) {
         branch_states_[node.dense_index].choices.reset(new int[ring_size_ + 1]);
       }
@@ -159,6 +158,7 @@ void ScopeInstance::Enter(void* scope_state) {
   for (BranchNodeState& state : branch_states_) state.peek_count = state.frontier_count = 0;
   file_kinds_.Clear();
   statistics_.scopes++;
+  depth_controller_.ScopeEntered();
   Fill();
 }
 
@@ -172,6 +172,8 @@ void ScopeInstance::Exit() {
                      "branch choices that led here");
   }
   DrainAhead();
+  depth_controller_.ScopeLeft();
+  FoldControllerStatistics();
   AccumulateStatistics(graph_.name(), engine_ != nullptr ? engine_->name() : "none", statistics_);
   statistics_ = Statistics{};
   speculating_ = false;
@@ -212,6 +214,10 @@ bool ScopeInstance::AskArguments(int node, const Cursor& cursor, VisitSlot& slot
     if (call.path == nullptr) return false;
     size_t length = strnlen(call.path, PATH_MAX);
     if (length >= PATH_MAX) return false;
+    if (slot.path_storage == nullptr) {
+      slot.path_storage.reset(new (std::nothrow) char[PATH_MAX]);
+      if (slot.path_storage == nullptr) return false;
+    }
     std::memcpy(slot.path_storage.get(), call.path, length + 1);
     call.path = slot.path_storage.get();
   }
@@ -390,8 +396,9 @@ void ScopeInstance::Fill() {
   // While reads are served from the page cache nothing is issued early, so
   // the peek head rests; the frontier takes it along as it passes it, and
   // the walk resumes when a read would block.
-  if (!speculating_ || cache_mode_ == CacheMode::kServeFromCache) return;
-  while (!peek_blocked_for_scope_ && visits_ahead_ < depth_) {
+  if (!speculating_ || suspended_ || cache_mode_ == CacheMode::kServeFromCache) return;
+  const unsigned depth = depth_controller_.depth();
+  while (!peek_blocked_for_scope_ && visits_ahead_ < depth) {
     const Node& node = graph_.node(peek_.node);
     PeekStep step = PeekStep::kStop;
     if (node.kind == NodeKind::kBranch) {
@@ -606,6 +613,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   if (type_info.implicit_offset) {
     real.offset = file_kinds_.Lookup(real.fd).regular ? raw::Lseek(real.fd, 0, SEEK_CUR) : -1;
   }
+  if (suspended_ && known && !peek_passed) NoteShadowPrediction(ArgumentsMatch(slot.predicted, real));
   if (settings_.check) {
     if (!known) {
       ReportDivergence(node, frontier_,
@@ -711,6 +719,7 @@ void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
   }
   state.frontier_count++;
   if (peek_passed) visits_ahead_--;
+  NoteFrontierCallForDepth();
   frontier_.Take(info.next);
   frontier_weak_since_call_ = info.next.weak;
   if (info.next.weak) {
@@ -899,11 +908,51 @@ void ScopeInstance::DrainAhead() {
 
 void ScopeInstance::NoteMisprediction() {
   statistics_.mispredicted++;
-  if (++consecutive_mispredictions_ >= kMispredictionLimit && speculating_) {
-    DrainAhead();
-    speculating_ = false;
-    statistics_.speculation_stopped++;
+  if (++consecutive_mispredictions_ < kMispredictionLimit || !speculating_ || suspended_) return;
+  DrainAhead();
+  suspended_ = true;
+  correct_predictions_ = 0;
+  statistics_.speculation_stopped++;
+  // Suspended again soon after the last resumption: ask for a longer run
+  // of correct predictions next time.
+  if (calls_since_resume_ < 2 * static_cast<uint64_t>(correct_run_to_resume_)) {
+    correct_run_to_resume_ = std::min(2 * correct_run_to_resume_, kMaxCorrectRunToResume);
+  } else {
+    correct_run_to_resume_ = kInitialCorrectRunToResume;
   }
+}
+
+void ScopeInstance::NoteShadowPrediction(bool correct) {
+  if (!correct) {
+    correct_predictions_ = 0;
+    return;
+  }
+  if (++correct_predictions_ < correct_run_to_resume_) return;
+  suspended_ = false;
+  consecutive_mispredictions_ = 0;
+  calls_since_resume_ = 0;
+  statistics_.speculation_resumed++;
+}
+
+void ScopeInstance::NoteFrontierCallForDepth() {
+  calls_since_resume_++;
+  // Only calls made while speculation ran say something about the depth.
+  const bool measuring = !suspended_ && cache_mode_ == CacheMode::kSpeculate && !settings_.check;
+  if (measuring != depth_measuring_) {
+    depth_measuring_ = measuring;
+    depth_controller_.DiscardWindow();
+    return;
+  }
+  if (measuring) depth_controller_.CallFinished();
+}
+
+void ScopeInstance::FoldControllerStatistics() {
+  statistics_.depth_changes += depth_controller_.depth_changes() - reported_depth_changes_;
+  statistics_.depth_windows += depth_controller_.windows() - reported_depth_windows_;
+  statistics_.depth_window_sum += depth_controller_.window_depth_sum() - reported_window_depth_sum_;
+  reported_depth_changes_ = depth_controller_.depth_changes();
+  reported_depth_windows_ = depth_controller_.windows();
+  reported_window_depth_sum_ = depth_controller_.window_depth_sum();
 }
 
 }  // namespace foreactor

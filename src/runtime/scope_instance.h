@@ -30,6 +30,19 @@
 // RWF_NOWAIT call each; after a run of misses only one read in eight is
 // probed, until a probe hits again.
 //
+// Depth: how many syscall visits the peek head may have ahead comes from a
+// DepthController, fixed (FOREACTOR_DEPTH=N) or chosen as the program runs
+// (auto).  The slot rings are sized for the largest depth it may choose.
+//
+// Mispredictions: after kMispredictionLimit mispredictions in a row the
+// instance suspends speculation (the peek head rests) but the frontier
+// keeps following the program through the graph and compares each call
+// with what the graph predicts.  After a run of correct predictions
+// speculation resumes; a suspension soon after a resumption doubles the
+// run needed next time (up to a maximum), a long good stretch resets it.
+// The suspension outlives the scope: the next scope of the graph on this
+// thread starts suspended.
+//
 // Check mode (GraphSettings::check): nothing is issued early; every call
 // that belongs to the graph is compared with the visit the graph predicts,
 // and the first place in each scope where the program leaves the graph is
@@ -57,6 +70,7 @@
 #include "engine/engine.h"
 #include "graph/graph.h"
 #include "runtime/cursor.h"
+#include "runtime/depth_controller.h"
 #include "runtime/interception.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
@@ -121,6 +135,9 @@ class ScopeInstance {
   void Abandon() { abandoned_ = true; speculating_ = false; }
 
   bool speculating() const { return speculating_; }
+  // Mispredictions suspended speculation; the frontier still follows the program.
+  bool suspended() const { return suspended_; }
+  unsigned depth() const { return depth_controller_.depth(); }
   const Graph& graph() const { return graph_; }
   const Statistics& statistics() const { return statistics_; }
 
@@ -190,12 +207,19 @@ class ScopeInstance {
   void DiscardEarlyResult(VisitSlot& slot);
   void DrainAhead();
   void NoteMisprediction();
+  void NoteShadowPrediction(bool correct);
+  void NoteFrontierCallForDepth();
+  void FoldControllerStatistics();
 
   const Graph& graph_;
   const GraphSettings settings_;
   Engine* const engine_;
-  const unsigned depth_;
-  const unsigned ring_size_;
+  const unsigned ring_size_;  // the largest depth the controller may choose, plus one
+  DepthController depth_controller_;
+  bool depth_measuring_ = false;  // the controller's window counts calls that ran speculatively
+  uint64_t reported_depth_changes_ = 0;   // controller counters already in statistics_
+  uint64_t reported_depth_windows_ = 0;
+  uint64_t reported_window_depth_sum_ = 0;
   bool ok_ = false;
   bool abandoned_ = false;
   bool speculating_ = false;
@@ -224,6 +248,12 @@ class ScopeInstance {
   unsigned pending_unissued_opens_ = 0;  // opens passed but not issued early
 
   unsigned consecutive_mispredictions_ = 0;
+  // Suspension after mispredictions (kept across scopes).
+  bool suspended_ = false;
+  unsigned correct_predictions_ = 0;  // in a row, at the frontier, while suspended
+  static constexpr unsigned kInitialCorrectRunToResume = 16;
+  unsigned correct_run_to_resume_ = kInitialCorrectRunToResume;
+  uint64_t calls_since_resume_ = UINT64_MAX / 2;  // graph calls since speculation last resumed (never: many)
   bool divergence_reported_ = false;      // check mode: one report per scope
   bool frontier_weak_since_call_ = false;  // a weak edge since the last graph call
 

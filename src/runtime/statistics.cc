@@ -45,12 +45,16 @@ constexpr CounterField kCounterFields[] = {
     {"synchronous", &Statistics::synchronous},
     {"cancelled", &Statistics::cancelled},
     {"speculation_stopped", &Statistics::speculation_stopped},
+    {"speculation_resumed", &Statistics::speculation_resumed},
     {"found_cached", &Statistics::found_cached},
     {"served_from_cache", &Statistics::served_from_cache},
     {"cache_mode_changes", &Statistics::cache_mode_changes},
     {"check_divergences", &Statistics::check_divergences},
     {"bytes_early", &Statistics::bytes_early},
     {"wait_nanoseconds", &Statistics::wait_nanoseconds},
+    {"depth_changes", &Statistics::depth_changes},
+    {"depth_windows", &Statistics::depth_windows},
+    {"depth_window_sum", &Statistics::depth_window_sum},
 };
 static_assert(sizeof(Statistics) == sizeof(kCounterFields) / sizeof(kCounterFields[0]) *
                                         sizeof(uint64_t),

@@ -67,31 +67,32 @@ TEST(ParseSettingsTest, AcceptsValidValues) {
   const EngineKind uring = EngineKind::kIoUring;
   const std::vector<ValidCase> cases = {
       // Off: no problem, nothing checked.
-      {{}, false, 16, uring, 256, 0, false, ""},
-      {{"FOREACTOR=0"}, false, 16, uring, 256, 0, false, ""},
-      {{"FOREACTOR=0", "FOREACTOR_DEPTH=abc", "FOREACTOR_ENGINE=x"}, false, 16, uring, 256, 0,
+      {{}, false, 128, uring, 256, 0, false, ""},
+      {{"FOREACTOR=0"}, false, 128, uring, 256, 0, false, ""},
+      {{"FOREACTOR=0", "FOREACTOR_DEPTH=abc", "FOREACTOR_ENGINE=x"}, false, 128, uring, 256, 0,
        false, ""},
       // On, with the documented defaults.
-      {{"FOREACTOR=1"}, true, 16, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1"}, true, 128, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=0"}, true, 0, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=1"}, true, 1, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=1024"}, true, 1024, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=008"}, true, 8, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_ENGINE=io_uring"}, true, 16, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_ENGINE=threads"}, true, 16, EngineKind::kThreads, 256, 0, false,
+      {{"FOREACTOR=1", "FOREACTOR_DEPTH=auto"}, true, 128, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_ENGINE=io_uring"}, true, 128, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_ENGINE=threads"}, true, 128, EngineKind::kThreads, 256, 0, false,
        ""},
-      {{"FOREACTOR=1", "FOREACTOR_ENGINE=sync"}, true, 16, EngineKind::kSync, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1"}, true, 16, uring, 1, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=3"}, true, 16, uring, 4, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1000"}, true, 16, uring, 1024, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=32768"}, true, 16, uring, 32768, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_WORKERS=1"}, true, 16, uring, 256, 1, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_WORKERS=1024"}, true, 16, uring, 256, 1024, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=1"}, true, 16, uring, 256, 0, true, ""},
-      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=0"}, true, 16, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_STATS=/tmp/stats.json"}, true, 16, uring, 256, 0, false,
+      {{"FOREACTOR=1", "FOREACTOR_ENGINE=sync"}, true, 128, EngineKind::kSync, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1"}, true, 128, uring, 1, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=3"}, true, 128, uring, 4, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1000"}, true, 128, uring, 1024, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=32768"}, true, 128, uring, 32768, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_WORKERS=1"}, true, 128, uring, 256, 1, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_WORKERS=1024"}, true, 128, uring, 256, 1024, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=1"}, true, 128, uring, 256, 0, true, ""},
+      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=0"}, true, 128, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_STATS=/tmp/stats.json"}, true, 128, uring, 256, 0, false,
        "/tmp/stats.json"},
-      {{"FOREACTOR=1", "FOREACTOR_STATS="}, true, 16, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_STATS="}, true, 128, uring, 256, 0, false, ""},
       // Everything at once, in any order.
       {{"FOREACTOR_WORKERS=4", "FOREACTOR_ENGINE=threads", "FOREACTOR=1", "FOREACTOR_DEPTH=32",
         "FOREACTOR_QUEUE_SIZE=64", "FOREACTOR_IO_URING_ASYNC=1", "FOREACTOR_STATS=s.json"},
@@ -102,9 +103,9 @@ TEST(ParseSettingsTest, AcceptsValidValues) {
       // Look-alike and unrelated names are ignored; so are entries without '='.
       {{"FOREACTOR=1", "FOREACTOR_DEPTHX=abc", "XFOREACTOR_DEPTH=abc", "FOREACTOR_DEPTH",
         "FOREACTOR_LIBRARY=/x.so", "FOREACTOR_ROOT=/src"},
-       true, 16, uring, 256, 0, false, ""},
+       true, 128, uring, 256, 0, false, ""},
       // Per-graph variables do not touch the defaults and are checked per graph.
-      {{"FOREACTOR=1", "FOREACTOR_DEPTH_btree=abc", "FOREACTOR_ENGINE_btree=7"}, true, 16, uring,
+      {{"FOREACTOR=1", "FOREACTOR_DEPTH_btree=abc", "FOREACTOR_ENGINE_btree=7"}, true, 128, uring,
        256, 0, false, ""},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -124,6 +125,24 @@ TEST(ParseSettingsTest, AcceptsValidValues) {
   }
 }
 
+// The depth is automatic unless a number is given; "auto" goes back to it.
+TEST(ParseSettingsTest, DepthIsAutomaticUnlessANumberIsGiven) {
+  EXPECT_TRUE(Parse({"FOREACTOR=1"}).defaults.automatic_depth);
+  EXPECT_TRUE(Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=auto"}).defaults.automatic_depth);
+  EXPECT_EQ(Parse({"FOREACTOR=1"}).defaults.depth, kAutomaticDepthMaximum);
+  ProcessSettings fixed = Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=16"});
+  EXPECT_FALSE(fixed.defaults.automatic_depth);
+  EXPECT_EQ(fixed.defaults.depth, 16u);
+  EXPECT_FALSE(Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=0"}).defaults.automatic_depth);
+  // Only the exact word: anything else is reported and turns foreactor off.
+  for (const char* bad : {"Auto", "AUTO", "auto ", "automatic", "auto1"}) {
+    ProcessSettings settings = Parse({"FOREACTOR=1", std::string("FOREACTOR_DEPTH=") + bad});
+    EXPECT_FALSE(settings.enabled) << bad;
+    ASSERT_EQ(settings.problems.size(), 1u) << bad;
+    EXPECT_NE(settings.problems[0].find("a number from 0 to 1024 or auto"), std::string::npos);
+  }
+}
+
 // ---------------------------------------------------------- invalid values
 
 struct InvalidCase {
@@ -133,7 +152,7 @@ struct InvalidCase {
 };
 
 TEST(ParseSettingsTest, RejectsEveryKindOfInvalidValue) {
-  const std::string depth_range = "a number from 0 to 1024";
+  const std::string depth_range = "a number from 0 to 1024 or auto";
   const std::string engines = "one of io_uring, threads, sync";
   const std::string queue_range = "a number from 1 to 32768";
   const std::string worker_range = "a number from 1 to 1024";
@@ -189,7 +208,7 @@ TEST(ParseSettingsTest, ProblemMessageMatchesTheDocumentedForm) {
   ProcessSettings settings = Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=abc"});
   ASSERT_EQ(settings.problems.size(), 1u);
   EXPECT_EQ(settings.problems[0],
-            "FOREACTOR_DEPTH=\"abc\" is not a number from 0 to 1024; foreactor is off");
+            "FOREACTOR_DEPTH=\"abc\" is not a number from 0 to 1024 or auto; foreactor is off");
 }
 
 TEST(ParseSettingsTest, ReportsEveryInvalidValue) {
@@ -246,7 +265,7 @@ bool IsDecimalInRange(const std::string& text, unsigned minimum, unsigned maximu
 
 std::string RandomValue(std::mt19937* random) {
   static const std::vector<std::string> kInteresting = {
-      "0", "1", "16", "1024", "1025", "32768", "32769", "io_uring", "threads", "sync", "",
+      "0", "1", "16", "1024", "1025", "32768", "32769", "io_uring", "threads", "sync", "", "auto",
       "-1", "4294967296", "00000000000000000000000000012"};
   std::uniform_int_distribution<int> pick(0, 9);
   if (pick(*random) == 0) {
@@ -295,10 +314,12 @@ TEST(ParseSettingsFuzzTest, RandomValuesGiveValidSettingsOrAProblem) {
     // And the right one, compared with an independent reference.
     unsigned number = 0;
     if (name == "FOREACTOR_DEPTH") {
-      bool valid = IsDecimalInRange(value, 0, 1024, &number);
+      const bool automatic = value == "auto";
+      bool valid = automatic || IsDecimalInRange(value, 0, 1024, &number);
       ASSERT_EQ(settings.enabled, valid);
       if (valid) {
-        ASSERT_EQ(settings.defaults.depth, number);
+        ASSERT_EQ(settings.defaults.automatic_depth, automatic);
+        ASSERT_EQ(settings.defaults.depth, automatic ? kAutomaticDepthMaximum : number);
       }
     } else if (name == "FOREACTOR_QUEUE_SIZE") {
       bool valid = IsDecimalInRange(value, 1, 32768, &number);
@@ -455,7 +476,7 @@ TEST_F(ProcessSettingsTest, EnvironmentIsReadOnceUntilReloaded) {
   ReloadSettingsForTesting();
   Set("FOREACTOR_DEPTH_btree", "9");
   Set("FOREACTOR_DEPTH", "2");
-  EXPECT_EQ(Settings().defaults.depth, 16u);
+  EXPECT_EQ(Settings().defaults.depth, kAutomaticDepthMaximum);
   EXPECT_EQ(SettingsForGraph("btree").depth, 8u);
   ReloadSettingsForTesting();
   EXPECT_EQ(Settings().defaults.depth, 2u);
@@ -545,7 +566,7 @@ TEST_F(ProcessSettingsTest, ReportsEachProblemOnceOnStderr) {
   SettingsForGraph("bad");
   std::string text = capture.Text();
   EXPECT_EQ(CountOccurrences(text, "foreactor: FOREACTOR_DEPTH_bad=\"abc\" is not a number from 0 "
-                                   "to 1024; graph bad is off\n"),
+                                   "to 1024 or auto; graph bad is off\n"),
             1u)
       << text;
 }
@@ -558,8 +579,8 @@ TEST_F(ProcessSettingsTest, ReportsAnInvalidDefaultOnceWithThePrefix) {
   Settings();
   SettingsForGraph("g");
   std::string text = capture.Text();
-  EXPECT_EQ(text, "foreactor: FOREACTOR_DEPTH=\"abc\" is not a number from 0 to 1024; "
-                  "foreactor is off\n");
+  EXPECT_EQ(text, "foreactor: FOREACTOR_DEPTH=\"abc\" is not a number from 0 to 1024 "
+                  "or auto; foreactor is off\n");
   ASSERT_EQ(Settings().problems.size(), 1u);
 }
 

@@ -128,6 +128,7 @@ std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_arguments_f
 GraphSettings Depth(unsigned depth) {
   GraphSettings settings;
   settings.enabled = true;
+  settings.automatic_depth = false;
   settings.depth = depth;
   settings.page_cache_aware = false;
   return settings;
@@ -266,23 +267,84 @@ TEST_F(ScopeInstanceTest, WrongOffsetIsAMispredictionThatStillReturnsTheRightByt
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, RepeatedMispredictionsStopSpeculationForTheScope) {
+// Blocks 0, 1, 2, ... `count` - 1.
+std::vector<int64_t> FirstBlocks(size_t count) {
+  std::vector<int64_t> blocks;
+  for (size_t i = 0; i < count; ++i) blocks.push_back(static_cast<int64_t>(i % kBlocks));
+  return blocks;
+}
+
+TEST_F(ScopeInstanceTest, RepeatedMispredictionsSuspendSpeculationUntilPredictionsAreRightAgain) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   ScopeInstance scope(*graph, Depth(4), &engine_);
-  LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6, 7, 8});
+  LoopState state = ReadLoopState(FirstBlocks(40));
   scope.Enter(&state);
   char buffer[kBlock];
-  for (size_t i = 0; i < 4; ++i) {
-    ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
+  size_t next = 0;
+  for (; next < 4; ++next) {
+    ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next] + 1));
   }
-  EXPECT_FALSE(scope.speculating());
+  EXPECT_TRUE(scope.suspended());
   EXPECT_EQ(scope.statistics().speculation_stopped, 1u);
-  size_t prepared = engine_.prepared().size();
-  InterceptedCall intercepted;
-  intercepted.call = Pread(data_fd_, buffer, kBlock, state.offsets[4]);
-  int64_t result;
-  EXPECT_FALSE(scope.Offer(&intercepted, &result)) << "a stopped scope claims nothing";
+  const size_t prepared = engine_.prepared().size();
+  // The frontier still follows the program: 15 correct calls leave it
+  // suspended, the 16th resumes speculation, which issues at once.
+  for (; next < 4 + 15; ++next) {
+    bool served = true;
+    int64_t result = ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next]), &served);
+    EXPECT_FALSE(served) << "a suspended scope issues nothing early";
+    EXPECT_EQ(result, static_cast<int64_t>(kBlock));
+  }
+  EXPECT_TRUE(scope.suspended());
   EXPECT_EQ(engine_.prepared().size(), prepared);
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next++]));
+  EXPECT_FALSE(scope.suspended());
+  EXPECT_EQ(scope.statistics().speculation_resumed, 1u);
+  EXPECT_GT(engine_.prepared().size(), prepared);
+  bool served = false;
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next++]), &served);
+  EXPECT_TRUE(served) << "after resuming, the next call is served early";
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, SuspensionCarriesIntoTheNextScope) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState(FirstBlocks(8));
+  scope.Enter(&state);
+  char buffer[kBlock];
+  for (size_t i = 0; i < 4; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
+  scope.Exit();
+  const size_t prepared = engine_.prepared().size();
+  LoopState again = ReadLoopState(FirstBlocks(8));
+  scope.Enter(&again);
+  EXPECT_TRUE(scope.suspended());
+  EXPECT_EQ(engine_.prepared().size(), prepared) << "a suspended graph issues nothing at scope entry";
+  scope.Exit();
+}
+
+TEST_F(ScopeInstanceTest, SuspensionSoonAfterResumingAsksForALongerRun) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState(FirstBlocks(200));
+  scope.Enter(&state);
+  char buffer[kBlock];
+  size_t next = 0;
+  auto wrong = [&] { ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next++] + 1)); };
+  auto right = [&] { ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next++])); };
+  for (int i = 0; i < 4; ++i) wrong();
+  ASSERT_TRUE(scope.suspended());
+  for (int i = 0; i < 16; ++i) right();
+  ASSERT_FALSE(scope.suspended());
+  // Wrong again at once: the early reads ahead are mispredictions.
+  for (int i = 0; i < 4; ++i) wrong();
+  ASSERT_TRUE(scope.suspended());
+  EXPECT_EQ(scope.statistics().speculation_stopped, 2u);
+  for (int i = 0; i < 16; ++i) right();
+  EXPECT_TRUE(scope.suspended()) << "the second suspension needs 32 correct calls";
+  for (int i = 0; i < 16; ++i) right();
+  EXPECT_FALSE(scope.suspended());
+  EXPECT_EQ(scope.statistics().speculation_resumed, 2u);
   scope.Exit();
 }
 

@@ -156,9 +156,12 @@ Statistics Distinct(uint64_t base) {
                           &statistics.consumed,     &statistics.wasted,
                           &statistics.mispredicted, &statistics.synchronous,
                           &statistics.cancelled,    &statistics.speculation_stopped,
+                          &statistics.speculation_resumed,
                           &statistics.found_cached, &statistics.served_from_cache,
                           &statistics.cache_mode_changes, &statistics.check_divergences,
-                          &statistics.bytes_early,  &statistics.wait_nanoseconds};
+                          &statistics.bytes_early,  &statistics.wait_nanoseconds,
+                          &statistics.depth_changes, &statistics.depth_windows,
+                          &statistics.depth_window_sum};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -167,9 +170,11 @@ Statistics Distinct(uint64_t base) {
 const char* const kCounterKeys[] = {"scopes",    "intercepted",  "passed_through",
                                     "issued_early", "consumed",  "wasted",
                                     "mispredicted", "synchronous", "cancelled",
-                                    "speculation_stopped", "found_cached", "served_from_cache",
+                                    "speculation_stopped", "speculation_resumed",
+                                    "found_cached", "served_from_cache",
                                     "cache_mode_changes", "check_divergences", "bytes_early",
-                                    "wait_nanoseconds"};
+                                    "wait_nanoseconds", "depth_changes", "depth_windows",
+                                    "depth_window_sum"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -186,12 +191,16 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.synchronous, 107u + 1007u);
   EXPECT_EQ(total.cancelled, 108u + 1008u);
   EXPECT_EQ(total.speculation_stopped, 109u + 1009u);
-  EXPECT_EQ(total.found_cached, 110u + 1010u);
-  EXPECT_EQ(total.served_from_cache, 111u + 1011u);
-  EXPECT_EQ(total.cache_mode_changes, 112u + 1012u);
-  EXPECT_EQ(total.check_divergences, 113u + 1013u);
-  EXPECT_EQ(total.bytes_early, 114u + 1014u);
-  EXPECT_EQ(total.wait_nanoseconds, 115u + 1015u);
+  EXPECT_EQ(total.speculation_resumed, 110u + 1010u);
+  EXPECT_EQ(total.found_cached, 111u + 1011u);
+  EXPECT_EQ(total.served_from_cache, 112u + 1012u);
+  EXPECT_EQ(total.cache_mode_changes, 113u + 1013u);
+  EXPECT_EQ(total.check_divergences, 114u + 1014u);
+  EXPECT_EQ(total.bytes_early, 115u + 1015u);
+  EXPECT_EQ(total.wait_nanoseconds, 116u + 1016u);
+  EXPECT_EQ(total.depth_changes, 117u + 1017u);
+  EXPECT_EQ(total.depth_windows, 118u + 1018u);
+  EXPECT_EQ(total.depth_window_sum, 119u + 1019u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {

@@ -1,0 +1,142 @@
+#include "runtime/depth_controller.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+namespace foreactor {
+namespace {
+
+uint64_t MonotonicNanoseconds() {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+}  // namespace
+
+DepthController::DepthController(bool automatic, unsigned depth, Clock clock)
+    : automatic_(automatic),
+      maximum_depth_(depth),
+      clock_(clock != nullptr ? clock : &MonotonicNanoseconds),
+      depth_(depth) {
+  if (!automatic_) return;
+  // The highest level whose depth is at most kStartDepth (and the maximum).
+  unsigned level = 0;
+  while (level + 1 < LevelCount() && DepthOfLevel(level + 1) <= kStartDepth) ++level;
+  home_level_ = level;
+  SetLevel(level);
+}
+
+unsigned DepthController::DepthOfLevel(unsigned level) {
+  return level == 0 ? 0 : 1u << (level - 1);
+}
+
+unsigned DepthController::LevelCount() const {
+  unsigned count = 1;  // level 0
+  while (DepthOfLevel(count) <= maximum_depth_) ++count;
+  return count;
+}
+
+unsigned DepthController::WindowLength() const {
+  return std::max(kMinimumWindowCalls, kWindowCallsPerDepth * depth_);
+}
+
+void DepthController::SetLevel(unsigned level) {
+  current_level_ = level;
+  depth_ = DepthOfLevel(level);
+}
+
+void DepthController::ScopeEntered() {
+  if (!automatic_) return;
+  in_scope_ = true;
+  scope_mark_ = clock_();
+}
+
+void DepthController::ScopeLeft() {
+  if (!automatic_ || !in_scope_) return;
+  in_scope_ = false;
+  window_nanoseconds_ += clock_() - scope_mark_;
+}
+
+void DepthController::DiscardWindow() {
+  if (!automatic_) return;
+  window_calls_ = 0;
+  window_nanoseconds_ = 0;
+  if (in_scope_) scope_mark_ = clock_();
+}
+
+bool DepthController::CallFinished() {
+  if (!automatic_) return false;
+  if (++window_calls_ < WindowLength()) return false;
+  uint64_t nanoseconds = window_nanoseconds_;
+  if (in_scope_) {
+    const uint64_t now = clock_();
+    nanoseconds += now - scope_mark_;
+    scope_mark_ = now;
+  }
+  const double rate = static_cast<double>(window_calls_) * 1e9 /
+                      static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
+  window_calls_ = 0;
+  window_nanoseconds_ = 0;
+  const unsigned before = depth_;
+  EndWindow(rate);
+  return depth_ != before;
+}
+
+void DepthController::EndWindow(double rate) {
+  windows_++;
+  window_depth_sum_ += depth_;
+  if (!probing_) {
+    home_rate_ = rate;
+    home_rate_known_ = true;
+    if (hold_left_ > 0) {
+      hold_left_--;
+      return;
+    }
+    StartProbe();
+    return;
+  }
+  // A probe window ended.
+  probing_ = false;
+  if (home_rate_known_ && rate > home_rate_ * (1.0 + kImprovement)) {
+    home_level_ = current_level_;
+    home_rate_ = rate;
+    depth_changes_++;
+    hold_windows_ = kInitialHoldWindows;
+    hold_left_ = 0;
+    // Keep going the same way while it pays; at an edge, rest at home.
+    const bool room = direction_ > 0 ? home_level_ + 1 < LevelCount() : home_level_ > 0;
+    if (room) {
+      StartProbe();
+      return;
+    }
+    hold_left_ = hold_windows_;
+    SetLevel(home_level_);
+    return;
+  }
+  SetLevel(home_level_);
+  direction_ = -direction_;
+  hold_left_ = hold_windows_;
+  hold_windows_ = std::min(2 * hold_windows_, kMaximumHoldWindows);
+}
+
+bool DepthController::StartProbe() {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool up = direction_ > 0;
+    if (up && home_level_ + 1 < LevelCount()) {
+      probing_ = true;
+      SetLevel(home_level_ + 1);
+      return true;
+    }
+    if (!up && home_level_ > 0) {
+      probing_ = true;
+      SetLevel(home_level_ - 1);
+      return true;
+    }
+    direction_ = -direction_;
+  }
+  return false;
+}
+
+}  // namespace foreactor

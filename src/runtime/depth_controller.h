@@ -1,0 +1,121 @@
+// depth_controller.h: how many calls the peek head may run ahead of the
+// program, chosen while the program runs (FOREACTOR_DEPTH=auto).
+//
+// One controller per graph and thread (it lives in the ScopeInstance), so
+// each graph finds the depth that suits its calls, its data and the device
+// under the thread's own load.
+//
+// What it maximizes: the program's progress inside the graph's scopes, in
+// graph calls per second of time spent in those scopes.  Time outside the
+// scopes is not counted, so the figure does not depend on what the program
+// does between scopes.
+//
+// Control law (a hill climber over the levels 0, 1, 2, 4, ..., maximum):
+//  - The controller measures in windows: a window ends after
+//    max(kMinimumWindowCalls, kWindowCallsPerDepth * depth) graph calls at
+//    one depth, so that each window sees several rounds of the pipeline.
+//  - It stays at its home level and measures its rate there.  After a hold
+//    of some windows it probes a neighbour level (one step up or down, the
+//    directions alternating) for one window.
+//  - A probe whose rate beats the home rate by more than kImprovement
+//    makes that level the new home, and the next probe continues in the
+//    same direction at once: a cold start climbs 16 -> 32 -> 64 in
+//    consecutive windows.  A probe that does not beat it returns home and
+//    doubles the hold (from kInitialHoldWindows up to kMaximumHoldWindows),
+//    so a settled controller probes rarely; each move resets the hold.
+//  - Level 0 (depth 0) issues nothing early: where the engine only costs
+//    time (data in memory, calls the device does not parallelize, a
+//    program that is CPU-bound) the controller walks down to it and stays
+//    there, probing depth 1 now and then.
+//  - Windows in which speculation did not run at all (reads served from the
+//    page cache, speculation suspended after mispredictions) are discarded
+//    by the owner with DiscardWindow(): they say nothing about the depth.
+//
+// With a fixed depth (FOREACTOR_DEPTH=N) the controller only reports N.
+// Not thread-safe: used by the owning thread only.
+#ifndef FOREACTOR_RUNTIME_DEPTH_CONTROLLER_H_
+#define FOREACTOR_RUNTIME_DEPTH_CONTROLLER_H_
+
+#include <cstdint>
+
+namespace foreactor {
+
+class DepthController {
+ public:
+  // Monotonic time in nanoseconds; replaceable in tests.
+  using Clock = uint64_t (*)();
+
+  static constexpr unsigned kStartDepth = 16;
+  static constexpr unsigned kMinimumWindowCalls = 128;
+  static constexpr unsigned kWindowCallsPerDepth = 8;
+  static constexpr double kImprovement = 0.05;  // a probe must be 5% faster to win
+  static constexpr unsigned kInitialHoldWindows = 2;
+  static constexpr unsigned kMaximumHoldWindows = 32;
+
+  // `automatic` false: depth() is always `depth`.  `automatic` true: depth()
+  // moves within [0, depth], starting at min(kStartDepth, depth).  `clock`
+  // null means CLOCK_MONOTONIC.
+  DepthController(bool automatic, unsigned depth, Clock clock = nullptr);
+
+  // The number of syscall visits the peek head may have ahead now.
+  unsigned depth() const { return depth_; }
+  // The depth it settles at between probes (depth() during a probe differs).
+  unsigned home_depth() const { return automatic_ ? DepthOfLevel(home_level_) : depth_; }
+  bool automatic() const { return automatic_; }
+
+  // The owning thread entered or left one of the graph's scopes.
+  void ScopeEntered();
+  void ScopeLeft();
+
+  // One graph call finished at the frontier while speculation ran at the
+  // current depth.  May end the window and change depth().  Returns true
+  // when depth() changed.
+  bool CallFinished();
+
+  // Forgets the window in progress (its calls did not run speculatively).
+  void DiscardWindow();
+
+  // Counters for the statistics.
+  uint64_t depth_changes() const { return depth_changes_; }      // moves of the home level
+  uint64_t windows() const { return windows_; }                  // windows completed
+  uint64_t window_depth_sum() const { return window_depth_sum_; }  // sum of each window's depth
+
+ private:
+  unsigned LevelCount() const;
+  static unsigned DepthOfLevel(unsigned level);
+  unsigned WindowLength() const;
+  void EndWindow(double rate);
+  // Starts a probe of the level one step in `direction_` from home (the
+  // other direction at an edge).  Returns false when there is no neighbour.
+  bool StartProbe();
+  void SetLevel(unsigned level);
+
+  const bool automatic_;
+  const unsigned maximum_depth_;
+  const Clock clock_;
+  unsigned depth_;
+
+  // The hill climber (automatic only).
+  unsigned home_level_ = 0;
+  unsigned current_level_ = 0;  // home_level_, or the probed neighbour
+  bool probing_ = false;
+  int direction_ = +1;
+  unsigned hold_windows_ = kInitialHoldWindows;  // hold length after a failed probe
+  unsigned hold_left_ = 0;                       // windows still to wait before probing
+  double home_rate_ = 0;                         // calls per second at home, last measured
+  bool home_rate_known_ = false;
+
+  // The window in progress.
+  bool in_scope_ = false;
+  uint64_t scope_mark_ = 0;       // when the window's time in the current scope began
+  uint64_t window_nanoseconds_ = 0;  // time in scopes of the window, before scope_mark_
+  unsigned window_calls_ = 0;
+
+  uint64_t depth_changes_ = 0;
+  uint64_t windows_ = 0;
+  uint64_t window_depth_sum_ = 0;
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_DEPTH_CONTROLLER_H_

@@ -1,0 +1,135 @@
+// Unit tests of the automatic depth controller, driven by a fake clock and
+// a model of how long one graph call takes at each depth.
+#include "runtime/depth_controller.h"
+
+#include <cstdint>
+#include <functional>
+
+#include "gtest/gtest.h"
+
+namespace foreactor {
+namespace {
+
+uint64_t fake_now = 0;
+uint64_t FakeClock() { return fake_now; }
+
+// Nanoseconds one graph call takes at `depth`.
+using CallCost = std::function<uint64_t(unsigned depth)>;
+
+// Runs `calls` graph calls through `controller` in scopes of
+// `calls_per_scope` calls, with `outside` nanoseconds between scopes.
+// Returns how many calls ran at each home depth (index = depth).
+void RunCalls(DepthController& controller, const CallCost& cost, unsigned calls,
+              unsigned calls_per_scope = 1000, uint64_t outside = 0,
+              std::vector<unsigned>* calls_at_depth = nullptr) {
+  unsigned in_scope = 0;
+  controller.ScopeEntered();
+  for (unsigned i = 0; i < calls; ++i) {
+    fake_now += cost(controller.depth());
+    if (calls_at_depth != nullptr) {
+      if (calls_at_depth->size() <= controller.depth()) calls_at_depth->resize(controller.depth() + 1);
+      (*calls_at_depth)[controller.depth()]++;
+    }
+    controller.CallFinished();
+    if (++in_scope == calls_per_scope) {
+      controller.ScopeLeft();
+      fake_now += outside;
+      controller.ScopeEntered();
+      in_scope = 0;
+    }
+  }
+  controller.ScopeLeft();
+}
+
+// A device that gives more throughput up to 64 requests in flight and a
+// little less beyond (as this machine's disk does).
+uint64_t SaturatesAt64(unsigned depth) {
+  const unsigned useful = depth < 64 ? depth : 64;
+  uint64_t cost = 50000 / (useful + 1);
+  if (depth > 64) cost += cost / 10;
+  return cost + 300;  // the program's own work per call
+}
+
+TEST(DepthControllerTest, FixedDepthNeverMoves) {
+  DepthController controller(false, 32, &FakeClock);
+  RunCalls(controller, SaturatesAt64, 100000);
+  EXPECT_EQ(controller.depth(), 32u);
+  EXPECT_EQ(controller.home_depth(), 32u);
+  EXPECT_EQ(controller.windows(), 0u);
+  EXPECT_EQ(controller.depth_changes(), 0u);
+}
+
+TEST(DepthControllerTest, StartsAtSixteenOrTheMaximumWhenLower) {
+  EXPECT_EQ(DepthController(true, 128, &FakeClock).depth(), DepthController::kStartDepth);
+  EXPECT_EQ(DepthController(true, 4, &FakeClock).depth(), 4u);
+  EXPECT_EQ(DepthController(true, 5, &FakeClock).depth(), 4u);  // levels are powers of two
+  EXPECT_EQ(DepthController(true, 0, &FakeClock).depth(), 0u);
+}
+
+TEST(DepthControllerTest, ClimbsToTheDepthWhereTheDeviceSaturates) {
+  DepthController controller(true, 128, &FakeClock);
+  std::vector<unsigned> calls_at_depth;
+  RunCalls(controller, SaturatesAt64, 200000, 1000, 0, &calls_at_depth);
+  EXPECT_EQ(controller.home_depth(), 64u);
+  // Most calls ran at the best depth: climbing and probing cost little.
+  EXPECT_GT(calls_at_depth[64], 200000u * 8 / 10);
+  EXPECT_GE(controller.depth_changes(), 2u);  // 16 -> 32 -> 64
+}
+
+TEST(DepthControllerTest, WalksDownToZeroWhenEarlyIssueOnlyCosts) {
+  // Data in memory: every call in flight adds work and saves nothing.
+  DepthController controller(true, 128, &FakeClock);
+  std::vector<unsigned> calls_at_depth;
+  RunCalls(controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000, 1000, 0,
+           &calls_at_depth);
+  EXPECT_EQ(controller.home_depth(), 0u);
+  EXPECT_GT(calls_at_depth[0], 100000u * 7 / 10);
+}
+
+TEST(DepthControllerTest, StaysWhenNoDepthIsBetterAndProbesRarely) {
+  DepthController controller(true, 128, &FakeClock);
+  RunCalls(controller, [](unsigned) { return uint64_t{2000}; }, 200000);
+  EXPECT_EQ(controller.home_depth(), DepthController::kStartDepth);
+  EXPECT_EQ(controller.depth_changes(), 0u);
+  // Probes happen at most once per kMaximumHoldWindows windows once settled.
+  const uint64_t windows = controller.windows();
+  const uint64_t at_home_sum = windows * DepthController::kStartDepth;
+  const uint64_t sum = controller.window_depth_sum();
+  const uint64_t deviation = sum > at_home_sum ? sum - at_home_sum : at_home_sum - sum;
+  EXPECT_LT(deviation, windows * DepthController::kStartDepth / 10);
+}
+
+TEST(DepthControllerTest, CountsOnlyTimeInsideScopes) {
+  // Long, varying pauses between scopes must not hide the best depth.
+  DepthController controller(true, 128, &FakeClock);
+  uint64_t pause = 0;
+  for (int round = 0; round < 200; ++round) {
+    pause = (pause * 7919 + 104729) % 5000000;
+    RunCalls(controller, SaturatesAt64, 1000, 10, pause);
+  }
+  EXPECT_EQ(controller.home_depth(), 64u);
+}
+
+TEST(DepthControllerTest, FollowsAChangeOfWorkload) {
+  DepthController controller(true, 128, &FakeClock);
+  RunCalls(controller, SaturatesAt64, 100000);
+  ASSERT_EQ(controller.home_depth(), 64u);
+  // The data became hot: early issue now only costs.
+  RunCalls(controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 400000);
+  EXPECT_EQ(controller.home_depth(), 0u);
+}
+
+TEST(DepthControllerTest, DiscardedCallsDoNotEndAWindow) {
+  DepthController controller(true, 128, &FakeClock);
+  controller.ScopeEntered();
+  for (unsigned i = 0; i + 1 < DepthController::kMinimumWindowCalls * 2; ++i) {
+    fake_now += 1000;
+    controller.CallFinished();
+    if (i % 100 == 99) controller.DiscardWindow();
+  }
+  controller.ScopeLeft();
+  EXPECT_EQ(controller.windows(), 0u);
+}
+
+}  // namespace
+}  // namespace foreactor
