@@ -94,10 +94,15 @@ def count_file(path):
         return code_lines(source.read())
 
 
+SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp")
+
+
 def case_study_files(patterns, root):
+    """The C and C++ files matching `patterns` (build files are not counted)."""
     files = []
     for pattern in patterns:
-        files += sorted(path for path in glob.glob(os.path.join(root, pattern)) if os.path.isfile(path))
+        files += sorted(path for path in glob.glob(os.path.join(root, pattern))
+                        if os.path.isfile(path) and path.endswith(SOURCE_SUFFIXES))
     return files
 
 
