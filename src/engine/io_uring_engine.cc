@@ -88,20 +88,24 @@ IoUringEngine::IoUringEngine(bool async) : async_(async) {}
 namespace {
 
 // The ring's descriptor must not take the lowest free number: the program's
-// own opens would then get other numbers than without foreactor, and a
-// number the program closed and reuses could name the ring.  Moves it just
-// below the descriptor limit, as high as the limit allows; keeps it where it
-// is when that fails (a tiny limit), which only shifts descriptor numbers.
-void MoveRingDescriptorHigh(io_uring* ring) {
+// own opens would then get other numbers than without foreactor (and hit
+// EMFILE one open early under a tight limit), and a number the program
+// closed and reuses could name the ring.  Moves it just below the
+// descriptor limit, as high as the limit allows.  Returns false when that
+// is impossible (a limit under 256, or no free number up there): the caller
+// then gives up io_uring, and the thread pool, which holds no descriptor,
+// takes over.
+bool MoveRingDescriptorHigh(io_uring* ring) {
   struct rlimit limit;
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 256) return;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 256) return false;
   const rlim_t soft = limit.rlim_cur > INT_MAX ? INT_MAX : limit.rlim_cur;
   const long floor = static_cast<long>(soft) - 64;
   const long moved = syscall(SYS_fcntl, ring->ring_fd, F_DUPFD_CLOEXEC, floor);
-  if (moved < 0) return;
+  if (moved < 0) return false;
   syscall(SYS_close, ring->ring_fd);
   if (ring->enter_ring_fd == ring->ring_fd) ring->enter_ring_fd = static_cast<int>(moved);
   ring->ring_fd = static_cast<int>(moved);
+  return true;
 }
 
 }  // namespace
@@ -136,7 +140,11 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
   }
   ring_ready_ = true;
   fork_generation_ = CurrentForkGeneration();
-  MoveRingDescriptorHigh(&ring_);
+  if (!MoveRingDescriptorHigh(&ring_)) {
+    *error = "the descriptor limit (RLIMIT_NOFILE) leaves no room for the ring above the "
+             "program's descriptors";
+    return false;
+  }
 
   io_uring_probe* probe = io_uring_get_probe_ring(&ring_);
   if (probe == nullptr) {
