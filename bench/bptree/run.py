@@ -1,37 +1,52 @@
 #!/usr/bin/env python3
 """B+-tree benchmark: range scans and bulk loads, plain and with foreactor.
 
-For each degree (64, 128, 256, 510), a tree of 1,638,400 random keys
-(sorted, bulk loaded by `bptree load`) is scanned with 10 range scans, each
-covering 90% of the key range (ranges drawn from a seeded RNG, the same for
-every configuration), with a cold page cache (dropped before every scan) and
-with a hot one (file read once, one warm-up scan).  Then the bulk load itself
-is measured with a cold cache, on a fresh file each run; the load's time
-includes an fsync of the file by this driver right after the tool exits, so
-that the data has reached the device.
+Two trees hold the same 1,638,400 random keys at each degree: one bulk
+loaded from the sorted keys (`bptree load`: leaves in key order on
+consecutive pages, so a scan reads the file sequentially), and one built by
+putting the keys one by one in random order (`bptree insert`: leaf splits
+append pages, so the leaf chain jumps around the file).  Both are cached
+under data/bptree/ and reused.  Each is scanned with 10 range scans of 90%
+of the key range (ranges from a seeded RNG, the same for every
+configuration):
+
+  cold    buffered reads, page cache dropped before every scan;
+  direct  the tree opened with O_DIRECT (`--direct`): every page read goes to
+          the device, there is no page cache to drop;
+  hot     buffered reads, file read once and one warm-up scan.
+
+The bulk load is measured on a fresh file per run, buffered (cache dropped
+first) and with O_DIRECT; both times include an fsync of the file by this
+driver right after the tool exits, so the data has reached the device.
 
 Configurations, all in the same run, in an order that alternates from one
 measurement to the next: the plain tool; `bptree_foreactor` with io_uring and
-with the thread pool at depths 4, 16, 64, 256.  Every scan must print the same
-count and checksum as the plain tool for the same range, and every load must
-produce a byte-identical file; the run aborts loudly otherwise.
+with the thread pool at fixed depths, and at FOREACTOR_DEPTH=auto when the
+library accepts it (detected at start).  Runs on O_DIRECT files set
+FOREACTOR_PAGE_CACHE=0 (see DIRECT_IO_ENVIRONMENT).  Every scan must print
+the same count and checksum as every other run of the same range and degree
+(plain, either tree, either I/O mode), and every load must write the same
+bytes; the run aborts loudly otherwise.
 
 Throughput is in million records per second: records scanned / scan time (as
 printed by the tool), or records loaded / (load time + fsync time); medians
-over rounds, ratio to plain.  For each foreactor configuration the table also
-shows foreactor's statistics (issued early, consumed, wasted) per round.
+over rounds, ratio to plain.  Foreactor's statistics are kept per round.
 
-Usage: run.py [--quick] [--rounds N] [--scans N] [--seed N]
-       (or: ./run bench bptree [--quick])
+Usage: run.py [--quick] [--rounds N] [--scans N] [--seed N] [--degrees D,..]
+              [--depths N,..]            (or: ./run bench bptree [--quick])
        run.py --markdown RESULTS_JSON   (the tables of a past run, as Markdown)
---quick: degree 256 only, depths 16 and 64 only, 3 rounds (a few minutes).
-Writes bench/results/bptree.json (bptree-quick.json) and
-bench/results/bptree[-quick]-{scan-cold,scan-hot,load-cold}.png.
+Full: degree 256 every phase, degree 510 every phase but the bulk-loaded tree's
+buffered scans (which showed nothing new); depths 16 and 64 and auto; 3 rounds.
+--quick: degree 256, depth 64 and auto, 2 rounds of 5 scans (a few minutes).
+Writes bench/results/bptree.json (bptree-quick.json) and one plot per phase,
+bench/results/bptree[-quick]-PHASE.png.
 """
 
 import argparse
+import collections
 import hashlib
 import json
+import math
 import os
 import random
 import subprocess
@@ -53,38 +68,101 @@ RESULTS_DIR = ROOT / "bench" / "results"
 
 KEY_COUNT = 1_638_400
 KEY_SEED = 1
-ALL_DEGREES = (64, 128, 256, 510)
-ALL_DEPTHS = (4, 16, 64, 256)
-QUICK_DEGREES = (256,)
-QUICK_DEPTHS = (16, 64)
+INSERT_ORDER_SEED = 2
 ENGINES = ("io_uring", "threads")
+AUTO_DEPTH = "auto"
 RANGE_FRACTION = 0.9
 KEY_SPACE = 1 << 64  # the tool draws keys uniformly from all 64-bit numbers
 RUN_TIMEOUT_SECONDS = 600
 STAT_NAMES = ("intercepted", "issued_early", "consumed", "wasted", "mispredicted",
-              "synchronous", "served_from_cache")
+              "synchronous", "found_cached", "served_from_cache")
 SCAN_GRAPH = "bptree_scan"
 LOAD_GRAPH = "bptree_load"
+# On an O_DIRECT descriptor preadv2(RWF_NOWAIT) reads from the device instead
+# of failing, so the runtime's page-cache probe takes every direct read for a
+# hit and stops issuing early (apps/bptree/tests/test_bptree_direct_io.py,
+# strict xfail).  An O_DIRECT file has nothing in the page cache to find, so
+# the probe is switched off for direct runs; once the runtime skips O_DIRECT
+# descriptors itself, this setting changes nothing.
+DIRECT_IO_ENVIRONMENT = {"FOREACTOR_PAGE_CACHE": "0"}
+
+# One measured phase: what runs, on which tree, how the file is read or
+# written, and the cache state.
+Phase = collections.namedtuple("Phase", "key operation tree direct state title")
+PHASES = (
+    Phase("scan-bulk-cold", "scan", "bulk", False, "cold",
+          "Range scans, bulk-loaded tree, buffered, cold cache"),
+    Phase("scan-insert-cold", "scan", "insert", False, "cold",
+          "Range scans, insert-built tree, buffered, cold cache"),
+    Phase("scan-bulk-direct", "scan", "bulk", True, "direct",
+          "Range scans, bulk-loaded tree, O_DIRECT"),
+    Phase("scan-insert-direct", "scan", "insert", True, "direct",
+          "Range scans, insert-built tree, O_DIRECT"),
+    Phase("scan-bulk-hot", "scan", "bulk", False, "hot",
+          "Range scans, bulk-loaded tree, buffered, hot cache"),
+    Phase("scan-insert-hot", "scan", "insert", False, "hot",
+          "Range scans, insert-built tree, buffered, hot cache"),
+    Phase("load-buffered", "load", "bulk", False, "cold",
+          "Bulk load + fsync, buffered, cold cache"),
+    Phase("load-direct", "load", "bulk", True, "direct",
+          "Bulk load + fsync, O_DIRECT"),
+)
+PHASE_BY_KEY = {phase.key: phase for phase in PHASES}
+# The full run.  Degrees 64 and 128 are left out: in the earlier full run
+# (bulk-loaded tree, buffered) they showed the same picture as 256 and 510,
+# and their direct scans read 2-4 times more leaves, which the time budget
+# (~25 minutes) does not allow.  At 510 the bulk-loaded tree's buffered
+# scans (sequential, read ahead: ~1.0x at every depth before) are left out.
+FULL_PLAN = {
+    256: [phase.key for phase in PHASES],
+    510: [phase.key for phase in PHASES if phase.key not in ("scan-bulk-cold", "scan-bulk-hot")],
+}
+FULL_DEPTHS = (16, 64)  # depth 256 was never better than 64 before; the device saturates by 16
+FULL_ROUNDS = 3
+QUICK_PLAN = {256: [phase.key for phase in PHASES]}
+QUICK_DEPTHS = (64,)
+QUICK_ROUNDS = 2
+QUICK_SCANS = 5
 
 
 class MismatchError(RuntimeError):
-    """A foreactor run observed something other than the plain run did."""
+    """A run observed something other than another run did."""
+
+
+def number_list(text):
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of numbers: {text!r}")
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError("the numbers must be positive")
+    return values
 
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="degree 256, depths 16 and 64, 3 rounds")
-    parser.add_argument("--rounds", type=int, help="rounds per configuration (5; quick 3)")
-    parser.add_argument("--scans", type=int, default=10, help="range scans per round (10)")
+                        help="degree 256, depth 64 and auto, 2 rounds of 5 scans")
+    parser.add_argument("--rounds", type=int, help="rounds per configuration (3; quick 2)")
+    parser.add_argument("--scans", type=int, help="range scans per round (10; quick 5)")
     parser.add_argument("--seed", type=int, default=2024, help="seed of the scan ranges")
+    parser.add_argument("--degrees", type=number_list,
+                        help="comma-separated degrees, every phase at each (default: the plan "
+                             "above)")
+    parser.add_argument("--depths", type=number_list,
+                        help="comma-separated fixed depths (16,64; quick 64); auto is added "
+                             "when the library accepts it")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
     arguments = parser.parse_args()
     if arguments.rounds is None:
-        arguments.rounds = 3 if arguments.quick else 5
+        arguments.rounds = QUICK_ROUNDS if arguments.quick else FULL_ROUNDS
+    if arguments.scans is None:
+        arguments.scans = QUICK_SCANS if arguments.quick else 10
     if arguments.rounds <= 0 or arguments.scans <= 0:
         parser.error("--rounds and --scans must be positive")
+    if arguments.degrees and max(arguments.degrees) > 510:
+        parser.error("degrees are at most 510")
     return arguments
 
 
@@ -92,10 +170,11 @@ def say(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def configurations(depths):
+def configurations(depths, with_auto):
     """(name, engine, depth) of every configuration; engine None is plain."""
+    all_depths = list(depths) + ([AUTO_DEPTH] if with_auto else [])
     return [("plain", None, None)] + [(f"{engine} {depth}", engine, depth)
-                                       for engine in ENGINES for depth in depths]
+                                       for engine in ENGINES for depth in all_depths]
 
 
 def scan_ranges(count, seed):
@@ -115,15 +194,22 @@ def parse_words(text):
     return {words[i]: words[i + 1] for i in range(len(words) - 1)}
 
 
-def run_tool(engine, depth, arguments, stats_file, messages, label):
-    """Runs the plain tool (engine None) or the foreactor one; returns
-    (stdout, graph statistics dict or None)."""
+def tool_environment(engine, depth, stats_file, direct):
+    environment = runs.foreactor_environment(engine, depth, stats_file)
+    if engine is not None and direct:
+        environment.update(DIRECT_IO_ENVIRONMENT)
+    return environment
+
+
+def run_tool(engine, depth, arguments, stats_file, messages, label, direct=False):
+    """Runs the plain tool (engine None) or the foreactor one, with --direct
+    when `direct`; returns (stdout, {graph: statistics or None} or None)."""
     tool = PLAIN_TOOL if engine is None else FOREACTOR_TOOL
     if stats_file.exists():
         stats_file.unlink()
+    command = [str(tool)] + [str(a) for a in arguments] + (["--direct"] if direct else [])
     try:
-        completed = subprocess.run([str(tool)] + [str(a) for a in arguments],
-                                   env=runs.foreactor_environment(engine, depth, stats_file),
+        completed = subprocess.run(command, env=tool_environment(engine, depth, stats_file, direct),
                                    capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s")
@@ -140,24 +226,33 @@ def run_tool(engine, depth, arguments, stats_file, messages, label):
     return completed.stdout, graphs
 
 
-def load_tree(tool_engine, depth, path, degree, stats_file, messages, label):
-    """Bulk loads a fresh tree into `path`; returns (load ms, fsync ms, stats)."""
-    if path.exists():
-        path.unlink()
-    stdout, graphs = run_tool(tool_engine, depth,
-                              ["load", path, "--count", KEY_COUNT, "--degree", degree,
-                               "--seed", KEY_SEED], stats_file, messages, label)
-    # The tool writes with pwrite and never syncs: the data is in the page
-    # cache when it exits.  Getting it to the device is part of the load.
+def fsync_file(path):
+    """fsyncs `path`; returns the milliseconds it took."""
     started = time.perf_counter()
     descriptor = os.open(path, os.O_RDONLY)
     try:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
-    sync_ms = (time.perf_counter() - started) * 1000
+    return (time.perf_counter() - started) * 1000
+
+
+def build_tree(tool_engine, depth, kind, path, degree, stats_file, messages, label,
+               direct=False):
+    """Builds a fresh tree into `path`, bulk loaded (kind 'bulk') or by
+    random-order inserts ('insert'); returns (tool ms, fsync ms, stats)."""
+    if path.exists():
+        path.unlink()
+    arguments = ["load" if kind == "bulk" else "insert", path, "--count", KEY_COUNT,
+                 "--degree", degree, "--seed", KEY_SEED]
+    if kind == "insert":
+        arguments += ["--order-seed", INSERT_ORDER_SEED]
+    stdout, graphs = run_tool(tool_engine, depth, arguments, stats_file, messages, label,
+                              direct=direct)
+    # The tool never syncs: getting the data to the device is part of the load.
+    sync_ms = fsync_file(path)
     words = parse_words(stdout)
-    if "elapsed_ms" not in words or f"loaded {KEY_COUNT} pairs" not in stdout:
+    if "elapsed_ms" not in words or f" {KEY_COUNT} pairs" not in stdout:
         raise MismatchError(f"{label}: unexpected output {stdout!r}")
     return float(words["elapsed_ms"]), sync_ms, (graphs or {}).get(LOAD_GRAPH)
 
@@ -170,20 +265,48 @@ def file_digest(path):
     return digest.hexdigest()
 
 
-def prepare_scan_tree(degree, stats_file, messages):
-    """The tree scanned at `degree`, loaded once by the plain tool and reused."""
-    path = DATA_DIR / f"scan-degree{degree}.db"
+def tree_path(kind, degree):
+    return DATA_DIR / (f"scan-degree{degree}.db" if kind == "bulk"
+                       else f"insert-degree{degree}.db")
+
+
+def prepare_scan_tree(kind, degree, stats_file, messages):
+    """The tree scanned at `degree`, built once by the plain tool and reused
+    while `bptree stats` shows the right degree, count and kind (a bulk load
+    has exactly ceil(keys / degree) leaves, an insert-built tree more)."""
+    path = tree_path(kind, degree)
+    full_leaves = math.ceil(KEY_COUNT / degree)
     if path.exists():
         completed = subprocess.run([str(PLAIN_TOOL), "stats", str(path)], capture_output=True,
                                    text=True, env=runs.clean_environment())
         stats = parse_words(completed.stdout)
+        leaves = int(stats.get("leaves", "0"))
         if (completed.returncode == 0 and stats.get("degree") == str(degree)
-                and stats.get("entries") == str(KEY_COUNT)):
+                and stats.get("entries") == str(KEY_COUNT)
+                and (leaves == full_leaves) == (kind == "bulk")):
             return path
-    say(f"loading {KEY_COUNT:,} keys at degree {degree} into {path.relative_to(ROOT)}")
+    verb = "bulk loading" if kind == "bulk" else "inserting in random order"
+    say(f"{verb} {KEY_COUNT:,} keys at degree {degree} into {path.relative_to(ROOT)}")
     DATA_DIR.mkdir(parents=True, exist_ok=True)
-    load_tree(None, None, path, degree, stats_file, messages, f"degree {degree} scan tree")
+    build_tree(None, None, kind, path, degree, stats_file, messages,
+               f"degree {degree} {kind} tree")
     return path
+
+
+def detect_auto_depth(path, stats_file):
+    """Whether the library accepts FOREACTOR_DEPTH=auto: a short direct scan
+    of `path` with it must print no complaint and issue reads early."""
+    environment = tool_environment("io_uring", AUTO_DEPTH, stats_file, True)
+    if stats_file.exists():
+        stats_file.unlink()
+    completed = subprocess.run([str(FOREACTOR_TOOL), "scan", str(path), "0", str(1 << 60),
+                                "--direct"], env=environment, capture_output=True, text=True,
+                               timeout=RUN_TIMEOUT_SECONDS)
+    counters = runs.read_graph_statistics(stats_file, SCAN_GRAPH) or {}
+    complaint = "DEPTH" in completed.stderr or "invalid" in completed.stderr.lower()
+    accepted = (completed.returncode == 0 and not complaint
+                and counters.get("issued_early", 0) > 0)
+    return accepted, completed.stderr.strip()
 
 
 class Measurements:
@@ -242,33 +365,35 @@ class Measurements:
         return summary
 
 
-def measure_scans(state, degree, path, ranges, configs, rounds, context):
+def measure_scans(phase, degree, path, ranges, configs, rounds, context):
     """Runs every range scan of every configuration `rounds` times."""
     names = [name for name, _, _ in configs]
     measurements = Measurements(names, rounds)
+    # Both trees hold the same pairs: one reference per degree and range.
     reference = context["scan_reference"].setdefault(degree, {})
-    if state == "hot":
+    if phase.state == "hot":
         cache.warm_files([path])
         low, high = ranges[0]
         run_tool(None, None, ["scan", path, low, high], context["stats_file"],
-                 context["messages"], f"degree {degree} hot warm-up")
+                 context["messages"], f"{phase.key} degree {degree} warm-up")
     for round_index in range(rounds):
         context["load_averages"].append(os.getloadavg()[0])
         for range_index, (low, high) in enumerate(ranges):
             order = runs.alternating_order(configs, round_index * len(ranges) + range_index)
             for name, engine, depth in order:
-                label = f"scan {state} degree {degree} {name} round {round_index + 1}"
-                if state == "cold":
+                label = f"{phase.key} degree {degree} {name} round {round_index + 1}"
+                if phase.state == "cold":
                     context["cache_method"] = cache.drop_page_cache([path])
                 stdout, graphs = run_tool(engine, depth, ["scan", path, low, high],
-                                          context["stats_file"], context["messages"], label)
+                                          context["stats_file"], context["messages"], label,
+                                          direct=phase.direct)
                 words = parse_words(stdout)
                 try:
                     count, checksum = int(words["count"]), words["checksum"]
                     elapsed_ms = float(words["elapsed_ms"])
                 except (KeyError, ValueError):
                     raise MismatchError(f"{label}: unexpected output {stdout!r}")
-                seen = reference.setdefault(range_index, (count, checksum, name))
+                seen = reference.setdefault(range_index, (count, checksum, label))
                 if seen[:2] != (count, checksum):
                     raise MismatchError(
                         f"{label}, range {range_index}: count {count} checksum {checksum}, "
@@ -279,23 +404,26 @@ def measure_scans(state, degree, path, ranges, configs, rounds, context):
     return measurements.summary()
 
 
-def measure_loads(degree, configs, rounds, context):
-    """Bulk loads a fresh file per run, cold cache, `rounds` times per configuration."""
+def measure_loads(phase, degree, configs, rounds, context):
+    """Bulk loads a fresh file per run, `rounds` times per configuration; the
+    cache is dropped (with a sync) before each."""
     names = [name for name, _, _ in configs]
     measurements = Measurements(names, rounds)
     path = DATA_DIR / f"load-degree{degree}.db"
     for round_index in range(rounds):
         context["load_averages"].append(os.getloadavg()[0])
         for name, engine, depth in runs.alternating_order(configs, round_index):
-            label = f"load cold degree {degree} {name} round {round_index + 1}"
+            label = f"{phase.key} degree {degree} {name} round {round_index + 1}"
             if path.exists():
                 path.unlink()
             context["cache_method"] = cache.drop_page_cache([DATA_DIR])
-            load_ms, sync_ms, statistics = load_tree(engine, depth, path, degree,
-                                                     context["stats_file"],
-                                                     context["messages"], label)
+            load_ms, sync_ms, statistics = build_tree(engine, depth, "bulk", path, degree,
+                                                      context["stats_file"],
+                                                      context["messages"], label,
+                                                      direct=phase.direct)
             digest = file_digest(path)
-            seen = context["load_reference"].setdefault(degree, (digest, name))
+            # Buffered and direct loads must write the very same file.
+            seen = context["load_reference"].setdefault(degree, (digest, label))
             if seen[0] != digest:
                 raise MismatchError(f"{label}: the loaded file differs from the one "
                                     f"{seen[1]} wrote (sha256 {digest} vs {seen[0]})")
@@ -306,22 +434,31 @@ def measure_loads(degree, configs, rounds, context):
     return measurements.summary()
 
 
+def runs_in_phase(phase, configs, rounds, scans):
+    if phase.operation == "load":
+        return len(configs) * rounds
+    return len(configs) * rounds * scans + (1 if phase.state == "hot" else 0)
+
+
 def format_count(value):
     return "-" if value is None else f"{value:,.0f}"
 
 
-def print_table(title, per_degree, with_fsync):
-    print(f"\n{title}")
-    header = (f"  {'degree':>6} {'configuration':14} {'Mrec/s':>8} {'ratio':>7}"
+def print_table(phase, per_degree):
+    with_fsync = phase.operation == "load"
+    print(f"\n{phase.title}" + (" (Mrec/s and ratio include the fsync; no-sync: without)"
+                               if with_fsync else ""))
+    header = (f"  {'degree':>6} {'configuration':16} {'Mrec/s':>8} {'ratio':>7}"
               + (f" {'no-sync':>8} {'ratio':>7}" if with_fsync else "")
-              + f" {'issued early':>13} {'consumed':>10} {'wasted':>8} {'mispred':>8}")
+              + f" {'issued early':>13} {'consumed':>10} {'wasted':>8} {'mispred':>8}"
+              + f" {'from cache':>11}")
     print(header)
     print("  " + "-" * (len(header) - 2))
     for degree, summary in per_degree.items():
         for name, entry in summary.items():
             median = entry["median_mrec_per_s"]
             ratio = entry["ratio_to_plain"]
-            line = (f"  {degree:>6} {name:14} "
+            line = (f"  {degree:>6} {name:16} "
                     f"{'-' if median is None else f'{median:.2f}':>8} "
                     f"{'-' if ratio is None else f'{ratio:.2f}x':>7}")
             if with_fsync:
@@ -333,7 +470,8 @@ def print_table(title, per_degree, with_fsync):
             line += (f" {format_count(stats.get('issued_early')):>13}"
                      f" {format_count(stats.get('consumed')):>10}"
                      f" {format_count(stats.get('wasted')):>8}"
-                     f" {format_count(stats.get('mispredicted')):>8}")
+                     f" {format_count(stats.get('mispredicted')):>8}"
+                     f" {format_count(stats.get('served_from_cache')):>11}")
             print(line)
 
 
@@ -346,49 +484,47 @@ def best(summary, engine=None):
 
 
 def evaluate_targets(all_results):
-    """The issue's targets, each with what was measured and whether it was met."""
+    """The issue's targets per phase and degree, each with what was measured
+    and whether it was met."""
     targets = []
-    scan_cold = all_results["scan"]["cold"]
-    scan_hot = all_results["scan"]["hot"]
-    load_cold = all_results["load"]["cold"]
-    if "256" in scan_cold:
-        found = best(scan_cold["256"])
-        targets.append({"target": "scan, cold, degree 256: best foreactor >= 2.5x plain",
-                        "measured": found and f"{found[1]} {found[0]:.2f}x",
-                        "met": bool(found and found[0] >= 2.5)})
-    for degree, summary in load_cold.items():
-        found = best(summary)
-        targets.append({"target": f"load, cold, degree {degree}: best foreactor >= 1.5x plain "
-                                  "(load + fsync)",
-                        "measured": found and f"{found[1]} {found[0]:.2f}x",
-                        "met": bool(found and found[0] >= 1.5)})
-    for degree, summary in scan_cold.items():
-        uring, threads = best(summary, "io_uring"), best(summary, "threads")
-        targets.append({"target": f"scan, cold, degree {degree}: best io_uring >= best threads",
-                        "measured": uring and threads and
-                        f"io_uring {uring[0]:.2f}x ({uring[1]}) vs threads {threads[0]:.2f}x "
-                        f"({threads[1]})",
-                        "met": bool(uring and threads and uring[0] >= threads[0])})
-    for degree, summary in scan_hot.items():
-        ratios = [(entry["ratio_to_plain"], name) for name, entry in summary.items()
-                  if name != "plain" and entry["ratio_to_plain"] is not None]
-        worst = min(ratios) if ratios else None
-        targets.append({"target": f"scan, hot, degree {degree}: every foreactor configuration "
-                                  "at most 3% slower (ratio >= 0.97)",
-                        "measured": worst and f"worst {worst[1]} {worst[0]:.2f}x",
-                        "met": bool(worst and worst[0] >= 0.97)})
+
+    def add(target, measured, met):
+        targets.append({"target": target, "measured": measured, "met": bool(met)})
+
+    for key, per_degree in all_results.items():
+        phase = PHASE_BY_KEY[key]
+        for degree, summary in per_degree.items():
+            where = f"{phase.title.lower()}, degree {degree}"
+            found = best(summary)
+            if phase.operation == "scan" and phase.state != "hot" and degree == "256":
+                add(f"{where}: best foreactor >= 2.5x plain",
+                    found and f"{found[1]} {found[0]:.2f}x", found and found[0] >= 2.5)
+            if phase.operation == "load":
+                add(f"{where}: best foreactor >= 1.5x plain (load + fsync)",
+                    found and f"{found[1]} {found[0]:.2f}x", found and found[0] >= 1.5)
+            if phase.operation == "scan" and phase.state != "hot":
+                uring, threads = best(summary, "io_uring"), best(summary, "threads")
+                add(f"{where}: best io_uring >= best threads",
+                    uring and threads and f"io_uring {uring[0]:.2f}x ({uring[1]}) vs threads "
+                    f"{threads[0]:.2f}x ({threads[1]})",
+                    uring and threads and uring[0] >= threads[0])
+            if phase.state == "hot":
+                ratios = [(entry["ratio_to_plain"], name) for name, entry in summary.items()
+                          if name != "plain" and entry["ratio_to_plain"] is not None]
+                worst = min(ratios) if ratios else None
+                add(f"{where}: every foreactor configuration at most 3% slower (ratio >= 0.97)",
+                    worst and f"worst {worst[1]} {worst[0]:.2f}x", worst and worst[0] >= 0.97)
     wasted_shares = []
-    for phase in (scan_cold, scan_hot, load_cold):
-        for summary in phase.values():
+    for per_degree in all_results.values():
+        for summary in per_degree.values():
             for name, entry in summary.items():
                 stats = entry.get("statistics_median")
                 if stats and stats.get("issued_early"):
                     wasted_shares.append((stats["wasted"] / stats["issued_early"], name))
     worst_waste = max(wasted_shares) if wasted_shares else None
-    targets.append({"target": "wasted stays near zero (< 1% of issued early)",
-                    "measured": worst_waste and
-                    f"worst {worst_waste[0]:.2%} of issued early ({worst_waste[1]})",
-                    "met": bool(worst_waste is not None and worst_waste[0] < 0.01)})
+    add("wasted stays near zero (< 1% of issued early)",
+        worst_waste and f"worst {worst_waste[0]:.2%} of issued early ({worst_waste[1]})",
+        worst_waste is not None and worst_waste[0] < 0.01)
     return targets
 
 
@@ -398,16 +534,15 @@ def markdown_report(data):
         return "-" if value is None else pattern.format(value)
 
     lines = []
-    for operation, state, title in (("scan", "cold", "Range scans, cold cache"),
-                                    ("scan", "hot", "Range scans, hot cache"),
-                                    ("load", "cold", "Bulk load + fsync, cold cache")):
-        per_degree = data["results"][operation][state]
+    for key, per_degree in data["results"].items():
+        phase = PHASE_BY_KEY[key]
         if not per_degree:
             continue
-        with_fsync = operation == "load"
-        lines += [f"**{title}** (Mrec/s, median of {data['parameters']['rounds']} rounds; "
-                  "statistics: median per round" + (", summed over the scans" if operation ==
-                                                     "scan" else "") + ")", ""]
+        with_fsync = phase.operation == "load"
+        lines += [f"**{phase.title}** (Mrec/s, median of {data['parameters']['rounds']} rounds; "
+                  "statistics: median per round" + (", summed over the scans" if
+                                                     phase.operation == "scan" else "") + ")",
+                  ""]
         header = ["degree", "configuration", "Mrec/s", "ratio"]
         if with_fsync:
             header += ["Mrec/s without fsync", "ratio"]
@@ -435,19 +570,17 @@ def markdown_report(data):
 
 
 def plot(all_results, prefix, configs):
-    """Grouped bar charts, one per (operation, cache state); returns the paths."""
+    """One grouped bar chart per phase (groups: degrees); returns the paths."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     paths = []
     names = [name for name, _, _ in configs]
-    for operation, state, title in (("scan", "cold", "range scans, cold cache"),
-                                    ("scan", "hot", "range scans, hot cache"),
-                                    ("load", "cold", "bulk load + fsync, cold cache")):
-        per_degree = all_results[operation][state]
+    for key, per_degree in all_results.items():
         if not per_degree:
             continue
+        phase = PHASE_BY_KEY[key]
         degrees = list(per_degree)
         figure, axes = plt.subplots(figsize=(max(6.0, 1.2 * len(degrees) * len(names) / 3), 4.8))
         width = 0.8 / len(names)
@@ -464,12 +597,12 @@ def plot(all_results, prefix, configs):
         axes.set_xticks(range(len(degrees)))
         axes.set_xticklabels([f"degree {d}" for d in degrees])
         axes.set_ylabel("million records / s (median)")
-        axes.set_title(f"B+-tree {title}: {KEY_COUNT:,} keys")
-        axes.legend(fontsize=7, ncol=min(len(names), 5), loc="upper center",
+        axes.set_title(f"B+-tree: {phase.title.lower()}: {KEY_COUNT:,} keys", fontsize=10)
+        axes.legend(fontsize=7, ncol=min(len(names), 4), loc="upper center",
                     bbox_to_anchor=(0.5, -0.1))
         axes.margins(y=0.1)
         figure.tight_layout()
-        path = RESULTS_DIR / f"{prefix}-{operation}-{state}.png"
+        path = RESULTS_DIR / f"{prefix}-{key}.png"
         figure.savefig(path, dpi=120)
         plt.close(figure)
         paths.append(path)
@@ -484,8 +617,11 @@ def main():
     for tool in (PLAIN_TOOL, FOREACTOR_TOOL):
         if not tool.exists():
             sys.exit(f"bench/bptree/run.py: {tool} not found: build first (./run build)")
-    degrees = QUICK_DEGREES if arguments.quick else ALL_DEGREES
-    configs = configurations(QUICK_DEPTHS if arguments.quick else ALL_DEPTHS)
+    if arguments.degrees:
+        plan = {degree: [phase.key for phase in PHASES] for degree in arguments.degrees}
+    else:
+        plan = QUICK_PLAN if arguments.quick else FULL_PLAN
+    depths = arguments.depths or (QUICK_DEPTHS if arguments.quick else FULL_DEPTHS)
     ranges = scan_ranges(arguments.scans, arguments.seed)
     prefix = "bptree-quick" if arguments.quick else "bptree"
     load_before = os.getloadavg()
@@ -494,26 +630,48 @@ def main():
             "the figures will be noisy")
 
     started = time.monotonic()
-    runs_per_degree = len(configs) * arguments.rounds * (2 * len(ranges) + 1)
     context = {"messages": {}, "cache_method": None, "scan_reference": {},
-               "load_reference": {}, "load_averages": [load_before[0]],
-               "progress": progress.Progress(runs_per_degree * len(degrees))}
-    all_results = {"scan": {"cold": {}, "hot": {}}, "load": {"cold": {}}}
+               "load_reference": {}, "load_averages": [load_before[0]]}
+    all_results = {phase.key: {} for phase in PHASES
+                   if any(phase.key in keys for keys in plan.values())}
     failure = None
+    auto = (False, "")
+    configs = configurations(depths, False)
     with tempfile.TemporaryDirectory(prefix="foreactor-bptree-") as work_dir:
         context["stats_file"] = Path(work_dir) / "stats.json"
+        context["progress"] = None
         try:
-            for degree in degrees:
-                path = prepare_scan_tree(degree, context["stats_file"], context["messages"])
-                for state in ("cold", "hot"):
-                    all_results["scan"][state][str(degree)] = measure_scans(
-                        state, degree, path, ranges, configs, arguments.rounds, context)
-                all_results["load"]["cold"][str(degree)] = measure_loads(
-                    degree, configs, arguments.rounds, context)
+            trees = {}
+            for degree, keys in plan.items():
+                for kind in ("bulk", "insert"):
+                    if any(PHASE_BY_KEY[key].tree == kind and PHASE_BY_KEY[key].operation ==
+                           "scan" for key in keys):
+                        trees[(kind, degree)] = prepare_scan_tree(
+                            kind, degree, context["stats_file"], context["messages"])
+            probe_tree = next(iter(trees.values()), None)
+            if probe_tree is not None:
+                auto = detect_auto_depth(probe_tree, context["stats_file"])
+                say(f"FOREACTOR_DEPTH=auto: {'accepted' if auto[0] else 'not accepted, skipped'}"
+                    + (f" ({auto[1]})" if auto[1] and not auto[0] else ""))
+            configs = configurations(depths, auto[0])
+            total = sum(runs_in_phase(PHASE_BY_KEY[key], configs, arguments.rounds,
+                                      len(ranges)) for keys in plan.values() for key in keys)
+            context["progress"] = progress.Progress(total)
+            for degree, keys in plan.items():
+                for key in keys:
+                    phase = PHASE_BY_KEY[key]
+                    if phase.operation == "scan":
+                        summary = measure_scans(phase, degree, trees[(phase.tree, degree)],
+                                                ranges, configs, arguments.rounds, context)
+                    else:
+                        summary = measure_loads(phase, degree, configs, arguments.rounds,
+                                                context)
+                    all_results[key][str(degree)] = summary
         except (MismatchError, cache.CacheError) as error:
             failure = str(error)
         finally:
-            context["progress"].finish()
+            if context["progress"] is not None:
+                context["progress"].finish()
     elapsed = time.monotonic() - started
     load_after = os.getloadavg()
     context["load_averages"].append(load_after[0])
@@ -522,20 +680,20 @@ def main():
         print(f"\nFAILED, benchmark aborted: {failure}", file=sys.stderr)
         return 1
 
-    print(f"\nWhat ran: {KEY_COUNT:,} random keys (seed {KEY_SEED}), sorted and bulk loaded; "
-          f"{len(ranges)} range scans per round of {RANGE_FRACTION:.0%} of the key range each "
-          f"(seed {arguments.seed}); {arguments.rounds} round(s); {len(configs)} configurations "
-          f"alternating; {elapsed / 60:.1f} min in all.")
+    print(f"\nWhat ran: {KEY_COUNT:,} random keys (seed {KEY_SEED}), bulk loaded and inserted "
+          f"in random order; {len(ranges)} range scans per round of {RANGE_FRACTION:.0%} of the "
+          f"key range each (seed {arguments.seed}); {arguments.rounds} round(s); "
+          f"{len(configs)} configurations alternating; {elapsed / 60:.1f} min in all.")
     print(f"Cold runs: before each one, "
-          f"{cache.describe_cache_drop(context['cache_method'])}.")
+          f"{cache.describe_cache_drop(context['cache_method'])}.  O_DIRECT scans: nothing "
+          f"dropped; foreactor runs on O_DIRECT files with "
+          + ", ".join(f"{k}={v}" for k, v in DIRECT_IO_ENVIRONMENT.items()) + ".")
     print(f"Load average (1 min): {min(context['load_averages']):.2f} .. "
           f"{max(context['load_averages']):.2f} during the run.")
     print("Mrec/s: million records per second, median over rounds; ratio: to plain in this "
           "run; statistics: foreactor's counters per round (median), summed over the scans.")
-    print_table("Range scans, cold cache", all_results["scan"]["cold"], False)
-    print_table("Range scans, hot cache", all_results["scan"]["hot"], False)
-    print_table("Bulk load, cold cache (Mrec/s and ratio include the fsync; no-sync: without)",
-                all_results["load"]["cold"], True)
+    for key, per_degree in all_results.items():
+        print_table(PHASE_BY_KEY[key], per_degree)
     targets = evaluate_targets(all_results)
     print("\nTargets of issue 3:")
     for target in targets:
@@ -545,8 +703,9 @@ def main():
         print("\nMessages from the runs (first run that printed each):")
         for message, label in context["messages"].items():
             print(f"  [{label}] {message}")
-    print("\nEvery scan printed the plain tool's count and checksum for its range, and every "
-          "load wrote a byte-identical file.")
+    print("\nEvery scan printed the same count and checksum for its range and degree (both "
+          "trees, buffered and direct, plain and foreactor), and every load wrote a "
+          "byte-identical file.")
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     plots = plot(all_results, prefix, configs)
@@ -554,11 +713,16 @@ def main():
         "benchmark": "bptree",
         "quick": arguments.quick,
         "command": "./run bench bptree" + (" --quick" if arguments.quick else ""),
-        "parameters": {"keys": KEY_COUNT, "key_seed": KEY_SEED, "degrees": list(degrees),
+        "parameters": {"keys": KEY_COUNT, "key_seed": KEY_SEED,
+                       "insert_order_seed": INSERT_ORDER_SEED,
+                       "plan": {str(degree): keys for degree, keys in plan.items()},
                        "configurations": [name for name, _, _ in configs],
+                       "auto_depth": {"accepted": auto[0], "stderr": auto[1]},
                        "rounds": arguments.rounds, "scans_per_round": len(ranges),
                        "range_seed": arguments.seed, "range_fraction": RANGE_FRACTION,
-                       "ranges": [[str(low), str(high)] for low, high in ranges]},
+                       "ranges": [[str(low), str(high)] for low, high in ranges],
+                       "direct_io_environment": DIRECT_IO_ENVIRONMENT},
+        "phases": {phase.key: phase._asdict() for phase in PHASES if phase.key in all_results},
         "machine": machine.describe_machine(DATA_DIR),
         "load_average_1min": {"before": load_before[0], "after": load_after[0],
                               "samples": context["load_averages"]},
