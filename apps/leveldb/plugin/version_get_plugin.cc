@@ -1,0 +1,191 @@
+// version_get_plugin.cc: the foreaction graph of LevelDB 1.23's
+// leveldb::Version::Get, attached at link time (apps/leveldb/plugin/README.md).
+//
+// Version::Get looks a key up in the Version's table files, newest first,
+// and returns at the first file that holds the key.  Per table, the table
+// cache opens the file if it is not open yet (open, then preads of the
+// footer, the index block and, with a filter policy, the metaindex and
+// filter blocks), then one pread of the data block the index names, unless
+// the Bloom filter rules the key out or the block cache has the block:
+//
+//   start -> next_table --0--> open_table -w-> read_table_meta -w-> more_table_meta
+//              |  ^  \-1w-> read_data_block <--------1w----------/  |  |  (0: loop)
+//              |  |                 |-w-> table_done <-------2-------/  |
+//              2  \------------------------/                             |
+//              v                                    read_table_meta <----/
+//             end
+//
+// (-w-: weak edge, the Get may return there.)  The plan of each Get (which
+// tables, which blocks, which descriptors) is computed before the scope by
+// TableCatalog from public information and the table files themselves.
+#include <fcntl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "foreactor/foreactor.hpp"
+#include "leveldb/comparator.h"
+#include "leveldb/db.h"
+#include "leveldb/options.h"
+#include "leveldb/slice.h"
+#include "leveldb/status.h"
+#include "table_catalog.h"
+
+namespace leveldb {
+class Version;
+class VersionSet;
+class VersionEdit;
+class LookupKey;
+namespace port {
+class Mutex;
+}
+}  // namespace leveldb
+
+// The functions wrapped with -Wl,--wrap (plugin.cmake names them) and the
+// one called, by their mangled names.  Member functions take `this` first.
+#define VERSION_GET \
+  "_ZN7leveldb7Version3GetERKNS_11ReadOptionsERKNS_9LookupKeyEPNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPNS0_8GetStatsE"
+#define LOOKUP_KEY_CONSTRUCTOR "_ZN7leveldb9LookupKeyC1ERKNS_5SliceEm"
+#define DB_OPEN \
+  "_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_"
+#define LOG_AND_APPLY "_ZN7leveldb10VersionSet11LogAndApplyEPNS_11VersionEditEPNS_4port5MutexE"
+
+leveldb::Status RealVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
+                               const leveldb::LookupKey& key, std::string* value, void* stats)
+    asm("__real_" VERSION_GET);
+void RealLookupKey(leveldb::LookupKey* key, const leveldb::Slice& user_key, uint64_t sequence)
+    asm("__real_" LOOKUP_KEY_CONSTRUCTOR);
+leveldb::Status RealDbOpen(const leveldb::Options& options, const std::string& name,
+                           leveldb::DB** db) asm("__real_" DB_OPEN);
+leveldb::Status RealLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
+                                leveldb::port::Mutex* mutex) asm("__real_" LOG_AND_APPLY);
+std::string VersionDebugString(const leveldb::Version* version)
+    asm("_ZNK7leveldb7Version11DebugStringB5cxx11Ev");
+
+namespace leveldb_plugin {
+namespace {
+
+TableCatalog catalog;
+
+// The key of the LookupKey this thread constructed last (DBImpl::Get makes
+// one per Get and hands it to Version::Get).
+struct CapturedKey {
+  const leveldb::LookupKey* object = nullptr;
+  leveldb::Slice user_key;
+  uint64_t sequence = 0;
+};
+thread_local CapturedKey captured_key;
+
+std::string DescribeVersion(const void* version) {
+  return VersionDebugString(static_cast<const leveldb::Version*>(version));
+}
+
+const foreactor::Graph<GetPlan> graph = [] {
+  using foreactor::Visit;
+  foreactor::GraphBuilder<GetPlan> builder("leveldb_get");
+  auto table = [](GetPlan& plan, const Visit& visit) -> PlannedTable& {
+    return plan.tables[visit.iteration(0)];
+  };
+  auto next_table = builder.Branch("next_table", [](GetPlan& plan, const Visit& visit) {
+    if (visit.iteration(0) >= plan.tables.size()) return 2;
+    return plan.tables[visit.iteration(0)].open ? 0 : 1;
+  });
+  auto open_table = builder.Syscall(
+      "open_table", FOREACTOR_CALL_OPEN,
+      [table](GetPlan& plan, const Visit& visit, foreactor_call& call) {
+        call = foreactor::Open(table(plan, visit).path.c_str(), O_RDONLY | O_CLOEXEC);
+        return FOREACTOR_READY;
+      },
+      [table](GetPlan& plan, const Visit& visit, int64_t result) {
+        table(plan, visit).reached = true;
+        if (result >= 0) table(plan, visit).fd = static_cast<int>(result);
+      });
+  auto read_table_meta = builder.Syscall(
+      "read_table_meta", FOREACTOR_CALL_PREAD,
+      [table](GetPlan& plan, const Visit& visit, foreactor_call& call) {
+        const PlannedTable& t = table(plan, visit);
+        if (t.fd < 0) return FOREACTOR_NOT_YET;  // until the open returned
+        const BlockRead& read = t.layout->open_reads()[visit.iteration(1)];
+        call = foreactor::Pread(t.fd, read.length, static_cast<int64_t>(read.offset));
+        return FOREACTOR_READY;
+      });
+  auto more_table_meta = builder.Branch("more_table_meta", [table](GetPlan& plan, const Visit& visit) {
+    const PlannedTable& t = table(plan, visit);
+    if (visit.iteration(1) + 1 < t.layout->open_reads().size()) return 0;
+    return t.read_data ? 1 : 2;
+  });
+  auto read_data_block = builder.Syscall(
+      "read_data_block", FOREACTOR_CALL_PREAD,
+      [table](GetPlan& plan, const Visit& visit, foreactor_call& call) {
+        const PlannedTable& t = table(plan, visit);
+        if (t.fd < 0) return FOREACTOR_NOT_YET;
+        call = foreactor::Pread(t.fd, t.data.length, static_cast<int64_t>(t.data.offset));
+        return FOREACTOR_READY;
+      },
+      [table](GetPlan& plan, const Visit& visit, int64_t) { table(plan, visit).reached = true; });
+  auto table_done = builder.Branch("table_done", [](GetPlan&, const Visit&) { return 0; });
+  builder.start().Then(next_table);
+  // The edges into read_data_block are weak too: when the block cache has
+  // the block, the Get may return without reading it.
+  next_table.Children({open_table, {read_data_block, foreactor::kWeak}, builder.end()});
+  open_table.Then(read_table_meta, foreactor::kWeak).Then(more_table_meta, foreactor::kWeak);
+  more_table_meta.Children({read_table_meta, {read_data_block, foreactor::kWeak}, table_done});
+  read_data_block.Then(table_done, foreactor::kWeak);
+  table_done.Children({next_table});
+  return builder.Build();
+}();
+
+thread_local GetPlan plan;
+
+}  // namespace
+}  // namespace leveldb_plugin
+
+using leveldb_plugin::captured_key;
+using leveldb_plugin::catalog;
+
+leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
+                               const leveldb::LookupKey& key, std::string* value, void* stats)
+    asm("__wrap_" VERSION_GET);
+leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
+                               const leveldb::LookupKey& key, std::string* value, void* stats) {
+  leveldb_plugin::GetPlan& plan = leveldb_plugin::plan;
+  if (!foreactor_enabled() || captured_key.object != &key ||
+      !catalog.Plan(version, std::string_view(captured_key.user_key.data(), captured_key.user_key.size()),
+                    captured_key.sequence, &leveldb_plugin::DescribeVersion, &plan)) {
+    return RealVersionGet(version, options, key, value, stats);
+  }
+  leveldb::Status status;
+  {
+    foreactor::Scope scope(leveldb_plugin::graph, plan);
+    status = RealVersionGet(version, options, key, value, stats);
+  }
+  catalog.Learn(plan, status.IsNotFound());
+  return status;
+}
+
+void WrapLookupKey(leveldb::LookupKey* key, const leveldb::Slice& user_key, uint64_t sequence)
+    asm("__wrap_" LOOKUP_KEY_CONSTRUCTOR);
+void WrapLookupKey(leveldb::LookupKey* key, const leveldb::Slice& user_key, uint64_t sequence) {
+  RealLookupKey(key, user_key, sequence);
+  captured_key = {key, user_key, sequence};
+}
+
+leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db)
+    asm("__wrap_" DB_OPEN);
+leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db) {
+  leveldb::Status status = RealDbOpen(options, name, db);
+  if (status.ok()) {
+    catalog.DatabaseOpened(name, options.filter_policy,
+                           options.comparator == leveldb::BytewiseComparator());
+  }
+  return status;
+}
+
+leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
+                                leveldb::port::Mutex* mutex) asm("__wrap_" LOG_AND_APPLY);
+leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
+                                leveldb::port::Mutex* mutex) {
+  leveldb::Status status = RealLogAndApply(versions, edit, mutex);
+  catalog.VersionsChanged();
+  return status;
+}
