@@ -31,6 +31,9 @@
 //                       and foreactor_test_faults_window(0)
 //   report=PATH         append one line of counts per kind at exit
 //   trace               print every counted decision on stderr
+//   nothrow-new         every `new (std::nothrow)` fails (returns null), in
+//                       the window if there is one: foreactor's allocations
+//                       that can fail without an exception
 // FAULT: eio eintr eagain enospc enomem short (half the bytes).  getdents64
 // and lseek are never faulted.
 #include <dlfcn.h>
@@ -43,6 +46,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <new>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -89,6 +93,7 @@ struct Schedule {
   bool windowed = false;
   bool trace = false;
   bool per_occurrence = false;
+  bool fail_nothrow_new = false;
   char report[PATH_MAX] = "";
   Rule rules[32];
   int rule_count = 0;
@@ -98,6 +103,7 @@ Schedule schedule;
 std::atomic<bool> window_open{false};
 std::atomic<uint64_t> injected[kFamilies][kKinds];
 std::atomic<uint64_t> checked{0};
+const std::atomic<uint64_t>* failed_allocations_reported = nullptr;  // set below
 
 // Occurrences per identity: open addressing, guarded by a spin lock (no
 // allocation: the interposers may run anywhere).
@@ -368,6 +374,8 @@ void ParseSchedule(const char* text) {
       schedule.random = true;
       schedule.seed = Mix(seed);
       schedule.permille = permille;
+    } else if (std::strcmp(clause, "nothrow-new") == 0) {
+      schedule.fail_nothrow_new = true;
     } else if (std::strcmp(clause, "per-occurrence") == 0) {
       schedule.per_occurrence = true;
     } else if (std::strcmp(clause, "trace") == 0) {
@@ -474,6 +482,10 @@ __attribute__((destructor)) void Report() {
                             kFamilyNames[family], kKindNames[kind],
                             static_cast<unsigned long long>(count));
     }
+  }
+  if (failed_allocations_reported != nullptr && *failed_allocations_reported != 0) {
+    used += std::snprintf(line + used, sizeof(line) - static_cast<size_t>(used), " nothrow_new=%llu",
+                          static_cast<unsigned long long>(*failed_allocations_reported));
   }
   line[used++] = '\n';
   const int fd = static_cast<int>(
@@ -589,6 +601,7 @@ foreactor_call StatCall(foreactor_call_type type, int fd, const char* path, int 
 }  // namespace
 
 #define FAULTS_EXPORT extern "C" __attribute__((visibility("default")))
+#define FAULTS_EXPORT_CXX __attribute__((visibility("default")))
 
 #define FAULTS_OPEN(name)                                                                    \
   FAULTS_EXPORT int name(const char* path, int flags, ...) {                                 \
@@ -696,4 +709,30 @@ FAULTS_EXPORT int statx(int directory_fd, const char* path, int flags, unsigned 
                         struct statx* buffer) {
   return Simple(StatCall(FOREACTOR_CALL_STATX, directory_fd, path, flags),
                 [&] { return next_calls.statx(directory_fd, path, flags, mask, buffer); });
+}
+
+// ------------------------------------------------------- allocation faults
+
+namespace {
+
+std::atomic<uint64_t> failed_allocations{0};
+[[maybe_unused]] const bool report_hooked = (failed_allocations_reported = &failed_allocations, true);
+
+void* NothrowAllocate(std::size_t size) noexcept {
+  if (schedule.fail_nothrow_new &&
+      (!schedule.windowed || window_open.load(std::memory_order_relaxed))) {
+    failed_allocations.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  return std::malloc(size == 0 ? 1 : size);
+}
+
+}  // namespace
+
+// The plain operator delete of libstdc++ frees with free(): these pair with it.
+FAULTS_EXPORT_CXX void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return NothrowAllocate(size);
+}
+FAULTS_EXPORT_CXX void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return NothrowAllocate(size);
 }

@@ -13,7 +13,8 @@ open) must be byte-identical with foreactor off and on:
    of the baseline and of foreactor's synchronous paths; the fault-injecting
    engine of a -DFOREACTOR_FAULT_INJECTION=ON build (build-faults/, made by
    this test when missing) fails the requests issued early with the same
-   schedule.  The same build also injects engine faults
+   schedule.  The fault library can also make every `new (std::nothrow)`
+   fail (foreactor's allocations that can fail).  The same build injects engine faults
    (FOREACTOR_TEST_ENGINE_FAULTS: failed submissions, refused prepares,
    io_uring setup failure, no engine at all).
 2. Faults of the kernel below a production build (build/): seccomp_fail
@@ -114,6 +115,7 @@ SCHEDULES = [
     ("io_uring-setup", 12, 150, 3001, "io_uring_setup"),
     ("no-engine", 13, 150, 4001, "engine_create"),
     ("rules", 0, 0, 5001, ""),
+    ("nothrow-new", 14, 100, 6001, ""),  # every new (std::nothrow) fails, plus call faults
 ]
 RULES = ("rule=write:/data2:*:*:short;rule=read:/data1:*:*:eio;rule=stat:/data0:*:*:eintr;"
          "rule=open:/data3:*:*:enomem;rule=read:/data0:*:*:short;rule=close:/new0:*:*:eio")
@@ -128,6 +130,8 @@ def test_call_faults_are_seen_exactly_as_without_foreactor(fault_build, tmp_path
     library = f"{fault_build / 'libforeactor.so'} {fault_build / 'tests/faults/libforeactor_faults.so'}"
     schedule = f"under={workdir};window;report={report};"
     schedule += RULES if name == "rules" else f"random={fault_seed}/{permille}"
+    if name == "nothrow-new":
+        schedule += ";nothrow-new"
     count = SEEDS if name.startswith("random-7") else max(SEEDS // 2, 1)
     injected_total = 0
     for batch_first in range(first, first + count, BATCH):
