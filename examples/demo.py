@@ -3,8 +3,9 @@
 
 Runs examples/random_read (20,000 random 8 KiB preads of a 1 GiB file, one
 after the other) as built, then linked with its plugin under io_uring and the
-thread pool at depths 4, 16 and 64; first with a cold page cache (dropped
-before every run), then with the file fully cached.  Every run must print the
+thread pool at depths 4, 16 and 64 and the automatic depth (the default);
+first with a cold page cache (dropped before every run), then with the file
+fully cached.  Every run must print the
 same checksum as the plain program: foreactor may change the time, nothing
 else.  Configurations alternate within each round; the table shows medians.
 
@@ -40,7 +41,7 @@ RUN_TIMEOUT_SECONDS = 300
 # (name, engine, depth); engine None is the program without foreactor.
 CONFIGURATIONS = [("plain", None, None)] + [
     (f"{engine} depth {depth}", engine, depth)
-    for engine in ("io_uring", "threads") for depth in (4, 16, 64)
+    for engine in ("io_uring", "threads") for depth in (4, 16, 64, "auto")
 ]
 
 

@@ -70,7 +70,7 @@ def test_checksum_sees_a_changed_byte(tmp_path, data_file):
 
 
 @pytest.mark.parametrize("engine", ["io_uring", "threads", "sync"])
-@pytest.mark.parametrize("depth", [1, 4, 64])
+@pytest.mark.parametrize("depth", [1, 4, 64, "auto"])
 def test_foreactor_build_prints_what_the_plain_build_prints(tmp_path, data_file, engine, depth):
     stats_file = tmp_path / "stats.json"
     expected = run(PLAIN, data_file, READS, 7)["checksum"]

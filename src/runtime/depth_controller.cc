@@ -105,10 +105,10 @@ void DepthController::EndWindow(double rate) {
     depth_changes_++;
     hold_windows_ = kInitialHoldWindows;
     hold_left_ = 0;
-    // Keep going the same way while it pays; at an edge, rest at home.
-    const bool room = direction_ > 0 ? home_level_ + 1 < LevelCount() : home_level_ > 0;
-    if (room) {
-      StartProbe();
+    // A step that paid: keep going the same way at once.
+    if (probe_ != Probe::kZero && ProbeTarget(probe_) >= 0) {
+      probing_ = true;
+      SetLevel(static_cast<unsigned>(ProbeTarget(probe_)));
       return;
     }
     hold_left_ = hold_windows_;
@@ -116,25 +116,32 @@ void DepthController::EndWindow(double rate) {
     return;
   }
   SetLevel(home_level_);
-  direction_ = -direction_;
+  probe_ = probe_ == Probe::kUp ? Probe::kDown : probe_ == Probe::kDown ? Probe::kZero : Probe::kUp;
   hold_left_ = hold_windows_;
   hold_windows_ = std::min(2 * hold_windows_, kMaximumHoldWindows);
 }
 
+int DepthController::ProbeTarget(Probe probe) const {
+  switch (probe) {
+    case Probe::kUp:
+      return home_level_ + 1 < LevelCount() ? static_cast<int>(home_level_ + 1) : -1;
+    case Probe::kDown:
+      return home_level_ > 0 ? static_cast<int>(home_level_ - 1) : -1;
+    case Probe::kZero:
+      return home_level_ > 1 ? 0 : -1;  // from level 1, the step down is level 0
+  }
+  return -1;
+}
+
 bool DepthController::StartProbe() {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const bool up = direction_ > 0;
-    if (up && home_level_ + 1 < LevelCount()) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const int target = ProbeTarget(probe_);
+    if (target >= 0) {
       probing_ = true;
-      SetLevel(home_level_ + 1);
+      SetLevel(static_cast<unsigned>(target));
       return true;
     }
-    if (!up && home_level_ > 0) {
-      probing_ = true;
-      SetLevel(home_level_ - 1);
-      return true;
-    }
-    direction_ = -direction_;
+    probe_ = probe_ == Probe::kUp ? Probe::kDown : probe_ == Probe::kDown ? Probe::kZero : Probe::kUp;
   }
   return false;
 }

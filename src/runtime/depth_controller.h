@@ -15,10 +15,14 @@
 //    max(kMinimumWindowCalls, kWindowCallsPerDepth * depth) graph calls at
 //    one depth, so that each window sees several rounds of the pipeline.
 //  - It stays at its home level and measures its rate there.  After a hold
-//    of some windows it probes a neighbour level (one step up or down, the
-//    directions alternating) for one window.
+//    of some windows it probes another level for one window, in turn: one
+//    step up, one step down, and level 0 (when that is not the step down).
+//    Level 0 is probed directly because the rate need not fall steadily
+//    towards it: with calls served from memory, running them through an
+//    engine costs the same at every depth (and more depth overlaps more of
+//    that cost), while depth 0 avoids the engine altogether.
 //  - A probe whose rate beats the home rate by more than kImprovement
-//    makes that level the new home, and the next probe continues in the
+//    makes that level the new home, and a step up or down continues in the
 //    same direction at once: a cold start climbs 16 -> 32 -> 64 in
 //    consecutive windows.  A probe that does not beat it returns home and
 //    doubles the hold (from kInitialHoldWindows up to kMaximumHoldWindows),
@@ -47,7 +51,7 @@ class DepthController {
 
   static constexpr unsigned kStartDepth = 16;
   static constexpr unsigned kMinimumWindowCalls = 128;
-  static constexpr unsigned kWindowCallsPerDepth = 8;
+  static constexpr unsigned kWindowCallsPerDepth = 4;
   static constexpr double kImprovement = 0.05;  // a probe must be 5% faster to win
   static constexpr unsigned kInitialHoldWindows = 2;
   static constexpr unsigned kMaximumHoldWindows = 32;
@@ -85,8 +89,12 @@ class DepthController {
   static unsigned DepthOfLevel(unsigned level);
   unsigned WindowLength() const;
   void EndWindow(double rate);
-  // Starts a probe of the level one step in `direction_` from home (the
-  // other direction at an edge).  Returns false when there is no neighbour.
+  // Which level a probe tries.
+  enum class Probe : unsigned char { kUp, kDown, kZero };
+  // The level `probe` tries from home, or -1 when there is none.
+  int ProbeTarget(Probe probe) const;
+  // Starts a probe of the next kind in turn that has a target.  Returns
+  // false when no level but home exists.
   bool StartProbe();
   void SetLevel(unsigned level);
 
@@ -99,7 +107,7 @@ class DepthController {
   unsigned home_level_ = 0;
   unsigned current_level_ = 0;  // home_level_, or the probed neighbour
   bool probing_ = false;
-  int direction_ = +1;
+  Probe probe_ = Probe::kUp;       // the kind being probed, or the next one to probe
   unsigned hold_windows_ = kInitialHoldWindows;  // hold length after a failed probe
   unsigned hold_left_ = 0;                       // windows still to wait before probing
   double home_rate_ = 0;                         // calls per second at home, last measured

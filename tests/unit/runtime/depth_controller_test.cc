@@ -3,6 +3,7 @@
 #include "runtime/depth_controller.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <functional>
 
 #include "gtest/gtest.h"
@@ -84,6 +85,18 @@ TEST(DepthControllerTest, WalksDownToZeroWhenEarlyIssueOnlyCosts) {
            &calls_at_depth);
   EXPECT_EQ(controller.home_depth(), 0u);
   EXPECT_GT(calls_at_depth[0], 100000u * 7 / 10);
+}
+
+TEST(DepthControllerTest, FindsDepthZeroWhenTheEngineCostsTheSameAtEveryDepth) {
+  // Calls served from memory: through the engine every call costs a
+  // hand-off (a little less with more of them overlapped); at depth 0 none.
+  DepthController controller(true, 128, &FakeClock);
+  RunCalls(controller,
+           [](unsigned depth) {
+             return depth == 0 ? uint64_t{1000} : uint64_t{3000} - 10 * std::min(depth, 64u);
+           },
+           100000);
+  EXPECT_EQ(controller.home_depth(), 0u);
 }
 
 TEST(DepthControllerTest, StaysWhenNoDepthIsBetterAndProbesRarely) {
