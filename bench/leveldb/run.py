@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""LevelDB benchmark: YCSB Gets through leveldb::Version::Get, plain and with
+foreactor, under a limited page cache.
+
+Each measurement replays a YCSB run trace (real YCSB 0.17.0, see
+bench/leveldb/images.py) with leveldb_driver against a fresh clone of a
+~1 GiB image (table files hard-linked, so LevelDB's compactions during the
+run never change the image), table files read with pread, block cache
+8 MiB, no Bloom filter, no compression.  The driver checks every Get
+(status and value); a mismatch aborts the benchmark.
+
+Memory ratio R: the run's page cache is limited to R x the image's size
+with a memory cgroup (bench/leveldb/memory.py), plus --allowance-mib for
+the driver's own memory.  Below 100% the image's pages are evicted first
+(cold start: scripts/drop_caches.sh, or with --cold fadvise only the
+image's files); at 100% every file of the image is read into the cache
+first and no limit is set ("all cached").
+
+Configurations, in every point, in an order that alternates from round to
+round: plain (leveldb_driver, no plugin), and leveldb_driver_foreactor with
+io_uring and with the thread pool at depths 4, 8, 16.  Reported per
+configuration: medians over rounds of the average, p50 and p99 Get latency
+and of the throughput, their ratios to plain, and foreactor's statistics
+(issued early, consumed, wasted, mispredicted) summed over rounds.
+
+Sweeps (defaults in brackets: 1 KiB values, YCSB-C Zipfian 0.99, 1 client
+thread, 10% memory):
+  memory     ratio 10, 25, 50, 100 %
+  value      value size 128 B, 1, 4, 16, 64 KiB
+  threads    client threads 1, 2, 4, 8
+  workload   YCSB A, B, C, D and C with uniform keys
+
+Usage: run.py [--quick] [--sweeps memory,value,...] [--rounds N] [--ops N]
+       (or: ./run bench leveldb [--quick])
+--quick: one small image (1 KiB values, 256 MiB), YCSB-C, 10% and 100%
+memory, plain, io_uring 8 and 16, threads 16, 10,000 operations, 3 rounds;
+a few minutes.  Writes bench/results/leveldb[-quick].json and
+bench/results/leveldb[-quick]-<sweep>.png.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
+BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench.common import cache, machine, progress, results, runs  # noqa: E402
+import images  # noqa: E402
+import memory  # noqa: E402
+
+PROGRAM_DIR = ROOT / "third_party" / "leveldb-build"
+PLAIN_DRIVER = PROGRAM_DIR / "leveldb_driver"
+FOREACTOR_DRIVER = PROGRAM_DIR / "leveldb_driver_foreactor"
+RUN_DIR = ROOT / "data" / "leveldb" / "run"
+RESULTS_DIR = ROOT / "bench" / "results"
+GRAPH = "leveldb_get"
+STAT_NAMES = ("scopes", "intercepted", "issued_early", "consumed", "wasted", "mispredicted",
+              "synchronous", "served_from_cache")
+METRICS = ("average", "p50", "p99", "throughput")
+
+ALL_SWEEPS = {
+    "memory": [{"ratio": ratio} for ratio in (10, 25, 50, 100)],
+    "value": [{"value_size": size} for size in images.VALUE_SIZES],
+    "threads": [{"threads": threads} for threads in (1, 2, 4, 8)],
+    "workload": [{"workload": workload} for workload in ("a", "b", "c", "d", "c-uniform")],
+}
+DEFAULT_POINT = {"ratio": 10, "value_size": 1024, "threads": 1, "workload": "c"}
+QUICK_IMAGE_BYTES = 256 << 20
+
+
+class MismatchError(RuntimeError):
+    """The driver found a Get whose status or value was wrong."""
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a few minutes (see above)")
+    parser.add_argument("--sweeps", default=",".join(ALL_SWEEPS),
+                        help="comma-separated sweeps to run (default: all)")
+    parser.add_argument("--rounds", type=int, help="rounds per configuration (3)")
+    parser.add_argument("--ops", type=int,
+                        help="operations per run (default: the trace's, about 200 MiB of "
+                             "values; quick 10,000)")
+    parser.add_argument("--depths", default="4,8,16", help="foreactor depths (4,8,16)")
+    parser.add_argument("--records", type=int,
+                        help="records per image instead of about 1 GiB (for trying things out)")
+    parser.add_argument("--allowance-mib", type=int, default=64,
+                        help="memory allowed beyond the page cache share, for the driver's "
+                             "own memory (64; the driver peaks near 60 MiB resident with "
+                             "200,000 operations)")
+    parser.add_argument("--cold", choices=("drop_caches", "fadvise"), default="drop_caches",
+                        help="how to evict before a cold run: scripts/drop_caches.sh (whole "
+                             "page cache as root) or posix_fadvise on the image's files only")
+    parser.add_argument("--output", help="results file (default bench/results/leveldb[-quick].json)")
+    arguments = parser.parse_args()
+    if arguments.rounds is None:
+        arguments.rounds = 3
+    arguments.depths = [int(depth) for depth in arguments.depths.split(",") if depth]
+    arguments.sweeps = [sweep for sweep in arguments.sweeps.split(",") if sweep]
+    for sweep in arguments.sweeps:
+        if sweep not in ALL_SWEEPS:
+            parser.error(f"unknown sweep {sweep} (known: {', '.join(ALL_SWEEPS)})")
+    if arguments.quick:
+        arguments.sweeps = ["memory"]
+        if arguments.ops is None:
+            arguments.ops = 10000
+        if arguments.records is None:
+            arguments.records = QUICK_IMAGE_BYTES // (1024 + images.KEY_BYTES)
+    return arguments
+
+
+def say(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def configurations(arguments):
+    """(name, engine, depth); engine None is the plain driver."""
+    if arguments.quick:
+        return [("plain", None, None), ("io_uring 8", "io_uring", 8),
+                ("io_uring 16", "io_uring", 16), ("threads 16", "threads", 16)]
+    return [("plain", None, None)] + [(f"{engine} {depth}", engine, depth)
+                                       for engine in ("io_uring", "threads")
+                                       for depth in arguments.depths]
+
+
+def points(arguments):
+    """(sweep, point) pairs; a point shared by two sweeps is measured once per sweep."""
+    if arguments.quick:
+        return [("memory", dict(DEFAULT_POINT, ratio=ratio)) for ratio in (10, 100)]
+    return [(sweep, dict(DEFAULT_POINT, **change)) for sweep in arguments.sweeps
+            for change in ALL_SWEEPS[sweep]]
+
+
+def prepare(point, arguments):
+    """Image and run trace of a point (built when missing)."""
+    value_size = point["value_size"]
+    records = arguments.records or images.records_for(value_size)
+    image = images.ensure_image(value_size, records)
+    operations = images.operations_for(value_size)
+    if arguments.ops:
+        operations = min(operations, arguments.ops) if not arguments.quick else arguments.ops
+    trace = images.ensure_trace("run", records, point["workload"], operations, value_size)
+    return image, trace, operations
+
+
+def measure(point, configuration, image, trace, arguments, cold_reports):
+    """One run of one configuration; returns (driver summary, statistics or None)."""
+    _, engine, depth = configuration
+    db_bytes = images.image_summary(image)["bytes"]
+    files = images.image_files(image)
+    if point["ratio"] < 100:
+        if arguments.cold == "fadvise":
+            cold_reports.add(evict_files(files))
+        else:
+            cold_reports.add(cache.drop_page_cache(files))
+    else:
+        cache.warm_files(files)
+    with tempfile.TemporaryDirectory(prefix="leveldb-bench-") as scratch:
+        stats_file = Path(scratch) / "stats.json"
+        environment = runs.foreactor_environment(engine, depth, stats_file)
+        driver = PLAIN_DRIVER if engine is None else FOREACTOR_DRIVER
+        command = [driver, "--db", RUN_DIR, "--clone-from", image, "--run", trace,
+                   "--threads", point["threads"]]
+        if point["ratio"] < 100:
+            limit_bytes = point["ratio"] * db_bytes // 100 + (arguments.allowance_mib << 20)
+            with memory.MemoryLimit(f"foreactor_leveldb_{os.getpid()}", limit_bytes) as limit:
+                completed = run_driver(limit.wrap_command(command), environment)
+                memory_report = limit.describe()
+        else:
+            completed = run_driver(command, environment)
+            memory_report = {"kind": "unlimited (all cached)"}
+        if completed.returncode == 1:
+            raise MismatchError(f"{configuration[0]} at {point}: {completed.stderr[-2000:]}")
+        if completed.returncode != 0:
+            raise RuntimeError(f"leveldb_driver failed ({completed.returncode}) at {point}, "
+                               f"{configuration[0]}:\n{completed.stderr[-2000:]}")
+        summary = json.loads(completed.stdout)
+        summary["memory"] = memory_report
+        summary["driver_max_rss_kib"] = completed.max_rss_kib
+        statistics = runs.read_graph_statistics(stats_file, GRAPH) if engine else None
+    return summary, statistics
+
+
+class Completed:
+    """What run_driver() saw of one driver run."""
+
+    def __init__(self, returncode, stdout, stderr, max_rss_kib):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+        self.max_rss_kib = max_rss_kib
+
+
+def run_driver(command, environment):
+    """Runs the driver; returns its status, output and peak resident memory
+    (the anonymous memory the allowance must cover, plus mapped code)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen([str(c) for c in command], env=environment, stdout=out,
+                                   stderr=err, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Completed(process.returncode, out.read(), err.read(), usage.ru_maxrss)
+
+
+def evict_files(files):
+    """Evicts `files` from the page cache with posix_fadvise(POSIX_FADV_DONTNEED)
+    (they are never written while cached: image files are read-only); returns
+    a report in drop_caches.sh's words."""
+    for path in files:
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(descriptor)
+    return "fadvise: evicted the image's files"
+
+
+def summarize(samples, statistics):
+    """Medians of the metrics over rounds, and summed statistics."""
+    medians = {
+        "average": runs.median_or_none([s["latency_us"]["average"] for s in samples]),
+        "p50": runs.median_or_none([s["latency_us"]["p50"] for s in samples]),
+        "p99": runs.median_or_none([s["latency_us"]["p99"] for s in samples]),
+        "throughput": runs.median_or_none([s["throughput_ops"] for s in samples]),
+    }
+    return {"median": medians, "samples": samples,
+            "statistics": runs.sum_counters(statistics, STAT_NAMES)}
+
+
+def run_point(sweep, point, arguments, tick, cold_reports):
+    image, trace, operations = prepare(point, arguments)
+    configs = configurations(arguments)
+    samples = {name: [] for name, _, _ in configs}
+    statistics = {name: [] for name, _, _ in configs}
+    for round_index in range(arguments.rounds):
+        for configuration in runs.alternating_order(configs, round_index):
+            summary, stats = measure(point, configuration, image, trace, arguments, cold_reports)
+            samples[configuration[0]].append(summary)
+            statistics[configuration[0]].append(stats)
+            tick(f"{sweep} {point_label(point)} {configuration[0]}: "
+                 f"avg {summary['latency_us']['average']:.0f} us")
+    result = {"sweep": sweep, "point": point, "image": str(image),
+              "image_bytes": images.image_summary(image)["bytes"],
+              "files_per_level": images.image_summary(image)["files_per_level"],
+              "trace": str(trace), "operations": operations, "configurations": {}}
+    for name, _, _ in configs:
+        result["configurations"][name] = summarize(samples[name], statistics[name])
+    plain = result["configurations"]["plain"]["median"]
+    for name, _, _ in configs:
+        entry = result["configurations"][name]
+        entry["ratio_to_plain"] = {metric: runs.ratio_or_none(entry["median"][metric], plain[metric])
+                                   for metric in METRICS}
+    return result
+
+
+def point_label(point):
+    return (f"{point['workload']} v{point['value_size']} {point['ratio']}% "
+            f"t{point['threads']}")
+
+
+def markdown(data):
+    """Tables of a results dict, one per sweep."""
+    lines = []
+    for sweep in dict.fromkeys(entry["sweep"] for entry in data["points"]):
+        lines += [f"### {sweep}", "",
+                  "| point | configuration | avg µs | p50 µs | p99 µs | ops/s | avg x | p99 x | "
+                  "early | consumed | wasted | mispredicted |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for entry in data["points"]:
+            if entry["sweep"] != sweep:
+                continue
+            for name, config in entry["configurations"].items():
+                median, ratio = config["median"], config["ratio_to_plain"]
+                stats = config["statistics"] or {}
+                lines.append(
+                    f"| {point_label(entry['point'])} | {name} | {median['average']:.0f} | "
+                    f"{median['p50']:.0f} | {median['p99']:.0f} | {median['throughput']:.0f} | "
+                    f"{ratio['average']:.2f} | {ratio['p99']:.2f} | "
+                    f"{stats.get('issued_early', '')} | {stats.get('consumed', '')} | "
+                    f"{stats.get('wasted', '')} | {stats.get('mispredicted', '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(data, output_prefix):
+    """One PNG per sweep: average and p99 latency relative to plain."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        say("matplotlib missing: no plots")
+        return []
+    written = []
+    key_of = {"memory": "ratio", "value": "value_size", "threads": "threads", "workload": "workload"}
+    for sweep in dict.fromkeys(entry["sweep"] for entry in data["points"]):
+        entries = [entry for entry in data["points"] if entry["sweep"] == sweep]
+        labels = [str(entry["point"][key_of[sweep]]) for entry in entries]
+        names = [name for name in entries[0]["configurations"] if name != "plain"]
+        figure, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for axis, metric in zip(axes, ("average", "p99")):
+            for name in names:
+                values = [entry["configurations"][name]["ratio_to_plain"][metric] or 0
+                          for entry in entries]
+                axis.plot(labels, values, marker="o", label=name)
+            axis.axhline(1.0, color="black", linewidth=0.8)
+            axis.set_title(f"{metric} Get latency, foreactor / plain")
+            axis.set_xlabel(key_of[sweep])
+            axis.set_ylim(bottom=0)
+        axes[0].legend(fontsize=8)
+        figure.suptitle(f"LevelDB YCSB, sweep over {sweep}")
+        figure.tight_layout()
+        path = Path(f"{output_prefix}-{sweep}.png")
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        written.append(path)
+    return written
+
+
+def main():
+    arguments = parse_arguments()
+    subprocess.run(["bash", str(ROOT / "apps" / "leveldb" / "build.sh"),
+                    "leveldb_driver", "leveldb_driver_foreactor"],
+                   check=True, env={**os.environ, "FOREACTOR_BUILD_DIR": str(BUILD_DIR)})
+    if not FOREACTOR_DRIVER.exists():
+        sys.exit("run.py: leveldb_driver_foreactor not built (no plugin in apps/leveldb/plugin/)")
+    if memory.available() == "none":
+        say("run.py: no memory cgroup can be made here: runs below 100% are NOT limited")
+    plan = points(arguments)
+    total = len(plan) * arguments.rounds * len(configurations(arguments))
+    meter = progress.Progress(total)
+    cold_reports = set()
+    started = time.time()
+    data = {"benchmark": "leveldb", "quick": arguments.quick, "machine": machine.describe_machine(),
+            "settings": {"rounds": arguments.rounds, "ops": arguments.ops,
+                         "records": arguments.records, "allowance_mib": arguments.allowance_mib,
+                         "cold": arguments.cold, "memory_cgroup": memory.available(),
+                         "block_cache_mib": 8, "bloom_filter": False, "compression": "none"},
+            "points": []}
+    for sweep, point in plan:
+        data["points"].append(run_point(sweep, point, arguments, meter.step, cold_reports))
+    meter.finish()
+    data["cache_drop"] = sorted(cache.describe_cache_drop(report) for report in cold_reports)
+    data["seconds"] = time.time() - started
+    data["load_average_after"] = list(os.getloadavg())
+    name = "leveldb-quick" if arguments.quick else "leveldb"
+    output = Path(arguments.output) if arguments.output else RESULTS_DIR / f"{name}.json"
+    results.write_json(output, data)
+    plots = plot(data, output.with_suffix(""))
+    print(markdown(data))
+    say(f"run.py: results in {output}; plots: {', '.join(str(p) for p in plots)}")
+
+
+if __name__ == "__main__":
+    main()

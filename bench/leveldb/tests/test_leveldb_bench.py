@@ -1,0 +1,44 @@
+"""bench/leveldb/run.py end to end on a tiny image (5,000 records, 500
+Gets a run, one round, io_uring and threads at depth 8): every
+configuration is measured at 10% and 100% memory, the driver checked every
+Get, the runs below 100% ran inside a memory cgroup that held them to their
+limit, and the results file and plot are written.  About 20 s."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "bench" / "leveldb"))
+
+import memory  # noqa: E402
+
+
+def test_quick_sweep_on_a_tiny_image(tmp_path):
+    output = tmp_path / "leveldb-test.json"
+    environment = {**os.environ, "FOREACTOR_BUILD_DIR": os.environ.get(
+        "FOREACTOR_BUILD_DIR", str(ROOT / "build"))}
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "leveldb" / "run.py"), "--records", "5000",
+         "--ops", "500", "--sweeps", "memory", "--rounds", "1", "--depths", "8",
+         "--cold", "fadvise", "--output", str(output)],
+        env=environment, capture_output=True, text=True, timeout=900)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    data = json.loads(output.read_text())
+    assert [entry["point"]["ratio"] for entry in data["points"]] == [10, 25, 50, 100]
+    for entry in data["points"]:
+        assert set(entry["configurations"]) == {"plain", "io_uring 8", "threads 8"}
+        for name, config in entry["configurations"].items():
+            sample = config["samples"][0]
+            assert sample["gets"] == 500 and sample["mismatches"] == 0
+            if name != "plain":
+                assert config["statistics"]["scopes"] >= 500
+            if entry["point"]["ratio"] < 100 and memory.available() != "none":
+                assert sample["memory"]["kind"] == memory.available()
+                assert 0 < sample["memory"]["peak_bytes"] <= sample["memory"]["limit_bytes"]
+    assert (tmp_path / "leveldb-test-memory.png").stat().st_size > 0
+    assert "| plain |" in completed.stdout
