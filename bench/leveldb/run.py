@@ -41,6 +41,7 @@ bench/results/leveldb[-quick]-<sweep>.png.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,7 +60,8 @@ import memory  # noqa: E402
 PROGRAM_DIR = ROOT / "third_party" / "leveldb-build"
 PLAIN_DRIVER = PROGRAM_DIR / "leveldb_driver"
 FOREACTOR_DRIVER = PROGRAM_DIR / "leveldb_driver_foreactor"
-RUN_DIR = ROOT / "data" / "leveldb" / "run"
+# The clone a run works on; one per benchmark process, removed at the end.
+RUN_DIR = ROOT / "data" / "leveldb" / f"run-{os.getpid()}"
 RESULTS_DIR = ROOT / "bench" / "results"
 GRAPH = "leveldb_get"
 STAT_NAMES = ("scopes", "intercepted", "issued_early", "consumed", "wasted", "mispredicted",
@@ -345,8 +347,11 @@ def main():
                          "cold": arguments.cold, "memory_cgroup": memory.available(),
                          "block_cache_mib": 8, "bloom_filter": False, "compression": "none"},
             "points": []}
-    for sweep, point in plan:
-        data["points"].append(run_point(sweep, point, arguments, meter.step, cold_reports))
+    try:
+        for sweep, point in plan:
+            data["points"].append(run_point(sweep, point, arguments, meter.step, cold_reports))
+    finally:
+        shutil.rmtree(RUN_DIR, ignore_errors=True)
     meter.finish()
     data["cache_drop"] = sorted(cache.describe_cache_drop(report) for report in cold_reports)
     data["seconds"] = time.time() - started
