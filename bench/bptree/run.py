@@ -451,7 +451,7 @@ def print_table(phase, per_degree):
     header = (f"  {'degree':>6} {'configuration':16} {'Mrec/s':>8} {'ratio':>7}"
               + (f" {'no-sync':>8} {'ratio':>7}" if with_fsync else "")
               + f" {'issued early':>13} {'consumed':>10} {'wasted':>8} {'mispred':>8}"
-              + f" {'from cache':>11}")
+              + f" {'found cached':>12} {'from cache':>11}")
     print(header)
     print("  " + "-" * (len(header) - 2))
     for degree, summary in per_degree.items():
@@ -471,6 +471,7 @@ def print_table(phase, per_degree):
                      f" {format_count(stats.get('consumed')):>10}"
                      f" {format_count(stats.get('wasted')):>8}"
                      f" {format_count(stats.get('mispredicted')):>8}"
+                     f" {format_count(stats.get('found_cached')):>12}"
                      f" {format_count(stats.get('served_from_cache')):>11}")
             print(line)
 
@@ -528,13 +529,28 @@ def evaluate_targets(all_results):
     return targets
 
 
+# Results files written before the insert-built tree and O_DIRECT were
+# measured: {"scan": {"cold": .., "hot": ..}, "load": {"cold": ..}}.
+LEGACY_PHASE_KEYS = {("scan", "cold"): "scan-bulk-cold", ("scan", "hot"): "scan-bulk-hot",
+                     ("load", "cold"): "load-buffered"}
+
+
+def phase_results(results_data):
+    """{phase key: {degree: summary}} of a results file, old layout included."""
+    if "scan" in results_data or "load" in results_data:
+        return {LEGACY_PHASE_KEYS[(operation, state)]: per_degree
+                for operation, states in results_data.items()
+                for state, per_degree in states.items()}
+    return results_data
+
+
 def markdown_report(data):
     """The tables of a results file as Markdown (for docs/BPTREE.md)."""
     def number(value, pattern):
         return "-" if value is None else pattern.format(value)
 
     lines = []
-    for key, per_degree in data["results"].items():
+    for key, per_degree in phase_results(data["results"]).items():
         phase = PHASE_BY_KEY[key]
         if not per_degree:
             continue
@@ -546,7 +562,7 @@ def markdown_report(data):
         header = ["degree", "configuration", "Mrec/s", "ratio"]
         if with_fsync:
             header += ["Mrec/s without fsync", "ratio"]
-        header += ["issued early", "consumed", "wasted", "served from cache"]
+        header += ["issued early", "consumed", "wasted", "found cached", "served from cache"]
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "---|" * len(header))
         for degree, summary in per_degree.items():
@@ -558,7 +574,8 @@ def markdown_report(data):
                             number(entry.get("ratio_to_plain_without_fsync"), "{:.2f}x")]
                 stats = entry.get("statistics_median") or {}
                 row += [format_count(stats.get(stat)) for stat in
-                        ("issued_early", "consumed", "wasted", "served_from_cache")]
+                        ("issued_early", "consumed", "wasted", "found_cached",
+                         "served_from_cache")]
                 lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     lines.append("**Targets of issue 3**")
