@@ -12,7 +12,7 @@ std::unique_ptr<ThreadPoolEngine> ThreadPoolEngine::Create(const EngineOptions& 
   WorkerPool* pool = WorkerPool::Instance();
   if (pool == nullptr) return nullptr;
   const unsigned wanted = options.workers != 0 ? options.workers : kDefaultWorkers;
-  if (pool->EnsureWorkers(wanted) == 0) return nullptr;
+  if (pool->AllowWorkers(wanted) == 0) return nullptr;
   const unsigned capacity = options.queue_size != 0 ? options.queue_size : 1;
   std::unique_ptr<ThreadPoolEngine> engine(new (std::nothrow) ThreadPoolEngine(pool, capacity));
   if (!engine) return nullptr;

@@ -21,9 +21,10 @@ class ThreadPoolEngine final : public Engine {
   // Workers the pool gets when the options leave the count at 0.
   static constexpr unsigned kDefaultWorkers = 16;
 
-  // Starts the pool (or grows it) to options.workers workers (kDefaultWorkers
-  // when 0); a batch holds at most options.queue_size chains (at least 1).
-  // Returns null when out of memory or when not a single worker runs.
+  // Lets the shared pool grow to options.workers workers (kDefaultWorkers
+  // when 0; they start as jobs wait, see WorkerPool::AllowWorkers); a batch
+  // holds at most options.queue_size chains (at least 1).  Returns null when
+  // out of memory or when not a single worker runs.
   static std::unique_ptr<ThreadPoolEngine> Create(const EngineOptions& options);
 
   // Cancels this engine's queued requests and waits until none of its

@@ -33,18 +33,22 @@ WorkerPool* WorkerPool::Instance() {
   return pool;
 }
 
-unsigned WorkerPool::EnsureWorkers(unsigned count) {
+unsigned WorkerPool::AllowWorkers(unsigned count) {
   if (count > kMaxWorkers) count = kMaxWorkers;
   std::lock_guard<std::mutex> lock(mutex_);
-  while (workers_ < count) {
-    if (!StartWorkerLocked()) break;
-  }
+  if (count > worker_limit_) worker_limit_ = count;
+  if (workers_ == 0 && worker_limit_ > 0) StartWorkerLocked();
   return workers_;
 }
 
 unsigned WorkerPool::worker_count() {
   std::lock_guard<std::mutex> lock(mutex_);
   return workers_;
+}
+
+unsigned WorkerPool::worker_limit() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return worker_limit_;
 }
 
 bool WorkerPool::StartWorkerLocked() {
@@ -156,6 +160,10 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
   } else {
     for (size_t i = 0; i < wake; ++i) work_available_.notify_one();
   }
+  // Start a worker for each queued job that no idle worker will take.  A
+  // new worker takes jobs from the queue before it ever waits.
+  size_t unserved = queued_ > idle_workers_ ? queued_ - idle_workers_ : 0;
+  while (unserved > 0 && workers_ < worker_limit_ && StartWorkerLocked()) --unserved;
   return 0;
 }
 

@@ -45,13 +45,17 @@ class WorkerPool {
   // The process-wide pool; null only when it cannot be allocated.
   static WorkerPool* Instance();
 
-  // Starts workers until at least `count` run (at most kMaxWorkers).
-  // Returns how many run afterwards: fewer when a thread could not be
-  // created, 0 when none could.
-  unsigned EnsureWorkers(unsigned count);
+  // Lets the pool grow to `count` workers (at most kMaxWorkers; the limit
+  // only rises) and makes sure one runs.  Further workers start on demand:
+  // Push() starts one for each queued job no idle worker can take, up to
+  // the limit, so a process that never queues much never pays for threads
+  // it does not use.  Returns how many workers run afterwards: 0 when not
+  // even the first could be created.
+  unsigned AllowWorkers(unsigned count);
 
-  // How many workers run now.
+  // How many workers run now, and how many the pool may grow to.
   unsigned worker_count();
+  unsigned worker_limit();
 
   void Register(Submitter* submitter);
   // Cancels the submitter's queued jobs, waits for its running ones to
@@ -59,9 +63,12 @@ class WorkerPool {
   void Unregister(Submitter* submitter);
 
   // Queues the chains starting at heads[0..count) in order, under one
-  // lock, and wakes workers.  Every request of the chains must already be
-  // kSubmitted.  Returns 0, or -EAGAIN when no worker runs, or -ENOMEM; on
-  // failure nothing was queued and the caller still owns the chains.
+  // lock, wakes idle workers and starts new ones (within the limit) for
+  // the jobs left over; a worker that cannot be started is not an error,
+  // the running ones take the jobs.  Every request of the chains must
+  // already be kSubmitted.  Returns 0, or -EAGAIN when no worker runs, or
+  // -ENOMEM; on failure nothing was queued and the caller still owns the
+  // chains.
   int Push(Request* const* heads, size_t count, Submitter* submitter);
 
   // If the chain starting at `head` is still queued, removes it and
@@ -95,6 +102,7 @@ class WorkerPool {
   std::condition_variable job_finished_;
   unsigned workers_ = 0;
   unsigned idle_workers_ = 0;
+  unsigned worker_limit_ = 0;  // the most workers Push() may start
   // Queue of jobs: a ring of `capacity_` (a power of two) entries, the
   // first at `first_`, `queued_` of them in use (tombstones included).
   std::unique_ptr<Job[]> jobs_;

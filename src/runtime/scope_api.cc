@@ -63,8 +63,8 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   if (!fresh->settings.automatic_depth && fresh->settings.depth == 0) fresh->settings.engine.kind = EngineKind::kSync;
   // A thread pool keeps as many calls in flight as it has workers: unless
   // told otherwise, give it one per call the graph may run ahead (with the
-  // automatic depth, up to kAutomaticDepthWorkers: the pool starts its
-  // workers eagerly, and more threads than that only add switching).
+  // automatic depth, up to kAutomaticDepthWorkers: more threads than that
+  // only add switching).  The pool starts them as requests wait.
   if (fresh->settings.engine.kind == EngineKind::kThreads && fresh->settings.engine.workers == 0) {
     fresh->settings.engine.workers =
         fresh->settings.automatic_depth ? std::min(fresh->settings.depth, kAutomaticDepthWorkers)
