@@ -11,16 +11,21 @@ here, on a bulk-loaded tree and on one built by random-order inserts
     are consumed from the graph with no misprediction;
   - a direct load writes the byte-identical file, its writes issued early;
   - (strict xfail, a runtime bug) the page-cache probe (RWF_NOWAIT) must not
-    take direct reads for page-cache hits.
+    take direct reads for page-cache hits;
+  - (strict xfail, a runtime bug) an O_DIRECT pread into a misaligned buffer
+    must fail with EINVAL under foreactor as it does plain (the example
+    program's read loop and plugin, compiled here, read into buffer + 1).
 
 Needs FOREACTOR_BUILD_DIR (default <repo>/build) with the targets bptree and
-bptree_foreactor built; about 10 seconds.
+bptree_foreactor built (and a C/C++ compiler for the last test); about
+15 seconds.
 """
 
 import hashlib
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 
 import pytest
@@ -138,3 +143,64 @@ def test_direct_reads_are_not_taken_for_page_cache_hits(trees, tmp_path):
     assert counters["found_cached"] == 0
     assert counters["served_from_cache"] == 0
     assert counters["issued_early"] > 0
+
+
+MISALIGNED_READER = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "read_blocks.h"
+int main(int argc, char **argv) {
+  int fd = open(argv[1], O_RDONLY | O_DIRECT);
+  if (fd < 0) { perror("open"); return 2; }
+  char *buffer = aligned_alloc(4096, 2 * BLOCK_SIZE);
+  uint64_t offsets[32];
+  for (int i = 0; i < 32; ++i) offsets[i] = (uint64_t)(i * 7 % 32) * BLOCK_SIZE;
+  errno = 0;
+  uint64_t checksum = read_blocks(fd, offsets, 32, buffer + 1);  /* misaligned */
+  printf("checksum %llx errno %d\n", (unsigned long long)checksum, errno);
+  return 0;
+}
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "runtime: an early read goes into foreactor's page-aligned slot buffer and is copied "
+    "out, so an O_DIRECT pread into a misaligned buffer succeeds under foreactor where the "
+    "plain call fails with EINVAL (DESIGN rule 1); the runtime should not issue early, or "
+    "should fail the same way, when the descriptor has O_DIRECT and the program's buffer "
+    "(or offset, length) is not aligned"))
+def test_misaligned_direct_read_fails_as_plain(tmp_path):
+    compilers = shutil.which("cc"), shutil.which("c++")
+    library = BUILD_DIR / "libforeactor.so"
+    if None in compilers or not library.exists():
+        pytest.skip("needs cc, c++ and libforeactor.so")
+    example = REPO / "examples" / "random_read"
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(32 * 8192))
+    try:
+        os.close(os.open(data, os.O_RDONLY | os.O_DIRECT))
+    except OSError:
+        pytest.skip(f"the file system of {tmp_path} refuses O_DIRECT")
+    (tmp_path / "main.c").write_text(MISALIGNED_READER)
+    objects = []
+    for source, compiler in ((tmp_path / "main.c", compilers[0]),
+                             (example / "read_blocks.c", compilers[0]),
+                             (example / "random_read_plugin.cc", compilers[1])):
+        output = tmp_path / (source.name + ".o")
+        flags = ["-std=c++20"] if source.suffix == ".cc" else []
+        subprocess.run([compiler, *flags, "-O1", "-I", str(example), "-I", str(REPO / "include"),
+                        "-c", str(source), "-o", str(output)], check=True)
+        objects.append(str(output))
+    plain, wrapped = tmp_path / "plain", tmp_path / "wrapped"
+    subprocess.run([compilers[1], *objects[:2], "-o", str(plain)], check=True)
+    subprocess.run([compilers[1], *objects, "-Wl,--wrap=read_blocks", str(library),
+                    f"-Wl,-rpath,{BUILD_DIR}", "-o", str(wrapped)], check=True)
+
+    expected = run(plain, data, env=environment())
+    assert "errno 22" in expected  # the kernel refuses the misaligned buffer
+    for engine in ("io_uring", "threads"):
+        got = run(wrapped, data, env=environment(engine, tmp_path / "stats.json", page_cache=0))
+        assert got == expected, engine
