@@ -1,24 +1,25 @@
 // plugin_get_test.cc: LevelDB Gets checked against a model, for the plugin.
 //
-//   plugin_get_test build DIR SEED (bloom|nobloom)   make the database
-//   plugin_get_test get DIR SEED (bloom|nobloom) GETS THREADS
-//   plugin_get_test build-small DIR (bloom|nobloom)  one table of 1000 keys
-//   plugin_get_test lookup DIR (bloom|nobloom) NUMBER...
+//   plugin_get_test build DIR SHAPE bloom|nobloom          make the database
+//   plugin_get_test get DIR SHAPE bloom|nobloom GETS THREADS
+//   plugin_get_test lookup DIR SHAPE bloom|nobloom NUMBER...
 //
-// `build` writes a database whose keys lie in several levels: sorted batches
-// (flushed memtables pushed down to level 2), then overwrites and deletions
-// compacted into level 1, then a few level-0 files of overwrites, deletions
-// and new keys.  `get` opens it with a small block cache and looks up GETS
-// keys (present, overwritten, deleted, never written; inside and outside
-// the key range) on THREADS threads, checking each status and value against
-// the model the seed determines.  It prints "gets N found F mismatches M"
-// and the database's file listing to stderr; exit status 0 iff M == 0.
-// `lookup` looks up "key%08d" of each NUMBER in the small database (even
-// numbers below 2000 are present) and prints "gets N mismatches M".
-// Memory-mapped table reads are off, so tables are read with pread.
-#include <algorithm>
+// Keys are "key%08d" of a number; even numbers are written, odd never.
+// SHAPE "levels": 30,000 keys in sorted batches (flushed memtables pushed
+// down to level 2), overwrites and deletions compacted into them, then four
+// flushed files of overwrites, deletions and new keys (one lands in level
+// 1, three stay in level 0).  SHAPE "chain": 1,000 keys in one level-2
+// table, numbers 100 and 900 overwritten in a level-1 table, 200 and 800 in
+// a level-0 table, so that looking up 500 visits all three tables.
+//
+// `get` opens the database with a small block cache and looks up GETS
+// random numbers (present, overwritten, deleted, never written, past the
+// end) on THREADS threads; `lookup` looks up the NUMBERs in order.  Both
+// check every status and value against the model the shape determines,
+// print "gets N found F mismatches M" (and, for `get`, the file listing to
+// stderr) and exit with status 0 iff M == 0.  Memory-mapped table reads are
+// off, so tables are read with pread.
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <random>
@@ -30,225 +31,195 @@
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/options.h"
-#include "leveldb/write_batch.h"
 #include "support/no_mmap_reads.h"
 
 namespace {
 
-constexpr int kKeys = 30000;
-
-std::string Key(int i) {
+std::string Key(int number) {
   char key[32];
-  std::snprintf(key, sizeof key, "key%08d", i * 2);  // odd numbers are never written
+  std::snprintf(key, sizeof key, "key%08d", number);
   return key;
 }
 
-// Hardly compressible, so that the tables have the size the key count says.
-std::string Value(int i, int version, size_t size) {
-  std::string value = "v" + std::to_string(version) + "-" + std::to_string(i) + "-";
-  std::minstd_rand random(static_cast<unsigned>(i * 31 + version));
-  while (value.size() < size) value.push_back(static_cast<char>('!' + random() % 90));
+// Hardly compressible, so that tables have the size the key count says.
+std::string Value(int number, int version) {
+  std::string value = "v" + std::to_string(version) + "-" + std::to_string(number) + "-";
+  std::minstd_rand random(static_cast<unsigned>(number * 31 + version));
+  while (value.size() < 100) value.push_back(static_cast<char>('!' + random() % 90));
   return value;
 }
 
-// The operations of `build`, in order, as the model sees them; `flush`
-// marks where build compacts or forces a memtable out.
+// The writes of `build`, in order; kCompactAll and kFlush are where it
+// compacts everything or forces the memtable into a table file.
 struct Step {
   enum Kind { kPut, kDelete, kCompactAll, kFlush } kind;
-  int key;
-  int version;
+  int number = 0;
+  int version = 0;
 };
 
-std::vector<Step> Operations(unsigned seed) {
-  std::mt19937 random(seed);
+std::vector<Step> Steps(const std::string& shape) {
   std::vector<Step> steps;
-  for (int i = 0; i < kKeys; ++i) steps.push_back({Step::kPut, i, 0});  // sorted: level 2
-  steps.push_back({Step::kFlush, 0, 0});
-  for (int i = 0; i < kKeys / 4; ++i) {
-    const int key = static_cast<int>(random() % kKeys);
-    steps.push_back({random() % 3 == 0 ? Step::kDelete : Step::kPut, key, 1});
+  if (shape == "chain") {
+    for (int n = 0; n < 2000; n += 2) steps.push_back({Step::kPut, n, 0});
+    steps.push_back({Step::kCompactAll});
+    steps.insert(steps.end(), {{Step::kPut, 100, 1}, {Step::kPut, 900, 1}, {Step::kFlush}});
+    steps.insert(steps.end(), {{Step::kPut, 200, 2}, {Step::kPut, 800, 2}, {Step::kFlush}});
+    return steps;
   }
-  steps.push_back({Step::kCompactAll, 0, 0});  // level 0 -> level 1
-  for (int file = 0; file < 4; ++file) {  // one level-1 file, then three level-0 files
+  constexpr int kKeys = 30000;
+  std::mt19937 random(7);
+  for (int i = 0; i < kKeys; ++i) steps.push_back({Step::kPut, 2 * i, 0});
+  steps.push_back({Step::kFlush});
+  for (int i = 0; i < kKeys / 4; ++i) {
+    const int number = 2 * static_cast<int>(random() % kKeys);
+    steps.push_back({random() % 3 == 0 ? Step::kDelete : Step::kPut, number, 1});
+  }
+  steps.push_back({Step::kCompactAll});
+  for (int file = 0; file < 4; ++file) {
     for (int i = 0; i < 400; ++i) {
-      const int key = static_cast<int>(random() % (kKeys + 200));  // some beyond the range
-      steps.push_back({random() % 4 == 0 ? Step::kDelete : Step::kPut, key, 2 + file});
+      const int number = 2 * static_cast<int>(random() % (kKeys + 200));  // some past the end
+      steps.push_back({random() % 4 == 0 ? Step::kDelete : Step::kPut, number, 2 + file});
     }
-    steps.push_back({Step::kFlush, 0, 0});
+    steps.push_back({Step::kFlush});
   }
   return steps;
 }
 
-leveldb::Options MakeOptions(bool bloom) {
-  leveldb::Options options;
-  options.create_if_missing = true;
-  options.write_buffer_size = 256 << 10;
-  options.max_file_size = 128 << 10;
-  options.block_size = 1024;
-  options.block_cache = leveldb::NewLRUCache(32 << 10);  // small: hits and misses
-  options.filter_policy = bloom ? leveldb::NewBloomFilterPolicy(10) : nullptr;
-  options.compression = bloom ? leveldb::kSnappyCompression : leveldb::kNoCompression;
-  return options;
+std::map<int, std::string> Model(const std::string& shape) {
+  std::map<int, std::string> model;  // number -> value; absent: not found
+  for (const Step& step : Steps(shape)) {
+    if (step.kind == Step::kPut) model[step.number] = Value(step.number, step.version);
+    if (step.kind == Step::kDelete) model.erase(step.number);
+  }
+  return model;
 }
 
-void Check(const leveldb::Status& status, const char* what) {
+// The options of every run; the database owns nothing of them.
+struct DatabaseOptions {
+  explicit DatabaseOptions(bool bloom)
+      : cache(leveldb::NewLRUCache(32 << 10)),  // small: block cache hits and misses
+        policy(bloom ? leveldb::NewBloomFilterPolicy(10) : nullptr) {
+    options.create_if_missing = true;
+    options.write_buffer_size = 256 << 10;
+    options.max_file_size = 1 << 20;  // the least LevelDB accepts
+    options.block_size = 1024;
+    options.block_cache = cache.get();
+    options.filter_policy = policy.get();
+    options.compression = bloom ? leveldb::kSnappyCompression : leveldb::kNoCompression;
+  }
+  std::unique_ptr<leveldb::Cache> cache;
+  std::unique_ptr<const leveldb::FilterPolicy> policy;
+  leveldb::Options options;
+};
+
+std::unique_ptr<leveldb::DB> OpenOrExit(const leveldb::Options& options, const std::string& dir) {
+  leveldb::DB* db = nullptr;
+  const leveldb::Status status = leveldb::DB::Open(options, dir, &db);
   if (!status.ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());
+    std::fprintf(stderr, "open %s: %s\n", dir.c_str(), status.ToString().c_str());
     std::exit(2);
   }
+  return std::unique_ptr<leveldb::DB>(db);
 }
 
-// Forces the memtable into a table file: a key-range compaction of one
-// key, which LevelDB starts with a memtable flush.
-void FlushMemtable(leveldb::DB* db) {
-  const leveldb::Slice key("~");
-  db->CompactRange(&key, &key);
-}
-
-int Build(const std::string& dir, unsigned seed, bool bloom) {
-  leveldb::Options options = MakeOptions(bloom);
-  leveldb::DB* raw = nullptr;
-  Check(leveldb::DB::Open(options, dir, &raw), "open");
-  std::unique_ptr<leveldb::DB> db(raw);
-  for (const Step& step : Operations(seed)) {
-    switch (step.kind) {
-      case Step::kPut:
-        Check(db->Put({}, Key(step.key), Value(step.key, step.version, 100)), "put");
-        break;
-      case Step::kDelete:
-        Check(db->Delete({}, Key(step.key)), "delete");
-        break;
-      case Step::kCompactAll:
-        db->CompactRange(nullptr, nullptr);
-        break;
-      case Step::kFlush:
-        FlushMemtable(db.get());
-        break;
-    }
-  }
+void PrintListing(leveldb::DB* db) {
   std::string listing;
   db->GetProperty("leveldb.sstables", &listing);
   std::fprintf(stderr, "%s", listing.c_str());
-  db.reset();
-  delete options.block_cache;
-  delete options.filter_policy;
+}
+
+int Build(const std::string& dir, const std::string& shape, bool bloom) {
+  DatabaseOptions options(bloom);
+  std::unique_ptr<leveldb::DB> db = OpenOrExit(options.options, dir);
+  const leveldb::Slice last_key("~");
+  for (const Step& step : Steps(shape)) {
+    leveldb::Status status;
+    if (step.kind == Step::kPut) status = db->Put({}, Key(step.number), Value(step.number, step.version));
+    if (step.kind == Step::kDelete) status = db->Delete({}, Key(step.number));
+    if (step.kind == Step::kCompactAll) db->CompactRange(nullptr, nullptr);
+    // A compaction of a range no file holds only flushes the memtable.
+    if (step.kind == Step::kFlush) db->CompactRange(&last_key, &last_key);
+    if (!status.ok()) {
+      std::fprintf(stderr, "write: %s\n", status.ToString().c_str());
+      return 2;
+    }
+  }
+  PrintListing(db.get());
   return 0;
 }
 
-int Get(const std::string& dir, unsigned seed, bool bloom, int gets, int threads) {
-  std::map<int, std::string> model;  // key -> value; absent: not found
-  for (const Step& step : Operations(seed)) {
-    if (step.kind == Step::kPut) model[step.key] = Value(step.key, step.version, 100);
-    if (step.kind == Step::kDelete) model.erase(step.key);
-  }
-  leveldb::Options options = MakeOptions(bloom);
-  options.create_if_missing = false;
-  leveldb::DB* raw = nullptr;
-  Check(leveldb::DB::Open(options, dir, &raw), "open");
-  std::unique_ptr<leveldb::DB> db(raw);
-  std::vector<long> found(static_cast<size_t>(threads)), mismatches(static_cast<size_t>(threads));
+// Looks up numbers(thread) on `threads` threads and checks each result.
+template <class Numbers>
+int Lookups(const std::string& dir, const std::string& shape, bool bloom, int threads,
+            Numbers&& numbers) {
+  const std::map<int, std::string> model = Model(shape);
+  DatabaseOptions options(bloom);
+  options.options.create_if_missing = false;
+  std::unique_ptr<leveldb::DB> db = OpenOrExit(options.options, dir);
+  std::vector<long> gets(static_cast<size_t>(threads)), found(gets.size()), mismatches(gets.size());
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
-      std::mt19937 random(seed * 7919 + static_cast<unsigned>(t));
-      for (int i = t; i < gets; i += threads) {
-        // Even numbers: keys of the model's range (present, deleted or
-        // overwritten); odd: never written; beyond kKeys + 200: past the end.
-        const int number = static_cast<int>(random() % (2 * (kKeys + 300)));
-        char key[32];
-        std::snprintf(key, sizeof key, "key%08d", number);
+      for (int number : numbers(t)) {
         std::string value;
-        const leveldb::Status status = db->Get({}, key, &value);
-        auto expected = number % 2 == 0 ? model.find(number / 2) : model.end();
-        const bool right = expected == model.end()
-                               ? status.IsNotFound()
-                               : status.ok() && value == expected->second;
+        const leveldb::Status status = db->Get({}, Key(number), &value);
+        auto expected = model.find(number);
+        const bool right = expected == model.end() ? status.IsNotFound()
+                                                   : status.ok() && value == expected->second;
         if (!right) {
-          std::fprintf(stderr, "mismatch: %s: %s\n", key, status.ToString().c_str());
+          std::fprintf(stderr, "mismatch: %s: %s\n", Key(number).c_str(), status.ToString().c_str());
           mismatches[static_cast<size_t>(t)]++;
         }
+        gets[static_cast<size_t>(t)]++;
         if (status.ok()) found[static_cast<size_t>(t)]++;
       }
     });
   }
   for (std::thread& worker : workers) worker.join();
-  long total_found = 0, total_mismatches = 0;
-  for (int t = 0; t < threads; ++t) {
-    total_found += found[static_cast<size_t>(t)];
-    total_mismatches += mismatches[static_cast<size_t>(t)];
+  long total[3] = {0, 0, 0};
+  for (size_t t = 0; t < gets.size(); ++t) {
+    total[0] += gets[t];
+    total[1] += found[t];
+    total[2] += mismatches[t];
   }
-  std::string listing;
-  db->GetProperty("leveldb.sstables", &listing);
-  std::fprintf(stderr, "%s", listing.c_str());
-  std::printf("gets %d found %ld mismatches %ld\n", gets, total_found, total_mismatches);
-  db.reset();
-  delete options.block_cache;
-  delete options.filter_policy;
-  return total_mismatches == 0 ? 0 : 1;
-}
-
-// One table file of kSmallKeys keys (all in one level).
-constexpr int kSmallKeys = 1000;
-
-int BuildSmall(const std::string& dir, bool bloom) {
-  leveldb::Options options = MakeOptions(bloom);
-  leveldb::DB* raw = nullptr;
-  Check(leveldb::DB::Open(options, dir, &raw), "open");
-  std::unique_ptr<leveldb::DB> db(raw);
-  for (int i = 0; i < kSmallKeys; ++i) Check(db->Put({}, Key(i), Value(i, 0, 100)), "put");
-  db->CompactRange(nullptr, nullptr);
-  db.reset();
-  delete options.block_cache;
-  delete options.filter_policy;
-  return 0;
-}
-
-// Looks up "key%08d" of each number in the small database, in order.
-int Lookup(const std::string& dir, bool bloom, const std::vector<int>& numbers) {
-  leveldb::Options options = MakeOptions(bloom);
-  leveldb::DB* raw = nullptr;
-  Check(leveldb::DB::Open(options, dir, &raw), "open");
-  std::unique_ptr<leveldb::DB> db(raw);
-  long mismatches = 0;
-  for (int number : numbers) {
-    char key[32];
-    std::snprintf(key, sizeof key, "key%08d", number);
-    std::string value;
-    const leveldb::Status status = db->Get({}, key, &value);
-    const bool present = number % 2 == 0 && number / 2 < kSmallKeys;
-    if (present ? !(status.ok() && value == Value(number / 2, 0, 100)) : !status.IsNotFound()) {
-      std::fprintf(stderr, "mismatch: %s: %s\n", key, status.ToString().c_str());
-      mismatches++;
-    }
-  }
-  std::printf("gets %zu mismatches %ld\n", numbers.size(), mismatches);
-  db.reset();
-  delete options.block_cache;
-  delete options.filter_policy;
-  return mismatches == 0 ? 0 : 1;
+  PrintListing(db.get());
+  std::printf("gets %ld found %ld mismatches %ld\n", total[0], total[1], total[2]);
+  return total[2] == 0 ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   leveldb_case_study::DisableMmapTableReads();
-  const std::string mode = argc > 1 ? argv[1] : "";
-  const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
-  if (mode == "build" && args.size() == 3) return Build(args[0], std::stoul(args[1]), args[2] == "bloom");
-  if (mode == "get" && args.size() == 5) {
-    return Get(args[0], std::stoul(args[1]), args[2] == "bloom", std::stoi(args[3]), std::stoi(args[4]));
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const bool known_shape = args.size() >= 4 && (args[2] == "levels" || args[2] == "chain") &&
+                           (args[3] == "bloom" || args[3] == "nobloom");
+  const std::string mode = known_shape ? args[0] : "";
+  const bool bloom = known_shape && args[3] == "bloom";
+  if (mode == "build" && args.size() == 4) return Build(args[1], args[2], bloom);
+  if (mode == "get" && args.size() == 6) {
+    const int gets = std::stoi(args[4]), threads = std::stoi(args[5]);
+    const int range = args[2] == "chain" ? 2100 : 60800;
+    std::mt19937 random(7919);
+    std::vector<int> all;  // the same lookups for any number of threads
+    for (int i = 0; i < gets; ++i) all.push_back(static_cast<int>(random() % range));
+    return Lookups(args[1], args[2], bloom, threads, [&](int thread) {
+      std::vector<int> numbers;
+      for (size_t i = static_cast<size_t>(thread); i < all.size(); i += static_cast<size_t>(threads)) {
+        numbers.push_back(all[i]);
+      }
+      return numbers;
+    });
   }
-  if (mode == "build-small" && args.size() == 2) return BuildSmall(args[0], args[1] == "bloom");
-  if (mode == "lookup" && args.size() >= 3) {
+  if (mode == "lookup" && args.size() >= 5) {
     std::vector<int> numbers;
-    for (size_t i = 2; i < args.size(); ++i) numbers.push_back(std::stoi(args[i]));
-    return Lookup(args[0], args[1] == "bloom", numbers);
+    for (size_t i = 4; i < args.size(); ++i) numbers.push_back(std::stoi(args[i]));
+    return Lookups(args[1], args[2], bloom, 1, [&](int) { return numbers; });
   }
   std::fprintf(stderr,
-               "usage: %s build DIR SEED bloom|nobloom\n"
-               "       %s get DIR SEED bloom|nobloom GETS THREADS\n"
-               "       %s build-small DIR bloom|nobloom\n"
-               "       %s lookup DIR bloom|nobloom NUMBER...\n",
-               argv[0], argv[0], argv[0], argv[0]);
+               "usage: %s build DIR levels|chain bloom|nobloom\n"
+               "       %s get DIR levels|chain bloom|nobloom GETS THREADS\n"
+               "       %s lookup DIR levels|chain bloom|nobloom NUMBER...\n",
+               argv[0], argv[0], argv[0]);
   return 2;
 }

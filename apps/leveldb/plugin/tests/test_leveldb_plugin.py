@@ -1,0 +1,192 @@
+"""The Version::Get plugin (apps/leveldb/plugin/) on small databases.
+
+plugin_get_test.cc is compiled here with the plugin, --wrap of the four
+functions plugin.cmake names, libleveldb.a (apps/leveldb/build.sh) and
+libforeactor.so.  Each test builds a fresh database (plain run), evicts it
+from the page cache, and runs Gets whose every status and value the program
+checks against its model; foreactor's statistics are read back.
+
+- chain: one table per level 0, 1 and 2 over the same keys; looking up
+  number 500 opens all three tables inside Version::Get.  Check mode must
+  see exactly the calls the graph predicts (open, footer, index,
+  [metaindex, filter], data block per table) and no divergence.
+- levels: 20,000 random Gets over level-0, level-1 and level-2 files (and
+  the files seek compactions make while they run), with and without a
+  Bloom filter, for each engine at depth 2 and 16, and on two threads.
+- the plain run (foreactor off) gives the same answers.
+
+About 40 s on 2 cores (20 s of it compiling the test program once).
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
+from leveldb_test_support import BUILD_DIR, ROOT, built, clean_environment, graph_statistics  # noqa: E402
+
+PLUGIN_DIR = HERE.parent
+VERSION_GET = ("_ZN7leveldb7Version3GetERKNS_11ReadOptionsERKNS_9LookupKeyEPNSt7__cxx1112"
+               "basic_stringIcSt11char_traitsIcESaIcEEEPNS0_8GetStatsE")
+
+
+def wrapped_symbols():
+    """Version::Get and the symbols plugin.cmake adds."""
+    return [VERSION_GET] + re.findall(r"^\s+(_ZN\w+)", (PLUGIN_DIR / "plugin.cmake").read_text(),
+                                      re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def program():
+    """The test program linked with the plugin; rebuilt when a source changed."""
+    leveldb_build = built()
+    library = leveldb_build / "leveldb" / "libleveldb.a"
+    foreactor = BUILD_DIR / "libforeactor.so"
+    assert foreactor.exists(), f"{foreactor} missing: build foreactor first"
+    output = BUILD_DIR / "leveldb-plugin-test" / "plugin_get_test_foreactor"
+    sources = sorted(PLUGIN_DIR.glob("*.cc")) + [HERE / "plugin_get_test.cc",
+                                                 ROOT / "apps/leveldb/support/no_mmap_reads.cc"]
+    inputs = sources + sorted(PLUGIN_DIR.glob("*.h")) + [library, foreactor,
+                                                         PLUGIN_DIR / "plugin.cmake"]
+    if output.exists() and all(p.stat().st_mtime < output.stat().st_mtime for p in inputs):
+        return output
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tree = ROOT / "third_party" / "leveldb-1.23"
+    command = (["g++", "-std=c++20", "-O2", "-g", "-DNDEBUG", "-Wall", "-Wextra", "-Werror",
+                "-DLEVELDB_PLATFORM_POSIX=1", f"-I{leveldb_build}/leveldb/include", f"-I{tree}",
+                f"-I{tree}/include", f"-I{ROOT}/include", f"-I{ROOT}/apps/leveldb",
+                f"-I{PLUGIN_DIR}", "-o", str(output)] + [str(s) for s in sources]
+               + [f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols()]
+               + [str(library), "-lsnappy", "-lpthread", str(foreactor),
+                  f"-Wl,-rpath,{foreactor.parent}"])
+    subprocess.run(command, check=True, timeout=600)
+    return output
+
+
+def evict(directory):
+    """Drops the database's files from the page cache (our files only)."""
+    for path in Path(directory).iterdir():
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(descriptor)
+
+
+def database(program, directory, shape, filter_kind):
+    subprocess.run([str(program), "build", str(directory), shape, filter_kind], check=True,
+                   env=clean_environment(), capture_output=True, timeout=120)
+    evict(directory)
+    return directory
+
+
+def run(program, arguments, environment):
+    """Runs the program; returns its summary line as a dict of ints."""
+    completed = subprocess.run([str(program)] + [str(a) for a in arguments], env=environment,
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
+    words = completed.stdout.split()
+    return {words[i]: int(words[i + 1]) for i in range(0, len(words) - 1, 2)}
+
+
+def foreactor_on(stats_file, **settings):
+    return clean_environment(FOREACTOR=1, FOREACTOR_STATS=stats_file, **settings)
+
+
+# Calls Version::Get makes in the chain database, per filter kind, for the
+# lookups 500 (tables of levels 0, 1, 2 opened: open + footer + index
+# [+ metaindex + filter] each; data blocks: 3, or only level 2's when the
+# filters rule the key out of levels 0 and 1), 1500 (level 2 only: one data
+# block) and 100 (level 1's data block with a filter; a block cache hit
+# without one: the block was read for 500).
+CHAIN_CALLS = {"bloom": 3 * 5 + 1 + 1 + 1, "nobloom": 3 * 3 + 3 + 1}
+
+
+@pytest.mark.parametrize("filter_kind", ["bloom", "nobloom"])
+def test_chain_check_mode_sees_the_predicted_calls(program, tmp_path, filter_kind):
+    db = database(program, tmp_path / "db", "chain", filter_kind)
+    stats = tmp_path / "stats.json"
+    result = run(program, ["lookup", db, "chain", filter_kind, 500, 1500, 100],
+                 foreactor_on(stats, FOREACTOR_CHECK=1))
+    assert result == {"gets": 3, "found": 3, "mismatches": 0}
+    counters = graph_statistics(stats)["leveldb_get"]
+    assert counters["intercepted"] == CHAIN_CALLS[filter_kind]
+    assert counters["passed_through"] == 0
+    assert counters["check_divergences"] == 0
+
+
+# Calls of the lookup of 500 alone.
+CHAIN_500_CALLS = {"bloom": 3 * 5 + 1, "nobloom": 3 * 3 + 3}
+
+
+@pytest.mark.parametrize("filter_kind", ["bloom", "nobloom"])
+@pytest.mark.parametrize("engine", ["io_uring", "threads"])
+def test_chain_open_path_is_issued_early(program, tmp_path, filter_kind, engine):
+    db = database(program, tmp_path / "db", "chain", filter_kind)
+    stats = tmp_path / "stats.json"
+    result = run(program, ["lookup", db, "chain", filter_kind, 500],
+                 foreactor_on(stats, FOREACTOR_ENGINE=engine, FOREACTOR_DEPTH=16,
+                              FOREACTOR_PAGE_CACHE=0))
+    assert result == {"gets": 1, "found": 1, "mismatches": 0}
+    counters = graph_statistics(stats)["leveldb_get"]
+    # Every call, the three opens included, was issued early and used.
+    assert counters["intercepted"] == CHAIN_500_CALLS[filter_kind]
+    assert counters["consumed"] == counters["intercepted"]
+    assert counters["mispredicted"] == 0 and counters["wasted"] == 0
+
+
+def levels_run(program, tmp_path, filter_kind, settings, threads=1, gets=20000):
+    db = database(program, tmp_path / "db", "levels", filter_kind)
+    stats = tmp_path / "stats.json"
+    environment = foreactor_on(stats, **settings) if settings else clean_environment()
+    result = run(program, ["get", db, "levels", filter_kind, gets, threads], environment)
+    return result, graph_statistics(stats).get("leveldb_get")
+
+
+@pytest.fixture(scope="module")
+def plain_found(program, tmp_path_factory):
+    """Keys the plain run (foreactor off) finds, per filter kind: every run
+    with foreactor must find the same (and the program checks each value)."""
+    found = {}
+    for filter_kind in ("bloom", "nobloom"):
+        result, counters = levels_run(program, tmp_path_factory.mktemp(filter_kind), filter_kind,
+                                      None)
+        assert result["mismatches"] == 0 and counters is None
+        found[filter_kind] = result["found"]
+    return found
+
+
+@pytest.mark.parametrize("filter_kind", ["bloom", "nobloom"])
+@pytest.mark.parametrize("engine", ["io_uring", "threads", "sync"])
+@pytest.mark.parametrize("depth", [2, 16])
+def test_levels_gets_match_the_model(program, plain_found, tmp_path, filter_kind, engine, depth):
+    result, counters = levels_run(program, tmp_path, filter_kind,
+                                  {"FOREACTOR_ENGINE": engine, "FOREACTOR_DEPTH": depth,
+                                   "FOREACTOR_PAGE_CACHE": 0})
+    assert result == {"gets": 20000, "found": plain_found[filter_kind], "mismatches": 0}
+    assert counters["scopes"] > 1000
+    if engine != "sync":
+        assert counters["issued_early"] > 0.9 * counters["intercepted"]
+        assert counters["consumed"] > 0.9 * counters["intercepted"]
+        assert counters["mispredicted"] <= 0.01 * counters["intercepted"]
+
+
+@pytest.mark.parametrize("filter_kind", ["bloom", "nobloom"])
+def test_levels_check_mode_finds_no_divergence(program, tmp_path, filter_kind):
+    result, counters = levels_run(program, tmp_path, filter_kind, {"FOREACTOR_CHECK": 1})
+    assert result["mismatches"] == 0
+    assert counters["check_divergences"] == 0
+    assert counters["passed_through"] <= 0.01 * counters["intercepted"]
+
+
+def test_levels_two_threads(program, plain_found, tmp_path):
+    result, counters = levels_run(program, tmp_path, "nobloom",
+                                  {"FOREACTOR_ENGINE": "io_uring", "FOREACTOR_DEPTH": 8,
+                                   "FOREACTOR_PAGE_CACHE": 0}, threads=2)
+    assert result == {"gets": 20000, "found": plain_found["nobloom"], "mismatches": 0}
+    assert counters["consumed"] > 0.9 * counters["intercepted"]
