@@ -4,9 +4,12 @@ drop_page_cache() runs scripts/drop_caches.sh: as root it empties the whole
 page cache; otherwise it evicts only the files it is given with
 posix_fadvise(POSIX_FADV_DONTNEED).  describe_cache_drop() turns its report
 into words for a results table.  warm_files() reads files once so that they
-are fully cached.
+are fully cached; warm_fraction() caches a chosen share of a file's blocks
+and cached_fraction() says what share is in memory.
 """
 
+import os
+import random
 import subprocess
 from pathlib import Path
 
@@ -58,3 +61,38 @@ def warm_files(files):
                     break
                 total += len(chunk)
     return total
+
+
+def warm_fraction(path, fraction, block_bytes, seed):
+    """Reads round(fraction x blocks) of the `block_bytes` blocks of `path`,
+    chosen at random with `seed` (the same blocks for the same arguments),
+    with readahead switched off for the reading descriptor so that only
+    those blocks enter the page cache.  Returns the number of blocks read."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction {fraction} is not within [0, 1]")
+    size = os.path.getsize(path)
+    blocks = (size + block_bytes - 1) // block_bytes
+    chosen = random.Random(seed).sample(range(blocks), round(fraction * blocks))
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_RANDOM)
+        for block in sorted(chosen):
+            os.pread(descriptor, block_bytes, block * block_bytes)
+    finally:
+        os.close(descriptor)
+    return len(chosen)
+
+
+def cached_fraction(path):
+    """The share of `path`'s pages in the page cache (mincore, through
+    util-linux's fincore), or None when fincore is not available."""
+    try:
+        completed = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES,SIZE",
+                                    str(path)], capture_output=True, text=True)
+    except FileNotFoundError:
+        return None
+    fields = completed.stdout.split()
+    if completed.returncode != 0 or len(fields) != 2:
+        return None
+    resident, size = int(fields[0]), int(fields[1])
+    return resident / size if size > 0 else 1.0

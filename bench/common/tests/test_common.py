@@ -133,3 +133,23 @@ def test_describe_machine_has_the_basics():
     assert description["kernel"]
     assert len(description["load_average"]) == 3
     assert description["device"]["dev"]
+
+
+def test_warm_fraction_reads_the_asked_share_and_rejects_bad_fractions(tmp_path):
+    data = tmp_path / "data"
+    data.write_bytes(b"x" * (100 * 8192))
+    assert cache.warm_fraction(data, 0.25, 8192, 1) == 25
+    assert cache.warm_fraction(data, 0.0, 8192, 1) == 0
+    assert cache.warm_fraction(data, 1.0, 8192, 1) == 100
+    with pytest.raises(ValueError):
+        cache.warm_fraction(data, 1.5, 8192, 1)
+
+
+def test_cached_fraction_of_a_file_just_written_and_read_is_all(tmp_path):
+    data = tmp_path / "data"
+    data.write_bytes(b"y" * (64 * 4096))
+    cache.warm_files([data])
+    fraction = cache.cached_fraction(data)
+    if fraction is None:
+        pytest.skip("fincore (util-linux) is not installed")
+    assert fraction == pytest.approx(1.0)
