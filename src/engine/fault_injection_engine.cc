@@ -164,7 +164,9 @@ int FaultInjectionEngine::Submit() {
   int submitted = 0;
   for (unsigned i = 0; i < held_count_; ++i) {
     Request* head = held_[i];
-    if (ChainHasFault(head)) {
+    // A chain runs here as well: whether its tail runs depends on the head's
+    // result, and only then may the tail count as made.
+    if (head->linked_next != nullptr || ChainHasFault(head)) {
       ExecuteChainWithFaults(head);
       submitted += static_cast<int>(ChainLength(head));
       continue;

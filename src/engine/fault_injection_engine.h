@@ -12,8 +12,9 @@
 //     fails).  A test library preloaded after libforeactor.so exports
 //     `foreactor_test_fault_decide` (see FaultDecideFunction).  The decorator
 //     asks it about every request it is handed, in the order the runtime
-//     prepares them, and executes a request with a fault itself, on the
-//     calling thread: it completes it with the scheduled error without
+//     prepares them, and executes a request with a fault, and every linked
+//     chain (a tail counts as made only if it runs), itself, on the calling
+//     thread: it completes it with the scheduled error without
 //     running it, or runs a shortened copy (short transfer), or runs it and
 //     then reports the error (a close that fails still closes).  The same
 //     function, called from the test library's libc interposers, decides
