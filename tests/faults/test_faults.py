@@ -214,5 +214,5 @@ def test_open_finding_early_write_runs_twice(fault_build, workdir, seed, fault_s
                                              FOREACTOR="1", FOREACTOR_ENGINE=engine,
                                              FOREACTOR_PAGE_CACHE="0"))
     finally:
-        shutil.rmtree(workdir.parent, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
     assert output == baseline, first_difference(baseline, output)
