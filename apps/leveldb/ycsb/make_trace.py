@@ -117,6 +117,7 @@ def main():
         os.unlink(output.name)
         sys.exit(f"make_trace: YCSB exited with {status} after {count} of {expected} "
                  f"operations:\n{stderr[-2000:]}")
+    os.chmod(output.name, 0o644)
     os.replace(output.name, args.output)
     print(f"make_trace: {count} operations -> {args.output}", file=sys.stderr)
 
