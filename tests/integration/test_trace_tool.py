@@ -204,6 +204,7 @@ PROGRAM = r"""
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 __attribute__((noinline)) static long sum_file(const char *path, int blocks) {
@@ -229,6 +230,11 @@ int main(int argc, char **argv) {
   void *from_thread = NULL;
   if (pthread_create(&thread, NULL, on_thread, argv[1]) != 0) return 8;
   pthread_join(thread, &from_thread);
+  /* A forked child that calls the function must run normally (untraced). */
+  pid_t child = fork();
+  if (child == 0) _exit(sum_file(argv[1], 2) > 0 ? 0 : 5);
+  int child_status = 0;
+  if (child < 0 || waitpid(child, &child_status, 0) != child || child_status != 0) return 6;
   return total > 0 && from_thread != NULL ? atoi(argv[2]) : 7;
 }
 """
@@ -247,7 +253,7 @@ def sample(tmp_path_factory):
     return directory
 
 
-def test_trace_of_a_static_function_with_a_thread(sample, tmp_path):
+def test_trace_of_a_static_function_with_a_thread_and_a_fork(sample, tmp_path):
     output = tmp_path / "sum.cc"
     result = run_tool(["trace", "--function", "sum_file", "--output", str(output), "--",
                        str(sample / "sample"), str(sample / "data"), "3"])
