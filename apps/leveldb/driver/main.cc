@@ -109,12 +109,19 @@ Arguments ParseArguments(int argc, char** argv) {
 
 // Makes `target` a copy of the (closed) database `image`: table files are
 // hard links (LevelDB never changes a table file, it only deletes it), the
-// other files are copied.  Replaces `target` if it exists.
+// other files are copied.  Replaces `target` if it is a database or empty.
 bool CloneImage(const std::string& image, const std::string& target, std::string* error) {
   namespace fs = std::filesystem;
   std::error_code code;
   if (!fs::exists(fs::path(image) / "CURRENT", code)) {
     *error = image + " is not a LevelDB database (no CURRENT)";
+    return false;
+  }
+  // Only a folder that is a LevelDB database (or empty) is replaced: a
+  // mistyped --db must not delete anything else.
+  if (fs::exists(target, code) && !fs::is_empty(target, code) &&
+      !fs::exists(fs::path(target) / "CURRENT", code)) {
+    *error = target + " exists and is not a LevelDB database: not replacing it";
     return false;
   }
   fs::remove_all(target, code);

@@ -91,3 +91,13 @@ def test_driver_reports_missing_keys(workspace):
     summary = run_driver([driver, "--db", directory / "run_half", "--clone-from", half,
                           "--run", traces["c"]], clean_environment(), expect_status=1)
     assert summary["mismatches"] == summary["not_found"] > 0
+
+
+def test_clone_never_replaces_a_folder_that_is_not_a_database(workspace, tmp_path):
+    _, traces, images = workspace
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "file").write_text("keep")
+    run_driver([program("leveldb_driver", False), "--db", precious, "--clone-from", images[0],
+                "--run", traces["c"]], clean_environment(), expect_status=2)
+    assert (precious / "file").read_text() == "keep"
