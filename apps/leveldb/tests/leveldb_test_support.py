@@ -78,12 +78,13 @@ def make_trace(directory, name, **arguments):
 
 
 def run_driver(arguments, environment, expect_status=0):
-    """Runs leveldb_driver (arguments[0]); returns its JSON summary."""
+    """Runs leveldb_driver (arguments[0]); returns its JSON summary (None when
+    it printed none: usage and open errors)."""
     completed = subprocess.run([str(a) for a in arguments], env=environment, capture_output=True,
                                text=True, timeout=600)
     assert completed.returncode == expect_status, (
         f"exit {completed.returncode}, expected {expect_status}:\n{completed.stderr[-3000:]}")
-    return json.loads(completed.stdout)
+    return json.loads(completed.stdout) if completed.stdout.strip() else None
 
 
 def graph_statistics(stats_file):
