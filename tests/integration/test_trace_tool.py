@@ -145,7 +145,22 @@ def test_standard_descriptors_and_unknown_calls_are_left_out():
 def test_an_invocation_off_the_pattern_is_noted():
     draft = drafting.build_draft("n", [invocation([pread(3, k) for k in range(4)]),
                                        invocation([{"call": "fstat", "fd": 3, "result": 0}])])
-    assert len(draft.notes) == 1 and "does not follow the pattern" in draft.notes[0]
+    assert draft.notes == ["1 invocation(s) (1) do not follow the pattern: fstat; left out"]
+
+
+def test_the_pattern_most_invocations_follow_wins():
+    # Like gnulib's fts_read under du: mostly one fstatat per call, a few
+    # calls that read a whole directory.
+    fstatat = {"call": "fstatat", "dirfd": 4, "path": "x", "flags": 256, "result": 0}
+    directory = [{"call": "openat", "dirfd": 4, "path": "d", "flags": 0, "mode": 0, "result": 5},
+                 {"call": "getdents64", "fd": 5, "count": 32768, "result": 100},
+                 {"call": "getdents64", "fd": 5, "count": 32768, "result": 0},
+                 {"call": "close", "fd": 5, "result": 0}]
+    draft = drafting.build_draft("walk", [invocation(directory)] + [invocation([fstatat])] * 5
+                                 + [invocation([])])
+    assert [node.call for node in draft.nodes if node.kind == "syscall"] == ["fstatat"]
+    assert draft.nodes[0].next[1] is True  # one invocation made no call at all
+    assert len(draft.notes) == 1 and draft.notes[0].startswith("1 invocation(s) (0)")
 
 
 def test_draft_json_and_cpp_say_what_to_fill_in():

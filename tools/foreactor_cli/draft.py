@@ -104,26 +104,42 @@ class Pattern:
         return "Pattern(%r, %r, %r)" % (self.prefix, self.body, self.suffix)
 
 
-def infer_pattern(sequences):
-    """The pattern of a list of token lists: the loop body is the best
-    repetition over all of them; prefix and suffix come from the sequence it
-    was found in.  Without any repetition: the longest sequence, no loop."""
-    best = None
-    for tokens in sequences:
-        start, length, repeats = best_repetition(tokens)
-        if repeats >= 2:
-            saving = (repeats - 1) * length
-            if best is None or saving > best[0]:
-                best = (saving, tokens, start, length, repeats)
-    if best is None:
-        longest = max(sequences, key=len) if sequences else []
-        return Pattern(longest, [], [])
-    _, tokens, start, length, repeats = best
+def pattern_of(tokens):
+    """The pattern one token list suggests: its best repetition as the loop
+    body (an iteration cut short at the end is not a suffix), or the whole
+    list as a straight line when nothing repeats."""
+    start, length, repeats = best_repetition(tokens)
+    if repeats < 2:
+        return Pattern(tokens, [], [])
     body = tokens[start:start + length]
     suffix = tokens[start + length * repeats:]
     if suffix == body[:len(suffix)]:
         suffix = []  # an iteration cut short: the invocation returned inside the body
     return Pattern(tokens[:start], body, suffix)
+
+
+# Candidate patterns are taken from this many of the most common sequences.
+CANDIDATE_LIMIT = 32
+
+
+def infer_pattern(sequences):
+    """The pattern of a list of token lists: of the patterns the most common
+    sequences suggest, the one that the most invocations follow; ties go to
+    the one that explains more calls, then to a loop."""
+    counts = {}
+    for tokens in sequences:
+        counts[tuple(tokens)] = counts.get(tuple(tokens), 0) + 1
+    common = sorted(counts, key=lambda tokens: (-counts[tokens], -len(tokens)))[:CANDIDATE_LIMIT]
+    best, best_score = Pattern([], [], []), None
+    for tokens in common:
+        candidate = pattern_of(list(tokens))
+        followed = [sequence for sequence in counts if match(candidate, list(sequence)) is not None]
+        score = (sum(counts[sequence] for sequence in followed),
+                 sum(counts[sequence] * len(sequence) for sequence in followed),
+                 len(candidate.body) > 0)
+        if best_score is None or score > best_score:
+            best, best_score = candidate, score
+    return best
 
 
 # ------------------------------------------------------------------ graph
@@ -218,10 +234,11 @@ def build_draft(function, invocations, name=None):
 
     # Visits, early returns and iteration counts.
     order = prefix + body + suffix
+    left_out = {}
     for index, (calls, path) in enumerate(zip(sequences, paths)):
         if path is None:
-            draft.notes.append("invocation %d does not follow the pattern (%s); it was left out"
-                               % (index, " ".join(call["call"] for call in calls) or "no calls"))
+            calls_text = " ".join(call["call"] for call in calls) or "no calls"
+            left_out.setdefault(calls_text, []).append(index)
             continue
         positions, iterations, consumed = path
         draft.iterations.append(iterations)
@@ -232,6 +249,11 @@ def build_draft(function, invocations, name=None):
             order[positions[-1][0]].ended_after += 1
         elif calls == []:
             draft.nodes[START].ended_after += 1
+    for calls_text, indices in sorted(left_out.items(), key=lambda item: item[1][0]):
+        shown = ", ".join(map(str, indices[:5])) + (", ..." if len(indices) > 5 else "")
+        draft.notes.append("%d invocation(s) (%s) do not follow the pattern: %s; left out"
+                           % (len(indices), shown, calls_text if len(calls_text) < 80
+                              else calls_text[:77] + "..."))
     for node in draft.nodes:
         if node.ended_after and node.next is not None and node.next[0] != END:
             node.next[1] = True
