@@ -49,6 +49,11 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
+# One build at a time: tests, benchmarks and people share third_party/.
+mkdir -p "$THIRD_PARTY"
+exec 9> "$THIRD_PARTY/leveldb-build.lock"
+flock 9
+
 # 1.
 bash "$ROOT/scripts/fetch_leveldb.sh"
 
