@@ -142,8 +142,8 @@ void FaultInjectionEngine::ExecuteChainWithFaults(Request* head) {
     if (!run) {
       CompleteRequest(link, -ECANCELED);
     } else {
-      foreactor_fault_decision decision{};
-      decide_(&link->call, 1, &decision);
+      foreactor_fault_decision decision{};  // FOREACTOR_FAULT_NONE
+      if (decide_ != nullptr) decide_(&link->call, 1, &decision);
       ExecuteOne(link, decision);
       run = LinkContinues(*link);
     }
