@@ -123,6 +123,15 @@ def test_an_invocation_that_stops_inside_the_body_makes_a_weak_edge():
     assert fstat_node.next[1] is True     # returned after the last fstat (loop exit)
 
 
+def test_a_loop_count_that_never_changes_is_written_as_a_constant():
+    draft = drafting.build_draft("c", [invocation([pread(3, k) for k in range(3)], (1, 2)),
+                                       invocation([pread(3, k) for k in range(3)], (1, 4))])
+    assert draft.iteration_argument is None
+    assert "return visit.iteration(0) + 1 < 3 ? 0 : 1;" in drafting.to_cpp(draft)
+    once = drafting.build_draft("c", [invocation([pread(3, k) for k in range(3)], (1, 2))])
+    assert "TODO: iterations" in drafting.to_cpp(once)
+
+
 def test_zero_iterations_add_a_branch_before_the_loop():
     opened = {"call": "open", "path": "x", "flags": 0, "mode": 0, "result": 3}
     closed = {"call": "close", "fd": 3, "result": 0}

@@ -652,6 +652,9 @@ def emit_branch(emit, node, draft, state):
         count = "state.argument[%d]" % draft.iteration_argument
         emit("    // Iterations seen: %s; always the function's argument %d."
              % (seen, draft.iteration_argument))
+    elif constant_iterations(draft) is not None:
+        count = str(constant_iterations(draft))
+        emit("    // Iterations seen: %s in each of %d invocations." % (seen, len(draft.iterations)))
     else:
         count = "0 /* TODO: iterations, seen %s */" % seen
         emit("    // TODO: the loop's condition.")
@@ -660,6 +663,20 @@ def emit_branch(emit, node, draft, state):
     else:
         emit("    return visit.iteration(0) + 1 < %s ? 0 : 1;" % count)
     emit("  });")
+
+
+def constant_iterations(draft):
+    """The loop's iteration count when two or more invocations all ran it
+    the same number of times (at least once), else None."""
+    counts = set(draft.iterations)
+    if len(draft.iterations) >= 2 and len(counts) == 1 and min(counts) > 0:
+        return counts.pop()
+    return None
+
+
+def loop_condition_known(draft):
+    """Whether the draft could write the loop's condition itself."""
+    return draft.iteration_argument is not None or constant_iterations(draft) is not None
 
 
 def explain(description):

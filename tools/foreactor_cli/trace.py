@@ -93,9 +93,11 @@ def summary(draft, paths):
     todo = sum(1 for node in syscalls for field in node.fields.values()
                if field["kind"] in ("varies", "program")
                or field["kind"] == "progression" and field["start"] is None)
+    if draft.pattern.body and not drafting.loop_condition_known(draft):
+        todo += 1  # the loop's condition
     loop = ("loop over [%s]" % " ".join(draft.pattern.body)) if draft.pattern.body else "no loop"
     lines = ["%s: %d invocation(s) recorded; draft graph '%s': %d syscall node(s), %s, "
-             "%d weak edge(s), %d argument(s) to fill in"
+             "%d weak edge(s), %d thing(s) to fill in"
              % (draft.function, len(draft.invocations), draft.name, len(syscalls), loop, weak, todo)]
     lines += ["  note: " + note for note in draft.notes]
     lines.append("  wrote %s, %s, %s" % (paths["cpp"], paths["dot"], paths["json"]))
