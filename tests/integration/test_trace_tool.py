@@ -37,9 +37,10 @@ def tool_environment():
     return environment
 
 
-def run_tool(arguments, cwd=None):
+def run_tool(arguments, cwd=None, **variables):
     return subprocess.run([sys.executable, TOOL] + list(arguments), capture_output=True,
-                          text=True, timeout=120, env=tool_environment(), cwd=cwd)
+                          text=True, timeout=120, env=dict(tool_environment(), **variables),
+                          cwd=cwd)
 
 
 def built(relative):
@@ -340,6 +341,14 @@ def test_example_draft_has_the_hand_written_shape(tmp_path):
     hand = hand_written_dot([built("examples/random_read/random_read_foreactor"), str(data),
                              "20", "7"], "random_read", tmp_path / "graphs")
     assert structure((tmp_path / "rb.dot").read_text()) == structure(hand)
+    # The function inside an existing scope: the program with the plugin attached,
+    # FOREACTOR=1 in the environment; the tracer keeps foreactor off and sees every read.
+    scoped = run_tool(["trace", "--function", "read_blocks", "--output", str(tmp_path / "in.cc"),
+                       "--", built("examples/random_read/random_read_foreactor"), str(data), "20",
+                       "7"], FOREACTOR="1")
+    assert scoped.returncode == 0, scoped
+    assert structure((tmp_path / "in.dot").read_text()) == structure(hand)
+    assert json.loads((tmp_path / "in.json").read_text())["nodes"][2]["visits"] == 20
     document = json.loads((tmp_path / "rb.json").read_text())
     assert document["iterations"] == [20]
     assert document["iterations_argument"] == 2

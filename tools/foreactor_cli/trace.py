@@ -147,8 +147,11 @@ def main(arguments, tool):
         tool.fail(parser.prog, "cannot find %s; build it (cmake --build BUILD --target "
                   "foreactor-trace-recorder) or set FOREACTOR_HELPER_DIR to its directory"
                   % locate.TRACE_RECORDER, tool.EXIT_NO_LIBRARY)
+    # foreactor stays off under the tracer, so that a program with a plugin
+    # attached makes every call itself and the trace sees them all.
+    environment = {key: value for key, value in os.environ.items() if key != "FOREACTOR"}
     completed = subprocess.run([recorder, "--function", options.function, "--output",
-                                paths["log"], "--"] + command)
+                                paths["log"], "--"] + command, env=environment)
     start, invocations, end = read_log(paths["log"]) if os.path.exists(paths["log"]) else (None, [], None)
     if end is None or end.get("event") == "error" or start is None:
         return locate.exit_status(completed.returncode)  # the recorder said why
