@@ -142,14 +142,15 @@ def points(arguments):
 
 
 def prepare(point, arguments):
-    """Image and run trace of a point (built when missing)."""
+    """Image and run trace of a point (built when missing), and the number of
+    operations a run replays (a prefix of the trace with --ops)."""
     value_size = point["value_size"]
     records = arguments.records or images.records_for(value_size)
     image = images.ensure_image(value_size, records)
     operations = images.operations_for(value_size)
-    if arguments.ops:
-        operations = min(operations, arguments.ops) if not arguments.quick else arguments.ops
     trace = images.ensure_trace("run", records, point["workload"], operations, value_size)
+    if arguments.ops:
+        operations = min(operations, arguments.ops)
     return image, trace, operations
 
 
@@ -177,7 +178,7 @@ def measure(point, configuration, image, trace, operations, arguments, cold_repo
         environment = runs.foreactor_environment(engine, depth, stats_file)
         driver = PLAIN_DRIVER if engine is None else FOREACTOR_DRIVER
         command = [driver, "--db", RUN_DIR, "--clone-from", image, "--run", trace,
-                   "--threads", point["threads"]]
+                   "--ops", operations, "--threads", point["threads"]]
         if point["ratio"] < 100:
             limit_bytes = point["ratio"] * db_bytes // 100 + allowance_bytes(arguments, operations)
             with memory.MemoryLimit(f"foreactor_leveldb_{os.getpid()}", limit_bytes) as limit:
