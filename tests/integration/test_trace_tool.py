@@ -452,3 +452,17 @@ def test_filled_in_draft_passes_check_mode_and_issues_early(tmp_path):
     # Every read was predicted: issued early, or found already in the page cache.
     predicted = counters["consumed"] + counters["found_cached"] + counters["served_from_cache"]
     assert predicted >= 19 and counters["mispredicted"] == 0, counters
+
+
+def test_structure_ignores_names_and_order_but_not_weak_edges_or_types():
+    first = ('digraph "a" {\n  n0 [shape=circle, xlabel="start"];\n'
+             '  n1 [shape=circle, xlabel="end", peripheries=2];\n'
+             '  n2 [shape=box, label="x\\npread"];\n  n3 [shape=diamond, label="b"];\n'
+             '  n0 -> n2;\n  n2 -> n3 [style=dashed];\n  n3 -> n2 [label="0: loop 0"];\n'
+             '  n3 -> n1 [label="1"];\n}\n')
+    renamed = (first.replace('"x\\npread"', '"y\\npread"').replace("n2", "n9").replace("n3", "n2")
+               .replace("n9", "n3"))
+    assert structure(renamed) == structure(first)
+    assert structure(first.replace(" [style=dashed]", "")) != structure(first)
+    assert structure(first.replace("pread", "read")) != structure(first)
+    assert structure(first.replace('label="1"', 'label="2"')) != structure(first)
