@@ -32,6 +32,7 @@ thread, 10% memory):
 
 Usage: run.py [--quick] [--sweeps memory,value,...] [--rounds N] [--ops N]
        (or: ./run bench leveldb [--quick])
+       run.py --markdown RESULTS_JSON   (the tables of a past run)
 --quick: one small image (1 KiB values, 256 MiB), YCSB-C, 10% and 100%
 memory, plain, io_uring 8 and 16, threads 16, 10,000 operations, 3 rounds;
 a few minutes.  Writes bench/results/leveldb[-quick].json and
@@ -102,6 +103,8 @@ def parse_arguments():
                         help="how to evict before a cold run: scripts/drop_caches.sh (whole "
                              "page cache as root) or posix_fadvise on the image's files only")
     parser.add_argument("--output", help="results file (default bench/results/leveldb[-quick].json)")
+    parser.add_argument("--markdown", metavar="RESULTS_JSON",
+                        help="print the tables of a results file as Markdown, run nothing")
     arguments = parser.parse_args()
     if arguments.rounds is None:
         arguments.rounds = 3
@@ -338,6 +341,9 @@ def plot(data, output_prefix):
 
 def main():
     arguments = parse_arguments()
+    if arguments.markdown:
+        print(markdown(json.loads(Path(arguments.markdown).read_text())))
+        return
     subprocess.run(["bash", str(ROOT / "apps" / "leveldb" / "build.sh"),
                     "leveldb_driver", "leveldb_driver_foreactor"],
                    check=True, env={**os.environ, "FOREACTOR_BUILD_DIR": str(BUILD_DIR)})
