@@ -1,8 +1,8 @@
 """Hostile environments and a misbehaving plugin (programs/hostile_scope.cc).
 
 Every case runs the same program without foreactor and with it (io_uring
-and thread pool engines, page-cache probing off so that calls are really
-issued early), and requires byte-identical standard output, exit status 0,
+and thread pool engines, depth 16, page-cache probing off so that calls
+are really issued early), and requires byte-identical standard output, exit status 0,
 and no hang (a timeout fails the test):
 
 - signals: SIGALRM every 50 us, with and without SA_RESTART, while scopes wait;
@@ -74,7 +74,7 @@ def compare(arguments, tmp_path, extra=None):
     for engine in ENGINES:
         stats = tmp_path / f"stats-{engine}.json"
         env = environment(FOREACTOR="1", FOREACTOR_ENGINE=engine, FOREACTOR_PAGE_CACHE="0",
-                          FOREACTOR_STATS=str(stats), **(extra or {}))
+                          FOREACTOR_DEPTH="16", FOREACTOR_STATS=str(stats), **(extra or {}))
         done = run([program(), *arguments], env)
         assert done.returncode == 0, done.stderr.decode(errors="replace")
         assert done.stdout == baseline.stdout, f"{engine}: output differs from the plain run"
@@ -178,7 +178,8 @@ def test_setuid_program_never_speculates(data_file, request):
         copy.chmod(mode)
         stats = directory / f"stats-{mode:o}.json"
         stats.unlink(missing_ok=True)
-        env = environment(FOREACTOR="1", FOREACTOR_PAGE_CACHE="0", FOREACTOR_STATS=str(stats))
+        env = environment(FOREACTOR="1", FOREACTOR_PAGE_CACHE="0", FOREACTOR_DEPTH="16",
+                          FOREACTOR_STATS=str(stats))
         done = run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", copy, "reads",
                     data_file, "100"], env)
         assert done.returncode == 0, done.stderr.decode(errors="replace")
