@@ -182,6 +182,11 @@ def test_command_not_executable_exits_126(tmp_path):
 # ------------------------------------------------------------- environment
 
 
+def test_depth_auto_is_passed_on():
+    variables = environment_of(run_tool(["run", "--no-preload", "--depth", "auto", "--", "env"]))
+    assert variables["FOREACTOR_DEPTH"] == "auto"
+
+
 def test_sets_foreactor_and_depth():
     variables = environment_of(run_tool(["run", "--no-preload", "--depth", "8", "--", "env"]))
     assert variables["FOREACTOR"] == "1"
