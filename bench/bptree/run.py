@@ -434,6 +434,11 @@ def measure_loads(phase, degree, configs, rounds, context):
     return measurements.summary()
 
 
+def lower_first(title):
+    """'Range scans, ..., O_DIRECT' -> 'range scans, ..., O_DIRECT'."""
+    return title[:1].lower() + title[1:]
+
+
 def runs_in_phase(phase, configs, rounds, scans):
     if phase.operation == "load":
         return len(configs) * rounds
@@ -495,7 +500,7 @@ def evaluate_targets(all_results):
     for key, per_degree in all_results.items():
         phase = PHASE_BY_KEY[key]
         for degree, summary in per_degree.items():
-            where = f"{phase.title.lower()}, degree {degree}"
+            where = f"{lower_first(phase.title)}, degree {degree}"
             found = best(summary)
             if phase.operation == "scan" and phase.state != "hot" and degree == "256":
                 add(f"{where}: best foreactor >= 2.5x plain",
@@ -614,7 +619,7 @@ def plot(all_results, prefix, configs):
         axes.set_xticks(range(len(degrees)))
         axes.set_xticklabels([f"degree {d}" for d in degrees])
         axes.set_ylabel("million records / s (median)")
-        axes.set_title(f"B+-tree: {phase.title.lower()}: {KEY_COUNT:,} keys", fontsize=10)
+        axes.set_title(f"B+-tree: {lower_first(phase.title)}: {KEY_COUNT:,} keys", fontsize=10)
         axes.legend(fontsize=7, ncol=min(len(names), 4), loc="upper center",
                     bbox_to_anchor=(0.5, -0.1))
         axes.margins(y=0.1)
