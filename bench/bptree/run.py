@@ -22,8 +22,7 @@ driver right after the tool exits, so the data has reached the device.
 Configurations, all in the same run, in an order that alternates from one
 measurement to the next: the plain tool; `bptree_foreactor` with io_uring and
 with the thread pool at fixed depths, and at FOREACTOR_DEPTH=auto when the
-library accepts it (detected at start).  Runs on O_DIRECT files set
-FOREACTOR_PAGE_CACHE=0 (see DIRECT_IO_ENVIRONMENT).  Every scan must print
+library accepts it (detected at start).  Every scan must print
 the same count and checksum as every other run of the same range and degree
 (plain, either tree, either I/O mode), and every load must write the same
 bytes; the run aborts loudly otherwise.
@@ -78,13 +77,10 @@ STAT_NAMES = ("intercepted", "issued_early", "consumed", "wasted", "mispredicted
               "synchronous", "found_cached", "served_from_cache")
 SCAN_GRAPH = "bptree_scan"
 LOAD_GRAPH = "bptree_load"
-# On an O_DIRECT descriptor preadv2(RWF_NOWAIT) reads from the device instead
-# of failing, so the runtime's page-cache probe takes every direct read for a
-# hit and stops issuing early (apps/bptree/tests/test_bptree_direct_io.py,
-# strict xfail).  An O_DIRECT file has nothing in the page cache to find, so
-# the probe is switched off for direct runs; once the runtime skips O_DIRECT
-# descriptors itself, this setting changes nothing.
-DIRECT_IO_ENVIRONMENT = {"FOREACTOR_PAGE_CACHE": "0"}
+# Extra settings for foreactor runs on O_DIRECT files: none.  (Before the
+# runtime skipped O_DIRECT descriptors in its page-cache probe, the probe had
+# to be switched off here.)
+DIRECT_IO_ENVIRONMENT = {}
 
 # One measured phase: what runs, on which tree, how the file is read or
 # written, and the cache state.
@@ -708,8 +704,7 @@ def main():
           f"{len(configs)} configurations alternating; {elapsed / 60:.1f} min in all.")
     print(f"Cold runs: before each one, "
           f"{cache.describe_cache_drop(context['cache_method'])}.  O_DIRECT scans: nothing "
-          f"dropped; foreactor runs on O_DIRECT files with "
-          + ", ".join(f"{k}={v}" for k, v in DIRECT_IO_ENVIRONMENT.items()) + ".")
+          "dropped.")
     print(f"Load average (1 min): {min(context['load_averages']):.2f} .. "
           f"{max(context['load_averages']):.2f} during the run.")
     print("Mrec/s: million records per second, median over rounds; ratio: to plain in this "

@@ -6,6 +6,8 @@
 #ifndef FOREACTOR_RUNTIME_RAW_SYSCALLS_H_
 #define FOREACTOR_RUNTIME_RAW_SYSCALLS_H_
 
+#include <fcntl.h>
+#include <linux/stat.h>  // struct statx, STATX_DIOALIGN
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -26,6 +28,11 @@ inline int64_t Fcntl(int fd, int command, long argument) {
   return Result(syscall(SYS_fcntl, fd, command, argument));
 }
 inline int64_t Fstat(int fd, struct stat* out) { return Result(syscall(SYS_fstat, fd, out)); }
+
+// statx(2) of the open file `fd` itself, asking for `mask`.
+inline int64_t FstatxOf(int fd, unsigned mask, struct statx* out) {
+  return Result(syscall(SYS_statx, fd, "", AT_EMPTY_PATH, mask, out));
+}
 
 // preadv2(2) of one buffer.  `offset` -1 reads at the file position and
 // advances it, as read(2) does.  With RWF_NOWAIT the kernel starts no I/O:

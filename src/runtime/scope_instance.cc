@@ -92,6 +92,18 @@ FileKindCache::Kind FileKindCache::Lookup(int fd) {
     kind.inode = status.st_ino;
     int64_t flags = raw::Fcntl(fd, F_GETFL, 0);
     kind.append = flags >= 0 && (flags & O_APPEND) != 0;
+    kind.direct = flags >= 0 && (flags & O_DIRECT) != 0;
+    if (kind.direct) {
+      // What the kernel demands of direct I/O on this file; when it cannot
+      // say, a page, which no file system exceeds for memory or offsets.
+      kind.direct_memory_align = kind.direct_offset_align = 4096;
+      struct statx alignment {};
+      if (raw::FstatxOf(fd, STATX_DIOALIGN, &alignment) == 0 && (alignment.stx_mask & STATX_DIOALIGN) &&
+          alignment.stx_dio_mem_align != 0 && alignment.stx_dio_offset_align != 0) {
+        kind.direct_memory_align = alignment.stx_dio_mem_align;
+        kind.direct_offset_align = alignment.stx_dio_offset_align;
+      }
+    }
   }
   int index = used_ < kEntries ? used_++ : (next_victim_++ % kEntries);
   entries_[index] = Entry{fd, kind};
@@ -341,9 +353,36 @@ bool ScopeInstance::CanIssue(const foreactor_call& call) {
     FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
     if (!kind.regular) return false;
     if (info.implicit_offset && info.writes_data && kind.append) return false;
+    // Direct I/O the kernel would refuse must be refused as it would be:
+    // never turned into a success by running it on foreactor's own
+    // aligned buffer.  A write is issued only from an aligned buffer of the
+    // program's; a read's buffer is checked when the program makes it.
+    if (kind.direct && !DirectIoAllowed(call, info.writes_data)) return false;
   }
   if (info.vectored && call.iov == nullptr && info.writes_data) return false;
   return true;
+}
+
+bool ScopeInstance::DirectIoAllowed(const foreactor_call& call, bool check_buffer) {
+  FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
+  if (!kind.direct) return true;
+  const CallTypeInfo& info = InfoOf(call.type);
+  const uint64_t offset_align = kind.direct_offset_align;
+  const uint64_t memory_align = kind.direct_memory_align;
+  auto aligned = [](uint64_t value, uint64_t alignment) { return value % alignment == 0; };
+  if (!aligned(static_cast<uint64_t>(call.offset), offset_align)) return false;
+  if (info.vectored) {
+    if (call.iov == nullptr) return !check_buffer && aligned(PredictedLength(call), offset_align);
+    for (int i = 0; i < call.iovcnt; ++i) {
+      if (!aligned(call.iov[i].iov_len, offset_align)) return false;
+      if (check_buffer && !aligned(reinterpret_cast<uintptr_t>(call.iov[i].iov_base), memory_align)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (!aligned(call.length, offset_align)) return false;
+  return !check_buffer || aligned(reinterpret_cast<uintptr_t>(call.buffer), memory_align);
 }
 
 bool ScopeInstance::PrepareRequest(VisitSlot& slot) {
@@ -448,8 +487,10 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   if (InfoOf(call.type).writes_data && !InfoOf(call.type).vectored && call.buffer == nullptr) {
     issue = false;
   }
-  const bool cacheable_read =
-      issue && settings_.page_cache_aware && IsPlainRead(call.type) && !call.link_next;
+  // Reads of a file opened with O_DIRECT never come from the page cache
+  // (and RWF_NOWAIT reads them from the device).
+  const bool cacheable_read = issue && settings_.page_cache_aware && IsPlainRead(call.type) &&
+                              !call.link_next && !file_kinds_.Lookup(call.fd).direct;
   if (cacheable_read && cache_mode_ == CacheMode::kServeFromCache) {
     issue = false;  // the frontier reads it from the page cache
   }
@@ -612,6 +653,12 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   }
   if (type_info.implicit_offset) {
     real.offset = file_kinds_.Lookup(real.fd).regular ? raw::Lseek(real.fd, 0, SEEK_CUR) : -1;
+  }
+  if (slot.state == SlotState::kIssued && (type_info.reads_data || type_info.writes_data) &&
+      !DirectIoAllowed(real, true)) {
+    // Direct I/O the kernel refuses (a misaligned buffer, offset or
+    // length): the program's own call must fail as it would.
+    DiscardEarlyResult(slot);
   }
   if (suspended_ && known && !peek_passed) NoteShadowPrediction(ArgumentsMatch(slot.predicted, real));
   if (settings_.check) {
@@ -815,7 +862,8 @@ void ScopeInstance::NoteCacheProbe(bool hit) {
 
 bool ScopeInstance::ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result) {
   const foreactor_call& real = intercepted->call;
-  if (nowait_unsupported_ || !file_kinds_.Lookup(real.fd).regular) return false;
+  const FileKindCache::Kind kind = file_kinds_.Lookup(real.fd);
+  if (nowait_unsupported_ || !kind.regular || kind.direct) return false;
   // The program's own call, made without blocking: READ at the file
   // position (offset -1 to preadv2), PREAD at its offset.  A negative PREAD
   // offset is an error the plain call must report itself.

@@ -84,6 +84,9 @@ class FileKindCache {
     bool regular = false;    // S_ISREG
     bool directory = false;  // S_ISDIR
     bool append = false;     // O_APPEND set
+    bool direct = false;     // O_DIRECT set: reads bypass the page cache, buffers must be aligned
+    uint32_t direct_memory_align = 0;  // direct only: buffer address alignment the kernel needs
+    uint32_t direct_offset_align = 0;  // direct only: offset and length alignment
     bool known = false;      // fstat succeeded: device and inode are set
     dev_t device = 0;
     ino_t inode = 0;
@@ -183,6 +186,7 @@ class ScopeInstance {
   void RecordPendingAccess(VisitSlot& slot);
   void InvalidateAhead(const foreactor_call& real, const VisitSlot* except);
   bool CanIssue(const foreactor_call& call);
+  bool DirectIoAllowed(const foreactor_call& call, bool check_buffer);
   bool PrepareRequest(VisitSlot& slot);
   void TakeEdgeAhead(const Edge& edge);
 

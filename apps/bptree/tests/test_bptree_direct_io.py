@@ -10,9 +10,9 @@ here, on a bulk-loaded tree and on one built by random-order inserts
   - a direct scan prints the plain tool's count and checksum, and its reads
     are consumed from the graph with no misprediction;
   - a direct load writes the byte-identical file, its writes issued early;
-  - (strict xfail, a runtime bug) the page-cache probe (RWF_NOWAIT) must not
+  - the page-cache probe (RWF_NOWAIT) must not
     take direct reads for page-cache hits;
-  - (strict xfail, a runtime bug) an O_DIRECT pread into a misaligned buffer
+  - an O_DIRECT pread into a misaligned buffer
     must fail with EINVAL under foreactor as it does plain (the example
     program's read loop and plugin, compiled here, read into buffer + 1).
 
@@ -104,9 +104,8 @@ def test_direct_scan_prints_the_plain_result(trees, tree, engine, tmp_path):
     for low, high in (FULL_RANGE, PART_RANGE):
         expected = scan_result(run(PLAIN_TOOL, "scan", path, low, high, env=environment()))
         stats = tmp_path / "stats.json"
-        # The page-cache probe off: see the xfail test below.
         got = run(FOREACTOR_TOOL, "scan", path, low, high, "--direct",
-                  env=environment(engine, stats, page_cache=0))
+                  env=environment(engine, stats))
         assert scan_result(got) == expected
         counters = graph_statistics(stats, "bptree_scan")
         assert counters["mispredicted"] == 0
@@ -136,11 +135,6 @@ def test_direct_load_writes_the_same_file(tmp_path, engine):
     assert counters["mispredicted"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime: on an O_DIRECT descriptor, preadv2(RWF_NOWAIT) does not fail with EAGAIN but "
-    "reads from the device, so the page-cache probe takes every direct read for a hit, "
-    "switches to serving reads 'from the cache' and issues nothing early; the probe should "
-    "skip descriptors with O_DIRECT (F_GETFL)"))
 def test_direct_reads_are_not_taken_for_page_cache_hits(trees, tmp_path):
     stats = tmp_path / "stats.json"
     run(FOREACTOR_TOOL, "scan", trees["insert"], *FULL_RANGE, "--direct",
@@ -172,12 +166,6 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime: an early read goes into foreactor's page-aligned slot buffer and is copied "
-    "out, so an O_DIRECT pread into a misaligned buffer succeeds under foreactor where the "
-    "plain call fails with EINVAL (DESIGN rule 1); the runtime should not issue early, or "
-    "should fail the same way, when the descriptor has O_DIRECT and the program's buffer "
-    "(or offset, length) is not aligned"))
 def test_misaligned_direct_read_fails_as_plain(tmp_path):
     compilers = shutil.which("cc"), shutil.which("c++")
     library = BUILD_DIR / "libforeactor.so"
@@ -208,5 +196,5 @@ def test_misaligned_direct_read_fails_as_plain(tmp_path):
     expected = run(plain, data, env=environment())
     assert "errno 22" in expected  # the kernel refuses the misaligned buffer
     for engine in ("io_uring", "threads"):
-        got = run(wrapped, data, env=environment(engine, tmp_path / "stats.json", page_cache=0))
+        got = run(wrapped, data, env=environment(engine, tmp_path / "stats.json"))
         assert got == expected, engine
