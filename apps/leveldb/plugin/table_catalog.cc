@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "leveldb/cache.h"
+#include "leveldb/slice.h"
+
 namespace leveldb_plugin {
 namespace {
 
@@ -45,6 +48,19 @@ std::map<uint64_t, int> OpenTableFiles(const std::string& real_dir) {
   }
   closedir(dir);
   return files;
+}
+
+// True when `cache` holds the block at `offset` of the table whose blocks
+// it keeps under `cache_id` (Table::BlockReader's key: id, offset; fixed64).
+bool BlockCached(leveldb::Cache* cache, uint64_t cache_id, uint64_t offset) {
+  char key[16];
+  for (int i = 0; i < 8; ++i) {
+    key[i] = static_cast<char>(cache_id >> (8 * i));
+    key[8 + i] = static_cast<char>(offset >> (8 * i));
+  }
+  leveldb::Cache::Handle* handle = cache->Lookup(leveldb::Slice(key, sizeof key));
+  if (handle != nullptr) cache->Release(handle);
+  return handle != nullptr;
 }
 
 }  // namespace
@@ -145,6 +161,11 @@ void TableCatalog::FindDescriptors(const Database& db, bool new_table) {
   }
 }
 
+void TableCatalog::TableOpened(leveldb::Cache* block_cache, uint64_t file_size, uint64_t cache_id) {
+  std::unique_lock lock(mutex_);
+  cache_ids_[file_size] = {block_cache, cache_id};
+}
+
 void TableCatalog::SetOpen(const TableKey& key, int fd) {
   for (auto& [other, state] : tables_) {
     if (state.fd == fd) {  // that descriptor now names this file
@@ -186,6 +207,10 @@ bool TableCatalog::Plan(const void* version, std::string_view user_key, uint64_t
     table.open = state->second.state != FdState::kOpen;
     table.fd = table.open ? -1 : state->second.fd;
     table.read_data = state->second.layout->DataBlockFor(key, &table.data);
+    auto cached = table.open ? cache_ids_.end() : cache_ids_.find(file->size);
+    if (table.read_data && cached != cache_ids_.end()) {
+      table.read_data = !BlockCached(cached->second.first, cached->second.second, table.data.offset);
+    }
     if (!table.open && !table.read_data) continue;  // no read at all
     if (table.open) table.path = TablePath(db, file->number);
     table.layout = state->second.layout;

@@ -22,6 +22,7 @@
 #include "version_listing.h"
 
 namespace leveldb {
+class Cache;
 class FilterPolicy;
 }
 
@@ -40,7 +41,7 @@ struct Database {
 struct PlannedTable {
   uint64_t number = 0;
   bool open = false;       // the table cache opens the file first (open_reads follow)
-  bool read_data = false;  // a data block is read (no block cache hit assumed)
+  bool read_data = false;  // a data block is read: the block cache does not hold it
   BlockRead data;
   int fd = -1;             // known, or learned from the open; -1 until then
   bool reached = false;    // the program made this table's first predicted call
@@ -59,6 +60,12 @@ class TableCatalog {
  public:
   // Records a database opened (or reopened) under `name`.
   void DatabaseOpened(const std::string& name, const leveldb::FilterPolicy* policy, bool bytewise);
+
+  // Table::Open opened a table file of `file_size` bytes whose blocks go
+  // to `block_cache` under `cache_id`; Plan() then predicts the data blocks
+  // that cache holds (LevelDB reads none of them).  Files are told apart by
+  // size: two tables of one size share an entry (the later open's).
+  void TableOpened(leveldb::Cache* block_cache, uint64_t file_size, uint64_t cache_id);
 
   // A version was installed somewhere: listings are read afresh.
   void VersionsChanged() { epoch_.fetch_add(1, std::memory_order_relaxed); }
@@ -104,6 +111,7 @@ class TableCatalog {
   uint64_t listings_epoch_ = 0;
   std::unordered_map<const void*, std::shared_ptr<const Listing>> listings_;
   std::map<TableKey, TableState> tables_;
+  std::unordered_map<uint64_t, std::pair<leveldb::Cache*, uint64_t>> cache_ids_;  // by file size
   std::chrono::steady_clock::time_point last_scan_{};
 };
 

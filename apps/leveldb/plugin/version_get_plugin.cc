@@ -24,11 +24,13 @@
 #include <string>
 
 #include "foreactor/foreactor.hpp"
+#include "leveldb/cache.h"
 #include "leveldb/comparator.h"
 #include "leveldb/db.h"
 #include "leveldb/options.h"
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
+#include "leveldb/table.h"
 #include "table_catalog.h"
 
 namespace leveldb {
@@ -49,6 +51,7 @@ class Mutex;
 #define DB_OPEN \
   "_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_"
 #define LOG_AND_APPLY "_ZN7leveldb10VersionSet11LogAndApplyEPNS_11VersionEditEPNS_4port5MutexE"
+#define TABLE_OPEN "_ZN7leveldb5Table4OpenERKNS_7OptionsEPNS_16RandomAccessFileEmPPS0_"
 
 leveldb::Status RealVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats)
@@ -59,6 +62,8 @@ leveldb::Status RealDbOpen(const leveldb::Options& options, const std::string& n
                            leveldb::DB** db) asm("__real_" DB_OPEN);
 leveldb::Status RealLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
                                 leveldb::port::Mutex* mutex) asm("__real_" LOG_AND_APPLY);
+leveldb::Status RealTableOpen(const leveldb::Options& options, leveldb::RandomAccessFile* file,
+                              uint64_t file_size, leveldb::Table** table) asm("__real_" TABLE_OPEN);
 std::string VersionDebugString(const leveldb::Version* version)
     asm("_ZNK7leveldb7Version11DebugStringB5cxx11Ev");
 
@@ -187,5 +192,19 @@ leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionE
                                 leveldb::port::Mutex* mutex) {
   leveldb::Status status = RealLogAndApply(versions, edit, mutex);
   catalog.VersionsChanged();
+  return status;
+}
+
+leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAccessFile* file,
+                              uint64_t file_size, leveldb::Table** table) asm("__wrap_" TABLE_OPEN);
+leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAccessFile* file,
+                              uint64_t file_size, leveldb::Table** table) {
+  leveldb::Status status = RealTableOpen(options, file, file_size, table);
+  if (status.ok() && options.block_cache != nullptr && foreactor_enabled()) {
+    // Table::Open took the cache's newest id for the table's blocks; the
+    // id after it says which (ids only need to be unique: taking one more
+    // changes nothing LevelDB does).
+    catalog.TableOpened(options.block_cache, file_size, options.block_cache->NewId() - 1);
+  }
   return status;
 }
