@@ -98,8 +98,16 @@ void DepthController::EndWindow(double rate) {
     return;
   }
   // A probe window ended.
+  const bool up = probe_ == Probe::kUp;
+  const double needed = up ? kImprovementUp : kImprovementDown;
+  const bool won = home_rate_known_ && rate > home_rate_ * (1.0 + needed);
+  if (won && !up && !confirming_) {
+    confirming_ = true;  // stay at the probed level for one more window
+    return;
+  }
+  confirming_ = false;
   probing_ = false;
-  if (home_rate_known_ && rate > home_rate_ * (1.0 + kImprovement)) {
+  if (won) {
     home_level_ = current_level_;
     home_rate_ = rate;
     depth_changes_++;

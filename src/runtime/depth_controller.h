@@ -21,10 +21,12 @@
 //    towards it: with calls served from memory, running them through an
 //    engine costs the same at every depth (and more depth overlaps more of
 //    that cost), while depth 0 avoids the engine altogether.
-//  - A probe whose rate beats the home rate by more than kImprovement
-//    makes that level the new home, and a step up or down continues in the
-//    same direction at once: a cold start climbs 16 -> 32 -> 64 in
-//    consecutive windows.  A probe that does not beat it returns home and
+//  - A probe up whose rate beats the home rate by more than kImprovementUp
+//    makes that level the new home, and the next step up follows at once:
+//    a cold start climbs 16 -> 32 -> 64 in consecutive windows.  A probe
+//    down (or to 0) must beat it by kImprovementDown in two windows in a
+//    row: too little depth costs a cold workload far more than too much,
+//    and a device shared with other work makes single windows noisy.  A probe that does not beat it returns home and
 //    doubles the hold (from kInitialHoldWindows up to kMaximumHoldWindows),
 //    so a settled controller probes rarely; each move resets the hold.
 //  - Level 0 (depth 0) issues nothing early: where the engine only costs
@@ -52,7 +54,8 @@ class DepthController {
   static constexpr unsigned kStartDepth = 16;
   static constexpr unsigned kMinimumWindowCalls = 128;
   static constexpr unsigned kWindowCallsPerDepth = 4;
-  static constexpr double kImprovement = 0.05;  // a probe must be 5% faster to win
+  static constexpr double kImprovementUp = 0.05;    // a probe up must be 5% faster to win
+  static constexpr double kImprovementDown = 0.10;  // a probe down, 10% faster, twice
   static constexpr unsigned kInitialHoldWindows = 2;
   static constexpr unsigned kMaximumHoldWindows = 32;
 
@@ -108,6 +111,7 @@ class DepthController {
   unsigned current_level_ = 0;  // home_level_, or the probed neighbour
   bool probing_ = false;
   Probe probe_ = Probe::kUp;       // the kind being probed, or the next one to probe
+  bool confirming_ = false;        // a probe down won once; this window must win again
   unsigned hold_windows_ = kInitialHoldWindows;  // hold length after a failed probe
   unsigned hold_left_ = 0;                       // windows still to wait before probing
   double home_rate_ = 0;                         // calls per second at home, last measured
