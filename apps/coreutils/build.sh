@@ -32,6 +32,16 @@ JOBS="${JOBS:-2}"
 
 say() { printf 'coreutils/build: %s\n' "$*" >&2; }
 
+# One build (or test run, which holds the same lock) at a time: tests,
+# benchmarks and people share third_party/.  The lock is taken once per
+# process tree: children see FOREACTOR_COREUTILS_LOCKED and do not wait on it.
+if [ -z "${FOREACTOR_COREUTILS_LOCKED:-}" ]; then
+  mkdir -p "$THIRD_PARTY"
+  exec 9> "$THIRD_PARTY/coreutils.lock"
+  flock 9
+  export FOREACTOR_COREUTILS_LOCKED=1
+fi
+
 check_pristine() {
   # Every file the release tarball holds must still be byte-identical.
   (cd "$SOURCE_DIR" && sha256sum --quiet --check "$CHECKSUMS") \

@@ -29,6 +29,15 @@ DEPTH="${2:-16}"
 
 say() { printf 'coreutils-tests: %s\n' "$*" >&2; }
 
+# The whole run holds the lock of apps/coreutils/build.sh: it swaps src/du
+# and src/cp of the shared tree, which no other build or run may see.
+if [ -z "${FOREACTOR_COREUTILS_LOCKED:-}" ]; then
+  mkdir -p "$ROOT/third_party"
+  exec 9> "$ROOT/third_party/coreutils.lock"
+  flock 9
+  export FOREACTOR_COREUTILS_LOCKED=1
+fi
+
 bash "$ROOT/apps/coreutils/build.sh"
 say "building the whole coreutils tree (make -j2)"
 # man1_MANS= : the release ships its man pages; do not let help2man
