@@ -126,7 +126,9 @@ extend_expectations (const FTS *fts)
 static void
 note_returned_entry (const FTS *fts, const FTSENT *entry)
 {
-  if (!walk_is_predictable (fts))
+  /* Without a scope (foreactor off, or no graph) nothing consumes the
+     expectations: recording them would only cost time.  */
+  if (!du_walk_active () || !walk_is_predictable (fts))
     return;
   uint64_t completed = du_walk_completed_visits ();
   int continues = expected_as (entry, completed)

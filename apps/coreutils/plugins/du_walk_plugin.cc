@@ -74,7 +74,10 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
 }  // namespace
 
 extern "C" void du_walk_begin(void) {
-  if (walk.active || walk_graph.handle() == nullptr) return;
+  // With foreactor off the scope would only be recorded: no visit would
+  // ever complete, and the attachment would keep re-recording the same
+  // expectations for nothing.  No scope, then: du runs as if unlinked.
+  if (walk.active || walk_graph.handle() == nullptr || !foreactor_enabled()) return;
   walk.active = true;
   walk.completed_visits = 0;
   walk.first_expected = 0;

@@ -20,7 +20,10 @@
 extern "C" {
 #endif
 
-/* Enters the walk's scope unless one is already open on this thread. */
+/*
+ * Enters the walk's scope unless one is already open on this thread, or
+ * foreactor is off (then no scope is opened and du_walk_active() stays 0).
+ */
 void du_walk_begin(void);
 
 /* Leaves the walk's scope if one is open, and forgets every expectation. */

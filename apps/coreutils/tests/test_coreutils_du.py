@@ -9,6 +9,9 @@ Run with: python3 -m pytest -q apps/coreutils/tests
 import os
 import random
 
+import shutil
+import subprocess
+
 import pytest
 
 from coreutils_test_support import (DEPTHS, ENGINES, clean_environment, foreactor_environment,
@@ -82,6 +85,22 @@ def test_plugin_build_without_foreactor_prints_the_same(trees):
             expected = stock_output(binaries, options, tree)
             got = run([binaries["du-foreactor"], *options, tree], clean_environment()).stdout
             assert got.splitlines() == expected.splitlines(), options
+
+
+@pytest.mark.skipif(shutil.which("gdb") is None, reason="needs gdb")
+@pytest.mark.parametrize("setting", ("0", None))
+def test_foreactor_off_records_no_expectations(trees, setting):
+    """With foreactor off no scope opens, so the attachment must not record
+    expected stats (it once re-recorded a full window after every entry, as
+    no visit ever completed: du-foreactor took 7x stock du's time)."""
+    binaries = programs()
+    environment = clean_environment() if setting is None else clean_environment(FOREACTOR=setting)
+    completed = subprocess.run(
+        ["gdb", "-batch", "-nx", "-ex", "set breakpoint pending on", "-ex", "break du_walk_expect",
+         "-ex", "run", "--args", str(binaries["du-foreactor"]), str(trees["wide"])],
+        env=environment, capture_output=True, text=True, timeout=120)
+    assert "exited normally" in completed.stdout, completed.stdout + completed.stderr
+    assert "Breakpoint 1, " not in completed.stdout
 
 
 @pytest.mark.parametrize("engine", ENGINES)
