@@ -140,6 +140,14 @@ def file_specs(tiny):
     }
 
 
+def shown(path):
+    """`path` relative to the repository when inside it, for messages."""
+    try:
+        return str(Path(path).relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def write_file(path, size, generator):
     """Writes `size` bytes drawn from `generator` to `path`."""
     with open(path, "wb") as output:
@@ -209,7 +217,7 @@ def prepare_tree(spec):
         recorded = json.loads(manifest.read_text())
         if recorded.get("spec") == wanted:
             return path, recorded["counts"]
-    say(f"building tree {spec.key} ({spec.title}) under {path.relative_to(ROOT)}")
+    say(f"building tree {spec.key} ({spec.title}) under {shown(path)}")
     if path.exists():
         shutil.rmtree(path)
     if manifest.exists():
@@ -230,7 +238,7 @@ def prepare_files(spec):
     if (manifest.exists() and json.loads(manifest.read_text()) == spec.description()
             and all(p.exists() and p.stat().st_size == spec.size for p in paths)):
         return paths
-    say(f"writing {spec.key} ({spec.title}) under {directory.relative_to(ROOT)}")
+    say(f"writing {spec.key} ({spec.title}) under {shown(directory)}")
     if directory.exists():
         shutil.rmtree(directory)
     if manifest.exists():

@@ -1,0 +1,91 @@
+"""Tests of bench/coreutils/run.py's pure parts: the generated trees, the
+reuse of built data, the summaries and the issue's targets.  No coreutils
+build, no cache drops; about a second."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+RUN_PY = Path(__file__).resolve().parents[1] / "run.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("coreutils_bench_run", RUN_PY)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_deep_tree_is_the_documented_shape_every_time(bench):
+    layout = bench.deep_tree_layout(1.0)
+    assert layout == bench.deep_tree_layout(1.0)
+    assert len(layout) == 7864
+    assert sum(len(files) for _, files in layout) == 49643
+    assert max(relative.count("/") + 1 for relative, _ in layout if relative) == 9
+    assert all(len(files) <= 25 for _, files in layout)
+
+
+def test_tree_built_once_then_reused_and_rebuilt_when_the_spec_changes(bench, tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.setattr(bench, "DATA_DIR", tmp_path)
+    spec = bench.TreeSpec("wide-x", "wide", "test", 3, 5)
+    path, counts = bench.prepare_tree(spec)
+    assert counts == {"files": 15, "directories": 3}
+    assert sorted(p.name for p in path.iterdir()) == ["dir000", "dir001", "dir002"]
+    marker = path / "dir000" / "marker"
+    marker.write_text("kept")
+    assert bench.prepare_tree(spec)[0] == path and marker.exists()
+    changed = bench.TreeSpec("wide-x", "wide", "test", 3, 6)
+    _, counts = bench.prepare_tree(changed)
+    assert counts["files"] == 18 and not marker.exists()
+    manifest = json.loads((tmp_path / "trees" / "wide-x.json").read_text())
+    assert manifest["spec"]["files_per_directory"] == 6
+
+
+def test_files_have_the_size_asked_and_are_rewritten_when_truncated(bench, tmp_path,
+                                                                   monkeypatch):
+    monkeypatch.setattr(bench, "DATA_DIR", tmp_path)
+    spec = bench.FileSpec("f", "test", 2, 100_000)
+    paths = bench.prepare_files(spec)
+    assert [p.stat().st_size for p in paths] == [100_000, 100_000]
+    first = paths[0].read_bytes()
+    assert paths[1].read_bytes() != first
+    paths[1].write_bytes(b"short")
+    again = bench.prepare_files(spec)
+    assert again[1].stat().st_size == 100_000 and again[0].read_bytes() == first
+
+
+def test_summary_medians_and_ratios(bench):
+    samples = bench.Samples(["stock", "io_uring 16"], 3)
+    for index, (stock, foreactor) in enumerate([(100, 40), (300, 60), (200, 50)]):
+        samples.add("stock", index, stock, sync_ms=10)
+        samples.add("io_uring 16", index, foreactor, {"issued_early": index}, sync_ms=30)
+    summary = samples.summary()
+    assert summary["stock"]["median_ms"] == 200
+    assert summary["io_uring 16"]["ratio_to_stock"] == pytest.approx(0.25)
+    assert summary["io_uring 16"]["ratio_to_stock_with_sync"] == pytest.approx(80 / 210)
+    assert summary["io_uring 16"]["statistics_median"]["issued_early"] == 1
+
+
+def entry(ms, ratio):
+    return {"median_ms": ms, "ratio_to_stock": ratio}
+
+
+def test_targets_met_and_not_met(bench):
+    results = {
+        "du": {"wide-100k": {
+            "cold": {"stock": entry(1000, 1.0), "io_uring 16": entry(450, 0.45),
+                     "threads auto": entry(700, 0.7), "diskus": entry(400, 0.4)},
+            "hot": {"stock": entry(200, 1.0), "io_uring auto": entry(204, 1.02),
+                    "threads auto": entry(220, 1.10)}}},
+        "cp": {"file-2g": {"stock": entry(1000, 1.0), "threads 4": entry(790, 0.79),
+                           "stock copy_file_range": entry(500, 0.5)}},
+    }
+    targets = {t["target"]: t["met"] for t in bench.evaluate_targets(results)}
+    assert targets["du, 100k files, cold: best foreactor at most 0.5x stock"]
+    assert not targets["du, 100k files, cold: best foreactor no slower than diskus"]
+    assert targets["cp file-2g, cold: best foreactor at most 0.8x stock read/write"]
+    assert not targets["du wide-100k, hot: depth auto at most 3% slower than stock (ratio <= 1.03)"]
