@@ -1,13 +1,14 @@
 #include "table_catalog.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <mutex>
+#include <set>
 
 #include "leveldb/cache.h"
 #include "leveldb/slice.h"
@@ -27,15 +28,21 @@ bool SameFile(int fd, const std::string& path) {
 }
 
 // The table files of directory `real_dir` open in this process: file
-// number -> descriptor, from the links in /proc/self/fd.
-std::map<uint64_t, int> OpenTableFiles(const std::string& real_dir) {
+// number -> descriptor, from the links /proc/self/fd/N.  Descriptors in
+// `known` (matched to a table already) are skipped; the walk goes up from 0
+// and ends when every file of `wanted` is found or after 64 descriptors in
+// a row that are not open (new descriptors take the lowest free numbers).
+std::map<uint64_t, int> OpenTableFiles(const std::string& real_dir, const std::set<int>& known,
+                                       const std::set<uint64_t>& wanted) {
   std::map<uint64_t, int> files;
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return files;
   const std::string prefix = real_dir + "/";
-  while (const struct dirent* entry = readdir(dir)) {
-    char target[PATH_MAX];
-    const ssize_t length = readlinkat(dirfd(dir), entry->d_name, target, sizeof target);
+  size_t found_wanted = 0;
+  for (int fd = 0, misses = 0; misses < 64 && found_wanted < wanted.size(); ++fd) {
+    if (known.count(fd) != 0) continue;
+    char link[32], target[PATH_MAX];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const ssize_t length = readlink(link, target, sizeof target);
+    misses = length <= 0 ? misses + 1 : 0;
     if (length <= 0) continue;
     const std::string_view path(target, static_cast<size_t>(length));
     unsigned long long number;
@@ -43,10 +50,10 @@ std::map<uint64_t, int> OpenTableFiles(const std::string& real_dir) {
     if (path.substr(0, prefix.size()) == prefix && path.size() < prefix.size() + 30 &&
         std::sscanf(std::string(path.substr(prefix.size())).c_str(), "%llu.%7s", &number, suffix) == 2 &&
         std::string_view(suffix) == "ldb") {
-      files[number] = std::atoi(entry->d_name);
+      files[number] = fd;
+      found_wanted += wanted.count(number);
     }
   }
-  closedir(dir);
   return files;
 }
 
@@ -121,6 +128,13 @@ std::shared_ptr<const TableCatalog::Listing> TableCatalog::ListingFor(const void
     listings_epoch_ = epoch;
   }
   listings_[version] = listing;
+  // Forget the tables compactions removed (their descriptors get reused).
+  if (listing->database != nullptr) {
+    const int id = listing->database->id;
+    for (auto it = tables_.lower_bound({id, 0}); it != tables_.end() && it->first.first == id;) {
+      it = listing->files.Contains(it->first.second) ? std::next(it) : tables_.erase(it);
+    }
+  }
   return listing;
 }
 
@@ -135,8 +149,10 @@ void TableCatalog::LoadMissing(const Database& db, const std::vector<const Table
         continue;
       }
     }
+    bool not_in_memory = false;
     std::shared_ptr<const TableLayout> layout =
-        TableLayout::Load(TablePath(db, file->number), file->size, db.policy);
+        TableLayout::Load(TablePath(db, file->number), file->size, db.policy, &not_in_memory);
+    if (not_in_memory) continue;  // once LevelDB has read the blocks
     std::unique_lock lock(mutex_);
     tables_[{db.id, file->number}].layout = std::move(layout);
     new_table = true;
@@ -146,15 +162,21 @@ void TableCatalog::LoadMissing(const Database& db, const std::vector<const Table
 
 void TableCatalog::FindDescriptors(const Database& db, bool new_table) {
   const auto now = std::chrono::steady_clock::now();
+  std::set<int> known;
+  std::set<uint64_t> wanted;
   {
     std::unique_lock lock(mutex_);
     if (!new_table && now - last_scan_ < kScanInterval) return;
     last_scan_ = now;
+    for (const auto& [key, state] : tables_) {
+      if (state.state == FdState::kOpen) known.insert(state.fd);
+      if (state.state == FdState::kUnknown && key.first == db.id) wanted.insert(key.second);
+    }
   }
-  const std::map<uint64_t, int> open_files = OpenTableFiles(db.real_name);
+  const std::map<uint64_t, int> open_files = OpenTableFiles(db.real_name, known, wanted);
   std::unique_lock lock(mutex_);
   for (auto it = tables_.lower_bound({db.id, 0}); it != tables_.end() && it->first.first == db.id; ++it) {
-    if (it->second.state != FdState::kUnknown) continue;
+    if (it->second.state == FdState::kOpen) continue;
     auto open = open_files.find(it->first.second);
     it->second.state = open == open_files.end() ? FdState::kClosed : FdState::kOpen;
     it->second.fd = open == open_files.end() ? -1 : open->second;
@@ -182,6 +204,8 @@ bool TableCatalog::Plan(const void* version, std::string_view user_key, uint64_t
                         DescribeVersion describe, GetPlan* plan) {
   plan->tables.clear();
   plan->candidates.clear();
+  plan->database = nullptr;
+  plan->listing = nullptr;
   std::shared_ptr<const Listing> listing;
   {
     std::shared_lock lock(mutex_);
@@ -197,6 +221,8 @@ bool TableCatalog::Plan(const void* version, std::string_view user_key, uint64_t
   const Database& db = *listing->database;
   const InternalKey key{user_key, (sequence << 8) | 1};  // kValueTypeForSeek
   listing->files.Candidates(key, &plan->candidates);
+  plan->database = listing->database;
+  plan->listing = listing;
   LoadMissing(db, plan->candidates);
   std::shared_lock lock(mutex_);
   for (const TableFile* file : plan->candidates) {
@@ -216,12 +242,12 @@ bool TableCatalog::Plan(const void* version, std::string_view user_key, uint64_t
     table.layout = state->second.layout;
     plan->tables.push_back(std::move(table));
   }
-  plan->database = listing->database;
   return !plan->tables.empty();
 }
 
 void TableCatalog::Learn(const GetPlan& plan, bool not_found) {
   const Database& db = *plan.database;
+  LoadMissing(db, plan.candidates);  // the tables the Get opened are cached now
   for (const PlannedTable& table : plan.tables) {
     // A descriptor learned from an open the program made is trusted once
     // it is seen to name the file (the open may have been another file's).

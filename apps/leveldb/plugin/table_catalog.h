@@ -53,7 +53,8 @@ struct PlannedTable {
 struct GetPlan {
   std::vector<PlannedTable> tables;
   std::shared_ptr<const Database> database;
-  std::vector<const TableFile*> candidates;  // scratch
+  std::vector<const TableFile*> candidates;  // files of `listing` the Get may visit
+  std::shared_ptr<const void> listing;
 };
 
 class TableCatalog {
@@ -73,12 +74,14 @@ class TableCatalog {
   // Plans the Get of `user_key` at snapshot `sequence` in `version`, whose
   // listing (Version::DebugString()) `describe` returns when the catalog
   // has none that is current.  Reads table files and /proc/self/fd as
-  // needed: call it outside any scope.  False when nothing can be predicted.
+  // needed: call it outside any scope.  False when nothing can be predicted;
+  // even then, when plan->database is set, call Learn() after the Get.
   using DescribeVersion = std::string (*)(const void* version);
   bool Plan(const void* version, std::string_view user_key, uint64_t sequence,
             DescribeVersion describe, GetPlan* plan);
 
-  // Takes in what the program did in the Get `plan` described; `not_found`:
+  // Takes in what the program did in the Get `plan` described, and loads
+  // the layouts of tables the Get brought into the page cache; `not_found`:
   // it returned NotFound (so it went through every table of the plan,
   // unless it met a deletion).
   void Learn(const GetPlan& plan, bool not_found);

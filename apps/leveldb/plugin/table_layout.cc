@@ -1,7 +1,10 @@
 #include "table_layout.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstring>
@@ -61,12 +64,15 @@ class FileDescriptor {
   int fd_;
 };
 
-bool ReadExactly(int fd, const BlockRead& read, std::string* out) {
+// Reads `read` from the page cache only (RWF_NOWAIT): the plugin never
+// makes the device work.  Sets *not_in_memory when the bytes are not cached.
+bool ReadExactly(int fd, const BlockRead& read, std::string* out, bool* not_in_memory) {
   out->resize(read.length);
   size_t done = 0;
   while (done < read.length) {
-    const ssize_t n = pread(fd, out->data() + done, read.length - done,
-                            static_cast<off_t>(read.offset + done));
+    struct iovec piece = {out->data() + done, read.length - done};
+    const ssize_t n = preadv2(fd, &piece, 1, static_cast<off_t>(read.offset + done), RWF_NOWAIT);
+    if (n < 0 && errno == EAGAIN) *not_in_memory = true;
     if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }
@@ -75,9 +81,9 @@ bool ReadExactly(int fd, const BlockRead& read, std::string* out) {
 
 // Reads a block the way ReadBlock() in table/format.cc does (one pread of
 // contents + trailer) and yields its uncompressed contents.
-bool ReadBlockContents(int fd, const BlockRead& read, std::string* contents) {
+bool ReadBlockContents(int fd, const BlockRead& read, std::string* contents, bool* not_in_memory) {
   std::string raw;
-  if (read.length < kBlockTrailer || !ReadExactly(fd, read, &raw)) return false;
+  if (read.length < kBlockTrailer || !ReadExactly(fd, read, &raw, not_in_memory)) return false;
   const size_t size = read.length - kBlockTrailer;
   if (raw[size] == 0) {  // kNoCompression
     raw.resize(size);
@@ -133,12 +139,14 @@ int CompareInternalKeys(const InternalKey& a, const InternalKey& b) {
 }
 
 std::unique_ptr<TableLayout> TableLayout::Load(const std::string& path, uint64_t file_size,
-                                               const leveldb::FilterPolicy* policy) {
+                                               const leveldb::FilterPolicy* policy,
+                                               bool* not_in_memory) {
+  *not_in_memory = false;
   if (file_size < kFooterLength) return nullptr;
   FileDescriptor file(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   std::string footer;
   const BlockRead footer_read{file_size - kFooterLength, kFooterLength};
-  if (file.get() < 0 || !ReadExactly(file.get(), footer_read, &footer) ||
+  if (file.get() < 0 || !ReadExactly(file.get(), footer_read, &footer, not_in_memory) ||
       DecodeFixed(footer.data() + kFooterLength - 8, 8) != kTableMagic) {
     return nullptr;
   }
@@ -153,7 +161,7 @@ std::unique_ptr<TableLayout> TableLayout::Load(const std::string& path, uint64_t
   std::string index;
   bool bad_handle = false;
   const bool parsed =
-      ReadBlockContents(file.get(), index_read, &index) &&
+      ReadBlockContents(file.get(), index_read, &index, not_in_memory) &&
       ForEachBlockEntry(index, [&](const std::string& key, std::string_view value) {
         BlockRead block;
         bad_handle = bad_handle || !TakeBlockHandle(&value, &block);
@@ -166,16 +174,19 @@ std::unique_ptr<TableLayout> TableLayout::Load(const std::string& path, uint64_t
   std::string metaindex;
   const std::string filter_key = std::string("filter.") + policy->Name();
   BlockRead filter_read{0, 0};
-  if (ReadBlockContents(file.get(), metaindex_read, &metaindex)) {
+  if (ReadBlockContents(file.get(), metaindex_read, &metaindex, not_in_memory)) {
     ForEachBlockEntry(metaindex, [&](const std::string& key, std::string_view value) {
       if (key == filter_key) TakeBlockHandle(&value, &filter_read);
     });
   }
+  if (*not_in_memory) return nullptr;
   if (filter_read.length > 0) {
     layout->open_reads_.push_back(filter_read);
-    if (!ReadBlockContents(file.get(), filter_read, &layout->filter_)) layout->filter_.clear();
+    if (!ReadBlockContents(file.get(), filter_read, &layout->filter_, not_in_memory)) {
+      layout->filter_.clear();
+    }
   }
-  return layout;
+  return *not_in_memory ? nullptr : std::move(layout);
 }
 
 bool TableLayout::DataBlockFor(const InternalKey& key, BlockRead* read) const {

@@ -44,11 +44,14 @@ class TableLayout {
  public:
   // Reads the footer, index block and (when `policy` is not null) the
   // metaindex and filter blocks of the table at `path`, whose size is
-  // `file_size`, through a descriptor of its own.  `policy` is the
-  // database's filter policy; it must outlive the layout.  Returns null
-  // when the file cannot be read or is not a table LevelDB 1.23 wrote.
+  // `file_size`, through a descriptor of its own and from the page cache
+  // only (it never makes the device read).  `policy` is the database's
+  // filter policy; it must outlive the layout.  Returns null when a block
+  // is not in the page cache (*not_in_memory: try again once LevelDB read
+  // it), or the file cannot be read or is not a table LevelDB 1.23 wrote.
   static std::unique_ptr<TableLayout> Load(const std::string& path, uint64_t file_size,
-                                           const leveldb::FilterPolicy* policy);
+                                           const leveldb::FilterPolicy* policy,
+                                           bool* not_in_memory);
 
   // The data block read Table::InternalGet makes for `key`, or false when
   // it reads none: the key is past the last block, or the Bloom filter of

@@ -154,14 +154,18 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
 leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats) {
   leveldb_plugin::GetPlan& plan = leveldb_plugin::plan;
-  if (!foreactor_enabled() || captured_key.object != &key ||
-      !catalog.Plan(version, std::string_view(captured_key.user_key.data(), captured_key.user_key.size()),
-                    captured_key.sequence, &leveldb_plugin::DescribeVersion, &plan)) {
+  if (!foreactor_enabled() || captured_key.object != &key) {
     return RealVersionGet(version, options, key, value, stats);
   }
+  const std::string_view user_key(captured_key.user_key.data(), captured_key.user_key.size());
+  const bool planned = catalog.Plan(version, user_key, captured_key.sequence,
+                                    &leveldb_plugin::DescribeVersion, &plan);
+  if (plan.database == nullptr) return RealVersionGet(version, options, key, value, stats);
   leveldb::Status status;
-  {
+  if (planned) {
     foreactor::Scope scope(leveldb_plugin::graph, plan);
+    status = RealVersionGet(version, options, key, value, stats);
+  } else {
     status = RealVersionGet(version, options, key, value, stats);
   }
   catalog.Learn(plan, status.IsNotFound());

@@ -130,4 +130,13 @@ const TableFile* VersionListing::AnyFile() const {
   return nullptr;
 }
 
+bool VersionListing::Contains(uint64_t number) const {
+  for (const std::vector<TableFile>& files : levels_) {
+    for (const TableFile& file : files) {
+      if (file.number == number) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace leveldb_plugin

@@ -41,6 +41,9 @@ class VersionListing {
   // Some file of the listing, or null when it has none.
   const TableFile* AnyFile() const;
 
+  // Whether file `number` is in the listing.
+  bool Contains(uint64_t number) const;
+
  private:
   std::vector<TableFile> levels_[kLevels];
 };
