@@ -157,9 +157,16 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   if (!foreactor_enabled() || captured_key.object != &key) {
     return RealVersionGet(version, options, key, value, stats);
   }
-  const std::string_view user_key(captured_key.user_key.data(), captured_key.user_key.size());
-  const bool planned = catalog.Plan(version, user_key, captured_key.sequence,
-                                    &leveldb_plugin::DescribeVersion, &plan);
+  // No exception may reach LevelDB (built without them): out of memory in
+  // the plugin means no prediction.
+  bool planned = false;
+  try {
+    const std::string_view user_key(captured_key.user_key.data(), captured_key.user_key.size());
+    planned = catalog.Plan(version, user_key, captured_key.sequence,
+                           &leveldb_plugin::DescribeVersion, &plan);
+  } catch (...) {
+    plan.database = nullptr;
+  }
   if (plan.database == nullptr) return RealVersionGet(version, options, key, value, stats);
   leveldb::Status status;
   if (planned) {
@@ -168,7 +175,10 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   } else {
     status = RealVersionGet(version, options, key, value, stats);
   }
-  catalog.Learn(plan, status.IsNotFound());
+  try {
+    catalog.Learn(plan, status.IsNotFound());
+  } catch (...) {
+  }
   return status;
 }
 
@@ -183,9 +193,12 @@ leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& n
     asm("__wrap_" DB_OPEN);
 leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db) {
   leveldb::Status status = RealDbOpen(options, name, db);
-  if (status.ok()) {
-    catalog.DatabaseOpened(name, options.filter_policy,
-                           options.comparator == leveldb::BytewiseComparator());
+  try {
+    if (status.ok()) {
+      catalog.DatabaseOpened(name, options.filter_policy,
+                             options.comparator == leveldb::BytewiseComparator());
+    }
+  } catch (...) {  // out of memory: the database goes unpredicted
   }
   return status;
 }
@@ -208,7 +221,10 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     // Table::Open took the cache's newest id for the table's blocks; the
     // id after it says which (ids only need to be unique: taking one more
     // changes nothing LevelDB does).
-    catalog.TableOpened(options.block_cache, file_size, options.block_cache->NewId() - 1);
+    try {
+      catalog.TableOpened(options.block_cache, file_size, options.block_cache->NewId() - 1);
+    } catch (...) {  // out of memory: its cached blocks go unpredicted
+    }
   }
   return status;
 }
