@@ -13,10 +13,9 @@
 // with no expectation yet answers NOT_YET (the peek head waits there, and
 // the program's own call runs synchronously).  The branch always continues:
 // the walk's end is the end of the scope, not a node visit.
+#include <climits>
 #include <cstdint>
-#include <deque>
-#include <new>
-#include <string>
+#include <cstring>
 
 #include "du_walk_plugin.h"
 #include "foreactor/foreactor.hpp"
@@ -26,22 +25,31 @@ namespace {
 struct ExpectedStat {
   int dirfd;
   int flags;
-  std::string name;
+  char name[NAME_MAX + 1];
 };
 
-// Per-thread state of one walk.  `expected[i]` is visit `first_expected + i`.
+// Expected visits kept at once: at least the attachment's window (256).
+constexpr uint64_t kExpectedCapacity = 256;
+
+// Per-thread state of one walk: expected visits [first_expected,
+// end_expected), visit v in ring[v % kExpectedCapacity].  Fixed-size and
+// zero-initialised, so the hot path neither allocates nor runs a
+// thread_local initialiser.
 struct WalkState {
-  bool active = false;
-  uint64_t completed_visits = 0;
-  uint64_t first_expected = 0;
-  std::deque<ExpectedStat> expected;
+  bool active;
+  uint64_t completed_visits;
+  uint64_t first_expected;
+  uint64_t end_expected;
+  ExpectedStat ring[kExpectedCapacity];
 
   void DropCompleted() {
-    while (first_expected < completed_visits && !expected.empty()) {
-      expected.pop_front();
-      first_expected++;
-    }
-    if (expected.empty()) first_expected = completed_visits;
+    if (end_expected < completed_visits) end_expected = completed_visits;
+    if (first_expected < completed_visits) first_expected = completed_visits;
+  }
+  void Clear() {
+    completed_visits = 0;
+    first_expected = 0;
+    end_expected = 0;
   }
 };
 
@@ -55,11 +63,11 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
       "stat_entry", FOREACTOR_CALL_FSTATAT,
       [](WalkState& state, const foreactor::Visit& visit, foreactor_call& call) {
         const uint64_t number = visit.iteration(0);
-        if (number < state.first_expected || number - state.first_expected >= state.expected.size()) {
+        if (number < state.first_expected || number >= state.end_expected) {
           return FOREACTOR_NOT_YET;
         }
-        const ExpectedStat& stat = state.expected[number - state.first_expected];
-        call = foreactor::Fstatat(stat.dirfd, stat.name.c_str(), stat.flags);
+        const ExpectedStat& stat = state.ring[number % kExpectedCapacity];
+        call = foreactor::Fstatat(stat.dirfd, stat.name, stat.flags);
         return FOREACTOR_READY;
       },
       [](WalkState& state, const foreactor::Visit& visit, int64_t) {
@@ -79,9 +87,7 @@ extern "C" void du_walk_begin(void) {
   // expectations for nothing.  No scope, then: du runs as if unlinked.
   if (walk.active || walk_graph.handle() == nullptr || !foreactor_enabled()) return;
   walk.active = true;
-  walk.completed_visits = 0;
-  walk.first_expected = 0;
-  walk.expected.clear();
+  walk.Clear();
   foreactor_scope_enter(walk_graph.handle(), &walk);
 }
 
@@ -89,7 +95,7 @@ extern "C" void du_walk_end(void) {
   if (!walk.active) return;
   foreactor_scope_exit(walk_graph.handle());
   walk.active = false;
-  walk.expected.clear();
+  walk.Clear();
 }
 
 extern "C" int du_walk_active(void) { return walk.active ? 1 : 0; }
@@ -99,22 +105,23 @@ extern "C" uint64_t du_walk_completed_visits(void) { return walk.completed_visit
 extern "C" void du_walk_forget_from(uint64_t first_visit) {
   walk.DropCompleted();
   if (first_visit < walk.first_expected) first_visit = walk.first_expected;
-  const uint64_t keep = first_visit - walk.first_expected;
-  if (keep < walk.expected.size()) walk.expected.resize(keep);
+  if (first_visit < walk.end_expected) walk.end_expected = first_visit;
 }
 
 extern "C" int du_walk_expect(uint64_t visit, int dirfd, const char* name, int flags) {
   walk.DropCompleted();
-  if (visit != walk.first_expected + walk.expected.size()) return -1;
-  try {
-    walk.expected.push_back(ExpectedStat{dirfd, flags, std::string(name)});
-  } catch (const std::bad_alloc&) {
-    return -1;
-  }
+  if (visit != walk.end_expected || visit - walk.first_expected >= kExpectedCapacity) return -1;
+  const size_t length = std::strlen(name);
+  if (length > NAME_MAX) return -1;
+  ExpectedStat& stat = walk.ring[visit % kExpectedCapacity];
+  stat.dirfd = dirfd;
+  stat.flags = flags;
+  std::memcpy(stat.name, name, length + 1);
+  walk.end_expected++;
   return 0;
 }
 
 extern "C" uint64_t du_walk_expected_until(void) {
   walk.DropCompleted();
-  return walk.first_expected + walk.expected.size();
+  return walk.end_expected;
 }

@@ -48,8 +48,9 @@ void du_walk_forget_from(uint64_t first_visit);
 /*
  * Records that visit `visit` will be fstatat(dirfd, name, _, flags).  `name`
  * is copied.  Visits must be expected in increasing order, without gaps
- * after the last expected one.  Returns 0, or -1 when out of memory (the
- * expectation is then simply not made).
+ * after the last expected one, and at most 256 beyond the completed visits.
+ * Returns 0, or -1 (the expectation is then simply not made) when `visit`
+ * breaks those rules or `name` is longer than NAME_MAX.
  */
 int du_walk_expect(uint64_t visit, int dirfd, const char *name, int flags);
 
