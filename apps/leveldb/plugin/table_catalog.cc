@@ -183,9 +183,20 @@ void TableCatalog::FindDescriptors(const Database& db, bool new_table) {
   }
 }
 
-void TableCatalog::TableOpened(leveldb::Cache* block_cache, uint64_t file_size, uint64_t cache_id) {
+void TableCatalog::TableOpened(const GetPlan* plan, leveldb::Cache* block_cache,
+                               uint64_t file_size, uint64_t cache_id) {
   std::unique_lock lock(mutex_);
   cache_ids_[file_size] = {block_cache, cache_id};
+  if (plan == nullptr || plan->database == nullptr) return;
+  leveldb::Cache* none = nullptr;
+  plan->database->block_cache.compare_exchange_strong(none, block_cache);
+  for (const TableFile* file : plan->candidates) {
+    if (file->size != file_size) continue;
+    auto state = tables_.find({plan->database->id, file->number});
+    if (state == tables_.end()) continue;
+    state->second.has_cache_id = true;
+    state->second.cache_id = cache_id;
+  }
 }
 
 void TableCatalog::SetOpen(const TableKey& key, int fd) {
@@ -233,9 +244,13 @@ bool TableCatalog::Plan(const void* version, std::string_view user_key, uint64_t
     table.open = state->second.state != FdState::kOpen;
     table.fd = table.open ? -1 : state->second.fd;
     table.read_data = state->second.layout->DataBlockFor(key, &table.data);
-    auto cached = table.open ? cache_ids_.end() : cache_ids_.find(file->size);
-    if (table.read_data && cached != cache_ids_.end()) {
-      table.read_data = !BlockCached(cached->second.first, cached->second.second, table.data.offset);
+    // The block cache: never one of a database that may be gone.
+    leveldb::Cache* cache = table.open ? nullptr : db.block_cache.load();
+    auto by_size = cache_ids_.find(file->size);
+    if (table.read_data && cache != nullptr &&
+        (state->second.has_cache_id || (by_size != cache_ids_.end() && by_size->second.first == cache))) {
+      const uint64_t id = state->second.has_cache_id ? state->second.cache_id : by_size->second.second;
+      table.read_data = !BlockCached(cache, id, table.data.offset);
     }
     if (!table.open && !table.read_data) continue;  // no read at all
     if (table.open) table.path = TablePath(db, file->number);

@@ -35,6 +35,9 @@ struct Database {
   std::string real_name;  // realpath(name), to recognise its files in /proc/self/fd
   const leveldb::FilterPolicy* policy = nullptr;
   bool bytewise = false;  // the plugin only orders keys as BytewiseComparator does
+  // The block cache, seen by the first Table::Open inside one of its Gets;
+  // it lives as long as the database.
+  mutable std::atomic<leveldb::Cache*> block_cache{nullptr};
 };
 
 // One table a Get reads, with the calls it makes there.
@@ -63,10 +66,14 @@ class TableCatalog {
   void DatabaseOpened(const std::string& name, const leveldb::FilterPolicy* policy, bool bytewise);
 
   // Table::Open opened a table file of `file_size` bytes whose blocks go
-  // to `block_cache` under `cache_id`; Plan() then predicts the data blocks
-  // that cache holds (LevelDB reads none of them).  Files are told apart by
-  // size: two tables of one size share an entry (the later open's).
-  void TableOpened(leveldb::Cache* block_cache, uint64_t file_size, uint64_t cache_id);
+  // to `block_cache` under `cache_id`, inside the Get `plan` (or null: not
+  // in a Get).  Plan() then predicts the data blocks the cache holds
+  // (LevelDB reads none of them).  A table opened inside a Get is the plan's
+  // candidate of that size; one opened elsewhere is known by its size only
+  // (two tables of one size share an entry, the later open's).  Only the
+  // cache of the database being searched is ever used.
+  void TableOpened(const GetPlan* plan, leveldb::Cache* block_cache, uint64_t file_size,
+                   uint64_t cache_id);
 
   // A version was installed somewhere: listings are read afresh.
   void VersionsChanged() { epoch_.fetch_add(1, std::memory_order_relaxed); }
@@ -96,6 +103,8 @@ class TableCatalog {
     std::shared_ptr<const TableLayout> layout;
     FdState state = FdState::kUnknown;
     int fd = -1;
+    bool has_cache_id = false;
+    uint64_t cache_id = 0;
   };
   using TableKey = std::pair<int, uint64_t>;  // database id, file number
 

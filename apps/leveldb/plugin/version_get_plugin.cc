@@ -141,6 +141,16 @@ const foreactor::Graph<GetPlan> graph = [] {
 }();
 
 thread_local GetPlan plan;
+thread_local const GetPlan* plan_running = nullptr;  // during the real Version::Get
+
+// Runs the real Version::Get with plan_running set.
+leveldb::Status RunGet(leveldb::Version* version, const leveldb::ReadOptions& options,
+                       const leveldb::LookupKey& key, std::string* value, void* stats) {
+  plan_running = &plan;
+  leveldb::Status status = RealVersionGet(version, options, key, value, stats);
+  plan_running = nullptr;
+  return status;
+}
 
 }  // namespace
 }  // namespace leveldb_plugin
@@ -171,9 +181,9 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   leveldb::Status status;
   if (planned) {
     foreactor::Scope scope(leveldb_plugin::graph, plan);
-    status = RealVersionGet(version, options, key, value, stats);
+    status = leveldb_plugin::RunGet(version, options, key, value, stats);
   } else {
-    status = RealVersionGet(version, options, key, value, stats);
+    status = leveldb_plugin::RunGet(version, options, key, value, stats);
   }
   try {
     catalog.Learn(plan, status.IsNotFound());
@@ -222,7 +232,8 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     // id after it says which (ids only need to be unique: taking one more
     // changes nothing LevelDB does).
     try {
-      catalog.TableOpened(options.block_cache, file_size, options.block_cache->NewId() - 1);
+      catalog.TableOpened(leveldb_plugin::plan_running, options.block_cache, file_size,
+                          options.block_cache->NewId() - 1);
     } catch (...) {  // out of memory: its cached blocks go unpredicted
     }
   }

@@ -177,17 +177,17 @@ def test_levels_gets_match_the_model(program, plain_found, tmp_path, filter_kind
     assert result == {"gets": 20000, "found": plain_found[filter_kind], "mismatches": 0}
     assert counters["scopes"] > 1000
     if engine != "sync":
-        assert counters["issued_early"] > 0.9 * counters["intercepted"]
-        assert counters["consumed"] > 0.9 * counters["intercepted"]
-        assert counters["mispredicted"] <= 0.01 * counters["intercepted"]
+        assert counters["issued_early"] > 0.9 * counters["intercepted"], counters
+        assert counters["consumed"] > 0.9 * counters["intercepted"], counters
+        assert counters["mispredicted"] <= 0.01 * counters["intercepted"], counters
 
 
 @pytest.mark.parametrize("filter_kind", ["bloom", "nobloom"])
 def test_levels_check_mode_finds_no_divergence(program, tmp_path, filter_kind):
     result, counters = levels_run(program, tmp_path, filter_kind, {"FOREACTOR_CHECK": 1})
     assert result["mismatches"] == 0
-    assert counters["check_divergences"] == 0
-    assert counters["passed_through"] <= 0.01 * counters["intercepted"]
+    assert counters["check_divergences"] == 0, counters
+    assert counters["passed_through"] <= 0.01 * counters["intercepted"], counters
 
 
 def test_levels_two_threads(program, plain_found, tmp_path):
