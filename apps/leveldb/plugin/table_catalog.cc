@@ -79,13 +79,14 @@ std::string TablePath(const Database& db, uint64_t number) {
 }
 
 void TableCatalog::DatabaseOpened(const std::string& name, const leveldb::FilterPolicy* policy,
-                                  bool bytewise) {
+                                  bool bytewise, leveldb::Cache* block_cache) {
   auto db = std::make_shared<Database>();
   db->name = name;
   char real[PATH_MAX];
   db->real_name = realpath(name.c_str(), real) != nullptr ? real : name;
   db->policy = policy;
   db->bytewise = bytewise;
+  db->block_cache = block_cache;
   std::unique_lock lock(mutex_);
   db->id = next_database_id_++;
   // A reopened database starts afresh: its options (filter policy) may differ.

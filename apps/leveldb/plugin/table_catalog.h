@@ -35,8 +35,8 @@ struct Database {
   std::string real_name;  // realpath(name), to recognise its files in /proc/self/fd
   const leveldb::FilterPolicy* policy = nullptr;
   bool bytewise = false;  // the plugin only orders keys as BytewiseComparator does
-  // The block cache, seen by the first Table::Open inside one of its Gets;
-  // it lives as long as the database.
+  // The block cache (from its table cache's options, or the first
+  // Table::Open inside one of its Gets); it lives as long as the database.
   mutable std::atomic<leveldb::Cache*> block_cache{nullptr};
 };
 
@@ -62,8 +62,10 @@ struct GetPlan {
 
 class TableCatalog {
  public:
-  // Records a database opened (or reopened) under `name`.
-  void DatabaseOpened(const std::string& name, const leveldb::FilterPolicy* policy, bool bytewise);
+  // Records a database opened (or reopened) under `name`; `block_cache`:
+  // the one its tables use (null: learned from its Gets' table opens).
+  void DatabaseOpened(const std::string& name, const leveldb::FilterPolicy* policy, bool bytewise,
+                      leveldb::Cache* block_cache);
 
   // Table::Open opened a table file of `file_size` bytes whose blocks go
   // to `block_cache` under `cache_id`, inside the Get `plan` (or null: not

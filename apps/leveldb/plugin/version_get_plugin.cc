@@ -38,6 +38,7 @@ class Version;
 class VersionSet;
 class VersionEdit;
 class LookupKey;
+class TableCache;
 namespace port {
 class Mutex;
 }
@@ -52,6 +53,8 @@ class Mutex;
   "_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_"
 #define LOG_AND_APPLY "_ZN7leveldb10VersionSet11LogAndApplyEPNS_11VersionEditEPNS_4port5MutexE"
 #define TABLE_OPEN "_ZN7leveldb5Table4OpenERKNS_7OptionsEPNS_16RandomAccessFileEmPPS0_"
+#define TABLE_CACHE_CONSTRUCTOR \
+  "_ZN7leveldb10TableCacheC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS_7OptionsEi"
 
 leveldb::Status RealVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats)
@@ -64,6 +67,8 @@ leveldb::Status RealLogAndApply(leveldb::VersionSet* versions, leveldb::VersionE
                                 leveldb::port::Mutex* mutex) asm("__real_" LOG_AND_APPLY);
 leveldb::Status RealTableOpen(const leveldb::Options& options, leveldb::RandomAccessFile* file,
                               uint64_t file_size, leveldb::Table** table) asm("__real_" TABLE_OPEN);
+void RealTableCache(leveldb::TableCache* cache, const std::string& name, const leveldb::Options& options,
+                    int entries) asm("__real_" TABLE_CACHE_CONSTRUCTOR);
 std::string VersionDebugString(const leveldb::Version* version)
     asm("_ZNK7leveldb7Version11DebugStringB5cxx11Ev");
 
@@ -80,6 +85,10 @@ struct CapturedKey {
   uint64_t sequence = 0;
 };
 thread_local CapturedKey captured_key;
+
+// The block cache of the database DB::Open is opening on this thread (its
+// table cache is made with the options DBImpl completed).
+thread_local leveldb::Cache* opening_block_cache = nullptr;
 
 std::string DescribeVersion(const void* version) {
   return VersionDebugString(static_cast<const leveldb::Version*>(version));
@@ -202,11 +211,13 @@ void WrapLookupKey(leveldb::LookupKey* key, const leveldb::Slice& user_key, uint
 leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db)
     asm("__wrap_" DB_OPEN);
 leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db) {
+  leveldb_plugin::opening_block_cache = nullptr;
   leveldb::Status status = RealDbOpen(options, name, db);
   try {
     if (status.ok()) {
       catalog.DatabaseOpened(name, options.filter_policy,
-                             options.comparator == leveldb::BytewiseComparator());
+                             options.comparator == leveldb::BytewiseComparator(),
+                             leveldb_plugin::opening_block_cache);
     }
   } catch (...) {  // out of memory: the database goes unpredicted
   }
@@ -238,4 +249,12 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     }
   }
   return status;
+}
+
+void WrapTableCache(leveldb::TableCache* cache, const std::string& name, const leveldb::Options& options,
+                    int entries) asm("__wrap_" TABLE_CACHE_CONSTRUCTOR);
+void WrapTableCache(leveldb::TableCache* cache, const std::string& name, const leveldb::Options& options,
+                    int entries) {
+  RealTableCache(cache, name, options, entries);
+  leveldb_plugin::opening_block_cache = options.block_cache;
 }
