@@ -35,6 +35,11 @@ SLOW = [("db_test", ("io_uring",)), ("issue320_test", ("io_uring",)),
 # Programs whose tests call DB::Get on table files, so the plugin's graph
 # must have run (scopes > 0) and issued reads early.
 GET_CALLERS = {"db_test", "issue320_test", "recovery_test", "fault_injection_test"}
+# Tests of LevelDB's that fail now and then as LevelDB ships them, without
+# foreactor: DBTest.HiddenValuesAreRemoved failed 1 time in 20 runs of the
+# plain db_test on the development VM (its Size() bounds depend on when the
+# background compaction runs).  They are left out of every run, plain or not.
+FLAKY_AS_SHIPPED = {"db_test": ["DBTest.HiddenValuesAreRemoved"]}
 
 
 def cases():
@@ -57,7 +62,10 @@ def test_leveldb_program_passes(name, engine, tmp_path):
         environment = clean_environment()
     # LevelDB's tests put their databases under TEST_TMPDIR.
     environment["TEST_TMPDIR"] = str(tmp_path)
-    completed = subprocess.run([str(executable)], env=environment, capture_output=True,
+    command = [str(executable)]
+    if name in FLAKY_AS_SHIPPED:
+        command.append("--gtest_filter=-" + ":".join(FLAKY_AS_SHIPPED[name]))
+    completed = subprocess.run(command, env=environment, capture_output=True,
                                text=True, timeout=1200)
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     assert "[  PASSED  ]" in completed.stdout
