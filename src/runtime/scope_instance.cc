@@ -305,9 +305,17 @@ void ScopeInstance::InvalidateAhead(const foreactor_call& real, const VisitSlot*
   if (!paths && !writes && !seeks && !closes) return;
   if (visits_ahead_ == 0) return;
   int64_t begin = 0, end = INT64_MAX;
-  if (writes && !info.implicit_offset) ByteRangeOf(real, &begin, &end);
   FileKindCache::Kind target;
   if (writes) target = file_kinds_.Lookup(real.fd);
+  if (writes && !info.implicit_offset) {
+    ByteRangeOf(real, &begin, &end);
+  } else if (writes && target.regular && !target.append) {
+    // write(2) and writev(2) go to the file position (the call has not run
+    // yet): only the bytes there change, not the early writes further on.
+    foreactor_call at = real;
+    at.offset = raw::Lseek(real.fd, 0, SEEK_CUR);
+    if (at.offset >= 0) ByteRangeOf(at, &begin, &end);
+  }
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
       VisitSlot& slot = state.slots[visit % ring_size_];
