@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,6 +165,33 @@ void EvictBlock(const std::string& path, int block) {
   free(aligned);
 }
 
+// True when block `block` of `path` is in the page cache (mincore: no I/O).
+bool BlockIsCached(const std::string& path, int block) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return true;
+  void* map = mmap(nullptr, kBlock, PROT_READ, MAP_SHARED, fd, block * kBlock);
+  ::close(fd);
+  if (map == MAP_FAILED) return true;
+  unsigned char resident = 1;
+  const bool known = mincore(map, kBlock, &resident) == 0;
+  munmap(map, kBlock);
+  return !known || (resident & 1) != 0;
+}
+
+// EvictBlock on blocks [first, last] until the page cache really lacks all
+// of them: readahead started by earlier reads (EvictBlock's own included)
+// may bring some back.  Returns false if they kept coming back.
+bool EvictBlocksForSure(const std::string& path, int first, int last) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    for (int block = first; block <= last; ++block) EvictBlock(path, block);
+    usleep(10 * 1000);
+    bool any_cached = false;
+    for (int block = first; block <= last; ++block) any_cached = any_cached || BlockIsCached(path, block);
+    if (!any_cached) return true;
+  }
+  return false;
+}
+
 class ScopeInstanceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -176,6 +204,9 @@ class ScopeInstanceTest : public ::testing::Test {
     std::vector<char> bytes(kBlock * kBlocks);
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131 + i / kBlock) & 0xff);
     ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    // Clean pages: a page under writeback makes an RWF_NOWAIT read fail now
+    // and then, which would make the page-cache tests depend on timing.
+    ASSERT_EQ(::fsync(fd), 0);
     ::close(fd);
     data_fd_ = ::open(data_path_.c_str(), O_RDONLY);
     ASSERT_GE(data_fd_, 0);
@@ -942,11 +973,9 @@ TEST_F(ScopeInstanceTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
   char buffer[kBlock];
   for (int i = 0; i < 36; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]));
   ASSERT_GT(scope.statistics().served_from_cache, 0u);
-  // Evict the next block: the next read cannot be served from memory.
-  // (First let any readahead the reads so far started finish, or it could
-  // bring it back.)
-  usleep(50 * 1000);
-  EvictBlock(data_path_, 36);
+  // Evict the blocks still to come: the next read served from memory must
+  // fail.  (The peek head may have read one of them before the switch.)
+  ASSERT_TRUE(EvictBlocksForSure(data_path_, 36, 39));
   for (int i = 36; i < 40; ++i) {
     char expected[kBlock];
     ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])), static_cast<int64_t>(kBlock));
