@@ -18,7 +18,7 @@ cache first and no limit is set ("all cached").
 
 Configurations, in every point, in an order that alternates from round to
 round: plain (leveldb_driver, no plugin), and leveldb_driver_foreactor with
-io_uring and with the thread pool at depths 4, 8, 16.  Reported per
+io_uring and with the thread pool at depths 4, 8, 16 and auto.  Reported per
 configuration: medians over rounds of the average, p50 and p99 Get latency
 and of the throughput, their ratios to plain, and foreactor's statistics
 (issued early, consumed, wasted, mispredicted) summed over rounds.
@@ -92,7 +92,8 @@ def parse_arguments():
     parser.add_argument("--ops", type=int,
                         help="operations per run (default: the trace's, about 200 MiB of "
                              "values; quick 10,000)")
-    parser.add_argument("--depths", default="4,8,16", help="foreactor depths (4,8,16)")
+    parser.add_argument("--depths", default="4,8,16,auto",
+                        help="foreactor depths, numbers or auto (4,8,16,auto)")
     parser.add_argument("--records", type=int,
                         help="records per image instead of about 1 GiB (for trying things out)")
     parser.add_argument("--allowance-mib", type=int,
@@ -108,7 +109,11 @@ def parse_arguments():
     arguments = parser.parse_args()
     if arguments.rounds is None:
         arguments.rounds = 3
-    arguments.depths = [int(depth) for depth in arguments.depths.split(",") if depth]
+    try:
+        arguments.depths = [depth if depth == "auto" else int(depth)
+                            for depth in arguments.depths.split(",") if depth]
+    except ValueError:
+        parser.error("--depths: comma-separated numbers or auto, such as 4,8,16,auto")
     arguments.sweeps = [sweep for sweep in arguments.sweeps.split(",") if sweep]
     for sweep in arguments.sweeps:
         if sweep not in ALL_SWEEPS:
@@ -130,7 +135,8 @@ def configurations(arguments):
     """(name, engine, depth); engine None is the plain driver."""
     if arguments.quick:
         return [("plain", None, None), ("io_uring 8", "io_uring", 8),
-                ("io_uring 16", "io_uring", 16), ("threads 16", "threads", 16)]
+                ("io_uring 16", "io_uring", 16), ("io_uring auto", "io_uring", "auto"),
+                ("threads 16", "threads", 16)]
     return [("plain", None, None)] + [(f"{engine} {depth}", engine, depth)
                                        for engine in ("io_uring", "threads")
                                        for depth in arguments.depths]

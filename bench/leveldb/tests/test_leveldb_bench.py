@@ -36,7 +36,10 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
             sample = config["samples"][0]
             assert sample["gets"] == 500 and sample["mismatches"] == 0
             if name != "plain":
-                assert config["statistics"]["scopes"] >= 500
+                # A Get runs in a scope when the plugin could plan it (not the
+                # memtable hits, nor a table's first Gets before its layout is
+                # in the page cache).
+                assert 0 < config["statistics"]["scopes"] <= 500
             if entry["point"]["ratio"] < 100 and memory.available() != "none":
                 assert sample["memory"]["kind"] == memory.available()
                 assert 0 < sample["memory"]["peak_bytes"] <= sample["memory"]["limit_bytes"]
