@@ -23,7 +23,7 @@
 //    that cost), while depth 0 avoids the engine altogether.
 //  - A probe up whose rate beats the home rate by more than kImprovementUp
 //    makes that level the new home, and the next step up follows at once:
-//    a cold start climbs 16 -> 32 -> 64 in consecutive windows.  A probe
+//    a cold start climbs 32 -> 64 -> 128 in consecutive windows.  A probe
 //    down (or to 0) must beat it by kImprovementDown in two windows in a
 //    row: too little depth costs a cold workload far more than too much,
 //    and a device shared with other work makes single windows noisy.  A probe that does not beat it returns home and
@@ -51,7 +51,7 @@ class DepthController {
   // Monotonic time in nanoseconds; replaceable in tests.
   using Clock = uint64_t (*)();
 
-  static constexpr unsigned kStartDepth = 16;
+  static constexpr unsigned kStartDepth = 32;
   static constexpr unsigned kMinimumWindowCalls = 128;
   static constexpr unsigned kWindowCallsPerDepth = 4;
   static constexpr double kImprovementUp = 0.05;    // a probe up must be 5% faster to win
