@@ -65,7 +65,10 @@ def test_foreactor_driver_returns_what_leveldb_returns(workspace, tmp_path, engi
     assert summary["gets"] == READS and summary["found"] == READS
     assert summary["mismatches"] == 0
     graphs = graph_statistics(stats)
-    assert sum(g.get("scopes", 0) for g in graphs.values()) >= READS, graphs
+    # A Get runs in a scope when the plugin could plan it: not the memtable
+    # hits, nor a table's first Gets before its layout is in the page cache.
+    scopes = sum(g.get("scopes", 0) for g in graphs.values())
+    assert 0 < scopes <= READS, graphs
     issued = sum(g.get("issued_early", 0) for g in graphs.values())
     if engine == "sync":
         assert issued == 0, graphs
