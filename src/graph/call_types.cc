@@ -38,7 +38,7 @@ const CallTypeInfo& InfoOf(foreactor_call_type type) { return kTable[type]; }
 
 EarlyIssue EarlyIssueFor(const foreactor_call& call) {
   EarlyIssue early = kTable[call.type].early_issue;
-  if (call.type == FOREACTOR_CALL_OPEN || call.type == FOREACTOR_CALL_OPENAT) {
+  if (IsOpen(call.type)) {
     if (call.flags & (O_CREAT | O_TRUNC | O_TMPFILE)) early = EarlyIssue::kWhenCertain;
   }
   return early;

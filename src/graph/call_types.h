@@ -36,6 +36,11 @@ const CallTypeInfo& InfoOf(foreactor_call_type type);
 // stricter for opens that create or truncate (O_CREAT, O_TRUNC, O_TMPFILE).
 EarlyIssue EarlyIssueFor(const foreactor_call& call);
 
+// True for the calls that take a new descriptor number (open, openat).
+inline bool IsOpen(foreactor_call_type type) {
+  return type == FOREACTOR_CALL_OPEN || type == FOREACTOR_CALL_OPENAT;
+}
+
 // True when `type` is a valid call type.
 inline bool IsValidCallType(int type) {
   return type >= 0 && type < FOREACTOR_CALL_TYPE_COUNT;

@@ -135,8 +135,7 @@ std::string DescribeCall(const foreactor_call& call) {
   };
   if (info.uses_fd) add("fd=" + std::to_string(call.fd));
   if (info.uses_path) add(std::string("path=\"") + (call.path != nullptr ? call.path : "(null)") + "\"");
-  if (call.type == FOREACTOR_CALL_OPEN || call.type == FOREACTOR_CALL_OPENAT ||
-      call.type == FOREACTOR_CALL_FSTATAT || call.type == FOREACTOR_CALL_STATX) {
+  if (IsOpen(call.type) || call.type == FOREACTOR_CALL_FSTATAT || call.type == FOREACTOR_CALL_STATX) {
     add("flags=" + std::to_string(call.flags));
   }
   if (info.reads_data || info.writes_data) add("length=" + std::to_string(DataLength(call)));

@@ -14,6 +14,7 @@
 
 #include "config/settings.h"
 #include "engine/engine.h"
+#include "graph/call_types.h"
 #include "graph/graph.h"
 #include "graph/graph_handle.h"
 #include "runtime/interception.h"
@@ -186,6 +187,13 @@ __attribute__((destructor)) void WriteStatisticsAtExit() {
 
 bool OfferCall(InterceptedCall* intercepted, int64_t* result) {
   InsideForeactor inside;
+  if (IsOpen(intercepted->call.type)) {
+    // Whichever scope claims it, the open takes the lowest free number:
+    // no early descriptor of any scope on the thread may hold or take one.
+    for (ScopeInstance* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
+      scope->ParkEarlyDescriptors();
+    }
+  }
   for (ScopeInstance* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
     if (!scope->speculating()) continue;
     if (scope->Offer(intercepted, result)) return true;

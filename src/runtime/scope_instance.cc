@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -73,6 +74,25 @@ size_t PredictedLength(const foreactor_call& call) {
 // True when the early request ran the call (as opposed to being cancelled,
 // cut off by a short linked predecessor, or failed by the engine).
 bool Executed(const Request& request) { return request.result != -ECANCELED; }
+
+// True when an early result may be handed to the program as its own.  An
+// early open that found no free descriptor says nothing about the program's
+// open, which runs later with other descriptors open and closed.
+bool Deliverable(const Request& request) {
+  if (!Executed(request)) return false;
+  return !IsOpen(request.call.type) || (request.result != -EMFILE && request.result != -ENFILE);
+}
+
+// The lowest number an early open's descriptor is moved to while it waits
+// for the program: far above the numbers a program uses, below the limit
+// (the io_uring ring sits in the top 64).  -1 when the limit leaves no such
+// room: opens are then not issued early.
+long DescriptorParkingFloor() {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 256) return -1;
+  const rlim_t soft = limit.rlim_cur > INT_MAX ? INT_MAX : limit.rlim_cur;
+  return soft >= 2048 ? static_cast<long>(soft) - 1024 : static_cast<long>(soft) / 2;
+}
 
 }  // namespace
 
@@ -262,11 +282,31 @@ bool ChangesState(const foreactor_call& call) {
 }
 
 bool CreatesOrTruncates(const foreactor_call& call) {
-  return (call.type == FOREACTOR_CALL_OPEN || call.type == FOREACTOR_CALL_OPENAT) &&
-         EarlyIssueFor(call) != EarlyIssue::kOnGuess;
+  return IsOpen(call.type) && EarlyIssueFor(call) != EarlyIssue::kOnGuess;
 }
 
-bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) const {
+bool ScopeInstance::SameFile(int fd, int other_fd) {
+  if (fd == other_fd) return true;
+  if (fd < 0 || other_fd < 0) return false;
+  const FileKindCache::Kind kind = file_kinds_.Lookup(fd);
+  const FileKindCache::Kind other = file_kinds_.Lookup(other_fd);
+  return kind.known && other.known && kind.device == other.device && kind.inode == other.inode;
+}
+
+bool ScopeInstance::BytesInteract(int fd, int64_t begin, int64_t end, bool writes, int64_t other_begin,
+                                  int64_t other_end, bool other_writes) {
+  if (begin < other_end && other_begin < end) return true;
+  // Disjoint bytes still interact when one side writes and the other reads
+  // across the end of the file: a write that grows the file changes how
+  // many bytes (holes read as zeros) the read returns.
+  if (writes == other_writes) return false;
+  struct stat status;
+  if (raw::Fstat(fd, &status) != 0) return true;
+  const int64_t size = status.st_size;
+  return end > size && other_end > size;
+}
+
+bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) {
   const CallTypeInfo& info = InfoOf(call.type);
   const bool changes = ChangesState(call);
   // A pure call only has to wait for changes; a change for every access.
@@ -276,7 +316,10 @@ bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) const {
   for (unsigned i = 0; i < accesses_count_; ++i) {
     const PendingAccess& access = accesses_[(accesses_head_ + i) % ring_size_];
     if (!changes && !access.changes) continue;
-    if (info.uses_fd && access.fd == call.fd && begin < access.end && access.begin < end) return true;
+    if (info.uses_fd && SameFile(access.fd, call.fd) &&
+        BytesInteract(call.fd, begin, end, info.writes_data, access.begin, access.end, access.writes_data)) {
+      return true;
+    }
     if (info.uses_path && access.changes_paths) return true;
   }
   return false;
@@ -287,6 +330,7 @@ void ScopeInstance::RecordPendingAccess(VisitSlot& slot) {
   PendingAccess& entry = accesses_[(accesses_head_ + accesses_count_) % ring_size_];
   entry.fd = InfoOf(call.type).uses_fd ? call.fd : -1;
   ByteRangeOf(call, &entry.begin, &entry.end);
+  entry.writes_data = InfoOf(call.type).writes_data;
   entry.changes = ChangesState(call);
   entry.changes_paths = CreatesOrTruncates(call);
   accesses_count_++;
@@ -305,8 +349,7 @@ void ScopeInstance::InvalidateAhead(const foreactor_call& real, const VisitSlot*
   if (!paths && !writes && !seeks && !closes) return;
   if (visits_ahead_ == 0) return;
   int64_t begin = 0, end = INT64_MAX;
-  FileKindCache::Kind target;
-  if (writes) target = file_kinds_.Lookup(real.fd);
+  const FileKindCache::Kind target = writes ? file_kinds_.Lookup(real.fd) : FileKindCache::Kind{};
   if (writes && !info.implicit_offset) {
     ByteRangeOf(real, &begin, &end);
   } else if (writes && target.regular && !target.append) {
@@ -327,14 +370,10 @@ void ScopeInstance::InvalidateAhead(const foreactor_call& real, const VisitSlot*
       if (early_info.uses_fd) {
         if (closes) stale = stale || early.fd == real.fd;
         if (seeks) stale = stale || (early.fd == real.fd && early.type == FOREACTOR_CALL_GETDENTS64);
-        if (writes) {
-          FileKindCache::Kind kind = file_kinds_.Lookup(early.fd);
-          const bool same_file = early.fd == real.fd ||
-                                 (target.known && kind.known && kind.device == target.device &&
-                                  kind.inode == target.inode);
+        if (writes && !stale && SameFile(early.fd, real.fd)) {
           int64_t early_begin, early_end;
           ByteRangeOf(early, &early_begin, &early_end);
-          stale = stale || (same_file && early_begin < end && begin < early_end);
+          stale = BytesInteract(real.fd, begin, end, true, early_begin, early_end, early_info.writes_data);
         }
       }
       if (!stale) continue;
@@ -368,6 +407,8 @@ bool ScopeInstance::CanIssue(const foreactor_call& call) {
     if (kind.direct && !DirectIoAllowed(call, info.writes_data)) return false;
   }
   if (info.vectored && call.iov == nullptr && info.writes_data) return false;
+  // An early descriptor must be able to wait above the program's numbers.
+  if (IsOpen(call.type) && DescriptorParkingFloor() < 0) return false;
   return true;
 }
 
@@ -487,7 +528,7 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   if (BlockedByPendingAccess(call)) return PeekStep::kStop;
 
   bool issue = !settings_.check && early != EarlyIssue::kNever && CanIssue(call);
-  const bool is_open = call.type == FOREACTOR_CALL_OPEN || call.type == FOREACTOR_CALL_OPENAT;
+  const bool is_open = IsOpen(call.type);
   // Descriptor numbers follow the order of opens: none early while an
   // earlier open waits to run at the frontier.
   if (is_open && pending_unissued_opens_ > 0) issue = false;
@@ -541,6 +582,7 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
       return PeekStep::kStop;  // queue full: try again after the next completion
     }
     slot.state = SlotState::kIssued;
+    slot.descriptor_parked = false;
     statistics_.issued_early++;
     prepared_unsubmitted_++;
   }
@@ -548,8 +590,7 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   auto pass = [this](VisitSlot& passed, SyscallNodeState& passed_state) {
     RecordPendingAccess(passed);
     const foreactor_call_type type = passed.predicted.type;
-    passed.unissued_open = (type == FOREACTOR_CALL_OPEN || type == FOREACTOR_CALL_OPENAT) &&
-                           passed.state != SlotState::kIssued;
+    passed.unissued_open = IsOpen(type) && passed.state != SlotState::kIssued;
     if (passed.unissued_open) pending_unissued_opens_++;
     passed_state.peek_count++;
     visits_ahead_++;
@@ -638,6 +679,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   // before waiting.  (When the peek head is still at the frontier, this
   // visit runs synchronously and the walk resumes after it.)
   if (peek_passed) Fill();
+  if (IsOpen(real.type)) ParkEarlyDescriptors();
   bool known = peek_passed;
   if (!known) known = AskArguments(node, frontier_, slot);
   const CallTypeInfo& type_info = InfoOf(real.type);
@@ -694,8 +736,12 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
                  (!type_info.writes_data || (written != nullptr && WrittenBytesMatch(real, written)));
     if (match) {
       WaitFor(slot);
-      if (Executed(slot.request)) return ServeEarlyResult(node, slot, *intercepted, result);
-      statistics_.cancelled++;
+      if (Deliverable(slot.request)) return ServeEarlyResult(node, slot, *intercepted, result);
+      if (Executed(slot.request)) {
+        statistics_.wasted++;
+      } else {
+        statistics_.cancelled++;
+      }
     } else {
       DiscardEarlyResult(slot);
       NoteMisprediction();
@@ -712,7 +758,7 @@ bool ScopeInstance::ServeEarlyResult(int node, VisitSlot& slot, const Intercepte
   const foreactor_call& real = intercepted.call;
   const CallTypeInfo& type_info = InfoOf(real.type);
   int64_t value = DeliverResult(slot, real);
-  if ((real.type == FOREACTOR_CALL_OPEN || real.type == FOREACTOR_CALL_OPENAT) && value >= 0) {
+  if (IsOpen(real.type) && value >= 0) {
     DeliverOpenResult(slot, &value);
   }
   if (type_info.implicit_offset && value > 0) raw::Lseek(real.fd, real.offset + value, SEEK_SET);
@@ -740,6 +786,36 @@ void ScopeInstance::DeliverOpenResult(VisitSlot& slot, int64_t* result) {
     *result = lowest;
   } else {
     raw::Close(static_cast<int>(lowest));
+  }
+}
+
+void ScopeInstance::ParkEarlyDescriptors() {
+  if (!speculating_) return;
+  long floor = -2;  // not looked up yet
+  for (SyscallNodeState& state : syscall_states_) {
+    for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
+      VisitSlot& slot = state.slots[visit % ring_size_];
+      if (slot.state != SlotState::kIssued || !IsOpen(slot.predicted.type) || slot.descriptor_parked) {
+        continue;
+      }
+      WaitFor(slot);
+      slot.descriptor_parked = true;
+      const int64_t early = slot.request.result;
+      if (early < 0) continue;
+      if (floor == -2) floor = DescriptorParkingFloor();
+      const int command = (slot.predicted.flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
+      const int64_t parked = floor >= 0 && early < floor ? raw::Fcntl(static_cast<int>(early), command, floor)
+                                                         : early;
+      if (parked >= 0) {
+        if (parked != early) raw::Close(static_cast<int>(early));
+        slot.request.result = parked;
+      } else if (EarlyIssueFor(slot.predicted) == EarlyIssue::kOnGuess) {
+        // No room up there: a pure open is given up (the program makes it
+        // itself); one with side effects keeps its number.
+        raw::Close(static_cast<int>(early));
+        slot.request.result = -ECANCELED;
+      }
+    }
   }
 }
 
@@ -926,7 +1002,7 @@ void ScopeInstance::DiscardEarlyResult(VisitSlot& slot) {
   } else {
     statistics_.wasted++;
     const foreactor_call_type type = slot.predicted.type;
-    if ((type == FOREACTOR_CALL_OPEN || type == FOREACTOR_CALL_OPENAT) && request.result >= 0) {
+    if (IsOpen(type) && request.result >= 0) {
       raw::Close(static_cast<int>(request.result));
     } else if (type == FOREACTOR_CALL_GETDENTS64 && request.result > 0) {
       raw::Lseek(slot.predicted.fd, slot.directory_position, SEEK_SET);

@@ -134,6 +134,13 @@ class ScopeInstance {
   // The outcome of a call Offer() claimed but declined to serve.
   void Complete(InterceptedCall* intercepted, int64_t result);
 
+  // Called before the program takes a descriptor number itself (its own
+  // open, or the delivery of an early one).  Waits for every early open of
+  // this scope still in flight and moves each descriptor one returned above
+  // the numbers the program uses, so that the lowest free number is the one
+  // the program would see without foreactor.
+  void ParkEarlyDescriptors();
+
   // After fork() in the child: never touch the engine again.
   void Abandon() { abandoned_ = true; speculating_ = false; }
 
@@ -169,6 +176,7 @@ class ScopeInstance {
     int fd;              // descriptor it uses, or -1
     int64_t begin;
     int64_t end;
+    bool writes_data;    // a write of [begin, end), which may also grow the file
     bool changes;        // writes, closes, seeks a directory: anything but a pure read
     bool changes_paths;  // creates or truncates files by path
   };
@@ -182,7 +190,15 @@ class ScopeInstance {
   PeekStep PeekBranch(int node);
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
-  bool BlockedByPendingAccess(const foreactor_call& call) const;
+  bool BlockedByPendingAccess(const foreactor_call& call);
+  // True when `fd` and `other_fd` name the same open file or the same inode.
+  bool SameFile(int fd, int other_fd);
+  // True when an access to bytes [begin, end) of the file `fd` and one to
+  // [other_begin, other_end) of the same file can change what the other
+  // sees, given which of them write.  Asks the file's size only when the
+  // ranges are disjoint and one side writes.
+  bool BytesInteract(int fd, int64_t begin, int64_t end, bool writes, int64_t other_begin,
+                     int64_t other_end, bool other_writes);
   void RecordPendingAccess(VisitSlot& slot);
   void InvalidateAhead(const foreactor_call& real, const VisitSlot* except);
   bool CanIssue(const foreactor_call& call);

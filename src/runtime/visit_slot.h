@@ -58,6 +58,7 @@ struct VisitSlot {
   int64_t directory_position = 0;   // getdents64: the directory offset before the early call
   bool has_access = false;      // this visit holds an entry in the pending-access queue
   bool unissued_open = false;   // an open passed without early issue (counted until consumed)
+  bool descriptor_parked = false;   // an early open's descriptor moved above the program's numbers
   GrowingBuffer data;           // read destination / write source
   std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes
 };
