@@ -344,7 +344,9 @@ void ScopeInstance::InvalidateAhead(const foreactor_call& real, const VisitSlot*
   const CallTypeInfo& info = InfoOf(real.type);
   const bool paths = CreatesOrTruncates(real);
   const bool writes = info.writes_data;
-  const bool seeks = real.type == FOREACTOR_CALL_LSEEK;
+  // Calls that use or move a directory's position (an early getdents64 has
+  // already moved it).
+  const bool seeks = real.type == FOREACTOR_CALL_LSEEK || real.type == FOREACTOR_CALL_GETDENTS64;
   const bool closes = real.type == FOREACTOR_CALL_CLOSE;
   if (!paths && !writes && !seeks && !closes) return;
   if (visits_ahead_ == 0) return;
