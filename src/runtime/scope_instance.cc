@@ -182,6 +182,8 @@ void ScopeInstance::Enter(void* scope_state) {
   visits_ahead_ = 0;
   prepared_unsubmitted_ = 0;
   accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
+  guesses_ahead_ = 0;
+  following_graph_ = true;
   consecutive_mispredictions_ = 0;
   divergence_reported_ = false;
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
@@ -304,6 +306,13 @@ bool ScopeInstance::BytesInteract(int fd, int64_t begin, int64_t end, bool write
   if (raw::Fstat(fd, &status) != 0) return true;
   const int64_t size = status.st_size;
   return end > size && other_end > size;
+}
+
+bool ScopeInstance::PositionSettledAt(int fd, int64_t offset) const {
+  for (unsigned i = 0; i < accesses_count_; ++i) {
+    if (accesses_[(accesses_head_ + i) % ring_size_].fd == fd) return false;
+  }
+  return raw::Lseek(fd, 0, SEEK_CUR) == offset;
 }
 
 bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) {
@@ -525,8 +534,9 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
 
   const foreactor_call& call = slot.predicted;
   const EarlyIssue early = EarlyIssueFor(call);
-  const bool beyond_weak_edge = peek_weak_edges_ > frontier_weak_edges_ || unconfirmed_weak_edge_;
-  if (early == EarlyIssue::kWhenCertain && beyond_weak_edge) return PeekStep::kStop;
+  const bool uncertain = peek_weak_edges_ > frontier_weak_edges_ || unconfirmed_weak_edge_ ||
+                         guesses_ahead_ > 0 || !following_graph_;
+  if (early == EarlyIssue::kWhenCertain && uncertain) return PeekStep::kStop;
   if (BlockedByPendingAccess(call)) return PeekStep::kStop;
 
   bool issue = !settings_.check && early != EarlyIssue::kNever && CanIssue(call);
@@ -536,6 +546,13 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   if (is_open && pending_unissued_opens_ > 0) issue = false;
   // A write of the bytes a linked read produces never runs on its own.
   if (InfoOf(call.type).writes_data && !InfoOf(call.type).vectored && call.buffer == nullptr) {
+    issue = false;
+  }
+  // A write at the file position goes where the plugin says only if that
+  // is where the position will be: nothing ahead of it on the descriptor
+  // may move the position, and the position must be there now.
+  if (issue && InfoOf(call.type).implicit_offset && InfoOf(call.type).writes_data &&
+      !PositionSettledAt(call.fd, call.offset)) {
     issue = false;
   }
   // Reads of a file opened with O_DIRECT never come from the page cache
@@ -561,9 +578,9 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
     SyscallNodeState& partner_state = syscall_states_[graph_.node(partner_node).dense_index];
     VisitSlot& candidate = partner_state.slots[partner_state.peek_count % ring_size_];
     if (!AskArguments(partner_node, after, candidate)) return PeekStep::kStop;
-    const bool partner_beyond_weak = beyond_weak_edge || info.next.weak;
+    const bool partner_uncertain = uncertain || info.next.weak;
     const EarlyIssue partner_early = EarlyIssueFor(candidate.predicted);
-    if (partner_early == EarlyIssue::kWhenCertain && partner_beyond_weak) return PeekStep::kStop;
+    if (partner_early == EarlyIssue::kWhenCertain && partner_uncertain) return PeekStep::kStop;
     if (partner_early != EarlyIssue::kNever && CanIssue(candidate.predicted) &&
         PrepareRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
@@ -594,6 +611,9 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
     const foreactor_call_type type = passed.predicted.type;
     passed.unissued_open = IsOpen(type) && passed.state != SlotState::kIssued;
     if (passed.unissued_open) pending_unissued_opens_++;
+    passed.unconfirmed_guess =
+        EarlyIssueFor(passed.predicted) != EarlyIssue::kWhenCertain && !passed.predicted.link_next;
+    if (passed.unconfirmed_guess) guesses_ahead_++;
     passed_state.peek_count++;
     visits_ahead_++;
   };
@@ -662,6 +682,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   if (!speculating_) return false;
   if (!AdvanceFrontierThroughBranches()) {
     statistics_.passed_through++;
+    NotePassedThrough(intercepted->call);
     InvalidateAhead(intercepted->call, nullptr);
     return false;
   }
@@ -670,6 +691,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   foreactor_call& real = intercepted->call;
   if (info.kind != NodeKind::kSyscall || real.type != info.call_type) {
     statistics_.passed_through++;
+    NotePassedThrough(intercepted->call);
     if (settings_.check && info.kind == NodeKind::kSyscall) CheckForeignCall(node, real);
     InvalidateAhead(real, nullptr);
     return false;
@@ -689,6 +711,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
     // Another descriptor: not this graph's call.
     if (!peek_passed) slot.state = SlotState::kEmpty;
     statistics_.passed_through++;
+    NotePassedThrough(intercepted->call);
     InvalidateAhead(real, nullptr);
     return false;
   }
@@ -713,6 +736,8 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
     DiscardEarlyResult(slot);
   }
   if (suspended_ && known && !peek_passed) NoteShadowPrediction(ArgumentsMatch(slot.predicted, real));
+  // An exact match is the evidence that the program walks the graph's path.
+  if (known && ArgumentsMatch(slot.predicted, real)) following_graph_ = true;
   if (settings_.check) {
     if (!known) {
       ReportDivergence(node, frontier_,
@@ -839,6 +864,8 @@ void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
   }
   slot.has_access = false;
   slot.unissued_open = false;
+  if (slot.unconfirmed_guess && guesses_ahead_ > 0) guesses_ahead_--;
+  slot.unconfirmed_guess = false;
   if (info.call_type == FOREACTOR_CALL_CLOSE && slot.state != SlotState::kEmpty) {
     file_kinds_.Forget(slot.predicted.fd);
   }
@@ -1030,6 +1057,7 @@ void ScopeInstance::DrainAhead() {
       slot.state = SlotState::kEmpty;
       slot.has_access = false;
       slot.unissued_open = false;
+      slot.unconfirmed_guess = false;
     }
     state.peek_count = state.frontier_count;
   }
@@ -1038,9 +1066,18 @@ void ScopeInstance::DrainAhead() {
   peek_weak_edges_ = frontier_weak_edges_;
   visits_ahead_ = 0;
   accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
+  guesses_ahead_ = 0;
+}
+
+void ScopeInstance::NotePassedThrough(const foreactor_call& real) {
+  // A call with side effects that the graph did not expect here: the graph
+  // may have lost the program, so no side effect is issued early until the
+  // frontier matches a call exactly again.
+  if (EarlyIssueFor(real) != EarlyIssue::kOnGuess) following_graph_ = false;
 }
 
 void ScopeInstance::NoteMisprediction() {
+  following_graph_ = false;
   statistics_.mispredicted++;
   if (++consecutive_mispredictions_ < kMispredictionLimit || !speculating_ || suspended_) return;
   DrainAhead();

@@ -191,6 +191,9 @@ class ScopeInstance {
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
   bool BlockedByPendingAccess(const foreactor_call& call);
+  // True when the position of `fd` is `offset` now and no visit ahead of
+  // the frontier uses the descriptor (and so might move it).
+  bool PositionSettledAt(int fd, int64_t offset) const;
   // True when `fd` and `other_fd` name the same open file or the same inode.
   bool SameFile(int fd, int other_fd);
   // True when an access to bytes [begin, end) of the file `fd` and one to
@@ -227,6 +230,7 @@ class ScopeInstance {
   void DiscardEarlyResult(VisitSlot& slot);
   void DrainAhead();
   void NoteMisprediction();
+  void NotePassedThrough(const foreactor_call& real);
   void NoteShadowPrediction(bool correct);
   void NoteFrontierCallForDepth();
   void FoldControllerStatistics();
@@ -258,6 +262,17 @@ class ScopeInstance {
   // lying ahead for calls with side effects.
   bool unconfirmed_weak_edge_ = false;
   uint64_t peek_weak_edges_ = 0;      // weak edges the peek head has crossed
+  // Visits in [frontier, peek) that rest on a guess the program has not
+  // confirmed yet: every call but those with side effects (which a plugin
+  // gives only when certain) and link heads (whose link asserts the pair).
+  // A guess that is wrong about the descriptor leaves the frontier waiting
+  // while the program goes on, so no side effect is issued past one.
+  unsigned guesses_ahead_ = 0;
+  // False from a misprediction, or a call with side effects the graph did
+  // not expect, until the frontier next matches a call exactly: meanwhile
+  // the graph may be out of step with the program, and nothing with side
+  // effects is issued early.
+  bool following_graph_ = true;
   unsigned visits_ahead_ = 0;         // syscall visits passed by peek, not by frontier
   unsigned prepared_unsubmitted_ = 0;
 
