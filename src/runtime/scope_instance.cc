@@ -581,8 +581,10 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
     const bool partner_uncertain = uncertain || info.next.weak;
     const EarlyIssue partner_early = EarlyIssueFor(candidate.predicted);
     if (partner_early == EarlyIssue::kWhenCertain && partner_uncertain) return PeekStep::kStop;
-    if (partner_early != EarlyIssue::kNever && CanIssue(candidate.predicted) &&
-        PrepareRequest(candidate)) {
+    // The tail is ordered after its head by the link, and after every
+    // earlier visit ahead like any other call.
+    if (partner_early != EarlyIssue::kNever && !BlockedByPendingAccess(candidate.predicted) &&
+        CanIssue(candidate.predicted) && PrepareRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
         candidate.request.call.buffer = slot.data.data();  // writes what the read produced
       }
@@ -736,8 +738,6 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
     DiscardEarlyResult(slot);
   }
   if (suspended_ && known && !peek_passed) NoteShadowPrediction(ArgumentsMatch(slot.predicted, real));
-  // An exact match is the evidence that the program walks the graph's path.
-  if (known && ArgumentsMatch(slot.predicted, real)) following_graph_ = true;
   if (settings_.check) {
     if (!known) {
       ReportDivergence(node, frontier_,
@@ -1071,8 +1071,7 @@ void ScopeInstance::DrainAhead() {
 
 void ScopeInstance::NotePassedThrough(const foreactor_call& real) {
   // A call with side effects that the graph did not expect here: the graph
-  // may have lost the program, so no side effect is issued early until the
-  // frontier matches a call exactly again.
+  // may have lost the program (see following_graph_).
   if (EarlyIssueFor(real) != EarlyIssue::kOnGuess) following_graph_ = false;
 }
 

@@ -269,8 +269,9 @@ class ScopeInstance {
   // while the program goes on, so no side effect is issued past one.
   unsigned guesses_ahead_ = 0;
   // False from a misprediction, or a call with side effects the graph did
-  // not expect, until the frontier next matches a call exactly: meanwhile
-  // the graph may be out of step with the program, and nothing with side
+  // not expect, to the end of the scope: the frontier may then be out of
+  // step with the program (loops repeat the same arguments, so even an
+  // exact match later does not prove it is not), and nothing with side
   // effects is issued early.
   bool following_graph_ = true;
   unsigned visits_ahead_ = 0;         // syscall visits passed by peek, not by frontier

@@ -185,23 +185,22 @@ def test_kernel_refusing_foreactors_calls_changes_nothing(tmp_path, items, engin
     assert output == baseline, f"{items}: {first_difference(baseline, output)}"
 
 
-# Open findings (docs/RELIABILITY.md): (workdir, graph seed, fault seed, engine).  Paths
-# are part of a fault's identity, so each replay uses the directory it was found in.
-OPEN_FINDINGS = [
-    # A pure call predicted on the wrong descriptor leaves the frontier behind: the
-    # program's later calls pass through, and early writes (exact, "certain") run again.
+# Fixed findings (docs/RELIABILITY.md, 9 and 10), replayed as regression tests:
+# (workdir, graph seed, fault seed, engine).  Paths are part of a fault's
+# identity, so each replay uses the directory it was found in.
+FIXED_FINDINGS = [
+    # A pure call predicted on the wrong descriptor left the frontier behind: the
+    # program's later calls passed through, and early writes (exact, "certain") ran again.
     ("/tmp/foreactor-finding-24/w", 24, 9, "threads"),
-    # A link tail runs early although its head was mispredicted (the program made an
-    # fstat where the graph said pread); the program's own pwrite then runs again.
+    # A link tail ran early although its head was mispredicted (the program made an
+    # fstat where the graph said pread); the program's own pwrite then ran again.
     ("/tmp/fw/w", 26, 7, "threads"),
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="open findings: a non-pure call issued early runs "
-                   "again when the program makes it (see docs/RELIABILITY.md)")
-@pytest.mark.parametrize("workdir,seed,fault_seed,engine", OPEN_FINDINGS,
-                         ids=[f"seed{finding[1]}" for finding in OPEN_FINDINGS])
-def test_open_finding_early_write_runs_twice(fault_build, workdir, seed, fault_seed, engine):
+@pytest.mark.parametrize("workdir,seed,fault_seed,engine", FIXED_FINDINGS,
+                         ids=[f"seed{finding[1]}" for finding in FIXED_FINDINGS])
+def test_fixed_finding_early_write_never_runs_twice(fault_build, workdir, seed, fault_seed, engine):
     """With a per-occurrence schedule a write that runs twice gets two different fates."""
     workdir = pathlib.Path(workdir)
     library = f"{fault_build / 'libforeactor.so'} {fault_build / 'tests/faults/libforeactor_faults.so'}"
