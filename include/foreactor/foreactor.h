@@ -221,6 +221,35 @@ FOREACTOR_API void foreactor_scope_exit(foreactor_graph *graph);
 /* Nonzero when foreactor is switched on for this process (FOREACTOR=1). */
 FOREACTOR_API int foreactor_enabled(void);
 
+/* What a scope of a graph entered now on the calling thread would do. */
+typedef enum foreactor_speculation {
+  /* Issue nothing early: foreactor off, graph NULL, invalid or switched off
+     by its settings, no engine, speculation suspended after mispredictions
+     on this thread, or depth 0 now (a fixed FOREACTOR_DEPTH=0, or the
+     automatic depth at 0, settled there or probing it). */
+  FOREACTOR_SPECULATION_NONE = 0,
+  /* Issue early at the automatic depth, which is above 0 now or not known
+     yet (no scope of the graph on this thread so far). */
+  FOREACTOR_SPECULATION_AUTOMATIC = 1,
+  /* The configuration asks for scopes: a fixed depth above 0, or check mode
+     (which issues nothing but compares every call with the graph). */
+  FOREACTOR_SPECULATION_REQUESTED = 2
+} foreactor_speculation;
+
+/*
+ * What a scope of `graph` entered now on the calling thread would do (see
+ * foreactor_speculation).  Never changes what any scope does.  Cost: a few
+ * loads of thread-local and process-wide data, no lock, no system call; the
+ * first call for a graph in the process reads its settings, as its first
+ * scope would.
+ *
+ * Meant for plugins whose scopes bracket cheap calls, to leave scopes out
+ * where they cost more than they gain.  A graph's depth and suspension only
+ * change inside its scopes: a plugin that leaves them out while this says
+ * NONE must still open one now and then.
+ */
+FOREACTOR_API foreactor_speculation foreactor_scope_speculation(const foreactor_graph *graph);
+
 /* ------------------------------------------------------------------- misc */
 
 /* Name of a call type ("pread", "fstatat", ...). */

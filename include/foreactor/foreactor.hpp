@@ -437,6 +437,8 @@ class Graph {
   // The C graph, for the functions of foreactor.h; null only when the
   // builder ran out of memory.
   foreactor_graph* handle() const noexcept { return graph_; }
+  // foreactor_scope_speculation() for this graph on the calling thread.
+  foreactor_speculation ScopeSpeculation() const noexcept { return foreactor_scope_speculation(graph_); }
 
  private:
   friend class GraphBuilder<State>;

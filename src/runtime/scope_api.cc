@@ -287,6 +287,33 @@ void foreactor_scope_exit(foreactor_graph* graph) {
 
 int foreactor_enabled(void) { return foreactor::Settings().enabled ? 1 : 0; }
 
+foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) {
+  if (graph == nullptr || !foreactor::Settings().enabled) return FOREACTOR_SPECULATION_NONE;
+  const foreactor::Graph& model = graph->graph;
+  if (!model.valid()) return FOREACTOR_SPECULATION_NONE;
+  const foreactor::GraphRuntime* runtime = nullptr;
+  {
+    InsideForeactor inside;  // the first call reads the graph's settings
+    runtime = foreactor::RuntimeOf(model);
+  }
+  if (runtime == nullptr || !runtime->settings.enabled) return FOREACTOR_SPECULATION_NONE;
+  const foreactor::GraphSettings& settings = runtime->settings;
+  const ThreadState* state = foreactor::tls_state;
+  if (state != nullptr && state->forked_child) return FOREACTOR_SPECULATION_NONE;
+  if (settings.check) return FOREACTOR_SPECULATION_REQUESTED;
+  if (!settings.automatic_depth && settings.depth == 0) return FOREACTOR_SPECULATION_NONE;
+  const foreactor::ScopeInstance* instance = state != nullptr ? state->instances[model.id()] : nullptr;
+  if (instance == nullptr) {
+    // Never entered on this thread, or its engine could not be started.
+    if (state != nullptr && state->engine_failed[static_cast<int>(settings.engine.kind)]) {
+      return FOREACTOR_SPECULATION_NONE;
+    }
+  } else if (instance->suspended() || instance->depth() == 0) {
+    return FOREACTOR_SPECULATION_NONE;
+  }
+  return settings.automatic_depth ? FOREACTOR_SPECULATION_AUTOMATIC : FOREACTOR_SPECULATION_REQUESTED;
+}
+
 int foreactor_write_stats(FILE* out) {
   if (out == nullptr) return -1;
   return foreactor::WriteStatisticsJson(out);

@@ -1,0 +1,158 @@
+// Tests of foreactor_scope_speculation(): what it answers before and after
+// scopes of a graph, for depth 0, a fixed positive depth, the automatic
+// depth, check mode, speculation suspended after mispredictions, and
+// foreactor off.  Asking changes nothing.
+#include "foreactor/foreactor.hpp"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <cstdint>
+
+#include <gtest/gtest.h>
+
+#include "config/settings.h"
+#include "runtime/interception.h"
+
+namespace {
+
+struct StatState {
+  const char* predicted_name;
+};
+
+// A loop of fstatat(AT_FDCWD, predicted_name) calls, one per visit.
+foreactor::plugin::Graph<StatState> BuildStatLoop(const char* name) {
+  foreactor::GraphBuilder<StatState> builder(name);
+  auto stat = builder.Syscall("stat_entry", FOREACTOR_CALL_FSTATAT,
+                              [](StatState& state, const foreactor::Visit&, foreactor_call& call) {
+                                call = foreactor::Fstatat(AT_FDCWD, state.predicted_name, 0);
+                                return FOREACTOR_READY;
+                              });
+  auto more = builder.Branch("more", [](StatState&, const foreactor::Visit&) { return 0; });
+  builder.start().Then(stat).Then(more);
+  more.Children({stat, builder.end()});
+  return builder.Build();
+}
+
+// The program's fstatat(AT_FDCWD, name), made through the runtime as an
+// interposer makes it.
+void ProgramStat(const char* name) {
+  struct stat buffer;
+  foreactor::InterceptedCall intercepted;
+  intercepted.call.type = FOREACTOR_CALL_FSTATAT;
+  intercepted.call.fd = AT_FDCWD;
+  intercepted.call.path = name;
+  intercepted.call.buffer = &buffer;
+  int64_t result = 0;
+  if (foreactor::OfferCall(&intercepted, &result)) return;
+  const int status = fstatat(AT_FDCWD, name, &buffer, 0);
+  foreactor::CompleteCall(&intercepted, status < 0 ? -errno : status);
+}
+
+class ScopeSpeculationTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("FOREACTOR", "1", 1);
+    setenv("FOREACTOR_ENGINE", "sync", 1);
+    setenv("FOREACTOR_DEPTH_spec_depth0", "0", 1);
+    setenv("FOREACTOR_DEPTH_spec_depth4", "4", 1);
+    setenv("FOREACTOR_DEPTH_spec_check", "0", 1);
+    setenv("FOREACTOR_CHECK_spec_check", "1", 1);
+    setenv("FOREACTOR_DEPTH_spec_suspend", "4", 1);
+    setenv("FOREACTOR_ENGINE_spec_suspend", "threads", 1);  // the sync engine issues nothing early
+    setenv("FOREACTOR_DEPTH_spec_invalid", "banana", 1);
+    foreactor::ReloadSettingsForTesting();
+  }
+  static void TearDownTestSuite() {
+    unsetenv("FOREACTOR");
+    unsetenv("FOREACTOR_ENGINE");
+    foreactor::ReloadSettingsForTesting();
+  }
+
+  // One scope in which the program stats `name` `count` times.
+  static void RunScope(const foreactor::plugin::Graph<StatState>& graph, StatState& state,
+                       const char* name, int count) {
+    foreactor::Scope scope(graph, state);
+    for (int i = 0; i < count; ++i) ProgramStat(name);
+  }
+};
+
+TEST_F(ScopeSpeculationTest, NullAndInvalidGraphsNever) {
+  EXPECT_EQ(foreactor_scope_speculation(nullptr), FOREACTOR_SPECULATION_NONE);
+  foreactor::GraphBuilder<StatState> builder("spec_broken");
+  builder.Syscall("orphan", FOREACTOR_CALL_FSTATAT,
+                  [](StatState&, const foreactor::Visit&, foreactor_call&) { return FOREACTOR_NOT_YET; });
+  testing::internal::CaptureStderr();
+  auto broken = builder.Build();
+  (void)testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(broken.valid());
+  EXPECT_EQ(foreactor_scope_speculation(broken.handle()), FOREACTOR_SPECULATION_NONE);
+}
+
+TEST_F(ScopeSpeculationTest, AutomaticDepthBeforeTheFirstScopeIsWorthTrying) {
+  auto graph = BuildStatLoop("spec_fresh");
+  ASSERT_TRUE(graph.valid());
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);  // asking changes nothing
+  StatState state{"."};
+  RunScope(graph, state, ".", 3);  // the automatic depth starts above 0
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
+}
+
+TEST_F(ScopeSpeculationTest, DepthZeroIsNotWorthAScope) {
+  auto graph = BuildStatLoop("spec_depth0");
+  StatState state{"."};
+  RunScope(graph, state, ".", 3);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+}
+
+TEST_F(ScopeSpeculationTest, PositiveDepthIsWorthAScope) {
+  auto graph = BuildStatLoop("spec_depth4");
+  StatState state{"."};
+  RunScope(graph, state, ".", 3);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
+  {
+    foreactor::Scope scope(graph, state);
+    EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);  // also from inside a scope
+  }
+}
+
+TEST_F(ScopeSpeculationTest, CheckModeWantsScopesAtAnyDepth) {
+  auto graph = BuildStatLoop("spec_check");
+  StatState state{"."};
+  RunScope(graph, state, ".", 3);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
+}
+
+TEST_F(ScopeSpeculationTest, GraphSwitchedOffBySettingsNever) {
+  auto graph = BuildStatLoop("spec_invalid");
+  StatState state{"."};
+  testing::internal::CaptureStderr();
+  RunScope(graph, state, ".", 1);
+  (void)testing::internal::GetCapturedStderr();
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+}
+
+TEST_F(ScopeSpeculationTest, SuspendedAfterMispredictionsUntilTheGraphIsRightAgain) {
+  auto graph = BuildStatLoop("spec_suspend");
+  StatState state{"."};
+  // The graph predicts "." every time; the program stats "/" instead.
+  RunScope(graph, state, "/", 8);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  // Following the program right for a long run resumes speculation.
+  RunScope(graph, state, ".", 64);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
+}
+
+TEST_F(ScopeSpeculationTest, ForeactorOffNever) {
+  auto graph = BuildStatLoop("spec_off");
+  unsetenv("FOREACTOR");
+  foreactor::ReloadSettingsForTesting();
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  setenv("FOREACTOR", "1", 1);
+  foreactor::ReloadSettingsForTesting();
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
+}
+
+}  // namespace
