@@ -158,7 +158,7 @@ __wrap_rpl_fts_read (FTS *fts)
       next_unexpected = NULL;
       walked_fts = fts;
     }
-  du_walk_begin ();
+  du_walk_before_read ();
   FTSENT *entry = __real_rpl_fts_read (fts);
   int saved_errno = errno;
   if (entry == NULL)

@@ -16,8 +16,10 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 
 #include "du_walk_plugin.h"
+#include "du_walk_scope_policy.h"
 #include "foreactor/foreactor.hpp"
 
 namespace {
@@ -37,6 +39,7 @@ constexpr uint64_t kExpectedCapacity = 256;
 // thread_local initialiser.
 struct WalkState {
   bool active;
+  du_walk::ScopePolicy policy;  // when a scope is open (du_walk_before_read)
   uint64_t completed_visits;
   uint64_t first_expected;
   uint64_t end_expected;
@@ -79,16 +82,33 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
   return builder.Build();
 }());
 
+// Whether foreactor is on in this process (fixed once the library loaded).
+bool ForeactorOn() {
+  static const bool on = walk_graph.handle() != nullptr && foreactor_enabled() != 0;
+  return on;
+}
+
 }  // namespace
 
-extern "C" void du_walk_begin(void) {
+extern "C" void du_walk_before_read(void) {
   // With foreactor off the scope would only be recorded: no visit would
   // ever complete, and the attachment would keep re-recording the same
   // expectations for nothing.  No scope, then: du runs as if unlinked.
-  if (walk.active || walk_graph.handle() == nullptr || !foreactor_enabled()) return;
-  walk.active = true;
-  walk.Clear();
-  foreactor_scope_enter(walk_graph.handle(), &walk);
+  if (!ForeactorOn()) return;
+  const auto action = walk.policy.Step(
+      walk.active, [] { return walk_graph.ScopeSpeculation(); },
+      [] {
+        timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+      });
+  if (action == du_walk::ScopePolicy::Action::kClose) {
+    du_walk_end();
+  } else if (action == du_walk::ScopePolicy::Action::kOpen && !walk.active) {
+    walk.active = true;
+    walk.Clear();
+    foreactor_scope_enter(walk_graph.handle(), &walk);
+  }
 }
 
 extern "C" void du_walk_end(void) {

@@ -3,9 +3,11 @@
  * (du_walk_attach.c, which knows gnulib's FTS structures) and the
  * foreaction graph of the walk (du_walk_plugin.cc, which knows foreactor).
  *
- * One walk is one fts handle, from its first fts_read() to its last.  The
- * graph is a loop of fstatat nodes: visit k is the k-th fstatat of an
- * entry that fts makes during the walk.  The attachment tells the graph
+ * One walk is one fts handle, from its first fts_read() to its last; a
+ * scope covers all of it or, when speculation does not pay, only some
+ * stretches of it (du_walk_scope_policy.h).  The graph is a loop of fstatat
+ * nodes: visit k is the k-th fstatat of an entry that fts makes during the
+ * scope.  The attachment tells the graph
  * which fstatat calls come next whenever it learns them (after each
  * fts_read() returns), by visit number.
  *
@@ -21,12 +23,16 @@ extern "C" {
 #endif
 
 /*
- * Enters the walk's scope unless one is already open on this thread, or
- * foreactor is off (then no scope is opened and du_walk_active() stays 0).
+ * Called before each fts_read() of a walk: opens or closes the walk's scope
+ * so that one is open only while it pays (du_walk_scope_policy.h).  Never
+ * opens one while foreactor is off.
  */
-void du_walk_begin(void);
+void du_walk_before_read(void);
 
-/* Leaves the walk's scope if one is open, and forgets every expectation. */
+/*
+ * Leaves the walk's scope if one is open, and forgets every expectation
+ * (the walk ended, or du_walk_before_read() decided to rest).
+ */
 void du_walk_end(void);
 
 /* Nonzero while a walk's scope is open on this thread. */

@@ -11,6 +11,7 @@ import random
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -130,6 +131,28 @@ def test_output_identical_and_stats_issued_early(trees, tmp_path, engine, depth,
                 assert statistics["issued_early"] >= statistics["intercepted"] - 3 * 4 - 2, \
                     (options, statistics)
             assert statistics["consumed"] == statistics["issued_early"], (options, statistics)
+
+
+@pytest.mark.parametrize("engine", ("io_uring", "threads"))
+@pytest.mark.parametrize("tree_name", ("wide", "deep"))
+def test_automatic_depth_output_identical_and_first_stretch_without_scope(trees, tmp_path, engine,
+                                                                          tree_name):
+    """With the automatic depth the plugin opens its scope only for trials
+    and while they pay (du_walk_scope_policy.h): the first stretch of
+    fts_read calls runs without one, so fewer stats than the tree holds are
+    intercepted; what is issued early is consumed or dropped, never wrong."""
+    binaries = programs()
+    tree = trees[tree_name]
+    entries = sum(1 for _ in Path(tree).rglob("*"))
+    for index, options in enumerate(PREDICTED_OPTIONS):
+        stats_file = tmp_path / f"stats{index}.json"
+        expected = stock_output(binaries, options, tree)
+        got = run([binaries["du-foreactor"], *options, tree],
+                  foreactor_environment(engine, "auto", stats_file)).stdout
+        assert got.splitlines() == expected.splitlines(), options
+        statistics = graph_statistics(stats_file, GRAPH)
+        assert statistics.get("intercepted", 0) < entries, (options, statistics)
+        assert statistics.get("mispredicted", 0) == 0, (options, statistics)
 
 
 @pytest.mark.parametrize("engine", ("io_uring", "threads"))

@@ -1,0 +1,130 @@
+// du_walk_scope_policy.h: when du's walk should have its foreactor scope
+// open.
+//
+// The automatic depth can lower the depth to 0 but cannot see what no scope
+// at all costs: with the page cache hot an early statx only adds a hand-off
+// to an io_uring worker, and even at depth 0 every stat inside a scope pays
+// the runtime's bookkeeping (~0.5 us on a ~2 us stat).  So, with the
+// automatic depth, the walk runs trials: it times a stretch of fts_read()
+// calls without a scope, then the next stretch with one, and keeps the scope
+// only when it made the walk faster.  Otherwise it rests without a scope
+// (kInitialRestStretches stretches, doubling up to kMaximumRestStretches)
+// and tries again.  While the scope is kept, it is left again when the
+// runtime says it would issue nothing early for a whole stretch (depth 0 or
+// speculation suspended), and re-tried against a plain stretch every
+// kRecheckStretches stretches.
+//
+// With a fixed depth or check mode (FOREACTOR_SPECULATION_REQUESTED) the
+// scope is always open: the configuration asked for it.  With foreactor off
+// it never is.
+//
+// Pure logic: the caller gives the clock and the runtime's answer, and does
+// what Step() says.  Times are read only where a stretch ends.
+#ifndef FOREACTOR_APPS_COREUTILS_DU_WALK_SCOPE_POLICY_H_
+#define FOREACTOR_APPS_COREUTILS_DU_WALK_SCOPE_POLICY_H_
+
+#include <cstdint>
+
+#include "foreactor/foreactor.h"
+
+namespace du_walk {
+
+class ScopePolicy {
+ public:
+  static constexpr uint32_t kStretchReads = 2048;  // fts_read calls per measured stretch
+  static constexpr double kRequiredGain = 0.05;    // a trial must be 5% faster than plain
+  static constexpr uint32_t kInitialRestStretches = 16;
+  static constexpr uint32_t kMaximumRestStretches = 64;
+  static constexpr uint32_t kRecheckStretches = 16;
+
+  enum class Action : unsigned char { kNothing, kOpen, kClose };
+
+  // Called before each fts_read().  `speculation` is asked only while a
+  // scope is open or about to be; `now` (monotonic ns) only at stretch ends.
+  template <class AskSpeculation, class Now>
+  Action Step(bool scope_open, AskSpeculation speculation, Now now) {
+    if (reads_left_ > 0) {
+      reads_left_--;
+      if (phase_ != Phase::kSpeculating || !scope_open) return Action::kNothing;
+      // While kept: leave when the runtime would issue nothing for a stretch.
+      if (speculation() != FOREACTOR_SPECULATION_NONE) {
+        idle_reads_ = 0;
+      } else if (++idle_reads_ >= kStretchReads) {
+        idle_reads_ = 0;
+        return Rest();
+      }
+      return Action::kNothing;
+    }
+    switch (phase_) {
+      case Phase::kStart: {
+        const foreactor_speculation answer = speculation();
+        if (answer == FOREACTOR_SPECULATION_NONE) return Rest();
+        if (answer == FOREACTOR_SPECULATION_REQUESTED) {
+          phase_ = Phase::kRequested;
+          return Action::kOpen;
+        }
+        return Plain(now());
+      }
+      case Phase::kRequested:
+        return scope_open ? Action::kNothing : Action::kOpen;
+      case Phase::kResting:
+        return Plain(now());
+      case Phase::kPlain: {
+        const uint64_t time = now();
+        plain_nanoseconds_ = time - stretch_start_;
+        stretch_start_ = time;
+        phase_ = Phase::kTrial;
+        reads_left_ = kStretchReads;
+        return Action::kOpen;
+      }
+      case Phase::kTrial: {
+        const uint64_t time = now();
+        const uint64_t trial_nanoseconds = time - stretch_start_;
+        if (static_cast<double>(trial_nanoseconds) <
+            static_cast<double>(plain_nanoseconds_) * (1.0 - kRequiredGain)) {
+          phase_ = Phase::kSpeculating;
+          rest_stretches_ = kInitialRestStretches;
+          idle_reads_ = 0;
+          reads_left_ = kRecheckStretches * kStretchReads;
+          return Action::kNothing;
+        }
+        return Rest();
+      }
+      case Phase::kSpeculating:
+        // Time to check that the scope still pays.
+        stretch_start_ = now();
+        phase_ = Phase::kPlain;
+        reads_left_ = kStretchReads;
+        return Action::kClose;
+    }
+    return Action::kNothing;
+  }
+
+ private:
+  enum class Phase : unsigned char { kStart, kRequested, kResting, kPlain, kTrial, kSpeculating };
+
+  Action Rest() {
+    phase_ = Phase::kResting;
+    reads_left_ = rest_stretches_ * kStretchReads;
+    rest_stretches_ = rest_stretches_ * 2 > kMaximumRestStretches ? kMaximumRestStretches
+                                                                  : rest_stretches_ * 2;
+    return Action::kClose;
+  }
+  Action Plain(uint64_t time) {
+    stretch_start_ = time;
+    phase_ = Phase::kPlain;
+    reads_left_ = kStretchReads;
+    return Action::kNothing;
+  }
+
+  Phase phase_ = Phase::kStart;
+  uint32_t reads_left_ = 0;       // fts_read calls until the phase's next decision
+  uint32_t idle_reads_ = 0;       // kSpeculating: "would issue nothing" answers in a row
+  uint32_t rest_stretches_ = kInitialRestStretches;  // length of the next rest
+  uint64_t stretch_start_ = 0;
+  uint64_t plain_nanoseconds_ = 0;  // the last plain stretch
+};
+
+}  // namespace du_walk
+
+#endif  // FOREACTOR_APPS_COREUTILS_DU_WALK_SCOPE_POLICY_H_

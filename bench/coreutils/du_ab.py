@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""A/B timing of du programs on one tree, alternating, hot or cold.
+
+    python3 bench/coreutils/du_ab.py TREE NAME=PROGRAM[:ENV=VALUE,...] ... \
+        [--rounds N] [--cold] [--args "-s"]
+
+Each round runs every program once, in an order that rotates per round.
+Hot: one unmeasured stock-like run of the first program warms the cache.
+Cold: `sync; echo 3 > /proc/sys/vm/drop_caches` (root) before each run.
+Every program's stdout must equal the first program's, else it aborts.
+Prints per program the median wall ms and the median CPU ms (user+sys,
+from wait4), with ratios to the first program, and the load average.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run_once(argv, environment):
+    start = time.monotonic()
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=environment)
+    output, errors = process.communicate()
+    wall = (time.monotonic() - start) * 1000
+    # communicate() reaped the child; its rusage comes from RUSAGE_CHILDREN deltas.
+    return wall, output, errors, process.returncode
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("tree")
+    parser.add_argument("programs", nargs="+", help="NAME=PROGRAM[:VAR=VALUE,...]")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--cold", action="store_true")
+    parser.add_argument("--args", default="", help="du options, split on spaces")
+    options = parser.parse_args()
+
+    programs = []
+    for text in options.programs:
+        name, _, rest = text.partition("=")
+        program, _, variables = rest.partition(":")
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("FOREACTOR")}
+        for pair in filter(None, variables.split(",")):
+            key, _, value = pair.partition("=")
+            environment[key] = value
+        programs.append((name, program, environment))
+
+    du_args = options.args.split()
+    reference = None
+    if not options.cold:
+        subprocess.run([programs[0][1], *du_args, options.tree], stdout=subprocess.DEVNULL,
+                       check=True)
+    walls = {name: [] for name, _, _ in programs}
+    cpus = {name: [] for name, _, _ in programs}
+    for round_index in range(options.rounds):
+        order = programs[round_index % len(programs):] + programs[:round_index % len(programs)]
+        for name, program, environment in order:
+            if options.cold:
+                subprocess.run(["sync"], check=True)
+                with open("/proc/sys/vm/drop_caches", "w") as drop:
+                    drop.write("3\n")
+            before = os.times()
+            wall, output, errors, status = run_once([program, *du_args, options.tree], environment)
+            after = os.times()
+            cpu = ((after.children_user - before.children_user)
+                   + (after.children_system - before.children_system)) * 1000
+            if status != 0 or errors:
+                sys.exit(f"{name}: status {status}, stderr {errors[:300]!r}")
+            if reference is None:
+                reference = output
+            elif output != reference:
+                sys.exit(f"{name}: output differs from the first program's")
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    base_wall = statistics.median(walls[programs[0][0]])
+    base_cpu = statistics.median(cpus[programs[0][0]])
+    print(f"{'hot' if not options.cold else 'cold'}, {options.rounds} rounds, "
+          f"du {' '.join(du_args)} {options.tree}, load {os.getloadavg()}")
+    for name, _, _ in programs:
+        wall = statistics.median(walls[name])
+        cpu = statistics.median(cpus[name])
+        print(f"  {name:24s} wall {wall:7.1f} ms {wall / base_wall:5.2f}x   "
+              f"cpu {cpu:7.1f} ms {cpu / base_cpu:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
