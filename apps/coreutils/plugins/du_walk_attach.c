@@ -149,16 +149,20 @@ note_returned_entry (const FTS *fts, const FTSENT *entry)
   extend_expectations (fts);
 }
 
-FTSENT *
-__wrap_rpl_fts_read (FTS *fts)
+/* A new walk (another fts handle): the previous one's scope is over.  */
+static void __attribute__ ((noinline))
+start_walk (const FTS *fts)
 {
-  if (walked_fts != fts)
-    {
-      du_walk_end ();
-      next_unexpected = NULL;
-      walked_fts = fts;
-    }
-  du_walk_before_read ();
+  du_walk_end ();
+  next_unexpected = NULL;
+  walked_fts = fts;
+}
+
+/* fts_read with the walk's scope open: records what the returned entry
+   tells about the stats to come.  */
+static FTSENT * __attribute__ ((noinline))
+read_in_scope (FTS *fts)
+{
   FTSENT *entry = __real_rpl_fts_read (fts);
   int saved_errno = errno;
   if (entry == NULL)
@@ -170,6 +174,18 @@ __wrap_rpl_fts_read (FTS *fts)
     note_returned_entry (fts, entry);
   errno = saved_errno;
   return entry;
+}
+
+/* Most calls, with the page cache hot, take the plain path: no scope, so
+   nothing to record and no errno to keep.  */
+FTSENT *
+__wrap_rpl_fts_read (FTS *fts)
+{
+  if (walked_fts != fts)
+    start_walk (fts);
+  if (du_walk_before_read ())
+    return read_in_scope (fts);
+  return __real_rpl_fts_read (fts);
 }
 
 int

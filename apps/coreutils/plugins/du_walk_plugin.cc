@@ -56,7 +56,7 @@ struct WalkState {
   }
 };
 
-thread_local WalkState walk;
+constinit thread_local WalkState walk{};
 
 // Built once and never destroyed: du and cp may exit() from inside the
 // loop (a fatal error), and a graph must outlive every scope of it.
@@ -88,13 +88,9 @@ bool ForeactorOn() {
   return on;
 }
 
-}  // namespace
-
-extern "C" void du_walk_before_read(void) {
-  // With foreactor off the scope would only be recorded: no visit would
-  // ever complete, and the attachment would keep re-recording the same
-  // expectations for nothing.  No scope, then: du runs as if unlinked.
-  if (!ForeactorOn()) return;
+// The policy's decision at the end of a stretch, or for every read of an
+// open scope: kept out of du_walk_before_read's fast path.
+__attribute__((noinline)) int DecideScope() {
   const auto action = walk.policy.Step(
       walk.active, [] { return walk_graph.ScopeSpeculation(); },
       [] {
@@ -109,6 +105,18 @@ extern "C" void du_walk_before_read(void) {
     walk.Clear();
     foreactor_scope_enter(walk_graph.handle(), &walk);
   }
+  return walk.active ? 1 : 0;
+}
+
+}  // namespace
+
+extern "C" int du_walk_before_read(void) {
+  // With foreactor off the scope would only be recorded: no visit would
+  // ever complete, and the attachment would keep re-recording the same
+  // expectations for nothing.  No scope, then: du runs as if unlinked.
+  if (!ForeactorOn()) return 0;
+  if (walk.policy.QuietRead()) return walk.active ? 1 : 0;
+  return DecideScope();
 }
 
 extern "C" void du_walk_end(void) {

@@ -25,9 +25,9 @@ extern "C" {
 /*
  * Called before each fts_read() of a walk: opens or closes the walk's scope
  * so that one is open only while it pays (du_walk_scope_policy.h).  Never
- * opens one while foreactor is off.
+ * opens one while foreactor is off.  Returns du_walk_active().
  */
-void du_walk_before_read(void);
+int du_walk_before_read(void);
 
 /*
  * Leaves the walk's scope if one is open, and forgets every expectation

@@ -39,6 +39,15 @@ class ScopePolicy {
 
   enum class Action : unsigned char { kNothing, kOpen, kClose };
 
+  // The cheap part of Step(), for the caller's fast path: true when this
+  // fts_read() only counts towards the end of a stretch without a decision
+  // or a question to the runtime (Step() must not be called for it then).
+  bool QuietRead() {
+    if (reads_left_ == 0 || phase_ == Phase::kSpeculating) return false;
+    reads_left_--;
+    return true;
+  }
+
   // Called before each fts_read().  `speculation` is asked only while a
   // scope is open or about to be; `now` (monotonic ns) only at stretch ends.
   template <class AskSpeculation, class Now>
