@@ -218,6 +218,28 @@ FOREACTOR_API void foreactor_scope_enter(foreactor_graph *graph, void *scope_sta
  */
 FOREACTOR_API void foreactor_scope_exit(foreactor_graph *graph);
 
+/* What one scope did with the graph's calls (foreactor_last_scope_outcome). */
+typedef struct foreactor_scope_outcome {
+  uint64_t calls;            /* calls of the program that matched the graph */
+  uint64_t issued_early;     /* requests handed to the engine ahead of the program */
+  uint64_t from_page_cache;  /* reads served from the page cache without the
+                                engine: found there ahead of the program (also
+                                ones it then did not make), or at its call */
+} foreactor_scope_outcome;
+
+/*
+ * Copies what the last scope of `graph` on the calling thread that
+ * speculated (it had a runtime instance: foreactor on, graph valid and
+ * enabled, an engine) did into *outcome and returns 1; returns 0 and leaves
+ * *outcome alone when no such scope has ended on this thread.  Cost: a few
+ * thread-local loads; no lock, no allocation, no system call.
+ *
+ * Meant for plugins that decide whether a scope is worth opening: scopes
+ * whose reads all came from the page cache gained nothing.
+ */
+FOREACTOR_API int foreactor_last_scope_outcome(const foreactor_graph *graph,
+                                               foreactor_scope_outcome *outcome);
+
 /* Nonzero when foreactor is switched on for this process (FOREACTOR=1). */
 FOREACTOR_API int foreactor_enabled(void);
 

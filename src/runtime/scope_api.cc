@@ -90,9 +90,16 @@ struct ThreadState {
   std::unique_ptr<Engine> engines[3];
   bool engine_failed[3] = {};
   Frame stack[kMaxScopeDepth];
+  // What the last scope of each graph that speculated on this thread did;
+  // `calls` is UINT64_MAX until it has one.
+  foreactor_scope_outcome last_outcomes[kMaxGraphs];
   int depth = 0;
   int untracked_depth = 0;  // scopes opened beyond kMaxScopeDepth
   bool forked_child = false;
+
+  ThreadState() {
+    for (foreactor_scope_outcome& outcome : last_outcomes) outcome.calls = UINT64_MAX;
+  }
 
   ~ThreadState() {
     if (forked_child) {
@@ -282,7 +289,19 @@ void foreactor_scope_exit(foreactor_graph* graph) {
   if (frame.instance == nullptr) return;
   if (!state->forked_child) tls_context.innermost = frame.instance->outer;
   frame.instance->outer = nullptr;
+  const foreactor::Statistics& statistics = frame.instance->statistics();
+  state->last_outcomes[graph->graph.id()] = {statistics.intercepted, statistics.issued_early,
+                                             statistics.found_cached + statistics.served_from_cache};
   frame.instance->Exit();
+}
+
+int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_outcome* outcome) {
+  const ThreadState* state = foreactor::tls_state;
+  if (state == nullptr || graph == nullptr || outcome == nullptr || !graph->graph.valid()) return 0;
+  const int id = graph->graph.id();
+  if (id < 0 || id >= foreactor::kMaxGraphs || state->last_outcomes[id].calls == UINT64_MAX) return 0;
+  *outcome = state->last_outcomes[id];
+  return 1;
 }
 
 int foreactor_enabled(void) { return foreactor::Settings().enabled ? 1 : 0; }
