@@ -309,10 +309,18 @@ bool ScopeInstance::BytesInteract(int fd, int64_t begin, int64_t end, bool write
 }
 
 bool ScopeInstance::PositionSettledAt(int fd, int64_t offset) const {
+  int64_t position = raw::Lseek(fd, 0, SEEK_CUR);
+  if (position < 0) return false;
+  // Writes at the position ahead on the descriptor move it by their length,
+  // one after the other (cp's chunks); anything else on it leaves the
+  // position unknown.
   for (unsigned i = 0; i < accesses_count_; ++i) {
-    if (accesses_[(accesses_head_ + i) % ring_size_].fd == fd) return false;
+    const PendingAccess& access = accesses_[(accesses_head_ + i) % ring_size_];
+    if (access.fd != fd) continue;
+    if (!access.writes_at_position || access.begin != position) return false;
+    position = access.end;
   }
-  return raw::Lseek(fd, 0, SEEK_CUR) == offset;
+  return position == offset;
 }
 
 bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) {
@@ -340,6 +348,7 @@ void ScopeInstance::RecordPendingAccess(VisitSlot& slot) {
   entry.fd = InfoOf(call.type).uses_fd ? call.fd : -1;
   ByteRangeOf(call, &entry.begin, &entry.end);
   entry.writes_data = InfoOf(call.type).writes_data;
+  entry.writes_at_position = entry.writes_data && InfoOf(call.type).implicit_offset;
   entry.changes = ChangesState(call);
   entry.changes_paths = CreatesOrTruncates(call);
   accesses_count_++;
