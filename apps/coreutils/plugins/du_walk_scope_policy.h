@@ -7,7 +7,9 @@
 // the runtime's bookkeeping (~0.5 us on a ~2 us stat).  So, with the
 // automatic depth, the walk runs trials: it times a stretch of fts_read()
 // calls without a scope, then the next stretch with one, and keeps the scope
-// only when it made the walk faster.  Otherwise it rests without a scope
+// only when it made the walk faster, twice in a row (once when re-checked).
+// A trial is given up as soon as it has taken longer than it may (checked
+// every kTrialCheckReads calls), so a losing one costs little.  Otherwise the walk rests without a scope
 // (kInitialRestStretches stretches, doubling up to kMaximumRestStretches)
 // and tries again.  While the scope is kept, it is left again when the
 // runtime says it would issue nothing early for a whole stretch (depth 0 or
@@ -19,7 +21,8 @@
 // it never is.
 //
 // Pure logic: the caller gives the clock and the runtime's answer, and does
-// what Step() says.  Times are read only where a stretch ends.
+// what Step() says.  The clock is read only where a stretch ends and at a
+// trial's checkpoints.
 #ifndef FOREACTOR_APPS_COREUTILS_DU_WALK_SCOPE_POLICY_H_
 #define FOREACTOR_APPS_COREUTILS_DU_WALK_SCOPE_POLICY_H_
 
@@ -33,7 +36,8 @@ class ScopePolicy {
  public:
   static constexpr uint32_t kStretchReads = 2048;  // fts_read calls per measured stretch
   static constexpr double kRequiredGain = 0.05;    // a trial must be 5% faster than plain
-  static constexpr uint32_t kInitialRestStretches = 16;
+  static constexpr uint32_t kTrialCheckReads = 256;  // a trial looks at the clock this often
+  static constexpr uint32_t kInitialRestStretches = 32;
   static constexpr uint32_t kMaximumRestStretches = 64;
   static constexpr uint32_t kRecheckStretches = 16;
 
@@ -44,6 +48,7 @@ class ScopePolicy {
   // or a question to the runtime (Step() must not be called for it then).
   bool QuietRead() {
     if (reads_left_ == 0 || phase_ == Phase::kSpeculating) return false;
+    if (phase_ == Phase::kTrial && (reads_left_ - 1) % kTrialCheckReads == 0) return false;
     reads_left_--;
     return true;
   }
@@ -54,6 +59,15 @@ class ScopePolicy {
   Action Step(bool scope_open, AskSpeculation speculation, Now now) {
     if (reads_left_ > 0) {
       reads_left_--;
+      if (phase_ == Phase::kTrial) {
+        // A trial that already took the time in which it would have to
+        // finish to win cannot win any more: stop paying for it now.
+        if (reads_left_ % kTrialCheckReads == 0 &&
+            static_cast<double>(now() - stretch_start_) >= WinningTime()) {
+          return Rest();
+        }
+        return Action::kNothing;
+      }
       if (phase_ != Phase::kSpeculating || !scope_open) return Action::kNothing;
       // While kept: leave when the runtime would issue nothing for a stretch.
       if (speculation() != FOREACTOR_SPECULATION_NONE) {
@@ -88,9 +102,13 @@ class ScopePolicy {
       }
       case Phase::kTrial: {
         const uint64_t time = now();
-        const uint64_t trial_nanoseconds = time - stretch_start_;
-        if (static_cast<double>(trial_nanoseconds) <
-            static_cast<double>(plain_nanoseconds_) * (1.0 - kRequiredGain)) {
+        if (static_cast<double>(time - stretch_start_) < WinningTime()) {
+          if (!confirmed_) {
+            // One win may be noise (the plain stretch preempted): the next
+            // pair must win too.
+            confirmed_ = true;
+            return Plain(time, Action::kClose);
+          }
           phase_ = Phase::kSpeculating;
           rest_stretches_ = kInitialRestStretches;
           idle_reads_ = 0;
@@ -112,18 +130,22 @@ class ScopePolicy {
  private:
   enum class Phase : unsigned char { kStart, kRequested, kResting, kPlain, kTrial, kSpeculating };
 
+  // The time within which a trial stretch must finish to be kept.
+  double WinningTime() const { return static_cast<double>(plain_nanoseconds_) * (1.0 - kRequiredGain); }
+
   Action Rest() {
+    confirmed_ = false;
     phase_ = Phase::kResting;
     reads_left_ = rest_stretches_ * kStretchReads;
     rest_stretches_ = rest_stretches_ * 2 > kMaximumRestStretches ? kMaximumRestStretches
                                                                   : rest_stretches_ * 2;
     return Action::kClose;
   }
-  Action Plain(uint64_t time) {
+  Action Plain(uint64_t time, Action action = Action::kNothing) {
     stretch_start_ = time;
     phase_ = Phase::kPlain;
     reads_left_ = kStretchReads;
-    return Action::kNothing;
+    return action;
   }
 
   Phase phase_ = Phase::kStart;
@@ -132,6 +154,7 @@ class ScopePolicy {
   uint32_t rest_stretches_ = kInitialRestStretches;  // length of the next rest
   uint64_t stretch_start_ = 0;
   uint64_t plain_nanoseconds_ = 0;  // the last plain stretch
+  bool confirmed_ = false;  // a trial won since the last rest: the next win keeps the scope
 };
 
 }  // namespace du_walk
