@@ -20,6 +20,7 @@
 // TableCatalog from public information and the table files themselves.
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -31,6 +32,7 @@
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
 #include "leveldb/table.h"
+#include "plan_gate.h"
 #include "table_catalog.h"
 
 namespace leveldb {
@@ -150,6 +152,7 @@ const foreactor::Graph<GetPlan> graph = [] {
 }();
 
 thread_local GetPlan plan;
+thread_local PlanGate gate;
 thread_local const GetPlan* plan_running = nullptr;  // during the real Version::Get
 
 // Runs the real Version::Get with plan_running set.
@@ -176,6 +179,11 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   if (!foreactor_enabled() || captured_key.object != &key) {
     return RealVersionGet(version, options, key, value, stats);
   }
+  // A fixed depth or check mode plans every Get; otherwise the gate decides.
+  const foreactor_speculation speculation = leveldb_plugin::graph.ScopeSpeculation();
+  if (speculation != FOREACTOR_SPECULATION_REQUESTED && !leveldb_plugin::gate.ShouldPlan()) {
+    return RealVersionGet(version, options, key, value, stats);
+  }
   // No exception may reach LevelDB (built without them): out of memory in
   // the plugin means no prediction.
   bool planned = false;
@@ -188,12 +196,21 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   }
   if (plan.database == nullptr) return RealVersionGet(version, options, key, value, stats);
   leveldb::Status status;
+  uint64_t uncached_calls = 0;  // the calls of the scope neither cache served
   if (planned) {
-    foreactor::Scope scope(leveldb_plugin::graph, plan);
-    status = leveldb_plugin::RunGet(version, options, key, value, stats);
+    {
+      foreactor::Scope scope(leveldb_plugin::graph, plan);
+      status = leveldb_plugin::RunGet(version, options, key, value, stats);
+    }
+    foreactor_scope_outcome outcome;
+    if (speculation != FOREACTOR_SPECULATION_NONE &&
+        foreactor_last_scope_outcome(leveldb_plugin::graph.handle(), &outcome)) {
+      uncached_calls = outcome.calls - std::min(outcome.calls, outcome.from_page_cache);
+    }
   } else {
     status = leveldb_plugin::RunGet(version, options, key, value, stats);
   }
+  leveldb_plugin::gate.Record(uncached_calls);
   try {
     catalog.Learn(plan, status.IsNotFound());
   } catch (...) {

@@ -146,8 +146,8 @@ def test_chain_open_path_is_issued_early(program, tmp_path, filter_kind, engine)
     assert counters["mispredicted"] == 0 and counters["wasted"] == 0
 
 
-def levels_run(program, tmp_path, filter_kind, settings, threads=1, gets=20000):
-    db = database(program, tmp_path / "db", "levels", filter_kind)
+def levels_run(program, tmp_path, filter_kind, settings, threads=1, gets=20000, cold=True):
+    db = database(program, tmp_path / "db", "levels", filter_kind, cold)
     stats = tmp_path / "stats.json"
     environment = foreactor_on(stats, **settings) if settings else clean_environment()
     result = run(program, ["get", db, "levels", filter_kind, gets, threads], environment)
@@ -196,3 +196,14 @@ def test_levels_two_threads(program, plain_found, tmp_path):
                                    "FOREACTOR_PAGE_CACHE": 0}, threads=2)
     assert result == {"gets": 20000, "found": plain_found["nobloom"], "mismatches": 0}
     assert counters["consumed"] > 0.9 * counters["intercepted"]
+
+
+@pytest.mark.parametrize("engine", ["io_uring", "threads"])
+def test_gets_served_from_memory_leave_the_scope_out(program, plain_found, tmp_path, engine):
+    """Every table cached: no Get has two reads to overlap, so after a few
+    planned Gets the plugin plans only now and then (plan_gate.h), and every
+    answer stays the plain run's."""
+    result, counters = levels_run(program, tmp_path, "nobloom",
+                                  {"FOREACTOR_ENGINE": engine}, cold=False)
+    assert result == {"gets": 20000, "found": plain_found["nobloom"], "mismatches": 0}
+    assert 1 <= counters["scopes"] < 1000, counters
