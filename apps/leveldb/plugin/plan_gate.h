@@ -1,8 +1,9 @@
 // plan_gate.h: whether a Get is worth planning, per thread.
 //
 // Planning a Get and running it in a scope costs more than it saves when
-// at most one of its reads goes to the device: LevelDB's block cache and
-// the page cache serve the others, so there is nothing to overlap.  The
+// at most one of its reads goes to the device (LevelDB's block cache and
+// the page cache serve the others: nothing to overlap), or when the
+// automatic depth is at 0.  The
 // gate plans every Get while recent ones gained; after kQuietGets planned
 // Gets in a row that did not, it lets Gets run plain and plans only one in
 // `interval` to notice a change.  The interval doubles, up to kMaxInterval,
@@ -29,11 +30,12 @@ class PlanGate {
     return false;
   }
 
-  // The outcome of a planned Get: `uncached_calls` of its calls were served
-  // neither from LevelDB's block cache (those are not planned) nor from the
-  // page cache.  Two or more can overlap: the Get gained.
-  void Record(uint64_t uncached_calls) {
-    if (uncached_calls >= 2) {
+  // The outcome of a planned Get: `early_calls` calls were handed to the
+  // engine ahead of the program (with FOREACTOR_PAGE_CACHE=1, reads the page
+  // cache did not hold; blocks in LevelDB's block cache are never planned).
+  // Two or more overlap: the Get gained.
+  void Record(uint64_t early_calls) {
+    if (early_calls >= 2) {
       quiet_ = 0;
       interval_ = 1;
       return;

@@ -20,7 +20,6 @@
 // TableCatalog from public information and the table files themselves.
 #include <fcntl.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -180,8 +179,8 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
     return RealVersionGet(version, options, key, value, stats);
   }
   // A fixed depth or check mode plans every Get; otherwise the gate decides.
-  const foreactor_speculation speculation = leveldb_plugin::graph.ScopeSpeculation();
-  if (speculation != FOREACTOR_SPECULATION_REQUESTED && !leveldb_plugin::gate.ShouldPlan()) {
+  if (leveldb_plugin::graph.ScopeSpeculation() != FOREACTOR_SPECULATION_REQUESTED &&
+      !leveldb_plugin::gate.ShouldPlan()) {
     return RealVersionGet(version, options, key, value, stats);
   }
   // No exception may reach LevelDB (built without them): out of memory in
@@ -196,21 +195,17 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   }
   if (plan.database == nullptr) return RealVersionGet(version, options, key, value, stats);
   leveldb::Status status;
-  uint64_t uncached_calls = 0;  // the calls of the scope neither cache served
+  foreactor_scope_outcome outcome{0, 0, 0};
   if (planned) {
     {
       foreactor::Scope scope(leveldb_plugin::graph, plan);
       status = leveldb_plugin::RunGet(version, options, key, value, stats);
     }
-    foreactor_scope_outcome outcome;
-    if (speculation != FOREACTOR_SPECULATION_NONE &&
-        foreactor_last_scope_outcome(leveldb_plugin::graph.handle(), &outcome)) {
-      uncached_calls = outcome.calls - std::min(outcome.calls, outcome.from_page_cache);
-    }
+    if (!foreactor_last_scope_outcome(leveldb_plugin::graph.handle(), &outcome)) outcome.issued_early = 0;
   } else {
     status = leveldb_plugin::RunGet(version, options, key, value, stats);
   }
-  leveldb_plugin::gate.Record(uncached_calls);
+  leveldb_plugin::gate.Record(outcome.issued_early);
   try {
     catalog.Learn(plan, status.IsNotFound());
   } catch (...) {
