@@ -92,12 +92,7 @@ bool ForeactorOn() {
 // open scope: kept out of du_walk_before_read's fast path.
 __attribute__((noinline)) int DecideScope() {
   const auto action = walk.policy.Step(
-      walk.active, [] { return walk_graph.ScopeSpeculation(); },
-      [] {
-        timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
-      });
+      walk.active, [] { return walk_graph.ScopeSpeculation(); }, du_walk_clock);
   if (action == du_walk::ScopePolicy::Action::kClose) {
     du_walk_end();
   } else if (action == du_walk::ScopePolicy::Action::kOpen && !walk.active) {
@@ -118,6 +113,14 @@ extern "C" int du_walk_before_read(void) {
   if (walk.policy.QuietRead()) return walk.active ? 1 : 0;
   return DecideScope();
 }
+
+extern "C" uint64_t du_walk_clock(void) {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+extern "C" void du_walk_exclude_time(uint64_t nanoseconds) { walk.policy.ExcludeTime(nanoseconds); }
 
 extern "C" void du_walk_end(void) {
   if (!walk.active) return;

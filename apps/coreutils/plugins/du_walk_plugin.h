@@ -29,6 +29,16 @@ extern "C" {
  */
 int du_walk_before_read(void);
 
+/* Monotonic time in nanoseconds. */
+uint64_t du_walk_clock(void);
+
+/*
+ * The last `nanoseconds` of the walk were spent in a call whose system
+ * calls the graph does not issue early (a directory read): they do not count
+ * in the stretch the scope policy is timing.
+ */
+void du_walk_exclude_time(uint64_t nanoseconds);
+
 /*
  * Leaves the walk's scope if one is open, and forgets every expectation
  * (the walk ended, or du_walk_before_read() decided to rest).

@@ -22,7 +22,9 @@
 //
 // Pure logic: the caller gives the clock and the runtime's answer, and does
 // what Step() says.  The clock is read only where a stretch ends and at a
-// trial's checkpoints.
+// trial's checkpoints.  The caller leaves out of the stretches the time of
+// work the graph does not cover (du: reading a directory, ExcludeTime()),
+// which would otherwise make stretches differ by where directories fall.
 #ifndef FOREACTOR_APPS_COREUTILS_DU_WALK_SCOPE_POLICY_H_
 #define FOREACTOR_APPS_COREUTILS_DU_WALK_SCOPE_POLICY_H_
 
@@ -52,6 +54,10 @@ class ScopePolicy {
     reads_left_--;
     return true;
   }
+
+  // The last `nanoseconds` do not count in the stretch being timed (the
+  // caller spent them in work the scope cannot speed up).
+  void ExcludeTime(uint64_t nanoseconds) { stretch_start_ += nanoseconds; }
 
   // Called before each fts_read().  `speculation` is asked only while a
   // scope is open or about to be; `now` (monotonic ns) only at stretch ends.

@@ -38,6 +38,12 @@ class Walk {
   bool open() const { return open_; }
   void set_scope_cost(uint64_t cost) { scope_cost_ = cost; }
   void set_plain_cost(uint64_t cost) { plain_cost_ = cost; }
+  // Time passes in work outside the graph (a directory read), told to the
+  // policy as du_walk_attach.c does.
+  void ReadDirectory(uint64_t nanoseconds) {
+    clock_ += nanoseconds;
+    policy_.ExcludeTime(nanoseconds);
+  }
   void set_answer(foreactor_speculation answer) { answer_ = answer; }
 
  private:
@@ -85,6 +91,17 @@ TEST(DuWalkScopePolicyTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
   walk.set_plain_cost(100);
   const uint64_t in_scope = walk.Read(20 * kStretch);
   EXPECT_LT(in_scope, 3 * kStretch);
+  EXPECT_FALSE(walk.open());
+}
+
+TEST(DuWalkScopePolicyTest, DirectoryReadsDoNotCountInTheComparison) {
+  // A long directory read in the plain stretch would make a costly trial win.
+  Walk walk(100, 200, FOREACTOR_SPECULATION_AUTOMATIC);
+  walk.Read(kStretch / 2);
+  walk.ReadDirectory(10 * 100 * kStretch);
+  walk.Read(kStretch / 2);
+  const uint64_t in_scope = walk.Read(kStretch);
+  EXPECT_LT(in_scope, kStretch);  // aborted before its end
   EXPECT_FALSE(walk.open());
 }
 
