@@ -198,11 +198,12 @@ def test_levels_two_threads(program, plain_found, tmp_path):
     assert counters["consumed"] > 0.9 * counters["intercepted"]
 
 
-@pytest.mark.parametrize("engine", ["io_uring", "threads"])
+@pytest.mark.parametrize("engine", ["io_uring", "threads", "sync"])
 def test_gets_served_from_memory_leave_the_scope_out(program, plain_found, tmp_path, engine):
     """Every table cached: no Get has two reads to overlap, so after a few
     planned Gets the plugin plans only now and then (plan_gate.h), and every
-    answer stays the plain run's."""
+    answer stays the plain run's.  The sync engine issues nothing early and
+    probes no page cache: its scopes gain nothing either."""
     result, counters = levels_run(program, tmp_path, "nobloom",
                                   {"FOREACTOR_ENGINE": engine}, cold=False)
     assert result == {"gets": 20000, "found": plain_found["nobloom"], "mismatches": 0}
