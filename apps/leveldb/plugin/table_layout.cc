@@ -165,7 +165,9 @@ std::unique_ptr<TableLayout> TableLayout::Load(const std::string& path, uint64_t
       ForEachBlockEntry(index, [&](const std::string& key, std::string_view value) {
         BlockRead block;
         bad_handle = bad_handle || !TakeBlockHandle(&value, &block);
-        layout->index_.push_back({key, block});
+        layout->index_.push_back({static_cast<uint32_t>(layout->index_keys_.size()),
+                                  static_cast<uint32_t>(key.size()), block});
+        layout->index_keys_.append(key);
       });
   if (!parsed || bad_handle) return nullptr;
   if (policy == nullptr) return layout;
@@ -192,8 +194,9 @@ std::unique_ptr<TableLayout> TableLayout::Load(const std::string& path, uint64_t
 bool TableLayout::DataBlockFor(const InternalKey& key, BlockRead* read) const {
   // Block::Iter::Seek: the first index entry whose key is >= `key`.
   auto entry = std::lower_bound(index_.begin(), index_.end(), key,
-                                [](const IndexEntry& e, const InternalKey& k) {
-                                  return CompareInternalKeys(DecodeInternalKey(e.key), k) < 0;
+                                [this](const IndexEntry& e, const InternalKey& k) {
+                                  const std::string_view encoded(index_keys_.data() + e.key_offset, e.key_length);
+                                  return CompareInternalKeys(DecodeInternalKey(encoded), k) < 0;
                                 });
   if (entry == index_.end()) return false;
   if (policy_ != nullptr && !filter_.empty() && !FilterMayMatch(entry->block.offset, key.user_key)) {

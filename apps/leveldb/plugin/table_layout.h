@@ -64,13 +64,15 @@ class TableLayout {
 
  private:
   struct IndexEntry {
-    std::string key;  // encoded internal key, >= every key of the block
-    BlockRead block;  // the block's pread (contents plus 5-byte trailer)
+    uint32_t key_offset;  // in index_keys_: encoded internal key, >= every key of the block
+    uint32_t key_length;
+    BlockRead block;      // the block's pread (contents plus 5-byte trailer)
   };
 
   bool FilterMayMatch(uint64_t block_offset, std::string_view user_key) const;
 
   std::vector<IndexEntry> index_;
+  std::string index_keys_;  // every index key, back to back (one allocation, not one per key)
   std::vector<BlockRead> open_reads_;
   const leveldb::FilterPolicy* policy_ = nullptr;
   std::string filter_;  // the filter block, empty when there is none
