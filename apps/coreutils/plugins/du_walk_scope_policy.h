@@ -8,8 +8,9 @@
 // automatic depth, the walk runs trials: it times a stretch of fts_read()
 // calls without a scope, then the next stretch with one, and keeps the scope
 // only when it made the walk faster, twice in a row (once when re-checked).
-// A trial is given up as soon as it has taken longer than it may (checked
-// every kTrialCheckReads calls), so a losing one costs little.  Otherwise the walk rests without a scope
+// A trial is given up as soon as it has taken longer than it may, or is
+// kBehindPace times behind the pace it needs (checked every
+// kTrialCheckReads calls), so a losing one costs little.  Otherwise the walk rests without a scope
 // (kInitialRestStretches stretches, doubling up to kMaximumRestStretches)
 // and tries again.  While the scope is kept, it is left again when the
 // runtime says it would issue nothing early for a whole stretch (depth 0 or
@@ -39,6 +40,8 @@ class ScopePolicy {
   static constexpr uint32_t kStretchReads = 2048;  // fts_read calls per measured stretch
   static constexpr double kRequiredGain = 0.05;    // a trial must be 5% faster than plain
   static constexpr uint32_t kTrialCheckReads = 256;  // a trial looks at the clock this often
+  // A trial this far behind the winning pace at a checkpoint is given up.
+  static constexpr double kBehindPace = 1.5;
   static constexpr uint32_t kInitialRestStretches = 32;
   static constexpr uint32_t kMaximumRestStretches = 64;
   static constexpr uint32_t kRecheckStretches = 16;
@@ -67,10 +70,12 @@ class ScopePolicy {
       reads_left_--;
       if (phase_ == Phase::kTrial) {
         // A trial that already took the time in which it would have to
-        // finish to win cannot win any more: stop paying for it now.
-        if (reads_left_ % kTrialCheckReads == 0 &&
-            static_cast<double>(now() - stretch_start_) >= WinningTime()) {
-          return Rest();
+        // finish to win cannot win any more, and one far behind the pace it
+        // needs is not worth finishing: stop paying for it now.
+        if (reads_left_ % kTrialCheckReads == 0) {
+          const double elapsed = static_cast<double>(now() - stretch_start_);
+          const double done = static_cast<double>(kStretchReads - reads_left_) / kStretchReads;
+          if (elapsed >= WinningTime() || elapsed >= WinningTime() * done * kBehindPace) return Rest();
         }
         return Action::kNothing;
       }

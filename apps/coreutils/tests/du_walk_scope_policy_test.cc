@@ -73,6 +73,24 @@ TEST(DuWalkScopePolicyTest, ScopeThatOnlyCostsIsLeftSoonAndTriedRarely) {
   EXPECT_LT(in_scope, reads / 50);
 }
 
+TEST(DuWalkScopePolicyTest, TrialFarBehindThePaceStopsAtItsFirstCheckpoint) {
+  Walk walk(100, 200, FOREACTOR_SPECULATION_AUTOMATIC);
+  walk.Read(kStretch);
+  EXPECT_EQ(walk.Read(kStretch), ScopePolicy::kTrialCheckReads);
+  EXPECT_FALSE(walk.open());
+}
+
+TEST(DuWalkScopePolicyTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
+  // 10% slower than plain: within the pace margin, lost at the checkpoint
+  // where it has used up the winning time.
+  Walk walk(100, 110, FOREACTOR_SPECULATION_AUTOMATIC);
+  walk.Read(kStretch);
+  const uint64_t in_scope = walk.Read(kStretch);
+  EXPECT_GT(in_scope, ScopePolicy::kTrialCheckReads);
+  EXPECT_LT(in_scope, kStretch);
+  EXPECT_FALSE(walk.open());
+}
+
 TEST(DuWalkScopePolicyTest, ScopeThatPaysIsKeptAfterTwoWins) {
   // Cold cache: a read costs half as much inside a scope.
   Walk walk(100, 50, FOREACTOR_SPECULATION_AUTOMATIC);
