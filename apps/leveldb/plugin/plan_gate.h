@@ -21,7 +21,7 @@ namespace leveldb_plugin {
 class PlanGate {
  public:
   static constexpr uint32_t kQuietGets = 8;
-  static constexpr uint32_t kMaxInterval = 256;
+  static constexpr uint32_t kMaxInterval = 2048;
 
   // Whether to plan the next Get (false: run it plain, unplanned).
   bool ShouldPlan() {

@@ -179,8 +179,8 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
     return RealVersionGet(version, options, key, value, stats);
   }
   // A fixed depth or check mode plans every Get; otherwise the gate decides.
-  if (leveldb_plugin::graph.ScopeSpeculation() != FOREACTOR_SPECULATION_REQUESTED &&
-      !leveldb_plugin::gate.ShouldPlan()) {
+  if (!leveldb_plugin::gate.ShouldPlan() &&
+      leveldb_plugin::graph.ScopeSpeculation() != FOREACTOR_SPECULATION_REQUESTED) {
     return RealVersionGet(version, options, key, value, stats);
   }
   // No exception may reach LevelDB (built without them): out of memory in
