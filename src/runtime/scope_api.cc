@@ -327,7 +327,7 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
     if (state != nullptr && state->engine_failed[static_cast<int>(settings.engine.kind)]) {
       return FOREACTOR_SPECULATION_NONE;
     }
-  } else if (instance->suspended() || instance->depth() == 0) {
+  } else if (instance->suspended() || instance->home_depth() == 0) {
     return FOREACTOR_SPECULATION_NONE;
   }
   return settings.automatic_depth ? FOREACTOR_SPECULATION_AUTOMATIC : FOREACTOR_SPECULATION_REQUESTED;

@@ -148,6 +148,8 @@ class ScopeInstance {
   // Mispredictions suspended speculation; the frontier still follows the program.
   bool suspended() const { return suspended_; }
   unsigned depth() const { return depth_controller_.depth(); }
+  // The depth the automatic controller settles at between its probes.
+  unsigned home_depth() const { return depth_controller_.home_depth(); }
   const Graph& graph() const { return graph_; }
   const Statistics& statistics() const { return statistics_; }
 
