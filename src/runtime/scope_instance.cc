@@ -309,18 +309,17 @@ bool ScopeInstance::BytesInteract(int fd, int64_t begin, int64_t end, bool write
 }
 
 bool ScopeInstance::PositionSettledAt(int fd, int64_t offset) const {
-  int64_t position = raw::Lseek(fd, 0, SEEK_CUR);
-  if (position < 0) return false;
-  // Writes at the position ahead on the descriptor move it by their length,
-  // one after the other (cp's chunks); anything else on it leaves the
-  // position unknown.
+  // A write ahead on the descriptor would move the position by what it
+  // returns, which a failed or short write makes other than its length.
   for (unsigned i = 0; i < accesses_count_; ++i) {
-    const PendingAccess& access = accesses_[(accesses_head_ + i) % ring_size_];
-    if (access.fd != fd) continue;
-    if (!access.writes_at_position || access.begin != position) return false;
-    position = access.end;
+    if (accesses_[(accesses_head_ + i) % ring_size_].fd == fd) return false;
   }
-  return position == offset;
+  return raw::Lseek(fd, 0, SEEK_CUR) == offset;
+}
+
+bool ScopeInstance::WriteAtPositionSettled(const foreactor_call& call) const {
+  const CallTypeInfo& info = InfoOf(call.type);
+  return !(info.implicit_offset && info.writes_data) || PositionSettledAt(call.fd, call.offset);
 }
 
 bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) {
@@ -348,7 +347,6 @@ void ScopeInstance::RecordPendingAccess(VisitSlot& slot) {
   entry.fd = InfoOf(call.type).uses_fd ? call.fd : -1;
   ByteRangeOf(call, &entry.begin, &entry.end);
   entry.writes_data = InfoOf(call.type).writes_data;
-  entry.writes_at_position = entry.writes_data && InfoOf(call.type).implicit_offset;
   entry.changes = ChangesState(call);
   entry.changes_paths = CreatesOrTruncates(call);
   accesses_count_++;
@@ -558,12 +556,8 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
     issue = false;
   }
   // A write at the file position goes where the plugin says only if that
-  // is where the position will be: nothing ahead of it on the descriptor
-  // may move the position, and the position must be there now.
-  if (issue && InfoOf(call.type).implicit_offset && InfoOf(call.type).writes_data &&
-      !PositionSettledAt(call.fd, call.offset)) {
-    issue = false;
-  }
+  // is where the position will be.
+  if (issue && !WriteAtPositionSettled(call)) issue = false;
   // Reads of a file opened with O_DIRECT never come from the page cache
   // (and RWF_NOWAIT reads them from the device).
   const bool cacheable_read = issue && settings_.page_cache_aware && IsPlainRead(call.type) &&
@@ -593,7 +587,8 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
     // The tail is ordered after its head by the link, and after every
     // earlier visit ahead like any other call.
     if (partner_early != EarlyIssue::kNever && !BlockedByPendingAccess(candidate.predicted) &&
-        CanIssue(candidate.predicted) && PrepareRequest(candidate)) {
+        WriteAtPositionSettled(candidate.predicted) && CanIssue(candidate.predicted) &&
+        PrepareRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
         candidate.request.call.buffer = slot.data.data();  // writes what the read produced
       }

@@ -179,7 +179,6 @@ class ScopeInstance {
     int64_t begin;
     int64_t end;
     bool writes_data;    // a write of [begin, end), which may also grow the file
-    bool writes_at_position;  // a write(2)/writev(2): moves the position from begin to end
     bool changes;        // writes, closes, seeks a directory: anything but a pure read
     bool changes_paths;  // creates or truncates files by path
   };
@@ -194,10 +193,12 @@ class ScopeInstance {
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
   bool BlockedByPendingAccess(const foreactor_call& call);
-  // True when the position of `fd` will be `offset` once the visits ahead
-  // of the frontier have run: it is there now and nothing ahead uses the
-  // descriptor, or only writes at the position that end exactly there.
+  // True when the position of `fd` is `offset` now and no visit ahead of
+  // the frontier uses the descriptor (and so might move it).
   bool PositionSettledAt(int fd, int64_t offset) const;
+  // True unless `call` writes at the file position and that position is not
+  // settled at the offset the plugin predicts.
+  bool WriteAtPositionSettled(const foreactor_call& call) const;
   // True when `fd` and `other_fd` name the same open file or the same inode.
   bool SameFile(int fd, int other_fd);
   // True when an access to bytes [begin, end) of the file `fd` and one to

@@ -197,11 +197,16 @@ FIXED_FINDINGS = [
     # A link tail ran early although its head was mispredicted (the program made an
     # fstat where the graph said pread); the program's own pwrite then ran again.
     ("/tmp/fw/w", 26, 7, "threads"),
+    # A write(2) issued early at the position after an earlier write(2) of the same
+    # descriptor, which the faults made fail or come back short (finding 14): the
+    # file grew where the program never wrote.
+    ("/tmp/foreactor-finding-54/w", 54, 7, "io_uring"),
+    ("/tmp/foreactor-finding-54/w", 54, 7, "threads"),
 ]
 
 
 @pytest.mark.parametrize("workdir,seed,fault_seed,engine", FIXED_FINDINGS,
-                         ids=[f"seed{finding[1]}" for finding in FIXED_FINDINGS])
+                         ids=[f"seed{finding[1]}-{finding[3]}" for finding in FIXED_FINDINGS])
 def test_fixed_finding_early_write_never_runs_twice(fault_build, workdir, seed, fault_seed, engine):
     """With a per-occurrence schedule a write that runs twice gets two different fates."""
     workdir = pathlib.Path(workdir)
