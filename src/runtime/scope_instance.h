@@ -11,13 +11,24 @@
 //  - The peek head walks ahead of the frontier on the same path (Fill):
 //    it follows branch choices, asks for arguments, and issues up to
 //    `depth` syscall visits.  It stops at an unknown branch or arguments,
-//    before a call with side effects beyond a weak edge (one the frontier
-//    crossed counts until the program makes its next graph call), before a
-//    call whose bytes an earlier pending visit changes (or, for a change,
-//    uses), and when the engine's queue is full.  It issues no open while
-//    an earlier open waits to run at the frontier.  Everything it prepares
-//    in one walk is submitted as one batch.  A call the program makes
-//    outside the graph discards the early results it may change.
+//    before a call with side effects that is not certain, before a call
+//    whose bytes an earlier pending visit changes (or, for a change, uses;
+//    a write that grows the file also conflicts with reads across its end),
+//    and when the engine's queue is full.  It issues no open while an
+//    earlier open waits to run at the frontier.  Everything it prepares in
+//    one walk is submitted as one batch.  A call the program makes outside
+//    the graph discards the early results it may change.
+//  - Certain means: no weak edge lies between the frontier and the call
+//    (one the frontier crossed counts until the program makes its next
+//    graph call), no visit between them rests on a guess the program has
+//    not confirmed (guesses_ahead_), the scope has not mispredicted
+//    (following_graph_), and a write at the file position finds the
+//    position settled where the plugin says, with nothing ahead on its
+//    descriptor.
+//  - Descriptor numbers: before the program takes a number itself (its own
+//    open, or the delivery of an early one), every early open is waited for
+//    and its descriptor parked high (ParkEarlyDescriptors), so the program
+//    gets the lowest free number it would get without foreactor.
 //
 // Reads that hit the page cache: an asynchronous engine only costs time on
 // data already in memory.  Before issuing a read early, the peek head tries
