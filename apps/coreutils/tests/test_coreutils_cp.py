@@ -78,10 +78,14 @@ def test_copy_identical_and_stats(sources, tmp_path, engine, depth, name):
     full_chunks = SIZES[name] // CHUNK
     if engine != "sync" and full_chunks >= 3:
         # Chunk 0 runs as the program makes it (the destination is not known
-        # yet); from chunk 1 on the linked pairs are issued early.
+        # yet); from chunk 1 on the reads are issued early.  The writes run
+        # at the frontier: a write(2) is issued early only when nothing ahead
+        # uses its descriptor (the previous chunk's write always does; were it
+        # to fail or come back short, an early write would land at the wrong
+        # position: docs/RELIABILITY.md, finding 14).
         assert statistics["issued_early"] >= full_chunks - 1, statistics
         assert statistics["consumed"] == statistics["issued_early"], statistics
-        assert statistics["bytes_early"] >= 2 * (full_chunks - 2) * CHUNK, statistics
+        assert statistics["bytes_early"] >= (full_chunks - 2) * CHUNK, statistics
     if engine == "sync":
         assert statistics["issued_early"] == 0, statistics
 
