@@ -184,6 +184,7 @@ void ScopeInstance::Enter(void* scope_state) {
   accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
   guesses_ahead_ = 0;
   following_graph_ = true;
+  parking_floor_ = kParkingFloorUnknown;
   consecutive_mispredictions_ = 0;
   divergence_reported_ = false;
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
@@ -426,7 +427,7 @@ bool ScopeInstance::CanIssue(const foreactor_call& call) {
   }
   if (info.vectored && call.iov == nullptr && info.writes_data) return false;
   // An early descriptor must be able to wait above the program's numbers.
-  if (IsOpen(call.type) && DescriptorParkingFloor() < 0) return false;
+  if (IsOpen(call.type) && ParkingFloor() < 0) return false;
   return true;
 }
 
@@ -687,19 +688,15 @@ bool ScopeInstance::AdvanceFrontierThroughBranches() {
 bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   if (!speculating_) return false;
   if (!AdvanceFrontierThroughBranches()) {
-    statistics_.passed_through++;
-    NotePassedThrough(intercepted->call);
-    InvalidateAhead(intercepted->call, nullptr);
+    PassThrough(intercepted->call);
     return false;
   }
   const int node = frontier_.node;
   const Node& info = graph_.node(node);
   foreactor_call& real = intercepted->call;
   if (info.kind != NodeKind::kSyscall || real.type != info.call_type) {
-    statistics_.passed_through++;
-    NotePassedThrough(intercepted->call);
     if (settings_.check && info.kind == NodeKind::kSyscall) CheckForeignCall(node, real);
-    InvalidateAhead(real, nullptr);
+    PassThrough(real);
     return false;
   }
   SyscallNodeState& state = syscall_states_[info.dense_index];
@@ -716,9 +713,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   if (known && type_info.uses_fd && slot.predicted.fd != real.fd) {
     // Another descriptor: not this graph's call.
     if (!peek_passed) slot.state = SlotState::kEmpty;
-    statistics_.passed_through++;
-    NotePassedThrough(intercepted->call);
-    InvalidateAhead(real, nullptr);
+    PassThrough(real);
     return false;
   }
   statistics_.intercepted++;
@@ -822,7 +817,6 @@ void ScopeInstance::DeliverOpenResult(VisitSlot& slot, int64_t* result) {
 
 void ScopeInstance::ParkEarlyDescriptors() {
   if (!speculating_) return;
-  long floor = -2;  // not looked up yet
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
       VisitSlot& slot = state.slots[visit % ring_size_];
@@ -833,7 +827,7 @@ void ScopeInstance::ParkEarlyDescriptors() {
       slot.descriptor_parked = true;
       const int64_t early = slot.request.result;
       if (early < 0) continue;
-      if (floor == -2) floor = DescriptorParkingFloor();
+      const long floor = ParkingFloor();
       const int command = (slot.predicted.flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
       const int64_t parked = floor >= 0 && early < floor ? raw::Fcntl(static_cast<int>(early), command, floor)
                                                          : early;
@@ -848,6 +842,11 @@ void ScopeInstance::ParkEarlyDescriptors() {
       }
     }
   }
+}
+
+long ScopeInstance::ParkingFloor() {
+  if (parking_floor_ == kParkingFloorUnknown) parking_floor_ = DescriptorParkingFloor();
+  return parking_floor_;
 }
 
 void ScopeInstance::Complete(InterceptedCall* intercepted, int64_t result) {
@@ -1073,10 +1072,12 @@ void ScopeInstance::DrainAhead() {
   guesses_ahead_ = 0;
 }
 
-void ScopeInstance::NotePassedThrough(const foreactor_call& real) {
+void ScopeInstance::PassThrough(const foreactor_call& real) {
+  statistics_.passed_through++;
   // A call with side effects that the graph did not expect here: the graph
   // may have lost the program (see following_graph_).
   if (EarlyIssueFor(real) != EarlyIssue::kOnGuess) following_graph_ = false;
+  InvalidateAhead(real, nullptr);
 }
 
 void ScopeInstance::NoteMisprediction() {

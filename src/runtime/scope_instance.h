@@ -246,7 +246,12 @@ class ScopeInstance {
   void DiscardEarlyResult(VisitSlot& slot);
   void DrainAhead();
   void NoteMisprediction();
-  void NotePassedThrough(const foreactor_call& real);
+  // Counts a call that does not belong to the graph at the frontier, lets
+  // one with side effects end following_graph_, and drops the early results
+  // it may change.
+  void PassThrough(const foreactor_call& real);
+  // DescriptorParkingFloor() of this scope, looked up on first use.
+  long ParkingFloor();
   void NoteShadowPrediction(bool correct);
   void NoteFrontierCallForDepth();
   void FoldControllerStatistics();
@@ -290,6 +295,10 @@ class ScopeInstance {
   // exact match later does not prove it is not), and nothing with side
   // effects is issued early.
   bool following_graph_ = true;
+  // Where early open descriptors are parked (see ParkEarlyDescriptors), or
+  // -1 when the descriptor limit leaves no room; looked up once per scope.
+  static constexpr long kParkingFloorUnknown = -2;
+  long parking_floor_ = kParkingFloorUnknown;
   unsigned visits_ahead_ = 0;         // syscall visits passed by peek, not by frontier
   unsigned prepared_unsubmitted_ = 0;
 
