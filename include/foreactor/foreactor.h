@@ -273,6 +273,40 @@ typedef enum foreactor_speculation {
  */
 FOREACTOR_API foreactor_speculation foreactor_scope_speculation(const foreactor_graph *graph);
 
+/*
+ * The scope gate: whether the next unit of the program's work that scopes
+ * of `graph` cover should run with a scope.  Returns 1 (enter a scope, or
+ * keep the open one, and plan whatever the graph's callbacks need) or 0
+ * (run the unit plain: no scope, no planning).
+ *
+ * A unit is the plugin's choice: one call of the wrapped function (a Get),
+ * or one step of a loop that one long scope spans (one entry of a
+ * directory walk; the plugin then enters or exits its scope where the
+ * answer changes).  Call it once before every unit, on the thread that
+ * runs the unit.
+ *
+ * The gate answers 1 for every unit when the configuration asks for scopes
+ * (a fixed depth above 0, check mode) and 0 when foreactor is off, the
+ * graph is NULL or invalid.  With the automatic depth it times stretches of
+ * units without and with a scope, per graph and thread, keeps the scope
+ * only while it makes the units faster (by 5%, twice in a row to start),
+ * and otherwise runs plain and tries again later (docs/USER_GUIDE.md, "The
+ * scope gate").  Its counters appear in the statistics as gate_*.
+ *
+ * Cost: a few thread-local loads and a decrement per unit; a clock read at
+ * the end of each stretch (a few milliseconds of units).  No system call
+ * outside decisions; the first call on a thread allocates the gate.
+ */
+FOREACTOR_API int foreactor_scope_gate(const foreactor_graph *graph);
+
+/*
+ * Leaves the last `nanoseconds` out of the stretch the gate of `graph` is
+ * timing on this thread: work inside a unit that no scope can speed up and
+ * whose amount differs between units (du: reading a directory).  No effect
+ * before the thread's first foreactor_scope_gate(graph).
+ */
+FOREACTOR_API void foreactor_scope_gate_exclude(const foreactor_graph *graph, uint64_t nanoseconds);
+
 /* ------------------------------------------------------------------- misc */
 
 /* Name of a call type ("pread", "fstatat", ...). */

@@ -439,6 +439,8 @@ class Graph {
   foreactor_graph* handle() const noexcept { return graph_; }
   // foreactor_scope_speculation() for this graph on the calling thread.
   foreactor_speculation ScopeSpeculation() const noexcept { return foreactor_scope_speculation(graph_); }
+  // foreactor_scope_gate() for this graph: whether the next unit runs with a scope.
+  bool ScopeGate() const noexcept { return foreactor_scope_gate(graph_) != 0; }
 
  private:
   friend class GraphBuilder<State>;

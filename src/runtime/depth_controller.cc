@@ -1,19 +1,10 @@
 #include "runtime/depth_controller.h"
 
-#include <time.h>
-
 #include <algorithm>
 
+#include "runtime/monotonic_clock.h"
+
 namespace foreactor {
-namespace {
-
-uint64_t MonotonicNanoseconds() {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
-}
-
-}  // namespace
 
 DepthController::DepthController(bool automatic, unsigned depth, Clock clock)
     : automatic_(automatic),

@@ -19,6 +19,7 @@
 #include "graph/graph_handle.h"
 #include "runtime/interception.h"
 #include "config/report.h"
+#include "runtime/scope_gate.h"
 #include "runtime/scope_instance.h"
 #include "runtime/statistics.h"
 
@@ -87,6 +88,7 @@ struct ThreadState {
   };
 
   ScopeInstance* instances[kMaxGraphs] = {};
+  ScopeGate* gates[kMaxGraphs] = {};  // made by the graph's first foreactor_scope_gate()
   std::unique_ptr<Engine> engines[3];
   bool engine_failed[3] = {};
   Frame stack[kMaxScopeDepth];
@@ -108,6 +110,7 @@ struct ThreadState {
       return;
     }
     for (ScopeInstance* instance : instances) delete instance;
+    for (ScopeGate* gate : gates) delete gate;
   }
 
   Engine* EngineFor(const EngineOptions& options) {
@@ -302,6 +305,38 @@ int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_o
   if (id < 0 || id >= foreactor::kMaxGraphs || state->last_outcomes[id].calls == UINT64_MAX) return 0;
   *outcome = state->last_outcomes[id];
   return 1;
+}
+
+int foreactor_scope_gate(const foreactor_graph* graph) {
+  if (graph == nullptr || !foreactor::Settings().enabled || !graph->graph.valid()) return 0;
+  const int id = graph->graph.id();
+  if (id < 0 || id >= foreactor::kMaxGraphs) return 0;
+  ThreadState* state = foreactor::tls_state;
+  foreactor::ScopeGate* gate = state != nullptr ? state->gates[id] : nullptr;
+  if (gate == nullptr) {
+    InsideForeactor inside;
+    state = foreactor::GetThreadState();
+    if (state == nullptr) return 0;
+    gate = new (std::nothrow) foreactor::ScopeGate(graph, &foreactor_scope_speculation);
+    if (gate == nullptr) return 0;
+    state->gates[id] = gate;
+  }
+  const bool open = gate->BeforeUnit();
+  if (gate->has_statistics()) {
+    InsideForeactor inside;
+    foreactor::Statistics delta;
+    gate->TakeStatistics(&delta);
+    foreactor::AccumulateStatistics(graph->graph.name(), "", delta);
+  }
+  return open ? 1 : 0;
+}
+
+void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanoseconds) {
+  const ThreadState* state = foreactor::tls_state;
+  if (state == nullptr || graph == nullptr || !graph->graph.valid()) return;
+  const int id = graph->graph.id();
+  if (id < 0 || id >= foreactor::kMaxGraphs || state->gates[id] == nullptr) return;
+  state->gates[id]->ExcludeTime(nanoseconds);
 }
 
 int foreactor_enabled(void) { return foreactor::Settings().enabled ? 1 : 0; }

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +11,7 @@
 
 #include "graph/call_types.h"
 #include "runtime/call_matching.h"
+#include "runtime/monotonic_clock.h"
 #include "runtime/raw_syscalls.h"
 #include "config/report.h"
 
@@ -40,12 +40,6 @@ constexpr unsigned kColdProbeInterval = 8;
 // Plain reads of one buffer: the calls that can be served from the page cache.
 bool IsPlainRead(foreactor_call_type type) {
   return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
-}
-
-uint64_t NowNanoseconds() {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
 // The call type an engine runs for a predicted call: calls with an implicit
@@ -1021,9 +1015,9 @@ bool ScopeInstance::ServeFromCache(int node, InterceptedCall* intercepted, int64
 
 void ScopeInstance::WaitFor(VisitSlot& slot) {
   if (slot.request.state.load(std::memory_order_acquire) == RequestState::kCompleted) return;
-  uint64_t start = NowNanoseconds();
+  uint64_t start = MonotonicNanoseconds();
   engine_->Wait(&slot.request);
-  statistics_.wait_nanoseconds += NowNanoseconds() - start;
+  statistics_.wait_nanoseconds += MonotonicNanoseconds() - start;
 }
 
 void ScopeInstance::DiscardEarlyResult(VisitSlot& slot) {

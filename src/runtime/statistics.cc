@@ -55,6 +55,10 @@ constexpr CounterField kCounterFields[] = {
     {"depth_changes", &Statistics::depth_changes},
     {"depth_windows", &Statistics::depth_windows},
     {"depth_window_sum", &Statistics::depth_window_sum},
+    {"gate_trials", &Statistics::gate_trials},
+    {"gate_trials_won", &Statistics::gate_trials_won},
+    {"gate_plain_units", &Statistics::gate_plain_units},
+    {"gate_scope_units", &Statistics::gate_scope_units},
 };
 static_assert(sizeof(Statistics) == sizeof(kCounterFields) / sizeof(kCounterFields[0]) *
                                         sizeof(uint64_t),

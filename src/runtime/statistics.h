@@ -31,6 +31,10 @@ struct Statistics {
   uint64_t depth_changes = 0;     // FOREACTOR_DEPTH=auto: moves of the controller's home depth
   uint64_t depth_windows = 0;     // measurement windows the controller completed
   uint64_t depth_window_sum = 0;  // sum of the depth of each window (mean = sum / windows)
+  uint64_t gate_trials = 0;       // scope gate: trial stretches run with a scope
+  uint64_t gate_trials_won = 0;   // scope gate: trials faster than their plain stretch
+  uint64_t gate_plain_units = 0;  // scope gate: units it ran without a scope
+  uint64_t gate_scope_units = 0;  // scope gate: units it ran with a scope
 
   void Add(const Statistics& other);
 };

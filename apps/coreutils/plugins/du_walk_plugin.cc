@@ -19,7 +19,6 @@
 #include <ctime>
 
 #include "du_walk_plugin.h"
-#include "du_walk_scope_policy.h"
 #include "foreactor/foreactor.hpp"
 
 namespace {
@@ -38,8 +37,7 @@ constexpr uint64_t kExpectedCapacity = 256;
 // zero-initialised, so the hot path neither allocates nor runs a
 // thread_local initialiser.
 struct WalkState {
-  bool active;
-  du_walk::ScopePolicy policy;  // when a scope is open (du_walk_before_read)
+  bool active;  // a scope is open (du_walk_before_read)
   uint64_t completed_visits;
   uint64_t first_expected;
   uint64_t end_expected;
@@ -82,36 +80,20 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
   return builder.Build();
 }());
 
-// Whether foreactor is on in this process (fixed once the library loaded).
-bool ForeactorOn() {
-  static const bool on = walk_graph.handle() != nullptr && foreactor_enabled() != 0;
-  return on;
-}
-
-// The policy's decision at the end of a stretch, or for every read of an
-// open scope: kept out of du_walk_before_read's fast path.
-__attribute__((noinline)) int DecideScope() {
-  const auto action = walk.policy.Step(
-      walk.active, [] { return walk_graph.ScopeSpeculation(); }, du_walk_clock);
-  if (action == du_walk::ScopePolicy::Action::kClose) {
-    du_walk_end();
-  } else if (action == du_walk::ScopePolicy::Action::kOpen && !walk.active) {
-    walk.active = true;
-    walk.Clear();
-    foreactor_scope_enter(walk_graph.handle(), &walk);
-  }
-  return walk.active ? 1 : 0;
-}
-
 }  // namespace
 
 extern "C" int du_walk_before_read(void) {
-  // With foreactor off the scope would only be recorded: no visit would
-  // ever complete, and the attachment would keep re-recording the same
-  // expectations for nothing.  No scope, then: du runs as if unlinked.
-  if (!ForeactorOn()) return 0;
-  if (walk.policy.QuietRead()) return walk.active ? 1 : 0;
-  return DecideScope();
+  // The scope gate answers 0 while foreactor is off: without a scope no
+  // visit completes, and the attachment records no expectations.
+  const bool open = walk_graph.ScopeGate();
+  if (open && !walk.active) {
+    walk.active = true;
+    walk.Clear();
+    foreactor_scope_enter(walk_graph.handle(), &walk);
+  } else if (!open && walk.active) {
+    du_walk_end();
+  }
+  return walk.active ? 1 : 0;
 }
 
 extern "C" uint64_t du_walk_clock(void) {
@@ -120,7 +102,9 @@ extern "C" uint64_t du_walk_clock(void) {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
-extern "C" void du_walk_exclude_time(uint64_t nanoseconds) { walk.policy.ExcludeTime(nanoseconds); }
+extern "C" void du_walk_exclude_time(uint64_t nanoseconds) {
+  foreactor_scope_gate_exclude(walk_graph.handle(), nanoseconds);
+}
 
 extern "C" void du_walk_end(void) {
   if (!walk.active) return;

@@ -5,7 +5,7 @@
  *
  * One walk is one fts handle, from its first fts_read() to its last; a
  * scope covers all of it or, when speculation does not pay, only some
- * stretches of it (du_walk_scope_policy.h).  The graph is a loop of fstatat
+ * stretches of it (the runtime's scope gate, one unit per fts_read()).  The graph is a loop of fstatat
  * nodes: visit k is the k-th fstatat of an entry that fts makes during the
  * scope.  The attachment tells the graph
  * which fstatat calls come next whenever it learns them (after each
@@ -24,8 +24,8 @@ extern "C" {
 
 /*
  * Called before each fts_read() of a walk: opens or closes the walk's scope
- * so that one is open only while it pays (du_walk_scope_policy.h).  Never
- * opens one while foreactor is off.  Returns du_walk_active().
+ * as foreactor_scope_gate() answers, so that one is open only while it
+ * pays.  Never opens one while foreactor is off.  Returns du_walk_active().
  */
 int du_walk_before_read(void);
 
@@ -35,7 +35,7 @@ uint64_t du_walk_clock(void);
 /*
  * The last `nanoseconds` of the walk were spent in a call whose system
  * calls the graph does not issue early (a directory read): they do not count
- * in the stretch the scope policy is timing.
+ * in the stretch the scope gate is timing.
  */
 void du_walk_exclude_time(uint64_t nanoseconds);
 

@@ -138,7 +138,7 @@ def test_output_identical_and_stats_issued_early(trees, tmp_path, engine, depth,
 def test_automatic_depth_output_identical_and_first_stretch_without_scope(trees, tmp_path, engine,
                                                                           tree_name):
     """With the automatic depth the plugin opens its scope only for trials
-    and while they pay (du_walk_scope_policy.h): the first stretch of
+    and while they pay (the runtime's scope gate): the first stretch of
     fts_read calls runs without one, so fewer stats than the tree holds are
     intercepted; what is issued early is consumed or dropped, never wrong."""
     binaries = programs()

@@ -1,7 +1,9 @@
 // Tests of foreactor_scope_speculation(): what it answers before and after
 // scopes of a graph, for depth 0, a fixed positive depth, the automatic
 // depth, check mode, speculation suspended after mispredictions, and
-// foreactor off.  Asking changes nothing.
+// foreactor off.  Asking changes nothing.  Also the scope gate's answers
+// that follow from it (foreactor_scope_gate(); its timing is tested in
+// scope_gate_test.cc).
 #include "foreactor/foreactor.hpp"
 
 #include <fcntl.h>
@@ -153,6 +155,39 @@ TEST_F(ScopeSpeculationTest, ForeactorOffNever) {
   setenv("FOREACTOR", "1", 1);
   foreactor::ReloadSettingsForTesting();
   EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
+}
+
+// The fraction of `units` gate answers that were "with a scope".
+int GateOpenCount(const foreactor_graph* graph, int units) {
+  int open = 0;
+  for (int i = 0; i < units; ++i) open += foreactor_scope_gate(graph);
+  return open;
+}
+
+TEST_F(ScopeSpeculationTest, GateOpensEveryUnitWhenScopesAreRequested) {
+  auto fixed = BuildStatLoop("spec_depth4");
+  EXPECT_EQ(GateOpenCount(fixed.handle(), 10000), 10000);
+  auto check = BuildStatLoop("spec_check");
+  EXPECT_EQ(GateOpenCount(check.handle(), 10000), 10000);
+}
+
+TEST_F(ScopeSpeculationTest, GateNeverOpensWithoutSpeculation) {
+  EXPECT_EQ(GateOpenCount(nullptr, 1000), 0);
+  auto depth0 = BuildStatLoop("spec_depth0");
+  EXPECT_EQ(GateOpenCount(depth0.handle(), 100000), 0);
+  auto off = BuildStatLoop("spec_gate_off");
+  unsetenv("FOREACTOR");
+  foreactor::ReloadSettingsForTesting();
+  EXPECT_EQ(GateOpenCount(off.handle(), 100000), 0);
+  setenv("FOREACTOR", "1", 1);
+  foreactor::ReloadSettingsForTesting();
+}
+
+TEST_F(ScopeSpeculationTest, GateStartsPlainWithTheAutomaticDepth) {
+  // The first stretch of units is timed without a scope.
+  auto graph = BuildStatLoop("spec_gate_automatic");
+  EXPECT_EQ(GateOpenCount(graph.handle(), 64), 0);
+  foreactor_scope_gate_exclude(graph.handle(), 1000);  // accepted at any time
 }
 
 }  // namespace

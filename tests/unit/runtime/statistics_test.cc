@@ -161,7 +161,9 @@ Statistics Distinct(uint64_t base) {
                           &statistics.cache_mode_changes, &statistics.check_divergences,
                           &statistics.bytes_early,  &statistics.wait_nanoseconds,
                           &statistics.depth_changes, &statistics.depth_windows,
-                          &statistics.depth_window_sum};
+                          &statistics.depth_window_sum, &statistics.gate_trials,
+                          &statistics.gate_trials_won, &statistics.gate_plain_units,
+                          &statistics.gate_scope_units};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -174,7 +176,8 @@ const char* const kCounterKeys[] = {"scopes",    "intercepted",  "passed_through
                                     "found_cached", "served_from_cache",
                                     "cache_mode_changes", "check_divergences", "bytes_early",
                                     "wait_nanoseconds", "depth_changes", "depth_windows",
-                                    "depth_window_sum"};
+                                    "depth_window_sum", "gate_trials", "gate_trials_won",
+                                    "gate_plain_units", "gate_scope_units"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -201,6 +204,10 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.depth_changes, 117u + 1017u);
   EXPECT_EQ(total.depth_windows, 118u + 1018u);
   EXPECT_EQ(total.depth_window_sum, 119u + 1019u);
+  EXPECT_EQ(total.gate_trials, 120u + 1020u);
+  EXPECT_EQ(total.gate_trials_won, 121u + 1021u);
+  EXPECT_EQ(total.gate_plain_units, 122u + 1022u);
+  EXPECT_EQ(total.gate_scope_units, 123u + 1023u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {

@@ -1,0 +1,135 @@
+// scope_gate.h: whether a graph's scopes pay on this thread, decided by
+// timing the program's own work with and without them
+// (foreactor_scope_gate()).
+//
+// The automatic depth can walk down to depth 0, but a scope at depth 0
+// still costs: every call in it is matched against the graph, and the
+// plugin may have planned arguments for it.  With the page cache hot an
+// early call only adds a hand-off to the engine.  What no scope at all
+// costs is seen only by running the same work without one; that is what
+// the gate does, for any plugin.
+//
+// A plugin divides the work a scope covers into units of its choice (one
+// LevelDB Get, one fts_read() of du's walk) and asks the gate before each
+// unit whether the unit runs with a scope.  The gate times stretches of
+// units, from one call of BeforeUnit() to the one a stretch later, minus
+// the time the plugin excludes (work the graph cannot speed up):
+//  - Stretch length: a stretch has N units.  N starts at
+//    kInitialStretchUnits, doubles while a plain stretch took less than
+//    kShortestStretchNanoseconds (so clock reads and preemption are small
+//    against it) and halves while one took more than
+//    kLongestStretchNanoseconds, within [kMinimumStretchUnits,
+//    kMaximumStretchUnits].
+//  - A pair: a plain stretch of N units, then a trial stretch of the same N
+//    units with a scope.  The trial wins when it took less than
+//    (1 - kRequiredGain) of the plain stretch's time.
+//  - Two wins in a row keep the scope open (one may be noise: the plain
+//    stretch preempted).  A kept scope is re-checked every
+//    kRecheckStretches stretches by one more pair, which must win once.
+//  - A trial is looked at kTrialCheckpoints times; it is given up as soon
+//    as it took the winning time, or is kBehindPace times behind the pace
+//    it needs, so a losing trial costs a fraction of a stretch.
+//  - A loss rests the gate: kInitialRestStretches stretches without a
+//    scope, doubling with each loss in a row up to kMaximumRestStretches;
+//    then another pair.
+//  - While kept, and before each pair, the gate asks the runtime what a
+//    scope would do: when it would issue nothing early (depth settled at 0,
+//    speculation suspended after mispredictions) the gate rests.
+//  - When the runtime says the configuration asks for scopes (a fixed depth,
+//    check mode), every unit runs with a scope.
+//
+// Cost per unit outside decisions: a decrement and a branch.  The clock is
+// read only at stretch ends and trial checkpoints.  Not thread-safe: one
+// gate per graph and thread.
+#ifndef FOREACTOR_RUNTIME_SCOPE_GATE_H_
+#define FOREACTOR_RUNTIME_SCOPE_GATE_H_
+
+#include <cstdint>
+
+#include "foreactor/foreactor.h"
+#include "runtime/statistics.h"
+
+namespace foreactor {
+
+class ScopeGate {
+ public:
+  // Monotonic time in nanoseconds; replaceable in tests.
+  using Clock = uint64_t (*)();
+  // What a scope of `graph` entered now would do (foreactor_scope_speculation
+  // outside tests).
+  using SpeculationQuery = foreactor_speculation (*)(const foreactor_graph* graph);
+
+  static constexpr uint32_t kInitialStretchUnits = 64;
+  static constexpr uint32_t kMinimumStretchUnits = 8;
+  static constexpr uint32_t kMaximumStretchUnits = 1u << 16;
+  static constexpr uint64_t kShortestStretchNanoseconds = 4'000'000;
+  static constexpr uint64_t kLongestStretchNanoseconds = 32'000'000;
+  static constexpr double kRequiredGain = 0.05;  // a trial must be 5% faster than plain
+  static constexpr uint32_t kTrialCheckpoints = 8;
+  static constexpr double kBehindPace = 1.5;
+  static constexpr uint32_t kInitialRestStretches = 4;
+  static constexpr uint32_t kMaximumRestStretches = 64;
+  static constexpr uint32_t kRecheckStretches = 16;
+
+  // `query` is asked with `graph` only at decisions.  `clock` null means
+  // CLOCK_MONOTONIC.
+  ScopeGate(const foreactor_graph* graph, SpeculationQuery query, Clock clock = nullptr);
+
+  // Called before each unit.  Returns true when the unit should run with a
+  // scope of the graph, false when it should run plain (no scope, nothing
+  // planned).
+  bool BeforeUnit() {
+    if (countdown_ > 0) {
+      --countdown_;
+      return open_;
+    }
+    return Decide();
+  }
+
+  // The last `nanoseconds` do not count in the stretch being timed.
+  void ExcludeTime(uint64_t nanoseconds) { stretch_start_ += nanoseconds; }
+
+  // True when counters have changed since the last TakeStatistics() (only
+  // after a decision, not on every unit).
+  bool has_statistics() const { return has_statistics_; }
+  // Adds the gate_* counters gathered since the last call into `into`.
+  void TakeStatistics(Statistics* into);
+
+ private:
+  enum class Phase : unsigned char { kStart, kRequested, kResting, kPlain, kTrial, kKept };
+
+  // The slow path of BeforeUnit(): the segment of units that just ended is
+  // counted and the next one chosen.
+  bool Decide();
+  // Starts a segment of `units` units (this one included) with or without
+  // a scope; returns `open`.
+  bool Segment(bool open, uint32_t units);
+  bool StartPlain(uint64_t now);
+  bool Rest();
+  // The units between two looks at a trial.
+  uint32_t CheckpointUnits() const { return trial_units_ / kTrialCheckpoints; }
+
+  const foreactor_graph* const graph_;
+  const SpeculationQuery query_;
+  const Clock clock_;
+
+  Phase phase_ = Phase::kStart;
+  bool open_ = false;
+  bool confirmed_ = false;         // a trial won since the last rest: one more win keeps the scope
+  bool has_statistics_ = false;
+  uint32_t countdown_ = 0;         // units left before the next decision
+  uint32_t segment_units_ = 0;     // units of the segment in progress
+  uint32_t stretch_units_ = kInitialStretchUnits;
+  uint32_t trial_units_ = 0;       // units of the trial in progress (its plain stretch's)
+  uint32_t checkpoint_ = 0;        // checkpoints of the trial passed
+  uint32_t rest_stretches_ = kInitialRestStretches;  // length of the next rest
+  uint32_t kept_stretches_left_ = 0;
+  uint64_t stretch_start_ = 0;
+  uint64_t plain_nanoseconds_ = 0;  // the last plain stretch
+
+  Statistics unreported_;  // gate_* counters only
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_SCOPE_GATE_H_

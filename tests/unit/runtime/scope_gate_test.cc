@@ -1,0 +1,224 @@
+// Unit tests of the scope gate, driven by a fake clock, a fake answer of
+// the runtime, and a model of how long one unit takes with and without a
+// scope.
+#include "runtime/scope_gate.h"
+
+#include <cstdint>
+#include <functional>
+
+#include "gtest/gtest.h"
+
+namespace foreactor {
+namespace {
+
+uint64_t fake_now = 0;
+uint64_t FakeClock() { return fake_now; }
+
+foreactor_speculation fake_answer = FOREACTOR_SPECULATION_AUTOMATIC;
+unsigned questions = 0;
+foreactor_speculation FakeQuery(const foreactor_graph*) {
+  questions++;
+  return fake_answer;
+}
+
+class ScopeGateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_now = 1'000'000'000;
+    fake_answer = FOREACTOR_SPECULATION_AUTOMATIC;
+    questions = 0;
+  }
+};
+
+// Nanoseconds one unit takes, with or without a scope.
+using UnitCost = std::function<uint64_t(uint64_t unit, bool with_scope)>;
+
+struct UnitsRun {
+  uint64_t units_with_scope = 0;
+  uint64_t nanoseconds = 0;
+  uint64_t first_scope_at = UINT64_MAX;  // nanoseconds into the run
+};
+
+UnitsRun RunUnits(ScopeGate& gate, uint64_t units, const UnitCost& cost, uint64_t first_unit = 0) {
+  UnitsRun run;
+  const uint64_t start = fake_now;
+  for (uint64_t unit = first_unit; unit < first_unit + units; ++unit) {
+    const bool with_scope = gate.BeforeUnit();
+    if (with_scope) {
+      run.units_with_scope++;
+      if (run.first_scope_at == UINT64_MAX) run.first_scope_at = fake_now - start;
+    }
+    fake_now += cost(unit, with_scope);
+  }
+  run.nanoseconds = fake_now - start;
+  return run;
+}
+
+uint64_t HalfAsLongWithScope(uint64_t, bool with_scope) { return with_scope ? 500 : 1000; }
+uint64_t LongerWithScope(uint64_t, bool with_scope) { return with_scope ? 1200 : 1000; }
+uint64_t TwiceAsLongWithScope(uint64_t, bool with_scope) { return with_scope ? 2000 : 1000; }
+
+TEST_F(ScopeGateTest, RequestedScopesAreAlwaysOpen) {
+  fake_answer = FOREACTOR_SPECULATION_REQUESTED;
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  const UnitsRun run = RunUnits(gate, 100000, LongerWithScope);
+  EXPECT_EQ(run.units_with_scope, 100000u);
+  EXPECT_EQ(questions, 1u);
+}
+
+TEST_F(ScopeGateTest, NothingToIssueMeansNoScope) {
+  fake_answer = FOREACTOR_SPECULATION_NONE;
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  const UnitsRun run = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
+  EXPECT_EQ(run.units_with_scope, 0u);
+  // It keeps asking now and then (the depth may rise again), rarely.
+  EXPECT_GT(questions, 1u);
+  EXPECT_LT(questions, 1000u);
+}
+
+TEST_F(ScopeGateTest, KeepsAScopeThatPays) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  const UnitsRun run = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
+  EXPECT_GT(run.units_with_scope, 900'000u);
+  // Against a plain run (1 s), most of the gain is kept.
+  EXPECT_LT(run.nanoseconds, 560'000'000u);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_GE(statistics.gate_trials_won, 2u);
+  EXPECT_EQ(statistics.gate_trials_won, statistics.gate_trials);
+}
+
+TEST_F(ScopeGateTest, TimesStretchesOfAFewMillisecondsBeforeTheFirstTrial) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  const UnitsRun run = RunUnits(gate, 100000, HalfAsLongWithScope);
+  // 1 us units: 64-unit stretches are too short to time; the first trial
+  // follows a plain stretch of at least kShortestStretchNanoseconds.
+  EXPECT_GE(run.first_scope_at, ScopeGate::kShortestStretchNanoseconds);
+  EXPECT_LT(run.first_scope_at, 3 * ScopeGate::kShortestStretchNanoseconds);
+}
+
+TEST_F(ScopeGateTest, ScopeThatCostsIsAlmostNeverOpen) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  const UnitsRun run = RunUnits(gate, 10'000'000, LongerWithScope);
+  EXPECT_LT(run.units_with_scope, 10'000'000u / 50);
+  // Within 0.5% of running plain all along (10 s).
+  EXPECT_LT(run.nanoseconds, 10'050'000'000u);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_GT(statistics.gate_trials, 0u);
+  EXPECT_EQ(statistics.gate_trials_won, 0u);
+  // Units are counted when their segment ends: all but the segment in
+  // progress (at most a longest rest), each on its side.
+  EXPECT_LE(statistics.gate_scope_units, run.units_with_scope);
+  EXPECT_LE(statistics.gate_plain_units, 10'000'000u - run.units_with_scope);
+  EXPECT_GE(statistics.gate_plain_units + statistics.gate_scope_units,
+            10'000'000u - ScopeGate::kMaximumRestStretches * ScopeGate::kMaximumStretchUnits);
+}
+
+TEST_F(ScopeGateTest, LosingTrialIsGivenUpEarly) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  RunUnits(gate, 2'000'000, TwiceAsLongWithScope);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  ASSERT_GT(statistics.gate_trials, 0u);
+  // Each trial stops at its first checkpoint: an eighth of a stretch.
+  const double units_per_trial =
+      static_cast<double>(statistics.gate_scope_units) / static_cast<double>(statistics.gate_trials);
+  EXPECT_LE(units_per_trial, 4096.0 / ScopeGate::kTrialCheckpoints);
+}
+
+TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
+  // 10% slower with a scope: within the pace margin at the first
+  // checkpoints, given up at the one where it has used the winning time.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 1100 : 1000; };
+  uint64_t first_trial_units = 0;
+  bool trial_started = false;
+  for (int unit = 0; unit < 100000; ++unit) {
+    const bool with_scope = gate.BeforeUnit();
+    if (with_scope) {
+      trial_started = true;
+      first_trial_units++;
+    } else if (trial_started) {
+      break;
+    }
+    fake_now += cost(unit, with_scope);
+  }
+  // The stretch has 4096 units; at 1.1 us a unit the trial passes the
+  // winning time (0.95 x 4.096 ms) near 3,540 units: stopped at the
+  // checkpoint after it (7 of 8), not at the first.
+  EXPECT_EQ(first_trial_units, 4096u / ScopeGate::kTrialCheckpoints * 7);
+}
+
+TEST_F(ScopeGateTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
+  // The first timed plain stretch is slow (the program was preempted), so
+  // the first trial wins; the next pair shows that the scope only costs.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  bool noisy = true;
+  auto cost = [&noisy](uint64_t, bool with_scope) -> uint64_t {
+    if (with_scope) {
+      noisy = false;
+      return 1200;
+    }
+    return noisy ? 3000 : 1000;
+  };
+  const UnitsRun run = RunUnits(gate, 200'000, cost);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_EQ(statistics.gate_trials_won, 1u);
+  EXPECT_GT(statistics.gate_trials, 1u);
+  // Kept, the scope would have held nearly all units.
+  EXPECT_LT(run.units_with_scope, 200'000u / 10);
+}
+
+TEST_F(ScopeGateTest, LeavesAScopeThatStopsPaying) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  const UnitsRun paying = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
+  ASSERT_GT(paying.units_with_scope, 900'000u);
+  const UnitsRun costing = RunUnits(gate, 2'000'000, LongerWithScope);
+  // A kept scope is re-checked every kRecheckStretches stretches (~64 ms
+  // here); after that it is open only for trials.
+  EXPECT_LT(costing.units_with_scope, 200'000u);
+}
+
+TEST_F(ScopeGateTest, RestsWhenTheRuntimeWouldIssueNothing) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ASSERT_GT(RunUnits(gate, 1'000'000, HalfAsLongWithScope).units_with_scope, 900'000u);
+  fake_answer = FOREACTOR_SPECULATION_NONE;
+  const UnitsRun idle = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
+  // Closed at the end of the stretch in progress.
+  EXPECT_LE(idle.units_with_scope, 8192u);
+}
+
+TEST_F(ScopeGateTest, ExcludedTimeDoesNotCount) {
+  // Units with a scope are 20% faster, but an extra 5 us of work the scope
+  // cannot speed up happens to fall in them; excluded, it does not hide the
+  // gain.
+  auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 800 + 5000 : 1000; };
+  ScopeGate excluding(nullptr, &FakeQuery, &FakeClock);
+  uint64_t kept = 0;
+  for (int unit = 0; unit < 1'000'000; ++unit) {
+    const bool with_scope = excluding.BeforeUnit();
+    fake_now += cost(unit, with_scope);
+    if (with_scope) {
+      excluding.ExcludeTime(5000);
+      kept++;
+    }
+  }
+  EXPECT_GT(kept, 900'000u);
+
+  ScopeGate not_excluding(nullptr, &FakeQuery, &FakeClock);
+  EXPECT_LT(RunUnits(not_excluding, 1'000'000, cost).units_with_scope, 100'000u);
+}
+
+TEST_F(ScopeGateTest, SlowUnitsGetShorterStretches) {
+  // 1 ms units: a 64-unit stretch takes 64 ms, so stretches shrink, and the
+  // scope is found to pay within a few hundred units.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 500'000 : 1'000'000; };
+  const UnitsRun run = RunUnits(gate, 2000, cost);
+  EXPECT_GT(run.units_with_scope, 1500u);
+}
+
+}  // namespace
+}  // namespace foreactor
