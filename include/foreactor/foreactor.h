@@ -283,7 +283,9 @@ FOREACTOR_API foreactor_speculation foreactor_scope_speculation(const foreactor_
  * or one step of a loop that one long scope spans (one entry of a
  * directory walk; the plugin then enters or exits its scope where the
  * answer changes).  Call it once before every unit, on the thread that
- * runs the unit.
+ * runs the unit.  A scope left between units must be left where the graph
+ * has a weak edge (the function may return there): calls with side effects
+ * are issued early only when no weak edge lies before them.
  *
  * The gate answers 1 for every unit when the configuration asks for scopes
  * (a fixed depth above 0, check mode) and 0 when foreactor is off, the

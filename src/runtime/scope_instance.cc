@@ -538,10 +538,13 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   const EarlyIssue early = EarlyIssueFor(call);
   const bool uncertain = peek_weak_edges_ > frontier_weak_edges_ || unconfirmed_weak_edge_ ||
                          guesses_ahead_ > 0 || !following_graph_;
-  if (early == EarlyIssue::kWhenCertain && uncertain) return PeekStep::kStop;
+  // A call with side effects that is not certain is passed like one that
+  // never runs early: the program makes it at the frontier, and the pure
+  // calls after it may still be issued on a guess.
+  const bool held_back = early == EarlyIssue::kWhenCertain && uncertain;
   if (BlockedByPendingAccess(call)) return PeekStep::kStop;
 
-  bool issue = !settings_.check && early != EarlyIssue::kNever && CanIssue(call);
+  bool issue = !settings_.check && early != EarlyIssue::kNever && !held_back && CanIssue(call);
   const bool is_open = IsOpen(call.type);
   // Descriptor numbers follow the order of opens: none early while an
   // earlier open waits to run at the frontier.
@@ -578,10 +581,12 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
     if (!AskArguments(partner_node, after, candidate)) return PeekStep::kStop;
     const bool partner_uncertain = uncertain || info.next.weak;
     const EarlyIssue partner_early = EarlyIssueFor(candidate.predicted);
-    if (partner_early == EarlyIssue::kWhenCertain && partner_uncertain) return PeekStep::kStop;
+    const bool partner_held_back = partner_early == EarlyIssue::kWhenCertain && partner_uncertain;
     // The tail is ordered after its head by the link, and after every
-    // earlier visit ahead like any other call.
-    if (partner_early != EarlyIssue::kNever && !BlockedByPendingAccess(candidate.predicted) &&
+    // earlier visit ahead like any other call.  A tail that may not run
+    // early leaves the head to run alone.
+    if (partner_early != EarlyIssue::kNever && !partner_held_back &&
+        !BlockedByPendingAccess(candidate.predicted) &&
         WriteAtPositionSettled(candidate.predicted) && CanIssue(candidate.predicted) &&
         PrepareRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
@@ -607,24 +612,29 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
     prepared_unsubmitted_++;
   }
 
-  auto pass = [this](VisitSlot& passed, SyscallNodeState& passed_state) {
+  auto pass = [this](VisitSlot& passed, SyscallNodeState& passed_state, bool passed_held_back) {
     RecordPendingAccess(passed);
     const foreactor_call_type type = passed.predicted.type;
     passed.unissued_open = IsOpen(type) && passed.state != SlotState::kIssued;
     if (passed.unissued_open) pending_unissued_opens_++;
+    // Calls that may run differently than predicted when the frontier gets
+    // there, so that nothing after them is certain: guesses, calls that
+    // never run early, and side effects held back as uncertain.  A link
+    // head's tail runs only after it, by the link.
     passed.unconfirmed_guess =
-        EarlyIssueFor(passed.predicted) != EarlyIssue::kWhenCertain && !passed.predicted.link_next;
+        (EarlyIssueFor(passed.predicted) != EarlyIssue::kWhenCertain || passed_held_back) &&
+        !passed.predicted.link_next;
     if (passed.unconfirmed_guess) guesses_ahead_++;
     passed_state.peek_count++;
     visits_ahead_++;
   };
-  pass(slot, state);
+  pass(slot, state, held_back);
   TakeEdgeAhead(info.next);
   if (partner != nullptr) {
     partner->state = SlotState::kIssued;
     statistics_.issued_early++;
     const Node& partner_info = graph_.node(partner_node);
-    pass(*partner, syscall_states_[partner_info.dense_index]);
+    pass(*partner, syscall_states_[partner_info.dense_index], false);
     TakeEdgeAhead(partner_info.next);
   }
   return PeekStep::kAdvanced;

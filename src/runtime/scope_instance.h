@@ -10,9 +10,10 @@
 //    through untouched.
 //  - The peek head walks ahead of the frontier on the same path (Fill):
 //    it follows branch choices, asks for arguments, and issues up to
-//    `depth` syscall visits.  It stops at an unknown branch or arguments,
-//    before a call with side effects that is not certain, before a call
-//    whose bytes an earlier pending visit changes (or, for a change, uses;
+//    `depth` syscall visits.  A call with side effects that is not certain
+//    is passed without being issued (the program makes it at the
+//    frontier), like a call that never runs early.  It stops at an unknown
+//    branch or arguments, before a call whose bytes an earlier pending visit changes (or, for a change, uses;
 //    a write that grows the file also conflicts with reads across its end),
 //    and when the engine's queue is full.  It issues no open while an
 //    earlier open waits to run at the frontier.  Everything it prepares in
@@ -284,8 +285,8 @@ class ScopeInstance {
   bool unconfirmed_weak_edge_ = false;
   uint64_t peek_weak_edges_ = 0;      // weak edges the peek head has crossed
   // Visits in [frontier, peek) that rest on a guess the program has not
-  // confirmed yet: every call but those with side effects (which a plugin
-  // gives only when certain) and link heads (whose link asserts the pair).
+  // confirmed yet: every call but those with side effects issued as
+  // certain and link heads (whose link asserts the pair).
   // A guess that is wrong about the descriptor leaves the frontier waiting
   // while the program goes on, so no side effect is issued past one.
   unsigned guesses_ahead_ = 0;

@@ -23,18 +23,28 @@
 //  - close(dest) / close(source), which end every copy (errors included):
 //    the scope ends at the first of them.
 //
+// The loop's unit for the runtime's scope gate is one chunk: the gate is
+// asked before the first read (in xalignalloc) and after each full write
+// (in full_write), and the scope is entered or left there, so a scope
+// covers the chunks from `first_chunk` on while it pays.  Sequential reads
+// get the kernel's readahead, and with the page cache hot an early read
+// only adds a copy: then the loop runs plain.
+//
 // The graph, for a file of `size` bytes read `chunk` bytes at a time:
 //
 //   start -> read_chunk -> write_chunk -> more_chunks? -> read_chunk | end
 //
-// Visit i of read_chunk is read(source, chunk) at position i*chunk; while
+// Visit v of read_chunk is chunk i = first_chunk + v: read(source, chunk) at
+// position i*chunk; while
 // the destination is known (from the second chunk on) and the chunk is
-// expected to be full, it is linked with visit i of write_chunk, write(dest, <the bytes read>, chunk)
+// expected to be full, it is linked with visit v of write_chunk, write(dest, <the bytes read>, chunk)
 // at position i*chunk, so the pair runs in order and the write only when
 // the read returned a full chunk.  The last, partial chunk and the final
 // zero-byte read are predicted without a write (the program writes that
-// chunk itself).  Every edge is strong: the loop writes what it read until
-// the end of the file.  A file that changes size while it is copied only
+// chunk itself).  The edge after each write is weak: the loop writes what
+// it read until the end of the file, but the plugin may leave the scope
+// after any write (the scope gate), so no write beyond the next one is
+// certain.  A file that changes size while it is copied only
 // costs mispredictions.
 #include <fcntl.h>
 #include <stddef.h>
@@ -51,15 +61,18 @@ struct CopyState {
   int dest_fd = -1;          // -1 until the loop's first write
   int64_t source_size = -1;  // from fstat when the copy was announced
   int64_t chunk = 0;
+  int64_t copied = 0;        // bytes the loop has written so far
+  uint64_t first_chunk = 0;  // the chunk of the open scope's visit 0
   bool announced = false;    // fdadvise seen, loop not started yet
+  bool copying = false;      // in the loop (xalignalloc seen)
   bool in_scope = false;
 
-  // Whether visit i of the read is linked with visit i of the write: the
-  // chunk is expected to be full and the destination is known.  The
-  // destination is learnt at the first write, so read 0 (asked when the
-  // scope starts) is never linked, and every later read is asked only after
-  // the peek head passed write 0, when the destination is known: the answer
-  // for a visit never changes.
+  // Whether the read of chunk i is linked with its write: the chunk is
+  // expected to be full and the destination is known.  The destination is
+  // learnt at the first write, so read 0 (asked when the scope starts) is
+  // never linked, and every later read is asked after the first write
+  // (from a scope entered then, or after the peek head passed write 0):
+  // the answer for a visit never changes.
   bool LinkedPair(uint64_t i) const {
     return i >= 1 && dest_fd >= 0 && static_cast<int64_t>(i + 1) * chunk <= source_size;
   }
@@ -75,7 +88,7 @@ const foreactor::Graph<CopyState>& copy_graph = *new foreactor::Graph<CopyState>
   auto read_chunk = builder.Syscall(
       "read_chunk", FOREACTOR_CALL_READ,
       [](CopyState& copy, const foreactor::Visit& visit, foreactor_call& call) {
-        const uint64_t i = visit.iteration(0);
+        const uint64_t i = copy.first_chunk + visit.iteration(0);
         const int64_t position = static_cast<int64_t>(i) * copy.chunk;
         if (position > copy.source_size) return FOREACTOR_NOT_YET;
         call = foreactor::Read(copy.source_fd, static_cast<size_t>(copy.chunk), position);
@@ -85,14 +98,14 @@ const foreactor::Graph<CopyState>& copy_graph = *new foreactor::Graph<CopyState>
   auto write_chunk = builder.Syscall(
       "write_chunk", FOREACTOR_CALL_WRITE,
       [](CopyState& copy, const foreactor::Visit& visit, foreactor_call& call) {
-        const uint64_t i = visit.iteration(0);
+        const uint64_t i = copy.first_chunk + visit.iteration(0);
         if (!copy.LinkedPair(i)) return FOREACTOR_NOT_YET;
         call = foreactor::Write(copy.dest_fd, nullptr, static_cast<size_t>(copy.chunk),
                                 static_cast<int64_t>(i) * copy.chunk);
         return FOREACTOR_READY;
       });
   auto more_chunks = builder.Branch("more_chunks", [](CopyState&, const foreactor::Visit&) { return 0; });
-  builder.start().Then(read_chunk).Then(write_chunk).Then(more_chunks);
+  builder.start().Then(read_chunk).Then(write_chunk).Then(more_chunks, foreactor::kWeak);
   more_chunks.Children({read_chunk, builder.end()});
   return builder.Build();
 }());
@@ -100,6 +113,20 @@ const foreactor::Graph<CopyState>& copy_graph = *new foreactor::Graph<CopyState>
 void LeaveCopyScope() {
   if (copy_state.in_scope) foreactor_scope_exit(copy_graph.handle());
   copy_state = CopyState{};
+}
+
+// Before the loop's next chunk (the first, or one after a full write):
+// enters or leaves the scope as the scope gate answers.
+void BeforeChunk() {
+  const bool open = copy_graph.ScopeGate();
+  if (open && !copy_state.in_scope) {
+    copy_state.first_chunk = static_cast<uint64_t>(copy_state.copied / copy_state.chunk);
+    copy_state.in_scope = true;
+    foreactor_scope_enter(copy_graph.handle(), &copy_state);
+  } else if (!open && copy_state.in_scope) {
+    foreactor_scope_exit(copy_graph.handle());
+    copy_state.in_scope = false;
+  }
 }
 
 }  // namespace
@@ -136,24 +163,29 @@ void __wrap_fdadvise(int fd, off_t offset, off_t length, int advice) {
 // gnulib: void *xalignalloc (idx_t alignment, idx_t size);
 void* __wrap_xalignalloc(ptrdiff_t alignment, ptrdiff_t size) {
   void* buffer = __real_xalignalloc(alignment, size);
-  if (copy_state.announced && !copy_state.in_scope && size > 0 && copy_graph.handle() != nullptr) {
+  if (copy_state.announced && !copy_state.copying && size > 0 && copy_graph.handle() != nullptr) {
     copy_state.announced = false;
+    copy_state.copying = true;
     copy_state.chunk = size;
-    copy_state.in_scope = true;
-    foreactor_scope_enter(copy_graph.handle(), &copy_state);
+    BeforeChunk();
   }
   return buffer;
 }
 
 size_t __wrap_full_write(int fd, const void* buffer, size_t count) {
-  if (copy_state.in_scope && copy_state.dest_fd < 0 && fd != copy_state.source_fd) {
-    copy_state.dest_fd = fd;
+  if (!copy_state.copying) return __real_full_write(fd, buffer, count);
+  if (copy_state.dest_fd < 0 && fd != copy_state.source_fd) copy_state.dest_fd = fd;
+  const size_t written = __real_full_write(fd, buffer, count);
+  if (fd == copy_state.dest_fd) {
+    copy_state.copied += static_cast<int64_t>(written);
+    // A partial chunk is the last (or a failed write): the loop ends.
+    if (written == count && copy_state.copied % copy_state.chunk == 0) BeforeChunk();
   }
-  return __real_full_write(fd, buffer, count);
+  return written;
 }
 
 int __wrap_close(int fd) {
-  if (fd >= 0 && (copy_state.in_scope || copy_state.announced) &&
+  if (fd >= 0 && (copy_state.copying || copy_state.announced) &&
       (fd == copy_state.source_fd || fd == copy_state.dest_fd)) {
     LeaveCopyScope();
   }

@@ -183,3 +183,25 @@ def test_source_with_holes_opens_no_scope(tmp_path):
     assert ours.read_bytes() == source.read_bytes()
     assert os.stat(ours).st_blocks == os.stat(stock).st_blocks
     assert graph_statistics(stats_file, GRAPH).get("scopes", 0) == 0
+
+
+@pytest.mark.parametrize("engine", ("io_uring", "threads"))
+def test_automatic_depth_scope_entered_mid_copy(tmp_path, engine):
+    """With the automatic depth the runtime's scope gate times chunks of the
+    loop without and with a scope, so the first scope starts after a plain
+    stretch of at least 64 chunks, in the middle of the file: its reads must
+    still be predicted at their positions (none mispredicted), and the copy
+    is identical."""
+    binaries = programs()
+    source = tmp_path / "source"
+    source.write_bytes(os.urandom(768 * CHUNK))
+    stats_file = tmp_path / "stats.json"
+    stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE,
+                            foreactor_environment(engine, "auto", stats_file))
+    assert ours.read_bytes() == source.read_bytes()
+    assert metadata(ours) == metadata(stock)
+    statistics = graph_statistics(stats_file, GRAPH)
+    assert statistics.get("gate_trials", 0) >= 1, statistics
+    assert statistics.get("gate_plain_units", 0) >= 64, statistics
+    assert 0 < statistics["intercepted"] < 768 * 2, statistics
+    assert statistics["mispredicted"] == 0, statistics

@@ -495,29 +495,23 @@ TEST_F(ScopeInstanceTest, WritesBeyondAWeakEdgeWaitUntilCertain) {
   ::close(state.fd);
 }
 
-TEST_F(ScopeInstanceTest, AWriteAfterAWeakEdgeIsIssuedOnceTheProgramGoesOn) {
-  // read (weak) -> write -> more? : the write is certain only once the
-  // program made a call after the read's weak edge.
-  struct State {
-    LoopState reads;
-    WriteState writes;
-  };
-  std::string path = directory_ + "/out";
-  State state;
-  state.reads = ReadLoopState({1, 2, 3});
-  state.writes.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
-  state.writes.offsets = {0, 4096, 8192};
-  state.writes.bytes.assign(kBlock, 'w');
-  Graph graph("read_then_write");
+// read (weak) -> write -> more? -> read | end, three times: the program
+// may return after any read.
+struct ReadThenWriteState {
+  LoopState reads;
+  WriteState writes;
+};
+
+void BuildReadThenWriteGraph(Graph& graph) {
   auto read_arguments = [](const foreactor_visit* visit, foreactor_call* call) {
-    auto* s = static_cast<State*>(visit->scope_state);
+    auto* s = static_cast<ReadThenWriteState*>(visit->scope_state);
     call->fd = s->reads.fd;
     call->length = kBlock;
     call->offset = s->reads.offsets[visit->iteration[0]];
     return FOREACTOR_READY;
   };
   auto write_arguments = [](const foreactor_visit* visit, foreactor_call* call) {
-    auto* s = static_cast<State*>(visit->scope_state);
+    auto* s = static_cast<ReadThenWriteState*>(visit->scope_state);
     call->fd = s->writes.fd;
     call->buffer = s->writes.bytes.data();
     call->length = kBlock;
@@ -537,6 +531,19 @@ TEST_F(ScopeInstanceTest, AWriteAfterAWeakEdgeIsIssuedOnceTheProgramGoesOn) {
   graph.AddChild(branch, FOREACTOR_END_NODE, false);
   std::string error;
   ASSERT_TRUE(graph.Finish(&error)) << error;
+}
+
+TEST_F(ScopeInstanceTest, AWriteAfterAWeakEdgeIsIssuedOnceTheProgramGoesOn) {
+  // The write is certain only once the program made a call after the
+  // read's weak edge.
+  std::string path = directory_ + "/out";
+  ReadThenWriteState state;
+  state.reads = ReadLoopState({1, 2, 3});
+  state.writes.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.writes.offsets = {0, 4096, 8192};
+  state.writes.bytes.assign(kBlock, 'w');
+  Graph graph("read_then_write");
+  BuildReadThenWriteGraph(graph);
   ScopeInstance scope(graph, Depth(8), &engine_);
   scope.Enter(&state);
   char buffer[kBlock];
@@ -544,6 +551,38 @@ TEST_F(ScopeInstanceTest, AWriteAfterAWeakEdgeIsIssuedOnceTheProgramGoesOn) {
   for (const auto& prepared : engine_.prepared()) {
     EXPECT_NE(prepared.call.type, FOREACTOR_CALL_PWRITE) << "the program may still return here";
   }
+  scope.Exit();  // it returns on the weak edge
+  struct stat status;
+  ASSERT_EQ(::fstat(state.writes.fd, &status), 0);
+  EXPECT_EQ(status.st_size, 0) << "no write the program did not make";
+  ::close(state.writes.fd);
+}
+
+TEST_F(ScopeInstanceTest, ReadsAheadPassAWriteThatIsNotCertain) {
+  // The write after each read's weak edge is held back, but the reads
+  // after it are still issued on a guess; the program makes every write
+  // itself, and returning after the first read leaves the file untouched.
+  std::string path = directory_ + "/out";
+  ReadThenWriteState state;
+  state.reads = ReadLoopState({1, 2, 3});
+  state.writes.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.writes.offsets = {0, 4096, 8192};
+  state.writes.bytes.assign(kBlock, 'w');
+  Graph graph("reads_past_uncertain_writes");
+  BuildReadThenWriteGraph(graph);
+  ScopeInstance scope(graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  std::vector<int64_t> early_read_offsets;
+  for (const auto& prepared : engine_.prepared()) {
+    EXPECT_NE(prepared.call.type, FOREACTOR_CALL_PWRITE) << "the program may return after a read";
+    if (prepared.call.type == FOREACTOR_CALL_PREAD) early_read_offsets.push_back(prepared.call.offset);
+  }
+  EXPECT_EQ(early_read_offsets,
+            (std::vector<int64_t>{state.reads.offsets[0], state.reads.offsets[1], state.reads.offsets[2]}));
+  char buffer[kBlock];
+  bool served = false;
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.reads.offsets[0]), &served);
+  EXPECT_TRUE(served);
   scope.Exit();  // it returns on the weak edge
   struct stat status;
   ASSERT_EQ(::fstat(state.writes.fd, &status), 0);
