@@ -1,5 +1,6 @@
 // table_layout.h: what the plugin knows of one LevelDB table file, read
-// from the file itself (LevelDB's documented table format, doc/table_format.md).
+// from the file itself with LevelDB's own format code (table/format.h,
+// table/block.h, table/filter_block.h).
 //
 // A TableLayout answers, for a lookup key, which data block LevelDB's
 // Table::InternalGet will read (the index block maps keys to block
@@ -11,28 +12,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace leveldb {
+class Block;
+class FilterBlockReader;
 class FilterPolicy;
-}
+class LookupKey;
+}  // namespace leveldb
 
 namespace leveldb_plugin {
-
-// An internal key: a user key and its tag (sequence << 8 | value type).
-struct InternalKey {
-  std::string_view user_key;
-  uint64_t tag = 0;
-};
-
-// LevelDB's internal key order: user keys bytewise ascending, then tags
-// descending (newer entries first).  Negative, zero or positive.
-int CompareInternalKeys(const InternalKey& a, const InternalKey& b);
-
-// Splits an encoded internal key (user key + 8-byte little-endian tag).
-// A key shorter than 8 bytes gets tag 0.
-InternalKey DecodeInternalKey(std::string_view encoded);
 
 // One pread LevelDB makes: `length` bytes at `offset`.
 struct BlockRead {
@@ -52,30 +41,24 @@ class TableLayout {
   static std::unique_ptr<TableLayout> Load(const std::string& path, uint64_t file_size,
                                            const leveldb::FilterPolicy* policy,
                                            bool* not_in_memory);
+  ~TableLayout();
 
   // The data block read Table::InternalGet makes for `key`, or false when
   // it reads none: the key is past the last block, or the Bloom filter of
   // the block says it is absent.
-  bool DataBlockFor(const InternalKey& key, BlockRead* read) const;
+  bool DataBlockFor(const leveldb::LookupKey& key, BlockRead* read) const;
 
   // The reads Table::Open makes, in order: footer, index block, and, with a
   // filter policy, the metaindex block and the filter block (if present).
   const std::vector<BlockRead>& open_reads() const { return open_reads_; }
 
  private:
-  struct IndexEntry {
-    uint32_t key_offset;  // in index_keys_: encoded internal key, >= every key of the block
-    uint32_t key_length;
-    BlockRead block;      // the block's pread (contents plus 5-byte trailer)
-  };
+  TableLayout() = default;
 
-  bool FilterMayMatch(uint64_t block_offset, std::string_view user_key) const;
-
-  std::vector<IndexEntry> index_;
-  std::string index_keys_;  // every index key, back to back (one allocation, not one per key)
   std::vector<BlockRead> open_reads_;
-  const leveldb::FilterPolicy* policy_ = nullptr;
-  std::string filter_;  // the filter block, empty when there is none
+  std::string index_contents_, filter_contents_;
+  std::unique_ptr<leveldb::Block> index_;
+  std::unique_ptr<leveldb::FilterBlockReader> filter_;  // null: no filter
 };
 
 }  // namespace leveldb_plugin

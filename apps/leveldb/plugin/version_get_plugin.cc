@@ -17,83 +17,48 @@
 //
 // (-w-: weak edge, the Get may return there.)  The plan of each Get (which
 // tables, which blocks, which descriptors) is computed before the scope by
-// TableCatalog from public information and the table files themselves.
+// TableCatalog from the Version's public members, the table files
+// themselves, and the opens and closes of table files it sees.
 #include <fcntl.h>
 
+#include <cstdarg>
 #include <cstdint>
 #include <string>
 
+#include "db/version_set.h"
 #include "foreactor/foreactor.hpp"
 #include "leveldb/cache.h"
 #include "leveldb/comparator.h"
 #include "leveldb/db.h"
-#include "leveldb/options.h"
-#include "leveldb/slice.h"
-#include "leveldb/status.h"
 #include "leveldb/table.h"
 #include "plan_gate.h"
 #include "table_catalog.h"
-
-namespace leveldb {
-class Version;
-class VersionSet;
-class VersionEdit;
-class LookupKey;
-class TableCache;
-namespace port {
-class Mutex;
-}
-}  // namespace leveldb
 
 // The functions wrapped with -Wl,--wrap (plugin.cmake names them) and the
 // one called, by their mangled names.  Member functions take `this` first.
 #define VERSION_GET \
   "_ZN7leveldb7Version3GetERKNS_11ReadOptionsERKNS_9LookupKeyEPNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPNS0_8GetStatsE"
-#define LOOKUP_KEY_CONSTRUCTOR "_ZN7leveldb9LookupKeyC1ERKNS_5SliceEm"
 #define DB_OPEN \
   "_ZN7leveldb2DB4OpenERKNS_7OptionsERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPPS0_"
 #define LOG_AND_APPLY "_ZN7leveldb10VersionSet11LogAndApplyEPNS_11VersionEditEPNS_4port5MutexE"
 #define TABLE_OPEN "_ZN7leveldb5Table4OpenERKNS_7OptionsEPNS_16RandomAccessFileEmPPS0_"
-#define TABLE_CACHE_CONSTRUCTOR \
-  "_ZN7leveldb10TableCacheC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS_7OptionsEi"
 
 leveldb::Status RealVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats)
     asm("__real_" VERSION_GET);
-void RealLookupKey(leveldb::LookupKey* key, const leveldb::Slice& user_key, uint64_t sequence)
-    asm("__real_" LOOKUP_KEY_CONSTRUCTOR);
 leveldb::Status RealDbOpen(const leveldb::Options& options, const std::string& name,
                            leveldb::DB** db) asm("__real_" DB_OPEN);
 leveldb::Status RealLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
                                 leveldb::port::Mutex* mutex) asm("__real_" LOG_AND_APPLY);
 leveldb::Status RealTableOpen(const leveldb::Options& options, leveldb::RandomAccessFile* file,
                               uint64_t file_size, leveldb::Table** table) asm("__real_" TABLE_OPEN);
-void RealTableCache(leveldb::TableCache* cache, const std::string& name, const leveldb::Options& options,
-                    int entries) asm("__real_" TABLE_CACHE_CONSTRUCTOR);
-std::string VersionDebugString(const leveldb::Version* version)
-    asm("_ZNK7leveldb7Version11DebugStringB5cxx11Ev");
+extern "C" int __real_open(const char* path, int flags, ...);
+extern "C" int __real_close(int fd);
 
 namespace leveldb_plugin {
 namespace {
 
 TableCatalog catalog;
-
-// The key of the LookupKey this thread constructed last (DBImpl::Get makes
-// one per Get and hands it to Version::Get).
-struct CapturedKey {
-  const leveldb::LookupKey* object = nullptr;
-  leveldb::Slice user_key;
-  uint64_t sequence = 0;
-};
-thread_local CapturedKey captured_key;
-
-// The block cache of the database DB::Open is opening on this thread (its
-// table cache is made with the options DBImpl completed).
-thread_local leveldb::Cache* opening_block_cache = nullptr;
-
-std::string DescribeVersion(const void* version) {
-  return VersionDebugString(static_cast<const leveldb::Version*>(version));
-}
 
 const foreactor::Graph<GetPlan> graph = [] {
   using foreactor::Visit;
@@ -112,7 +77,6 @@ const foreactor::Graph<GetPlan> graph = [] {
         return FOREACTOR_READY;
       },
       [table](GetPlan& plan, const Visit& visit, int64_t result) {
-        table(plan, visit).reached = true;
         if (result >= 0) table(plan, visit).fd = static_cast<int>(result);
       });
   auto read_table_meta = builder.Syscall(
@@ -136,8 +100,7 @@ const foreactor::Graph<GetPlan> graph = [] {
         if (t.fd < 0) return FOREACTOR_NOT_YET;
         call = foreactor::Pread(t.fd, t.data.length, static_cast<int64_t>(t.data.offset));
         return FOREACTOR_READY;
-      },
-      [table](GetPlan& plan, const Visit& visit, int64_t) { table(plan, visit).reached = true; });
+      });
   auto table_done = builder.Branch("table_done", [](GetPlan&, const Visit&) { return 0; });
   builder.start().Then(next_table);
   // The edges into read_data_block are weak too: when the block cache has
@@ -152,21 +115,10 @@ const foreactor::Graph<GetPlan> graph = [] {
 
 thread_local GetPlan plan;
 thread_local PlanGate gate;
-thread_local const GetPlan* plan_running = nullptr;  // during the real Version::Get
-
-// Runs the real Version::Get with plan_running set.
-leveldb::Status RunGet(leveldb::Version* version, const leveldb::ReadOptions& options,
-                       const leveldb::LookupKey& key, std::string* value, void* stats) {
-  plan_running = &plan;
-  leveldb::Status status = RealVersionGet(version, options, key, value, stats);
-  plan_running = nullptr;
-  return status;
-}
 
 }  // namespace
 }  // namespace leveldb_plugin
 
-using leveldb_plugin::captured_key;
 using leveldb_plugin::catalog;
 
 leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
@@ -175,9 +127,7 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
 leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats) {
   leveldb_plugin::GetPlan& plan = leveldb_plugin::plan;
-  if (!foreactor_enabled() || captured_key.object != &key) {
-    return RealVersionGet(version, options, key, value, stats);
-  }
+  if (!foreactor_enabled()) return RealVersionGet(version, options, key, value, stats);
   // A fixed depth or check mode plans every Get; otherwise the gate decides.
   if (!leveldb_plugin::gate.ShouldPlan() &&
       leveldb_plugin::graph.ScopeSpeculation() != FOREACTOR_SPECULATION_REQUESTED) {
@@ -187,59 +137,39 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   // the plugin means no prediction.
   bool planned = false;
   try {
-    const std::string_view user_key(captured_key.user_key.data(), captured_key.user_key.size());
-    planned = catalog.Plan(version, user_key, captured_key.sequence,
-                           &leveldb_plugin::DescribeVersion, &plan);
+    planned = catalog.Plan(version, key, &plan);
   } catch (...) {
-    plan.database = nullptr;
   }
-  if (plan.database == nullptr) return RealVersionGet(version, options, key, value, stats);
   leveldb::Status status;
   foreactor_scope_outcome outcome{0, 0, 0};
   if (planned) {
     {
       foreactor::Scope scope(leveldb_plugin::graph, plan);
-      status = leveldb_plugin::RunGet(version, options, key, value, stats);
+      status = RealVersionGet(version, options, key, value, stats);
     }
     if (!foreactor_last_scope_outcome(leveldb_plugin::graph.handle(), &outcome)) outcome.issued_early = 0;
   } else {
-    status = leveldb_plugin::RunGet(version, options, key, value, stats);
+    status = RealVersionGet(version, options, key, value, stats);
   }
   leveldb_plugin::gate.Record(outcome.issued_early);
-  try {
-    catalog.Learn(plan, status.IsNotFound());
-  } catch (...) {
-  }
   return status;
-}
-
-void WrapLookupKey(leveldb::LookupKey* key, const leveldb::Slice& user_key, uint64_t sequence)
-    asm("__wrap_" LOOKUP_KEY_CONSTRUCTOR);
-void WrapLookupKey(leveldb::LookupKey* key, const leveldb::Slice& user_key, uint64_t sequence) {
-  RealLookupKey(key, user_key, sequence);
-  captured_key = {key, user_key, sequence};
 }
 
 leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db)
     asm("__wrap_" DB_OPEN);
 leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db) {
-  leveldb_plugin::opening_block_cache = nullptr;
-  leveldb::Status status = RealDbOpen(options, name, db);
-  try {
-    if (status.ok()) {
-      catalog.DatabaseOpened(name, options.filter_policy,
-                             options.comparator == leveldb::BytewiseComparator(),
-                             leveldb_plugin::opening_block_cache);
-    }
+  try {  // before: the tables DB::Open opens are the database's
+    catalog.DatabaseOpening(name, options.filter_policy, options.comparator == leveldb::BytewiseComparator());
   } catch (...) {  // out of memory: the database goes unpredicted
   }
-  return status;
+  return RealDbOpen(options, name, db);
 }
 
 leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
                                 leveldb::port::Mutex* mutex) asm("__wrap_" LOG_AND_APPLY);
 leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
                                 leveldb::port::Mutex* mutex) {
+  catalog.VersionsChanged();
   leveldb::Status status = RealLogAndApply(versions, edit, mutex);
   catalog.VersionsChanged();
   return status;
@@ -250,23 +180,40 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
 leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAccessFile* file,
                               uint64_t file_size, leveldb::Table** table) {
   leveldb::Status status = RealTableOpen(options, file, file_size, table);
-  if (status.ok() && options.block_cache != nullptr && foreactor_enabled()) {
+  if (status.ok() && foreactor_enabled()) {
     // Table::Open took the cache's newest id for the table's blocks; the
     // id after it says which (ids only need to be unique: taking one more
     // changes nothing LevelDB does).
+    leveldb::Cache* cache = options.block_cache;
     try {
-      catalog.TableOpened(leveldb_plugin::plan_running, options.block_cache, file_size,
-                          options.block_cache->NewId() - 1);
-    } catch (...) {  // out of memory: its cached blocks go unpredicted
+      catalog.TableOpened(cache, cache != nullptr ? cache->NewId() - 1 : 0);
+    } catch (...) {  // out of memory: the table is predicted to be opened
     }
   }
   return status;
 }
 
-void WrapTableCache(leveldb::TableCache* cache, const std::string& name, const leveldb::Options& options,
-                    int entries) asm("__wrap_" TABLE_CACHE_CONSTRUCTOR);
-void WrapTableCache(leveldb::TableCache* cache, const std::string& name, const leveldb::Options& options,
-                    int entries) {
-  RealTableCache(cache, name, options, entries);
-  leveldb_plugin::opening_block_cache = options.block_cache;
+// LevelDB's own open(2) and close(2) calls (util/env_posix.cc): the
+// descriptors of its table files.
+extern "C" int __wrap_open(const char* path, int flags, ...) {
+  mode_t mode = 0;
+  if ((flags & (O_CREAT | O_TMPFILE)) != 0) {
+    va_list arguments;
+    va_start(arguments, flags);
+    mode = va_arg(arguments, mode_t);
+    va_end(arguments);
+  }
+  const int fd = __real_open(path, flags, mode);
+  if (fd >= 0 && (flags & O_ACCMODE) == O_RDONLY && foreactor_enabled()) {
+    try {
+      catalog.FileOpened(path, fd);
+    } catch (...) {  // out of memory: the table is predicted to be opened
+    }
+  }
+  return fd;
+}
+
+extern "C" int __wrap_close(int fd) {
+  if (foreactor_enabled()) catalog.FileClosed(fd);  // first: the number may be reused at once
+  return __real_close(fd);
 }

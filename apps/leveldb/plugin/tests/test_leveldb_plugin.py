@@ -1,6 +1,6 @@
 """The Version::Get plugin (apps/leveldb/plugin/) on small databases.
 
-plugin_get_test.cc is compiled here with the plugin, --wrap of the four
+plugin_get_test.cc is compiled here with the plugin, --wrap of the
 functions plugin.cmake names, libleveldb.a (apps/leveldb/build.sh) and
 libforeactor.so.  Each test builds a fresh database (plain run), evicts it
 from the page cache, and runs Gets whose every status and value the program
@@ -39,7 +39,7 @@ VERSION_GET = ("_ZN7leveldb7Version3GetERKNS_11ReadOptionsERKNS_9LookupKeyEPNSt7
 
 def wrapped_symbols():
     """Version::Get and the symbols plugin.cmake adds."""
-    return [VERSION_GET] + re.findall(r"^\s+(_ZN\w+)", (PLUGIN_DIR / "plugin.cmake").read_text(),
+    return [VERSION_GET] + re.findall(r"^\s+(\w+)\)?$", (PLUGIN_DIR / "plugin.cmake").read_text(),
                                       re.MULTILINE)
 
 
