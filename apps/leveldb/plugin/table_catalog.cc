@@ -108,8 +108,8 @@ void TableCatalog::TableOpened(leveldb::Cache* block_cache, uint64_t cache_id) {
   TableState& table = tables_[opened.key];
   table.block_cache = block_cache;
   table.cache_id = cache_id;
-  table.fd = opened.fd;
   if (opened.fd < 0) return;
+  table.fd = opened.fd;
   auto [entry, added] = open_tables_.try_emplace(opened.fd, opened.key);
   if (!added) {  // a descriptor whose close was not seen
     auto stale = tables_.find(entry->second);
