@@ -65,7 +65,7 @@ class ScopeGate {
   static constexpr uint64_t kShortestStretchNanoseconds = 4'000'000;
   static constexpr uint64_t kLongestStretchNanoseconds = 32'000'000;
   static constexpr double kRequiredGain = 0.05;  // a trial must be 5% faster than plain
-  static constexpr uint32_t kTrialCheckpoints = 8;
+  static constexpr uint32_t kTrialCheckpoints = 16;
   static constexpr double kBehindPace = 1.5;
   static constexpr uint32_t kInitialRestStretches = 4;
   static constexpr uint32_t kMaximumRestStretches = 64;

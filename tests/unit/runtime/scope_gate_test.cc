@@ -121,7 +121,7 @@ TEST_F(ScopeGateTest, LosingTrialIsGivenUpEarly) {
   Statistics statistics;
   gate.TakeStatistics(&statistics);
   ASSERT_GT(statistics.gate_trials, 0u);
-  // Each trial stops at its first checkpoint: an eighth of a stretch.
+  // Each trial stops at its first checkpoint.
   const double units_per_trial =
       static_cast<double>(statistics.gate_scope_units) / static_cast<double>(statistics.gate_trials);
   EXPECT_LE(units_per_trial, 4096.0 / ScopeGate::kTrialCheckpoints);
@@ -145,9 +145,10 @@ TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
     fake_now += cost(unit, with_scope);
   }
   // The stretch has 4096 units; at 1.1 us a unit the trial passes the
-  // winning time (0.95 x 4.096 ms) near 3,540 units: stopped at the
-  // checkpoint after it (7 of 8), not at the first.
-  EXPECT_EQ(first_trial_units, 4096u / ScopeGate::kTrialCheckpoints * 7);
+  // winning time (0.95 x 4.096 ms) after 3,538 units: stopped at the first
+  // checkpoint after that, not earlier.
+  const uint32_t checkpoint_units = 4096u / ScopeGate::kTrialCheckpoints;
+  EXPECT_EQ(first_trial_units, (3538u + checkpoint_units - 1) / checkpoint_units * checkpoint_units);
 }
 
 TEST_F(ScopeGateTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
