@@ -203,7 +203,8 @@ void ScopeInstance::Exit() {
   DrainAhead();
   depth_controller_.ScopeLeft();
   FoldControllerStatistics();
-  AccumulateStatistics(graph_.name(), engine_ != nullptr ? engine_->name() : "none", statistics_);
+  if (totals_ == nullptr) totals_ = GraphTotalsFor(graph_.name(), engine_ != nullptr ? engine_->name() : "none");
+  AccumulateStatistics(totals_, statistics_);
   statistics_ = Statistics{};
   speculating_ = false;
   scope_state_ = nullptr;

@@ -331,6 +331,7 @@ class ScopeInstance {
   bool nowait_unsupported_ = false;  // the file system refuses RWF_NOWAIT
   FileKindCache file_kinds_;
   Statistics statistics_;
+  GraphTotals* totals_ = nullptr;  // where statistics_ is folded at each Exit (made at the first)
 };
 
 }  // namespace foreactor

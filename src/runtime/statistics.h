@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace foreactor {
 
@@ -39,8 +40,22 @@ struct Statistics {
   void Add(const Statistics& other);
 };
 
-// Folds `delta` into the process-wide totals of graph `graph_name` (thread-safe).
-void AccumulateStatistics(const std::string& graph_name, const std::string& engine_name,
+// The process-wide totals of one graph.  Made by GraphTotalsFor() and never
+// destroyed, so a pointer to them stays valid for the life of the process.
+struct GraphTotals;
+
+// The totals of graph `graph_name`, made on first use, with `engine_name`
+// noted among the engines it ran on (unless empty).  Null when out of
+// memory.  Thread-safe; takes the registry's lock and looks the name up:
+// call it once per owner, not per scope.
+GraphTotals* GraphTotalsFor(const std::string& graph_name, std::string_view engine_name);
+
+// Folds `delta` into `totals` (thread-safe; one uncontended lock, no
+// lookup).  `totals` null: nothing happens.
+void AccumulateStatistics(GraphTotals* totals, const Statistics& delta);
+
+// Both of the above, for an occasional fold.
+void AccumulateStatistics(const std::string& graph_name, std::string_view engine_name,
                           const Statistics& delta);
 
 // Writes every graph's totals as JSON: {"graphs": {"name": {...counters...}}}.

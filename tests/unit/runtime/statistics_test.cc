@@ -248,6 +248,21 @@ TEST(StatisticsTest, KeepsGraphsApartAndNotesEveryEngine) {
   EXPECT_EQ(graphs.members["apart_two"].members["engine"].text, "threads,sync");
 }
 
+TEST(StatisticsTest, TotalsFoundOnceStayValidAsOtherGraphsArrive) {
+  GraphTotals* totals = GraphTotalsFor("found_once", "io_uring");
+  ASSERT_NE(totals, nullptr);
+  EXPECT_EQ(GraphTotalsFor("found_once", ""), totals);
+  AccumulateStatistics(totals, Distinct(1));
+  for (int i = 0; i < 200; ++i) AccumulateStatistics("found_once_other_" + std::to_string(i), "sync", Distinct(1));
+  AccumulateStatistics(totals, Distinct(2));
+  AccumulateStatistics(nullptr, Distinct(100));  // out of memory earlier: nothing happens
+  JsonValue document = ParsedJson();
+  JsonValue& graph = document.members["graphs"].members["found_once"];
+  EXPECT_EQ(graph.members["scopes"].number, 3u);
+  EXPECT_EQ(graph.members["gate_scope_units"].number, (1u + 23u) + (2u + 23u));  // the 24th counter
+  EXPECT_EQ(graph.members["engine"].text, "io_uring");
+}
+
 TEST(StatisticsTest, EscapesNamesSoTheJsonStaysValid) {
   const std::string odd_name = std::string("quote\"back\\slash\nnew\ttab\x01\xff") + "/end";
   const std::string odd_engine = "eng\"ine";
