@@ -11,6 +11,11 @@
  *                    call, so every call is looked at and passed through
  *          matching  the loop inside a scope of a graph in which every
  *                    call is the next visit of its one syscall node
+ *          scoped    a scope of the matching graph around every call:
+ *                    the cost of entering and leaving a scope per call
+ *          gated     the scope gate asked before every call, which then
+ *                    runs in a scope when the gate opens (the way plugins
+ *                    whose unit is one call use it)
  *
  * Prints "ns_per_call X" on stdout.  FILE should be in the page cache: the
  * point is the cost around the system call, not the device.
@@ -36,7 +41,7 @@
 enum { kWarmUpCalls = 10000 };
 
 typedef enum { CALL_PREAD, CALL_FSTAT } call_kind;
-typedef enum { MODE_PLAIN, MODE_FOREIGN, MODE_MATCHING } run_mode;
+typedef enum { MODE_PLAIN, MODE_FOREIGN, MODE_MATCHING, MODE_SCOPED, MODE_GATED } run_mode;
 
 /* The parts of the C API this program uses, found in the preloaded library. */
 typedef struct {
@@ -51,6 +56,7 @@ typedef struct {
   int (*finish)(foreactor_graph *graph, char *error, size_t error_size);
   void (*scope_enter)(foreactor_graph *graph, void *scope_state);
   void (*scope_exit)(foreactor_graph *graph);
+  int (*scope_gate)(const foreactor_graph *graph);
 } foreactor_api;
 
 static int find_api(foreactor_api *api) {
@@ -66,6 +72,7 @@ static int find_api(foreactor_api *api) {
       {"foreactor_graph_finish", (void **)&api->finish},
       {"foreactor_scope_enter", (void **)&api->scope_enter},
       {"foreactor_scope_exit", (void **)&api->scope_exit},
+      {"foreactor_scope_gate", (void **)&api->scope_gate},
   };
   for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
     *symbols[i].slot = dlsym(RTLD_DEFAULT, symbols[i].name);
@@ -152,8 +159,28 @@ static uint64_t run_loop(call_kind call, int fd, uint64_t count) {
   return failures;
 }
 
-static uint64_t run_once(const foreactor_api *api, foreactor_graph *graph, call_kind call,
-                         int fd, uint64_t count) {
+/* One scope per call (MODE_SCOPED), or per call the gate opens for. */
+static uint64_t run_scope_per_call(const foreactor_api *api, foreactor_graph *graph, int gated,
+                                   call_kind call, int fd, uint64_t count) {
+  uint64_t failures = 0;
+  loop_state state = {fd, 1};
+  for (uint64_t i = 0; i < count; i++) {
+    if (gated && !api->scope_gate(graph)) {
+      failures += run_loop(call, fd, 1);
+      continue;
+    }
+    api->scope_enter(graph, &state);
+    failures += run_loop(call, fd, 1);
+    api->scope_exit(graph);
+  }
+  return failures;
+}
+
+static uint64_t run_once(const foreactor_api *api, foreactor_graph *graph, run_mode mode,
+                         call_kind call, int fd, uint64_t count) {
+  if (mode == MODE_SCOPED || mode == MODE_GATED) {
+    return run_scope_per_call(api, graph, mode == MODE_GATED, call, fd, count);
+  }
   loop_state state = {fd, count};
   if (graph != NULL) api->scope_enter(graph, &state);
   uint64_t failures = run_loop(call, fd, count);
@@ -168,7 +195,8 @@ static double now_ns(void) {
 }
 
 static int usage(const char *program) {
-  fprintf(stderr, "usage: %s pread|fstat plain|foreign|matching COUNT FILE\n", program);
+  fprintf(stderr, "usage: %s pread|fstat plain|foreign|matching|scoped|gated COUNT FILE\n",
+          program);
   return 2;
 }
 
@@ -189,6 +217,10 @@ int main(int argc, char **argv) {
     mode = MODE_FOREIGN;
   } else if (strcmp(argv[2], "matching") == 0) {
     mode = MODE_MATCHING;
+  } else if (strcmp(argv[2], "scoped") == 0) {
+    mode = MODE_SCOPED;
+  } else if (strcmp(argv[2], "gated") == 0) {
+    mode = MODE_GATED;
   } else {
     return usage(argv[0]);
   }
@@ -209,9 +241,9 @@ int main(int argc, char **argv) {
     if (graph == NULL) return 1;
   }
 
-  uint64_t failures = run_once(&api, graph, call, fd, kWarmUpCalls);
+  uint64_t failures = run_once(&api, graph, mode, call, fd, kWarmUpCalls);
   double start = now_ns();
-  failures += run_once(&api, graph, call, fd, count);
+  failures += run_once(&api, graph, mode, call, fd, count);
   double elapsed = now_ns() - start;
 
   printf("ns_per_call %.2f\n", elapsed / (double)count);

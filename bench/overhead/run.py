@@ -10,6 +10,9 @@ fstats:
   c  FOREACTOR=1, no scope open
   d  FOREACTOR=1, inside a scope of a graph that holds neither call
   e  FOREACTOR=1, inside a scope at depth 0 whose graph matches every call
+  f  FOREACTOR=1, depth 0, a scope entered and left around every call
+  g  FOREACTOR=1, automatic depth, the scope gate asked before every call
+     (cached data: the gate finds that scopes do not pay and keeps them shut)
 
 Each situation runs --runs times, alternating with the others, and the table
 shows the median nanoseconds per call and the difference to (a).  This is a
@@ -43,6 +46,9 @@ CASES = [
     ("d", "scope, calls not in its graph", "foreign", True, {"FOREACTOR": "1"}),
     ("e", "scope, depth 0, every call matches", "matching", True,
      {"FOREACTOR": "1", "FOREACTOR_DEPTH": "0"}),
+    ("f", "a scope per call, depth 0", "scoped", True,
+     {"FOREACTOR": "1", "FOREACTOR_DEPTH": "0"}),
+    ("g", "scope gate per call, automatic depth", "gated", True, {"FOREACTOR": "1"}),
 ]
 CALLS = ["pread", "fstat"]
 
