@@ -56,16 +56,23 @@ struct TableCatalog::VersionFiles {
   std::vector<leveldb::FileMetaData*> levels[leveldb::config::kNumLevels];
 };
 
-void TableCatalog::DatabaseOpening(const std::string& name, const leveldb::FilterPolicy* policy,
-                                   bool bytewise) {
+int TableCatalog::DatabaseOpening(const std::string& name, const leveldb::FilterPolicy* policy,
+                                  bool bytewise) {
   auto db = std::make_shared<Database>();
   db->name = name;
   db->policy = policy;
   db->bytewise = bytewise;
   std::unique_lock lock(mutex_);
   db->id = next_database_id_++;
+  databases_.push_back(db);
+  epoch_.fetch_add(1, std::memory_order_relaxed);
+  return db->id;
+}
+
+void TableCatalog::DatabaseOpened(const std::string& name, int id, bool ok) {
+  std::unique_lock lock(mutex_);
   for (auto it = databases_.begin(); it != databases_.end();) {
-    if ((*it)->name != name) {
+    if ((*it)->name != name || ((*it)->id == id) == ok) {
       ++it;
       continue;
     }
@@ -73,7 +80,6 @@ void TableCatalog::DatabaseOpening(const std::string& name, const leveldb::Filte
     tables_.erase(tables_.lower_bound({old_id, 0}), tables_.lower_bound({old_id + 1, 0}));
     it = databases_.erase(it);
   }
-  databases_.push_back(std::move(db));
   epoch_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -85,7 +91,7 @@ void TableCatalog::FileOpened(const char* path, int fd) {
   if (std::strcmp(suffix, ".ldb") != 0 && std::strcmp(suffix, ".sst") != 0) return;
   const std::string_view directory(path, static_cast<size_t>(slash - path));
   std::shared_lock lock(mutex_);
-  for (const auto& db : databases_) {
+  for (const auto& db : databases_) {  // the newest of that name
     if (db->name == directory) opening = Opening{{db->id, number}, fd};
   }
 }

@@ -53,8 +53,13 @@ struct GetPlan {
 
 class TableCatalog {
  public:
-  // DB::Open is about to open `name`; a reopened database starts afresh.
-  void DatabaseOpening(const std::string& name, const leveldb::FilterPolicy* policy, bool bytewise);
+  // DB::Open is about to open `name` (the tables it opens are the new
+  // database's already); returns its id for DatabaseOpened(), which DB::Open
+  // returning calls: when it succeeded, the database replaces the older ones
+  // of its name (a reopened database starts afresh), otherwise it is dropped
+  // (a database it could not lock stays as it was).
+  int DatabaseOpening(const std::string& name, const leveldb::FilterPolicy* policy, bool bytewise);
+  void DatabaseOpened(const std::string& name, int id, bool ok);
 
   // The program opened `path` read-only as `fd` / closed `fd`: the
   // descriptors of table files under an opened database's name are kept.

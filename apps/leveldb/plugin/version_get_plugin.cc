@@ -158,11 +158,14 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
 leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db)
     asm("__wrap_" DB_OPEN);
 leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db) {
+  int id = 0;
   try {  // before: the tables DB::Open opens are the database's
-    catalog.DatabaseOpening(name, options.filter_policy, options.comparator == leveldb::BytewiseComparator());
+    id = catalog.DatabaseOpening(name, options.filter_policy, options.comparator == leveldb::BytewiseComparator());
   } catch (...) {  // out of memory: the database goes unpredicted
   }
-  return RealDbOpen(options, name, db);
+  leveldb::Status status = RealDbOpen(options, name, db);
+  if (id != 0) catalog.DatabaseOpened(name, id, status.ok());
+  return status;
 }
 
 leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
