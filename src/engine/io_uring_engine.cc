@@ -1,9 +1,10 @@
 #include "engine/io_uring_engine.h"
 
+#include "engine/high_descriptors.h"
+
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -90,16 +91,15 @@ namespace {
 // The ring's descriptor must not take the lowest free number: the program's
 // own opens would then get other numbers than without foreactor (and hit
 // EMFILE one open early under a tight limit), and a number the program
-// closed and reuses could name the ring.  Moves it just below the
-// descriptor limit, as high as the limit allows.  Returns false when that
+// closed and reuses could name the ring.  Moves it into the top 64 of
+// foreactor's high range (high_descriptors.h).  Returns false when that
 // is impossible (a limit under 256, or no free number up there): the caller
 // then gives up io_uring, and the thread pool, which holds no descriptor,
 // takes over.
 bool MoveRingDescriptorHigh(io_uring* ring) {
-  struct rlimit limit;
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 256) return false;
-  const rlim_t soft = limit.rlim_cur > INT_MAX ? INT_MAX : limit.rlim_cur;
-  const long floor = static_cast<long>(soft) - 64;
+  const long ceiling = HighDescriptorCeiling();
+  if (ceiling < 256) return false;
+  const long floor = ceiling - 64;
   const long moved = syscall(SYS_fcntl, ring->ring_fd, F_DUPFD_CLOEXEC, floor);
   if (moved < 0) return false;
   syscall(SYS_close, ring->ring_fd);

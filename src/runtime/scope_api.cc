@@ -14,6 +14,7 @@
 
 #include "config/settings.h"
 #include "engine/engine.h"
+#include "engine/high_descriptors.h"
 #include "graph/call_types.h"
 #include "graph/graph.h"
 #include "graph/graph_handle.h"
@@ -175,8 +176,12 @@ bool ScopeOfGraphOpen(const ThreadState& state, const foreactor_graph* graph) {
 }
 
 // Reads the settings (and reports invalid ones) when the library loads,
-// not in the middle of the program's first scope.
-__attribute__((constructor)) void LoadSettingsAtStart() { Settings(); }
+// not in the middle of the program's first scope.  With foreactor on, also
+// grows the descriptor table for foreactor's high descriptors while the
+// process most likely has one thread (high_descriptors.h).
+__attribute__((constructor)) void LoadSettingsAtStart() {
+  if (Settings().enabled) ReserveHighDescriptors();
+}
 
 // Writes the statistics file at exit when FOREACTOR_STATS asks for one.
 __attribute__((destructor)) void WriteStatisticsAtExit() {

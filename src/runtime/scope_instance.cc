@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +9,7 @@
 #include <new>
 
 #include "graph/call_types.h"
+#include "engine/high_descriptors.h"
 #include "runtime/call_matching.h"
 #include "runtime/monotonic_clock.h"
 #include "runtime/raw_syscalls.h"
@@ -78,14 +78,13 @@ bool Deliverable(const Request& request) {
 }
 
 // The lowest number an early open's descriptor is moved to while it waits
-// for the program: far above the numbers a program uses, below the limit
-// (the io_uring ring sits in the top 64).  -1 when the limit leaves no such
-// room: opens are then not issued early.
+// for the program: far above the numbers a program uses, in foreactor's
+// high range (high_descriptors.h; the io_uring ring sits in its top 64).
+// -1 when the limit leaves no such room: opens are then not issued early.
 long DescriptorParkingFloor() {
-  struct rlimit limit;
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 256) return -1;
-  const rlim_t soft = limit.rlim_cur > INT_MAX ? INT_MAX : limit.rlim_cur;
-  return soft >= 2048 ? static_cast<long>(soft) - 1024 : static_cast<long>(soft) / 2;
+  const long ceiling = HighDescriptorCeiling();
+  if (ceiling < 256) return -1;
+  return ceiling >= 2048 ? ceiling - 1024 : ceiling / 2;
 }
 
 }  // namespace
