@@ -31,7 +31,6 @@
 #include "leveldb/comparator.h"
 #include "leveldb/db.h"
 #include "leveldb/table.h"
-#include "plan_gate.h"
 #include "table_catalog.h"
 
 // The functions wrapped with -Wl,--wrap (plugin.cmake names them) and the
@@ -114,7 +113,6 @@ const foreactor::Graph<GetPlan> graph = [] {
 }();
 
 thread_local GetPlan plan;
-thread_local PlanGate gate;
 
 }  // namespace
 }  // namespace leveldb_plugin
@@ -126,33 +124,20 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
     asm("__wrap_" VERSION_GET);
 leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats) {
-  leveldb_plugin::GetPlan& plan = leveldb_plugin::plan;
-  if (!foreactor_enabled()) return RealVersionGet(version, options, key, value, stats);
-  // A fixed depth or check mode plans every Get; otherwise the gate decides.
-  if (!leveldb_plugin::gate.ShouldPlan() &&
-      leveldb_plugin::graph.ScopeSpeculation() != FOREACTOR_SPECULATION_REQUESTED) {
-    return RealVersionGet(version, options, key, value, stats);
-  }
+  // The runtime's scope gate times Gets with and without a plan and scope
+  // (a fixed depth or check mode plans every Get; foreactor off, none).
+  if (!leveldb_plugin::graph.ScopeGate()) return RealVersionGet(version, options, key, value, stats);
   // No exception may reach LevelDB (built without them): out of memory in
   // the plugin means no prediction.
+  leveldb_plugin::GetPlan& plan = leveldb_plugin::plan;
   bool planned = false;
   try {
     planned = catalog.Plan(version, key, &plan);
   } catch (...) {
   }
-  leveldb::Status status;
-  foreactor_scope_outcome outcome{0, 0, 0};
-  if (planned) {
-    {
-      foreactor::Scope scope(leveldb_plugin::graph, plan);
-      status = RealVersionGet(version, options, key, value, stats);
-    }
-    if (!foreactor_last_scope_outcome(leveldb_plugin::graph.handle(), &outcome)) outcome.issued_early = 0;
-  } else {
-    status = RealVersionGet(version, options, key, value, stats);
-  }
-  leveldb_plugin::gate.Record(outcome.issued_early);
-  return status;
+  if (!planned) return RealVersionGet(version, options, key, value, stats);
+  foreactor::Scope scope(leveldb_plugin::graph, plan);
+  return RealVersionGet(version, options, key, value, stats);
 }
 
 leveldb::Status WrapDbOpen(const leveldb::Options& options, const std::string& name, leveldb::DB** db)
