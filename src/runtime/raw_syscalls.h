@@ -43,6 +43,13 @@ inline int64_t Preadv2(int fd, void* buffer, size_t length, int64_t offset, int 
   return Result(syscall(SYS_preadv2, fd, &vector, 1, offset, 0L, flags));
 }
 
+// read(2) at the file position when `offset` is -1, pread(2) at `offset`
+// otherwise: the program's own plain read, made by the runtime.
+inline int64_t ReadAt(int fd, void* buffer, size_t length, int64_t offset) {
+  if (offset < 0) return Result(syscall(SYS_read, fd, buffer, length));
+  return Result(syscall(SYS_pread64, fd, buffer, length, offset));
+}
+
 }  // namespace foreactor::raw
 
 #endif  // FOREACTOR_RUNTIME_RAW_SYSCALLS_H_

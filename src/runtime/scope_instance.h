@@ -36,9 +36,12 @@
 // it with RWF_NOWAIT, which copies what the page cache holds and never
 // starts I/O: a full hit is kept in the slot and the engine is not used.
 // After a run of hits the instance serves reads at the frontier straight
-// from the page cache into the program's buffer (again RWF_NOWAIT, the same
-// cost as the plain call) and the peek head rests; the first read that
-// would block switches speculation back on.  Misses cost one failed
+// into the program's buffer and the peek head rests: one read in
+// kCacheCheckInterval with RWF_NOWAIT, the others as plain reads (cheaper).
+// The first checked read that would block switches speculation back on.
+// After kServedBeforeLeavingToCache reads in a row served so within one
+// scope, with nothing issued ahead, the scope stops following the graph:
+// its remaining calls pass through as plain calls.  Misses cost one failed
 // RWF_NOWAIT call each; after a run of misses only one read in eight is
 // probed, until a probe hits again.
 //
@@ -240,6 +243,9 @@ class ScopeInstance {
   // Page cache.
   bool TryReadFromCache(VisitSlot& slot);
   bool ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result);
+  // The frontier visit `node` was served with `done` (its result): counts
+  // it, moves the frontier on, stores the result.  Returns true.
+  bool FinishServedFromCache(int node, int64_t done, int64_t* result);
   void NoteCacheProbe(bool hit);
 
   // Draining.
@@ -325,6 +331,8 @@ class ScopeInstance {
   unsigned consecutive_cache_hits_ = 0;
   unsigned consecutive_cache_misses_ = 0;
   unsigned reads_since_probe_ = 0;  // counts reads not probed while the data looks cold
+  unsigned reads_since_cache_check_ = 0;  // counts reads served from the cache (kCacheCheckInterval)
+  unsigned served_in_a_row_ = 0;  // this scope: reads served from the cache since speculating last
   static constexpr unsigned kInitialCachedStreak = 32;
   unsigned cached_streak_needed_ = kInitialCachedStreak;  // hits in a row that switch to serving from the cache
   uint64_t served_since_cache_mode_ = 0;   // reads served since the last switch to it

@@ -61,6 +61,7 @@ constexpr CounterField kCounterFields[] = {
     {"gate_trials_won", &Statistics::gate_trials_won},
     {"gate_plain_units", &Statistics::gate_plain_units},
     {"gate_scope_units", &Statistics::gate_scope_units},
+    {"scopes_left_to_cache", &Statistics::scopes_left_to_cache},
 };
 static_assert(sizeof(Statistics) == sizeof(kCounterFields) / sizeof(kCounterFields[0]) *
                                         sizeof(uint64_t),

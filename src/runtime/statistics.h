@@ -36,6 +36,7 @@ struct Statistics {
   uint64_t gate_trials_won = 0;   // scope gate: trials faster than their plain stretch
   uint64_t gate_plain_units = 0;  // scope gate: units it ran without a scope
   uint64_t gate_scope_units = 0;  // scope gate: units it ran with a scope
+  uint64_t scopes_left_to_cache = 0;  // scopes that stopped following the graph, all reads cached
 
   void Add(const Statistics& other);
 };

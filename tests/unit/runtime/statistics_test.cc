@@ -163,7 +163,7 @@ Statistics Distinct(uint64_t base) {
                           &statistics.depth_changes, &statistics.depth_windows,
                           &statistics.depth_window_sum, &statistics.gate_trials,
                           &statistics.gate_trials_won, &statistics.gate_plain_units,
-                          &statistics.gate_scope_units};
+                          &statistics.gate_scope_units, &statistics.scopes_left_to_cache};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -177,7 +177,8 @@ const char* const kCounterKeys[] = {"scopes",    "intercepted",  "passed_through
                                     "cache_mode_changes", "check_divergences", "bytes_early",
                                     "wait_nanoseconds", "depth_changes", "depth_windows",
                                     "depth_window_sum", "gate_trials", "gate_trials_won",
-                                    "gate_plain_units", "gate_scope_units"};
+                                    "gate_plain_units", "gate_scope_units",
+                                    "scopes_left_to_cache"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -208,6 +209,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.gate_trials_won, 121u + 1021u);
   EXPECT_EQ(total.gate_plain_units, 122u + 1022u);
   EXPECT_EQ(total.gate_scope_units, 123u + 1023u);
+  EXPECT_EQ(total.scopes_left_to_cache, 124u + 1024u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
