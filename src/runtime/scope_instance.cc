@@ -44,11 +44,14 @@ constexpr unsigned kColdProbeInterval = 8;
 constexpr unsigned kCacheCheckInterval = 8;
 
 // Reads served from the page cache in a row within one scope after which
-// the scope stops following the graph (when nothing is issued ahead): its
-// remaining calls run as plain calls, without the runtime's per-call cost.
-// Data that leaves the cache later in the scope then costs the speedup for
-// the rest of that scope only.
-constexpr unsigned kServedBeforeLeavingToCache = 256;
+// the scope stops following the graph (when nothing is issued ahead), per
+// hit needed to start serving from the cache: 256 when the data has stayed
+// cached, more after quick returns to speculation (a partly cached file, or
+// readahead that keeps up only for a while) raised the hits needed.  The
+// scope's remaining calls then run as plain calls, without the runtime's
+// per-call cost; data that leaves the cache later in the scope costs the
+// speedup for the rest of that scope only.
+constexpr unsigned kServedPerNeededHitBeforeLeavingToCache = 8;
 
 // Plain reads of one buffer: the calls that can be served from the page cache.
 bool IsPlainRead(foreactor_call_type type) {
@@ -1044,7 +1047,8 @@ bool ScopeInstance::FinishServedFromCache(int node, int64_t done, int64_t* resul
   FinishFrontierVisit(node, done);
   Fill();
   *result = done;
-  if (++served_in_a_row_ >= kServedBeforeLeavingToCache && visits_ahead_ == 0) {
+  if (++served_in_a_row_ >= kServedPerNeededHitBeforeLeavingToCache * cached_streak_needed_ &&
+      visits_ahead_ == 0) {
     speculating_ = false;  // OfferCall passes the rest of the scope by
     statistics_.scopes_left_to_cache++;
   }

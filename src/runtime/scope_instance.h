@@ -39,9 +39,10 @@
 // into the program's buffer and the peek head rests: one read in
 // kCacheCheckInterval with RWF_NOWAIT, the others as plain reads (cheaper).
 // The first checked read that would block switches speculation back on.
-// After kServedBeforeLeavingToCache reads in a row served so within one
-// scope, with nothing issued ahead, the scope stops following the graph:
-// its remaining calls pass through as plain calls.  Misses cost one failed
+// After a long run of reads served so within one scope (256, more when
+// the data was found cached only for a while before), with nothing issued
+// ahead, the scope stops following the graph: its remaining calls pass
+// through as plain calls.  Misses cost one failed
 // RWF_NOWAIT call each; after a run of misses only one read in eight is
 // probed, until a probe hits again.
 //
