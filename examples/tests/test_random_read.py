@@ -80,13 +80,18 @@ def test_foreactor_build_prints_what_the_plain_build_prints(tmp_path, data_file,
 
     stats = json.loads(stats_file.read_text())["graphs"]["random_read"]
     assert stats["scopes"] == 1
-    assert stats["intercepted"] == READS
+    # The data file was just written, so it is in the page cache: reads are
+    # found cached or served from the cache rather than issued early, and
+    # after 256 reads in a row served from the cache the scope stops
+    # following the graph (the rest of the reads are plain calls).
+    if stats.get("scopes_left_to_cache", 0) == 1:
+        assert 256 <= stats["intercepted"] < READS, stats
+    else:
+        assert stats["intercepted"] == READS, stats
     assert stats["passed_through"] == 0
     assert stats["mispredicted"] == 0
-    # The data file was just written, so it is in the page cache: reads are
-    # found cached or served from the cache rather than issued early.
     served_early = stats["consumed"] + stats["found_cached"] + stats["served_from_cache"]
-    assert served_early + stats["synchronous"] == READS
+    assert served_early + stats["synchronous"] == stats["intercepted"]
     if engine == "sync":
         assert stats["issued_early"] == 0
     else:
