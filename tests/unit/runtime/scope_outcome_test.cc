@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "config/settings.h"
-#include "runtime/interception.h"
+#include "runtime/program_calls.h"
 
 namespace {
 
@@ -48,16 +48,9 @@ foreactor::plugin::Graph<ReadState> BuildReadLoop(const char* name) {
 // interposer makes it.
 void ProgramRead(int fd, uint64_t block) {
   std::vector<char> buffer(kBlock);
-  foreactor::InterceptedCall intercepted;
-  intercepted.call.type = FOREACTOR_CALL_PREAD;
-  intercepted.call.fd = fd;
-  intercepted.call.buffer = buffer.data();
-  intercepted.call.length = kBlock;
-  intercepted.call.offset = static_cast<int64_t>(block * kBlock);
-  int64_t result = 0;
-  if (foreactor::OfferCall(&intercepted, &result)) return;
-  const ssize_t done = pread(fd, buffer.data(), kBlock, static_cast<off_t>(block * kBlock));
-  foreactor::CompleteCall(&intercepted, done < 0 ? -errno : done);
+  foreactor_call call = foreactor::Pread(fd, kBlock, static_cast<int64_t>(block * kBlock));
+  call.buffer = buffer.data();
+  foreactor::ProgramCallThroughScopes(call);
 }
 
 class ScopeOutcomeTest : public testing::Test {

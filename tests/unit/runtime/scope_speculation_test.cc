@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "config/settings.h"
-#include "runtime/interception.h"
+#include "runtime/program_calls.h"
 
 namespace {
 
@@ -41,15 +41,9 @@ foreactor::plugin::Graph<StatState> BuildStatLoop(const char* name) {
 // interposer makes it.
 void ProgramStat(const char* name) {
   struct stat buffer;
-  foreactor::InterceptedCall intercepted;
-  intercepted.call.type = FOREACTOR_CALL_FSTATAT;
-  intercepted.call.fd = AT_FDCWD;
-  intercepted.call.path = name;
-  intercepted.call.buffer = &buffer;
-  int64_t result = 0;
-  if (foreactor::OfferCall(&intercepted, &result)) return;
-  const int status = fstatat(AT_FDCWD, name, &buffer, 0);
-  foreactor::CompleteCall(&intercepted, status < 0 ? -errno : status);
+  foreactor_call call = foreactor::Fstatat(AT_FDCWD, name, 0);
+  call.buffer = &buffer;
+  foreactor::ProgramCallThroughScopes(call);
 }
 
 class ScopeSpeculationTest : public testing::Test {
