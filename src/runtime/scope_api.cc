@@ -168,6 +168,14 @@ class InsideForeactor {
   int saved_errno_;
 };
 
+// The index of `graph` in the per-thread and per-process tables, or -1 when
+// it has none: NULL, invalid, or beyond kMaxGraphs.
+int TableIndexOf(const foreactor_graph* graph) {
+  if (graph == nullptr || !graph->graph.valid()) return -1;
+  const int id = graph->graph.id();
+  return id >= 0 && id < kMaxGraphs ? id : -1;
+}
+
 bool ScopeOfGraphOpen(const ThreadState& state, const foreactor_graph* graph) {
   for (int i = 0; i < state.depth; ++i) {
     if (state.stack[i].graph == graph && state.stack[i].instance != nullptr) return true;
@@ -305,17 +313,17 @@ void foreactor_scope_exit(foreactor_graph* graph) {
 
 int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_outcome* outcome) {
   const ThreadState* state = foreactor::tls_state;
-  if (state == nullptr || graph == nullptr || outcome == nullptr || !graph->graph.valid()) return 0;
-  const int id = graph->graph.id();
-  if (id < 0 || id >= foreactor::kMaxGraphs || state->last_outcomes[id].calls == UINT64_MAX) return 0;
+  const int id = foreactor::TableIndexOf(graph);
+  if (state == nullptr || outcome == nullptr || id < 0 || state->last_outcomes[id].calls == UINT64_MAX) {
+    return 0;
+  }
   *outcome = state->last_outcomes[id];
   return 1;
 }
 
 int foreactor_scope_gate(const foreactor_graph* graph) {
-  if (graph == nullptr || !foreactor::Settings().enabled || !graph->graph.valid()) return 0;
-  const int id = graph->graph.id();
-  if (id < 0 || id >= foreactor::kMaxGraphs) return 0;
+  const int id = foreactor::TableIndexOf(graph);
+  if (id < 0 || !foreactor::Settings().enabled) return 0;
   ThreadState* state = foreactor::tls_state;
   foreactor::ScopeGate* gate = state != nullptr ? state->gates[id] : nullptr;
   if (gate == nullptr) {
@@ -338,9 +346,8 @@ int foreactor_scope_gate(const foreactor_graph* graph) {
 
 void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanoseconds) {
   const ThreadState* state = foreactor::tls_state;
-  if (state == nullptr || graph == nullptr || !graph->graph.valid()) return;
-  const int id = graph->graph.id();
-  if (id < 0 || id >= foreactor::kMaxGraphs || state->gates[id] == nullptr) return;
+  const int id = foreactor::TableIndexOf(graph);
+  if (state == nullptr || id < 0 || state->gates[id] == nullptr) return;
   state->gates[id]->ExcludeTime(nanoseconds);
 }
 
