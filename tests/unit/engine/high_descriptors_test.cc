@@ -3,16 +3,18 @@
 // table without leaving a descriptor behind.
 #include "engine/high_descriptors.h"
 
-#include <dirent.h>
 #include <sys/resource.h>
 
 #include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "test_files.h"
 
 namespace foreactor {
 namespace {
+
+using testing::OpenDescriptorCount;
 
 // The descriptor table's size, from /proc/self/status ("FDSize:").
 long DescriptorTableSize() {
@@ -22,15 +24,6 @@ long DescriptorTableSize() {
     if (line.rfind("FDSize:", 0) == 0) return std::stol(line.substr(7));
   }
   return -1;
-}
-
-int OpenDescriptorCount() {
-  DIR* directory = opendir("/proc/self/fd");
-  if (directory == nullptr) return -1;
-  int count = 0;
-  while (readdir(directory) != nullptr) count++;
-  closedir(directory);
-  return count;
 }
 
 class HighDescriptorsTest : public ::testing::Test {

@@ -1,4 +1,5 @@
-// test_files.h: temporary files for the engine tests.
+// test_files.h: temporary files, and the process's open descriptors, for
+// the unit tests.
 #ifndef FOREACTOR_TESTS_UNIT_ENGINE_TEST_FILES_H_
 #define FOREACTOR_TESTS_UNIT_ENGINE_TEST_FILES_H_
 
@@ -96,6 +97,17 @@ inline void ResetRequest(Request* request) {
   request->result = 0;
   request->linked_next = nullptr;
   request->state.store(RequestState::kIdle);
+}
+
+// How many descriptors the process has open (entries of /proc/self/fd,
+// counting the one that lists them); -1 when it cannot be listed.
+inline int OpenDescriptorCount() {
+  DIR* directory = opendir("/proc/self/fd");
+  if (directory == nullptr) return -1;
+  int count = 0;
+  while (readdir(directory) != nullptr) count++;
+  closedir(directory);
+  return count;
 }
 
 }  // namespace foreactor::testing

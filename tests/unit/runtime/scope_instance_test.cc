@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "graph/graph.h"
+#include "engine/test_files.h"
 #include "runtime/fake_engine.h"
 #include "runtime/program_calls.h"
 
@@ -120,14 +121,6 @@ GraphSettings CacheAware(unsigned depth) {
   GraphSettings settings = Depth(depth);
   settings.page_cache_aware = true;
   return settings;
-}
-
-int OpenDescriptorCount() {
-  int count = 0;
-  DIR* directory = opendir("/proc/self/fd");
-  while (readdir(directory) != nullptr) count++;
-  closedir(directory);
-  return count;
 }
 
 // Drops block `block` of `path` from the page cache by writing the same
@@ -829,7 +822,7 @@ TEST_F(ScopeInstanceTest, EarlyOpensNeverReachedAreClosedAtScopeExit) {
   for (int i = 0; i < 6; ++i) state.paths.push_back(data_path_);
   auto graph = OpenLoopGraph();
   ScopeInstance scope(*graph, Depth(4), &engine_);
-  const int before = OpenDescriptorCount();
+  const int before = testing::OpenDescriptorCount();
   scope.Enter(&state);
   bool served = false;
   int64_t fd = ProgramCall(scope, OpenCall(state.paths[0]), &served);
@@ -838,7 +831,7 @@ TEST_F(ScopeInstanceTest, EarlyOpensNeverReachedAreClosedAtScopeExit) {
   engine_.CompleteAll();
   scope.Exit();  // the program returned early
   ::close(static_cast<int>(fd));
-  EXPECT_EQ(OpenDescriptorCount(), before);
+  EXPECT_EQ(testing::OpenDescriptorCount(), before);
   EXPECT_GE(scope.statistics().wasted, 0u);
 }
 
