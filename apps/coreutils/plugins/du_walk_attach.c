@@ -182,7 +182,7 @@ static _Thread_local int directory_read_next;
 
 /* An fts_read that reads a directory, timed: the graph issues none of its
    calls early, so its time (which, cold, is most of a walk's) stays out of
-   the scope policy's comparison of stretches.  */
+   the scope gate's comparison of stretches (du_walk_exclude_time).  */
 static FTSENT * __attribute__ ((noinline))
 read_directory (FTS *fts, int in_scope)
 {
