@@ -9,15 +9,18 @@
 #  1. scripts/fetch_coreutils.sh: source package, upstream tree, configure;
 #  2. make the generated headers, then src/du and src/cp (make -j2);
 #  3. libforeactor.so in $FOREACTOR_BUILD_DIR (default build/);
-#  4. compile the plugins and link
-#       third_party/coreutils-bin/{du,cp}            stock (same objects)
-#       third_party/coreutils-bin/{du,cp}-foreactor  plugins + --wrap + libforeactor.so
+#  4. compile the plugins and link, in $FOREACTOR_COREUTILS_BIN_DIR
+#     (default third_party/coreutils-bin/),
+#       {du,cp}            stock (same objects)
+#       {du,cp}-foreactor  plugins + --wrap + libforeactor.so
 #  5. check that no file of the coreutils tree that came from the release
 #     tarball changed (checksums taken at unpacking).
 # --check: only step 5.
 #
 # Environment: FOREACTOR_BUILD_DIR (where libforeactor.so is built),
-# JOBS (make/ninja parallelism, default 2).
+# FOREACTOR_COREUTILS_BIN_DIR (where the programs go: one per person when
+# several build with different FOREACTOR_BUILD_DIRs), JOBS (make/ninja
+# parallelism, default 2).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -25,7 +28,7 @@ APP_DIR="$ROOT/apps/coreutils"
 THIRD_PARTY="$ROOT/third_party"
 SOURCE_DIR="$THIRD_PARTY/coreutils-9.1"
 CHECKSUMS="$THIRD_PARTY/coreutils-9.1.sha256"
-BIN_DIR="$THIRD_PARTY/coreutils-bin"
+BIN_DIR="${FOREACTOR_COREUTILS_BIN_DIR:-$THIRD_PARTY/coreutils-bin}"
 PLUGIN_OBJ_DIR="$BIN_DIR/plugin-objects"
 BUILD_DIR="${FOREACTOR_BUILD_DIR:-$ROOT/build}"
 JOBS="${JOBS:-2}"

@@ -22,7 +22,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 SOURCE_DIR="$ROOT/third_party/coreutils-9.1"
-BIN_DIR="$ROOT/third_party/coreutils-bin"
+BIN_DIR="${FOREACTOR_COREUTILS_BIN_DIR:-$ROOT/third_party/coreutils-bin}"  # as build.sh
 RESULTS_DIR="$ROOT/third_party/coreutils-test-results"
 ENGINE="${1:-io_uring}"
 DEPTH="${2:-16}"

@@ -1,8 +1,9 @@
 """Shared helpers of the coreutils case study's tests.
 
 The programs are built by apps/coreutils/build.sh into
-third_party/coreutils-bin/: du and cp (stock) and du-foreactor and
-cp-foreactor (same objects, plus the plugins).  When the coreutils tree has
+$FOREACTOR_COREUTILS_BIN_DIR (default third_party/coreutils-bin/): du and
+cp (stock) and du-foreactor and cp-foreactor (same objects, plus the
+plugins).  When the coreutils tree has
 been fetched and configured already (or FOREACTOR_COREUTILS_BUILD=1 asks
 for the whole build, about 3 minutes on 2 cores), programs() brings the four
 programs up to date (a few seconds when they are); otherwise the tests skip,
@@ -19,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 BUILD_SCRIPT = ROOT / "apps" / "coreutils" / "build.sh"
 SOURCE_DIR = ROOT / "third_party" / "coreutils-9.1"
-BIN_DIR = ROOT / "third_party" / "coreutils-bin"
+BIN_DIR = Path(os.environ.get("FOREACTOR_COREUTILS_BIN_DIR", ROOT / "third_party" / "coreutils-bin"))
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 
 ENGINES = ("io_uring", "threads", "sync")
