@@ -90,7 +90,7 @@ if [ "$(cat "$BIN_DIR/foreactor-build-dir" 2>/dev/null)" != "$BUILD_DIR" ]; then
   echo "$BUILD_DIR" > "$BIN_DIR/foreactor-build-dir"
 fi
 CXXFLAGS=(-std=c++20 -O2 -g -fPIC -Wall -Wextra -Werror -I"$ROOT/include")
-# The C attachment is compiled like coreutils' own sources (its config.h and
+# cp's C attachment is compiled like coreutils' own sources (its config.h and
 # gnulib headers), plus our warnings.
 CFLAGS=(-std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$SOURCE_DIR/lib" -I"$SOURCE_DIR")
 
@@ -102,10 +102,11 @@ newer() {  # newer TARGET SOURCES...: true when TARGET is missing or older
   return 1
 }
 
-compile_cxx() {
-  local source="$1" object="$2"
-  if newer "$object" "$source" "$APP_DIR"/plugins/*.h "$ROOT"/include/foreactor/*; then
-    g++ "${CXXFLAGS[@]}" -c "$source" -o "$object"
+compile_cxx() {  # compile_cxx SOURCE OBJECT [FLAGS...]
+  local source="$1" object="$2"; shift 2
+  if newer "$object" "$source" "$APP_DIR"/plugins/*.h "$ROOT"/include/foreactor/* \
+           "$SOURCE_DIR/lib/config.h"; then
+    g++ "${CXXFLAGS[@]}" "$@" -c "$source" -o "$object"
   fi
 }
 compile_c() {
@@ -115,8 +116,10 @@ compile_c() {
   fi
 }
 
-compile_cxx "$APP_DIR/plugins/du_walk_plugin.cc" "$PLUGIN_OBJ_DIR/du_walk_plugin.o"
-compile_c   "$APP_DIR/plugins/du_walk_attach.c"  "$PLUGIN_OBJ_DIR/du_walk_attach.o"
+# The du plugin reads gnulib's FTS structures: it is compiled, as C++,
+# against coreutils' config.h and gnulib's headers (fts_.h).
+compile_cxx "$APP_DIR/plugins/du_walk_plugin.cc" "$PLUGIN_OBJ_DIR/du_walk_plugin.o" \
+  -I"$SOURCE_DIR/lib" -I"$SOURCE_DIR"
 compile_cxx "$APP_DIR/plugins/cp_copy_plugin.cc" "$PLUGIN_OBJ_DIR/cp_copy_plugin.o"
 CFLAGS+=(-I"$SOURCE_DIR/src")   # copy.h, for cp_copy_attach.c
 compile_c   "$APP_DIR/plugins/cp_copy_attach.c"  "$PLUGIN_OBJ_DIR/cp_copy_attach.o"
@@ -162,8 +165,8 @@ link "$BIN_DIR/cp" "${CP_OBJECTS[@]}" -- "${CP_LIBS[@]}"
 # The plugin objects come first: with --wrap, the programs no longer refer to
 # the wrapped functions themselves, the plugins' __real_ references do, and
 # they must precede the archive that defines them.
-link "$BIN_DIR/du-foreactor" "$PLUGIN_OBJ_DIR/du_walk_attach.o" "$PLUGIN_OBJ_DIR/du_walk_plugin.o" \
-  "${DU_OBJECTS[@]}" -- "${DU_LIBS[@]}" "${DU_WRAP[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"
+link "$BIN_DIR/du-foreactor" "$PLUGIN_OBJ_DIR/du_walk_plugin.o" "${DU_OBJECTS[@]}" \
+  -- "${DU_LIBS[@]}" "${DU_WRAP[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"
 link "$BIN_DIR/cp-foreactor" "$PLUGIN_OBJ_DIR/cp_copy_attach.o" "$PLUGIN_OBJ_DIR/cp_copy_plugin.o" \
   "${CP_OBJECTS[@]}" \
   -- "${CP_LIBS[@]}" "${CP_WRAP[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"

@@ -1,78 +1,108 @@
-// du_walk_plugin.cc: the foreaction graph of du's directory walk.
+// du_walk_plugin.cc: the foreaction graph of du's directory walk, attached
+// to an unmodified du at link time:
 //
-// fts (gnulib, FTS_DEFER_STAT) reads a whole directory first and then, each
-// time fts_read() hands the next entry to du, stats that entry with
-// fstatat(directory fd, name, AT_SYMLINK_NOFOLLOW).  Once a directory is
-// read, the names of the entries still to come are known, so those fstatat
-// calls (pure) can be issued ahead:
+//   -Wl,--wrap=rpl_fts_read -Wl,--wrap=rpl_fts_close
+//
+// (gnulib names its fts functions rpl_fts_*).  Compiled against coreutils'
+// own config.h and gnulib's fts_.h (they compile as C++, with the same
+// layout as in C), so it reads the FTS and FTSENT structures exactly as
+// du's fts does; it only reads them.
+//
+// What fts does, for du (FTS_PHYSICAL | FTS_CWDFD | FTS_NOSTAT, deferred
+// stats): when it enters a directory it reads every entry into a list
+// linked through fts_link, in the order it will return them, without
+// stat'ing them.  du then takes them one by one; each one is stat'ed with
+// fstatat(fts_cwd_fd, fts_accpath, _, AT_SYMLINK_NOFOLLOW) before du uses
+// it (regular files through du's fts_set(FTS_AGAIN) + fts_read, directories
+// and unknown types inside fts_read).  A directory among them is descended
+// into right after its stat, so its children's stats come before those of
+// its later siblings.  Those fstatat calls (pure) can be issued ahead:
 //
 //   start -> stat_entry (fstatat) --weak--> next_entry? -> stat_entry | end
 //
-// Visit k of stat_entry is the k-th entry fstatat of the walk.  Its
-// arguments come from the expectations du_walk_attach.c records; a visit
-// with no expectation yet answers NOT_YET (the peek head waits there, and
-// the program's own call runs synchronously).  The branch always continues:
-// the walk's end is the end of the scope, not a node visit.
+// Visit k of stat_entry is the k-th entry fstatat of the scope.  After each
+// fts_read() returns an entry E in a directory, the next stats are those of
+// E (when not stat'ed yet) and of E's later siblings, up to and including
+// the first one that is (or may be) a directory: they become the expected
+// visits, in one ring.  Returns that do not continue the expected sequence
+// (after a directory, a post-order visit, an excluded file) start the
+// expectations afresh.  A visit with no expectation answers NOT_YET (the
+// peek head waits there, and the program's own call runs synchronously).
+// The branch always continues: the walk's end is the end of the scope.
+//
+// One walk is one fts handle, from its first fts_read() to its last; a scope
+// covers all of it or, when speculation does not pay, only some stretches of
+// it: the runtime's scope gate decides before every fts_read().  Not
+// predicted (run plain, without a scope): logical walks (-L), walks without
+// FTS_CWDFD; and entries of the root level get no expectations.
+// Single-threaded use per walk; state is per thread.
+#include <config.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstring>
-#include <ctime>
 
-#include "du_walk_plugin.h"
+#include "fts_.h"
 #include "foreactor/foreactor.hpp"
+
+extern "C" {
+FTSENT* __real_rpl_fts_read(FTS* fts);
+int __real_rpl_fts_close(FTS* fts);
+FTSENT* __wrap_rpl_fts_read(FTS* fts);
+int __wrap_rpl_fts_close(FTS* fts);
+}
 
 namespace {
 
+// fts.c's private marks in fts_statp->st_size of a deferred entry.
+constexpr off_t kDeferredNoStatRequired = 1;
+constexpr off_t kDeferredStatRequired = 2;
+
+// How many visits beyond the completed ones may be expected at once.
+constexpr uint64_t kWindow = 256;
+
 struct ExpectedStat {
+  uint64_t visit;
+  const FTSENT* entry;  // compared, never read: fts frees entries when it leaves their directory,
   int dirfd;
-  int flags;
-  char name[NAME_MAX + 1];
+  char name[NAME_MAX + 1];  // so the name is a copy
 };
 
-// Expected visits kept at once: at least the attachment's window (256).
-constexpr uint64_t kExpectedCapacity = 256;
-
-// Per-thread state of one walk: expected visits [first_expected,
-// end_expected), visit v in ring[v % kExpectedCapacity].  Fixed-size and
-// zero-initialised, so the hot path neither allocates nor runs a
-// thread_local initialiser.
+// Per-thread state of the walk being followed.  Zero-initialised, so the
+// hot path runs no thread_local initialiser.
 struct WalkState {
-  bool active;  // a scope is open (du_walk_before_read)
-  uint64_t completed_visits;
-  uint64_t first_expected;
-  uint64_t end_expected;
-  ExpectedStat ring[kExpectedCapacity];
-
-  void DropCompleted() {
-    if (end_expected < completed_visits) end_expected = completed_visits;
-    if (first_expected < completed_visits) first_expected = completed_visits;
-  }
-  void Clear() {
-    completed_visits = 0;
-    first_expected = 0;
-    end_expected = 0;
-  }
+  const FTS* fts;
+  bool in_scope;
+  bool directory_read_next;  // the last fts_read returned a directory in preorder
+  uint64_t completed;        // entry stats completed in the scope: the next visit's number
+  uint64_t expected_end;     // visits [completed, expected_end) are expected, in ring[v % kWindow]
+  const FTSENT* next_unexpected;  // the next entry of the directory list not yet expected
+  ExpectedStat ring[kWindow];
 };
 
 constinit thread_local WalkState walk{};
 
-// Built once and never destroyed: du and cp may exit() from inside the
-// loop (a fatal error), and a graph must outlive every scope of it.
+// Built once and never destroyed: du may exit() from inside the walk (a
+// fatal error), and a graph must outlive every scope of it.
 const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>([] {
   foreactor::GraphBuilder<WalkState> builder("du_stat_entries");
   auto stat_entry = builder.Syscall(
       "stat_entry", FOREACTOR_CALL_FSTATAT,
       [](WalkState& state, const foreactor::Visit& visit, foreactor_call& call) {
         const uint64_t number = visit.iteration(0);
-        if (number < state.first_expected || number >= state.end_expected) {
-          return FOREACTOR_NOT_YET;
-        }
-        const ExpectedStat& stat = state.ring[number % kExpectedCapacity];
-        call = foreactor::Fstatat(stat.dirfd, stat.name, stat.flags);
+        if (number < state.completed || number >= state.expected_end) return FOREACTOR_NOT_YET;
+        const ExpectedStat& stat = state.ring[number % kWindow];
+        call = foreactor::Fstatat(stat.dirfd, stat.name, AT_SYMLINK_NOFOLLOW);
         return FOREACTOR_READY;
       },
       [](WalkState& state, const foreactor::Visit& visit, int64_t) {
-        state.completed_visits = visit.iteration(0) + 1;
+        state.completed = visit.iteration(0) + 1;
       });
   auto next_entry = builder.Branch("next_entry", [](WalkState&, const foreactor::Visit&) { return 0; });
   builder.start().Then(stat_entry).Then(next_entry, foreactor::kWeak);
@@ -80,63 +110,107 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
   return builder.Build();
 }());
 
+bool Predictable(const FTS* fts) {
+  const int options = fts->fts_options;
+  return (options & FTS_CWDFD) && (options & FTS_PHYSICAL) && !(options & (FTS_NOCHDIR | FTS_LOGICAL));
+}
+
+bool Deferred(const FTSENT* entry) {
+  const off_t mark = entry->fts_statp->st_size;
+  return entry->fts_info == FTS_NSOK && (mark == kDeferredStatRequired || mark == kDeferredNoStatRequired);
+}
+
+bool ExpectedAs(const FTSENT* entry, uint64_t visit) {
+  const ExpectedStat& slot = walk.ring[visit % kWindow];
+  return slot.visit == visit && slot.entry == entry && visit < walk.expected_end;
+}
+
+void LeaveScope() {
+  if (!walk.in_scope) return;
+  foreactor_scope_exit(walk_graph.handle());
+  walk.in_scope = false;
+}
+
+// After fts_read returned ENTRY in the scope: expects the stats to come, as
+// far as the list and the window go.
+__attribute__((noinline)) void ExpectUpcomingStats(const FTS* fts, const FTSENT* entry) {
+  const uint64_t completed = walk.completed;
+  if (!ExpectedAs(entry, completed) && !(completed > 0 && ExpectedAs(entry, completed - 1))) {
+    // Not the expected sequence: start afresh (a new scope always does).
+    walk.expected_end = completed;
+    walk.next_unexpected = nullptr;
+    if (entry->fts_level > FTS_ROOTLEVEL) {
+      if (Deferred(entry)) {
+        walk.next_unexpected = entry;
+      } else if (entry->fts_info != FTS_D && entry->fts_info != FTS_DNR && entry->fts_info != FTS_ERR) {
+        walk.next_unexpected = entry->fts_link;
+      }
+    }
+  }
+  // Two visits of margin keep the slots of the last completed visit and the next one intact.
+  uint64_t visit = std::max(walk.expected_end, completed);
+  while (walk.next_unexpected != nullptr && visit + 2 < completed + kWindow) {
+    const FTSENT* next = walk.next_unexpected;
+    const size_t length = std::strlen(next->fts_accpath);
+    walk.next_unexpected = nullptr;
+    // fts would skip it or has stat'ed it already: stop guessing.
+    if (next->fts_instr == FTS_SKIP || !Deferred(next) || length > NAME_MAX) break;
+    ExpectedStat& slot = walk.ring[visit % kWindow];
+    slot.visit = visit;
+    slot.entry = next;
+    slot.dirfd = fts->fts_cwd_fd;
+    std::memcpy(slot.name, next->fts_accpath, length + 1);
+    walk.expected_end = ++visit;
+    // A directory (or possibly one) is descended into right after its stat.
+    const mode_t type = next->fts_statp->st_mode & S_IFMT;
+    if (type != S_IFDIR && type != 0) walk.next_unexpected = next->fts_link;
+  }
+}
+
 }  // namespace
 
-extern "C" int du_walk_before_read(void) {
-  // The scope gate answers 0 while foreactor is off: without a scope no
-  // visit completes, and the attachment records no expectations.
-  const bool open = walk_graph.ScopeGate();
-  if (open && !walk.active) {
-    walk.active = true;
-    walk.Clear();
-    foreactor_scope_enter(walk_graph.handle(), &walk);
-  } else if (!open && walk.active) {
-    du_walk_end();
+FTSENT* __wrap_rpl_fts_read(FTS* fts) {
+  if (walk.fts != fts) {  // another walk: the previous one's scope is over
+    LeaveScope();
+    walk.fts = fts;
   }
-  return walk.active ? 1 : 0;
+  if (!Predictable(fts)) return __real_rpl_fts_read(fts);
+  // The gate answers 0 while foreactor is off: no scope, nothing recorded.
+  const bool open = walk_graph.ScopeGate();
+  if (open && !walk.in_scope) {
+    walk.in_scope = true;
+    walk.completed = 0;
+    walk.expected_end = 0;
+    foreactor_scope_enter(walk_graph.handle(), &walk);
+  } else if (!open) {
+    LeaveScope();
+  }
+  FTSENT* entry;
+  if (walk.directory_read_next) {
+    // This fts_read reads the directory it returned last: the graph issues
+    // none of its calls early, so its time (cold, most of a walk's) stays
+    // out of the scope gate's comparison of stretches.
+    const auto start = std::chrono::steady_clock::now();
+    entry = __real_rpl_fts_read(fts);
+    const std::chrono::nanoseconds spent = std::chrono::steady_clock::now() - start;
+    foreactor_scope_gate_exclude(walk_graph.handle(), spent.count());
+  } else {
+    entry = __real_rpl_fts_read(fts);
+  }
+  walk.directory_read_next = entry != nullptr && entry->fts_info == FTS_D;
+  if (walk.in_scope) {
+    const int saved_errno = errno;
+    if (entry == nullptr) LeaveScope();
+    else ExpectUpcomingStats(fts, entry);
+    errno = saved_errno;
+  }
+  return entry;
 }
 
-extern "C" uint64_t du_walk_clock(void) {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
-}
-
-extern "C" void du_walk_exclude_time(uint64_t nanoseconds) {
-  foreactor_scope_gate_exclude(walk_graph.handle(), nanoseconds);
-}
-
-extern "C" void du_walk_end(void) {
-  if (!walk.active) return;
-  foreactor_scope_exit(walk_graph.handle());
-  walk.active = false;
-  walk.Clear();
-}
-
-extern "C" int du_walk_active(void) { return walk.active ? 1 : 0; }
-
-extern "C" uint64_t du_walk_completed_visits(void) { return walk.completed_visits; }
-
-extern "C" void du_walk_forget_from(uint64_t first_visit) {
-  walk.DropCompleted();
-  if (first_visit < walk.first_expected) first_visit = walk.first_expected;
-  if (first_visit < walk.end_expected) walk.end_expected = first_visit;
-}
-
-extern "C" int du_walk_expect(uint64_t visit, int dirfd, const char* name, int flags) {
-  walk.DropCompleted();
-  if (visit != walk.end_expected || visit - walk.first_expected >= kExpectedCapacity) return -1;
-  const size_t length = std::strlen(name);
-  if (length > NAME_MAX) return -1;
-  ExpectedStat& stat = walk.ring[visit % kExpectedCapacity];
-  stat.dirfd = dirfd;
-  stat.flags = flags;
-  std::memcpy(stat.name, name, length + 1);
-  walk.end_expected++;
-  return 0;
-}
-
-extern "C" uint64_t du_walk_expected_until(void) {
-  walk.DropCompleted();
-  return walk.end_expected;
+int __wrap_rpl_fts_close(FTS* fts) {
+  if (walk.fts == fts) {
+    LeaveScope();
+    walk.fts = nullptr;
+  }
+  return __real_rpl_fts_close(fts);
 }

@@ -97,7 +97,7 @@ def test_foreactor_off_records_no_expectations(trees, setting):
     binaries = programs()
     environment = clean_environment() if setting is None else clean_environment(FOREACTOR=setting)
     completed = subprocess.run(
-        ["gdb", "-batch", "-nx", "-ex", "set breakpoint pending on", "-ex", "break du_walk_expect",
+        ["gdb", "-batch", "-nx", "-ex", "set breakpoint pending on", "-ex", "break ExpectUpcomingStats",
          "-ex", "run", "--args", str(binaries["du-foreactor"]), str(trees["wide"])],
         env=environment, capture_output=True, text=True, timeout=120)
     assert "exited normally" in completed.stdout, completed.stdout + completed.stderr
