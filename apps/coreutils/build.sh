@@ -165,11 +165,15 @@ link "$BIN_DIR/cp" "${CP_OBJECTS[@]}" -- "${CP_LIBS[@]}"
 # The plugin objects come first: with --wrap, the programs no longer refer to
 # the wrapped functions themselves, the plugins' __real_ references do, and
 # they must precede the archive that defines them.
+# The plugins are C++ and du and cp are C: the C++ runtime is linked in
+# (-static-libstdc++), as libforeactor.so has its own, so that the programs
+# load no C++ library at start (about 0.6 ms of every run, docs/COREUTILS.md).
+CXX_RUNTIME=(-static-libstdc++ -static-libgcc)
 link "$BIN_DIR/du-foreactor" "$PLUGIN_OBJ_DIR/du_walk_plugin.o" "${DU_OBJECTS[@]}" \
-  -- "${DU_LIBS[@]}" "${DU_WRAP[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"
+  -- "${DU_LIBS[@]}" "${DU_WRAP[@]}" "${CXX_RUNTIME[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"
 link "$BIN_DIR/cp-foreactor" "$PLUGIN_OBJ_DIR/cp_copy_attach.o" "$PLUGIN_OBJ_DIR/cp_copy_plugin.o" \
   "${CP_OBJECTS[@]}" \
-  -- "${CP_LIBS[@]}" "${CP_WRAP[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"
+  -- "${CP_LIBS[@]}" "${CP_WRAP[@]}" "${CXX_RUNTIME[@]}" "$LIBFOREACTOR" -Wl,-rpath,"$BUILD_DIR"
 
 # 5.
 check_pristine
