@@ -21,7 +21,9 @@
 #   <test>, <test>_foreactor                  LevelDB's test programs
 #   leveldb_driver, leveldb_driver_foreactor  the trace driver
 #
-# Environment: FOREACTOR_BUILD_DIR, JOBS (ninja parallelism, default 2).
+# Environment: FOREACTOR_BUILD_DIR, JOBS (ninja parallelism, default 2),
+# LEVELDB_BUILD_DIR (instead of third_party/leveldb-build/, e.g. for a second
+# libforeactor.so: the programs' rpath names one; the log is <dir>.log).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -29,7 +31,7 @@ APP_DIR="$ROOT/apps/leveldb"
 THIRD_PARTY="$ROOT/third_party"
 SOURCE_DIR="$THIRD_PARTY/leveldb-1.23"
 CHECKSUMS="$THIRD_PARTY/leveldb-1.23.sha256"
-LEVELDB_BUILD="$THIRD_PARTY/leveldb-build"
+LEVELDB_BUILD="${LEVELDB_BUILD_DIR:-$THIRD_PARTY/leveldb-build}"
 BUILD_DIR="${FOREACTOR_BUILD_DIR:-$ROOT/build}"
 JOBS="${JOBS:-2}"
 
@@ -74,10 +76,10 @@ if [ ! -f "$LEVELDB_BUILD/build.ninja" ] \
   cmake -S "$APP_DIR/programs" -B "$LEVELDB_BUILD" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DLEVELDB_SOURCE_DIR="$SOURCE_DIR" -DFOREACTOR_ROOT="$ROOT" \
-    -DFOREACTOR_LIBRARY="$LIBFOREACTOR" > "$THIRD_PARTY/leveldb-configure.log" \
-    || { cat "$THIRD_PARTY/leveldb-configure.log" >&2; exit 1; }
+    -DFOREACTOR_LIBRARY="$LIBFOREACTOR" > "$LEVELDB_BUILD-configure.log" \
+    || { cat "$LEVELDB_BUILD-configure.log" >&2; exit 1; }
 fi
-BUILD_LOG="$THIRD_PARTY/leveldb-build.log"
+BUILD_LOG="$LEVELDB_BUILD.log"
 if ! cmake --build "$LEVELDB_BUILD" -j "$JOBS" ${1:+--target "$@"} > "$BUILD_LOG" 2>&1; then
   grep -v '^\[' "$BUILD_LOG" | tail -40 >&2
   say "build failed: see $BUILD_LOG"

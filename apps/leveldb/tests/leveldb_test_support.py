@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 APP_DIR = ROOT / "apps" / "leveldb"
 BUILD_SCRIPT = APP_DIR / "build.sh"
-PROGRAM_DIR = ROOT / "third_party" / "leveldb-build"
+PROGRAM_DIR = Path(os.environ.get("LEVELDB_BUILD_DIR", ROOT / "third_party" / "leveldb-build"))
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 ENGINES = ("io_uring", "threads", "sync")
 
