@@ -30,7 +30,7 @@ ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]
 DATA_DIR = ROOT / "data" / "leveldb"
 TRACE_DIR = DATA_DIR / "traces"
 IMAGE_DIR = DATA_DIR / "images"
-PROGRAM_DIR = ROOT / "third_party" / "leveldb-build"
+PROGRAM_DIR = Path(os.environ.get("LEVELDB_BUILD_DIR", ROOT / "third_party" / "leveldb-build"))
 MAKE_TRACE = ROOT / "apps" / "leveldb" / "ycsb" / "make_trace.py"
 FETCH_YCSB = ROOT / "apps" / "leveldb" / "ycsb" / "fetch_ycsb.sh"
 

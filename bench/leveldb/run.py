@@ -58,7 +58,7 @@ from bench.common import cache, machine, progress, results, runs  # noqa: E402
 import images  # noqa: E402
 import memory  # noqa: E402
 
-PROGRAM_DIR = ROOT / "third_party" / "leveldb-build"
+PROGRAM_DIR = Path(os.environ.get("LEVELDB_BUILD_DIR", ROOT / "third_party" / "leveldb-build"))
 PLAIN_DRIVER = PROGRAM_DIR / "leveldb_driver"
 FOREACTOR_DRIVER = PROGRAM_DIR / "leveldb_driver_foreactor"
 # The clone a run works on; one per benchmark process, removed at the end.
