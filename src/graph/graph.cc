@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <atomic>
 #include <new>
-#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -448,15 +447,16 @@ void AnnotateLoops(const std::vector<LoopFacts>& facts, const std::vector<Loop>&
   }
 }
 
-// Writes `text` as the inside of a DOT double-quoted string.
-void WriteDotString(std::ostream& out, const std::string& text) {
+// Appends `text` to `out` as the inside of a DOT double-quoted string.
+void AppendDotString(std::string& out, const std::string& text) {
   for (char c : text) {
     if (c == '"' || c == '\\') {
-      out << '\\' << c;
+      out += '\\';
+      out += c;
     } else if (c == '\n') {
-      out << "\\n";
+      out += "\\n";
     } else {
-      out << c;
+      out += c;
     }
   }
 }
@@ -614,37 +614,39 @@ bool Graph::Finish(std::string* error) {
   return valid_;
 }
 
-void Graph::WriteDot(std::ostream& out) const {
-  out << "digraph \"";
-  WriteDotString(out, name_);
-  out << "\" {\n";
+std::string Graph::Dot() const {
+  std::string out = "digraph \"";
+  AppendDotString(out, name_);
+  out += "\" {\n";
   for (int id = 0; id < node_count(); ++id) {
     const Node& node = nodes_[id];
-    out << "  n" << id << " [";
+    out += "  n" + std::to_string(id) + " [";
     switch (node.kind) {
       case NodeKind::kStart:
       case NodeKind::kEnd:
-        out << "shape=circle, width=0.25, fixedsize=true, label=\"\", xlabel=\"";
-        WriteDotString(out, node.name);
-        out << "\"";
-        if (node.kind == NodeKind::kEnd) out << ", peripheries=2";
+        out += "shape=circle, width=0.25, fixedsize=true, label=\"\", xlabel=\"";
+        AppendDotString(out, node.name);
+        out += "\"";
+        if (node.kind == NodeKind::kEnd) out += ", peripheries=2";
         break;
       case NodeKind::kSyscall:
-        out << "shape=box, label=\"";
-        WriteDotString(out, node.name);
-        out << "\\n" << InfoOf(node.call_type).name << "\"";
+        out += "shape=box, label=\"";
+        AppendDotString(out, node.name);
+        out += "\\n";
+        out += InfoOf(node.call_type).name;
+        out += "\"";
         break;
       case NodeKind::kBranch:
-        out << "shape=diamond, label=\"";
-        WriteDotString(out, node.name);
-        out << "\"";
+        out += "shape=diamond, label=\"";
+        AppendDotString(out, node.name);
+        out += "\"";
         break;
     }
-    out << "];\n";
+    out += "];\n";
   }
-  auto write_edge = [&out](int from, const Edge& edge, int child) {
+  auto append_edge = [&out](int from, const Edge& edge, int child) {
     if (edge.to < 0) return;
-    out << "  n" << from << " -> n" << edge.to;
+    out += "  n" + std::to_string(from) + " -> n" + std::to_string(edge.to);
     std::string label;
     if (child >= 0) label = std::to_string(child);
     if (edge.closes_loop >= 0) {
@@ -654,23 +656,24 @@ void Graph::WriteDot(std::ostream& out) const {
     if (!label.empty()) attributes.push_back("label=\"" + label + "\"");
     if (edge.weak) attributes.push_back("style=dashed");
     if (!attributes.empty()) {
-      out << " [";
-      for (size_t i = 0; i < attributes.size(); ++i) out << (i == 0 ? "" : ", ") << attributes[i];
-      out << "]";
+      out += " [";
+      for (size_t i = 0; i < attributes.size(); ++i) out += (i == 0 ? "" : ", ") + attributes[i];
+      out += "]";
     }
-    out << ";\n";
+    out += ";\n";
   };
   for (int id = 0; id < node_count(); ++id) {
     const Node& node = nodes_[id];
     if (node.kind == NodeKind::kStart || node.kind == NodeKind::kSyscall) {
-      write_edge(id, node.next, -1);
+      append_edge(id, node.next, -1);
     } else if (node.kind == NodeKind::kBranch) {
       for (int child = 0; child < static_cast<int>(node.children.size()); ++child) {
-        write_edge(id, node.children[child], child);
+        append_edge(id, node.children[child], child);
       }
     }
   }
-  out << "}\n";
+  out += "}\n";
+  return out;
 }
 
 }  // namespace foreactor

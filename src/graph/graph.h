@@ -8,7 +8,6 @@
 #define FOREACTOR_GRAPH_GRAPH_H_
 
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -88,10 +87,10 @@ class Graph {
   bool valid() const { return valid_; }
   const std::string& name() const { return name_; }
 
-  // Writes the graph in Graphviz DOT form: syscall nodes as boxes labelled
-  // with name and type, branch nodes as diamonds, weak edges dashed, back
-  // edges labelled with their loop.
-  void WriteDot(std::ostream& out) const;
+  // The graph in Graphviz DOT form: syscall nodes as boxes labelled with
+  // name and type, branch nodes as diamonds, weak edges dashed, back edges
+  // labelled with their loop.
+  std::string Dot() const;
 
   int node_count() const { return static_cast<int>(nodes_.size()); }
   const Node& node(int id) const { return nodes_[id]; }

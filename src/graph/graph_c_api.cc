@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
-#include <sstream>
 #include <string>
 
 #include "foreactor/foreactor.h"
@@ -99,9 +98,7 @@ int foreactor_graph_finish(foreactor_graph* graph, char* error, size_t error_siz
 int foreactor_graph_write_dot(const foreactor_graph* graph, FILE* out) {
   if (graph == nullptr || out == nullptr || !graph->graph.finished()) return -1;
   try {
-    std::ostringstream dot;
-    graph->graph.WriteDot(dot);
-    const std::string text = dot.str();
+    const std::string text = graph->graph.Dot();
     if (std::fwrite(text.data(), 1, text.size(), out) != text.size()) return -1;
     return std::fflush(out) == 0 ? 0 : -1;
   } catch (...) {

@@ -692,11 +692,7 @@ TEST(GraphTest, WeakEdgesAreKept) {
 
 // -------------------------------------------------------------------- DOT
 
-std::string DotOf(const Graph& graph) {
-  std::ostringstream out;
-  graph.WriteDot(out);
-  return out.str();
-}
+std::string DotOf(const Graph& graph) { return graph.Dot(); }
 
 TEST(GraphDotTest, DrawsNodesEdgesWeaknessAndLoops) {
   Graph graph("scan");
