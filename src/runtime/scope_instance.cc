@@ -190,6 +190,7 @@ void ScopeInstance::Enter(void* scope_state) {
   frontier_weak_edges_ = peek_weak_edges_ = 0;
   unconfirmed_weak_edge_ = graph_.node(FOREACTOR_START_NODE).next.weak;
   visits_ahead_ = 0;
+  bytes_ahead_ = 0;
   prepared_unsubmitted_ = 0;
   accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
   guesses_ahead_ = 0;
@@ -516,7 +517,7 @@ void ScopeInstance::Fill() {
   // the walk resumes when a read would block.
   if (!speculating_ || suspended_ || cache_mode_ == CacheMode::kServeFromCache) return;
   const unsigned depth = depth_controller_.depth();
-  while (!peek_blocked_for_scope_ && visits_ahead_ < depth) {
+  while (!peek_blocked_for_scope_ && visits_ahead_ < depth && bytes_ahead_ < kMaxBytesAhead) {
     const Node& node = graph_.node(peek_.node);
     PeekStep step = PeekStep::kStop;
     if (node.kind == NodeKind::kBranch) {
@@ -642,6 +643,10 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
         (EarlyIssueFor(passed.predicted) != EarlyIssue::kWhenCertain || passed_held_back) &&
         !passed.predicted.link_next;
     if (passed.unconfirmed_guess) guesses_ahead_++;
+    const CallTypeInfo& passed_info = InfoOf(type);
+    passed.bytes_ahead =
+        passed_info.reads_data || passed_info.writes_data ? PredictedLength(passed.predicted) : 0;
+    bytes_ahead_ += passed.bytes_ahead;
     passed_state.peek_count++;
     visits_ahead_++;
   };
@@ -902,7 +907,10 @@ void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
     info.result(&visit, result);
   }
   state.frontier_count++;
-  if (peek_passed) visits_ahead_--;
+  if (peek_passed) {
+    visits_ahead_--;
+    bytes_ahead_ -= slot.bytes_ahead;
+  }
   NoteFrontierCallForDepth();
   frontier_.Take(info.next);
   frontier_weak_since_call_ = info.next.weak;
@@ -1106,6 +1114,7 @@ void ScopeInstance::DrainAhead() {
   peek_ = frontier_;
   peek_weak_edges_ = frontier_weak_edges_;
   visits_ahead_ = 0;
+  bytes_ahead_ = 0;
   accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
   guesses_ahead_ = 0;
 }

@@ -49,6 +49,11 @@
 // Depth: how many syscall visits the peek head may have ahead comes from a
 // DepthController, fixed (FOREACTOR_DEPTH=N) or chosen as the program runs
 // (auto).  The slot rings are sized for the largest depth it may choose.
+// Whatever the depth, the visits ahead move at most kMaxBytesAhead bytes
+// of data (reads and writes; the visit that crosses it still goes): 2 MiB
+// keeps a device busy with large requests as well as with small ones (256
+// reads of 8 KiB, 16 of 128 KiB), and bounds the memory of the buffers and
+// what a scope left early has read for nothing.
 //
 // Mispredictions: after kMispredictionLimit mispredictions in a row the
 // instance suspends speculation (the peek head rests) but the frontier
@@ -132,6 +137,8 @@ class ScopeInstance {
 
   ScopeInstance(const ScopeInstance&) = delete;
   ScopeInstance& operator=(const ScopeInstance&) = delete;
+
+  static constexpr uint64_t kMaxBytesAhead = uint64_t{2} << 20;
 
   // True when the constructor could allocate everything.
   bool ok() const { return ok_; }
@@ -308,6 +315,7 @@ class ScopeInstance {
   static constexpr long kParkingFloorUnknown = -2;
   long parking_floor_ = kParkingFloorUnknown;
   unsigned visits_ahead_ = 0;         // syscall visits passed by peek, not by frontier
+  uint64_t bytes_ahead_ = 0;          // data bytes those visits read or write
   unsigned prepared_unsubmitted_ = 0;
 
   std::unique_ptr<PendingAccess[]> accesses_;  // FIFO ring of ring_size_ entries, in visit order

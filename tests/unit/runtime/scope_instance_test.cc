@@ -232,6 +232,41 @@ TEST_F(ScopeInstanceTest, PreadLoopIsIssuedAheadAndServedWithExactBytes) {
   scope.Exit();
 }
 
+// Reads of a quarter of the byte budget and one byte more: four fill it.
+foreactor_readiness LargePreadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  call->fd = state->fd;
+  call->length = ScopeInstance::kMaxBytesAhead / 4 + 1;
+  call->offset = state->offsets[visit->iteration[0]];
+  return FOREACTOR_READY;
+}
+
+TEST_F(ScopeInstanceTest, VisitsAheadMoveAtMostTheByteBudget) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LargePreadArguments);
+  ScopeInstance scope(*graph, Depth(32), &engine_);
+  ASSERT_TRUE(scope.ok());
+  LoopState state = ReadLoopState({0, 1, 2, 3, 4, 5, 6, 7});
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 4u) << "the fourth read crosses the budget, and still goes";
+
+  const size_t length = ScopeInstance::kMaxBytesAhead / 4 + 1;
+  std::vector<char> got(length), expected(length);
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    bool served = false;
+    int64_t result = ProgramCall(scope, Pread(data_fd_, got.data(), length, state.offsets[i]), &served);
+    EXPECT_TRUE(served) << "visit " << i;
+    const ssize_t plain = ::pread(data_fd_, expected.data(), length, state.offsets[i]);
+    ASSERT_EQ(result, plain) << "visit " << i;
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), static_cast<size_t>(plain)), 0) << "visit " << i;
+    if (i == 0) {
+      EXPECT_EQ(engine_.prepared().size(), 5u) << "one read consumed, one more ahead";
+    }
+  }
+  EXPECT_EQ(scope.statistics().issued_early, 8u);
+  EXPECT_EQ(scope.statistics().consumed, 8u);
+  scope.Exit();
+}
+
 TEST_F(ScopeInstanceTest, NotYetArgumentsStopThePeekHeadUntilKnown) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   ScopeInstance scope(*graph, Depth(8), &engine_);
