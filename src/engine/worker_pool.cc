@@ -88,8 +88,12 @@ void WorkerPool::RunWorker() {
     }
     if (job.head == nullptr) {
       ++idle_workers_;
-      work_available_.wait(lock);
+      const std::cv_status waited = work_available_.wait_for(lock, kIdleWorkerLifetime);
       --idle_workers_;
+      if (waited == std::cv_status::timeout && queued_ == 0) {
+        --workers_;
+        return;
+      }
       continue;
     }
     lock.unlock();
@@ -146,7 +150,7 @@ void WorkerPool::Unregister(Submitter* submitter) {
 
 int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (workers_ == 0) return -EAGAIN;
+  if (workers_ == 0 && (worker_limit_ == 0 || !StartWorkerLocked())) return -EAGAIN;
   if (!GrowQueueLocked(queued_ + count)) return -ENOMEM;
   for (size_t i = 0; i < count; ++i) {
     jobs_[(first_ + queued_) & (capacity_ - 1)] = Job{heads[i], submitter};
@@ -193,6 +197,7 @@ void WorkerPool::AfterForkInChild() {
   new (&pool->job_finished_) std::condition_variable();
   pool->workers_ = 0;
   pool->idle_workers_ = 0;
+  pool->worker_limit_ = 0;
   for (size_t i = 0; i < pool->queued_; ++i) {
     Job& job = pool->jobs_[(pool->first_ + i) & (pool->capacity_ - 1)];
     if (job.head != nullptr) CompleteChain(job.head, -ECANCELED);

@@ -3,10 +3,16 @@
 //
 // There is one pool per process.  It is created on first use and never
 // destroyed (its workers are detached and block in a wait when idle), so
-// process exit can never hang on it.  Workers block every signal, so the
-// host program's signal delivery is unchanged.  After fork() the child
-// starts with an empty pool: no workers, no queued jobs, and engines
-// inherited from the parent see nothing outstanding.
+// process exit can never hang on it.  A worker that has waited
+// kIdleWorkerLifetime without a job exits: while any thread besides the
+// program's shares the descriptor table, the kernel takes a reference on
+// the file in every descriptor call the program makes (~50 ns each), so
+// workers only live while there is work for them.  Workers block every
+// signal, so the host program's signal delivery is unchanged.  After
+// fork() the child starts with an empty pool: no workers, no queued jobs,
+// a worker limit of 0 (engines inherited from the parent cannot start
+// threads in the child), and engines inherited from the parent see nothing
+// outstanding.
 //
 // Jobs are chains of requests (a request and its linked_next successors);
 // one worker runs a whole chain in order with ExecuteNow().  Every job is
@@ -15,6 +21,7 @@
 #ifndef FOREACTOR_ENGINE_WORKER_POOL_H_
 #define FOREACTOR_ENGINE_WORKER_POOL_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -66,7 +73,8 @@ class WorkerPool {
   // lock, wakes idle workers and starts new ones (within the limit) for
   // the jobs left over; a worker that cannot be started is not an error,
   // the running ones take the jobs.  Every request of the chains must
-  // already be kSubmitted.  Returns 0, or -EAGAIN when no worker runs, or
+  // already be kSubmitted.  Returns 0, or -EAGAIN when no worker runs and
+  // none can be started (the limit is 0, as in a forked child), or
   // -ENOMEM; on failure nothing was queued and the caller still owns the
   // chains.
   int Push(Request* const* heads, size_t count, Submitter* submitter);
@@ -77,6 +85,8 @@ class WorkerPool {
   bool CancelQueued(Request* head);
 
   static constexpr unsigned kMaxWorkers = 1024;
+  // How long a worker waits for a job before it exits.
+  static constexpr std::chrono::milliseconds kIdleWorkerLifetime{20};
   // The name every worker thread carries (/proc/self/task/*/comm).
   static constexpr const char* kWorkerThreadName = "foreactor-pool";
 

@@ -111,6 +111,29 @@ TEST(ThreadPoolEngineTest, WorkersStartOnlyWhenJobsWait) {
   close(fd);
 }
 
+TEST(ThreadPoolEngineTest, IdleWorkersExitAndStartAgainForTheNextJob) {
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  const int fd = open("/dev/zero", O_RDONLY);
+  char buffer[8];
+  for (int round = 0; round < 2; ++round) {
+    Request request;
+    SetUpRead(&request, fd, buffer, sizeof(buffer), 0);
+    ASSERT_TRUE(engine->Prepare(&request));
+    ASSERT_EQ(engine->Submit(), 1) << "round " << round;
+    engine->Wait(&request);
+    EXPECT_EQ(request.result, 8) << "round " << round;
+    // Idle workers exit after kIdleWorkerLifetime; allow a busy machine 50x.
+    bool all_exited = false;
+    for (int waited = 0; waited < 50 && !all_exited; ++waited) {
+      std::this_thread::sleep_for(WorkerPool::kIdleWorkerLifetime);
+      all_exited = WorkerPool::Instance()->worker_count() == 0;
+    }
+    EXPECT_TRUE(all_exited) << "round " << round;
+  }
+  close(fd);
+}
+
 TEST(ThreadPoolEngineTest, BatchHoldsAtMostQueueSizeChains) {
   EngineOptions options;
   options.queue_size = 4;
