@@ -293,6 +293,7 @@ const VersionFiles& FilesOf(leveldb::Version* version) {
   thread_local VersionFiles files;
   const uint64_t now = epoch.load(std::memory_order_relaxed);
   if (files.version == version && files.epoch == now) return files;
+  files.version = nullptr;  // until the lists are complete: an allocation below may throw
   std::vector<uint64_t> numbers;
   for (int level = 0; level < leveldb::config::kNumLevels; ++level) {
     version->GetOverlappingInputs(level, nullptr, nullptr, &files.levels[level]);
@@ -302,9 +303,9 @@ const VersionFiles& FilesOf(leveldb::Version* version) {
             [](const leveldb::FileMetaData* a, const leveldb::FileMetaData* b) {
               return a->number > b->number;
             });
+  files.database = DatabaseOf(files);
   files.version = version;
   files.epoch = now;
-  files.database = DatabaseOf(files);
   if (files.database == nullptr) return files;
   // Forget the closed tables compactions removed.
   std::sort(numbers.begin(), numbers.end());
@@ -501,12 +502,11 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
   // to be unique: taking one more changes nothing LevelDB does).
   const OpeningFile opened = std::exchange(opening, OpeningFile{});
   if (!status.ok() || opened.database == nullptr) return status;
-  leveldb::Cache* cache = options.block_cache;
   NoThrow([&] {  // out of memory: the table is predicted to be opened
     std::unique_lock lock(mutex);
     Table& entry = opened.database->tables[opened.number];
-    entry.block_cache = cache;
-    entry.cache_id = cache != nullptr ? cache->NewId() - 1 : 0;
+    entry.block_cache = options.block_cache;
+    entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
     entry.fd = opened.fd;
   });
   return status;
