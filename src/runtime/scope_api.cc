@@ -129,7 +129,8 @@ struct ThreadState {
   }
 };
 
-thread_local ThreadState* tls_state = nullptr;
+// Initial-exec, as tls_context: the library is loaded at program start.
+thread_local ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
 pthread_key_t thread_state_key;
 pthread_once_t thread_state_key_once = PTHREAD_ONCE_INIT;
 
@@ -321,26 +322,53 @@ int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_o
   return 1;
 }
 
+namespace foreactor {
+namespace {
+
+// Settings().enabled, which never changes once the settings are loaded,
+// read without a call: plugins ask the gate once per unit of work, and
+// with foreactor off that question is all they pay.
+std::atomic<int> enabled_known{-1};
+
+bool EnabledKnown() {
+  int enabled = enabled_known.load(std::memory_order_relaxed);
+  if (enabled < 0) {
+    enabled = Settings().enabled ? 1 : 0;
+    enabled_known.store(enabled, std::memory_order_relaxed);
+  }
+  return enabled != 0;
+}
+
+// The gate's first question on this thread: makes the gate.
+__attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, int id) {
+  InsideForeactor inside;
+  ThreadState* state = GetThreadState();
+  if (state == nullptr) return 0;
+  ScopeGate* gate = new (std::nothrow) ScopeGate(graph, &foreactor_scope_speculation);
+  if (gate == nullptr) return 0;
+  state->gates[id] = gate;
+  return foreactor_scope_gate(graph);
+}
+
+// A decision was made: folds the gate's statistics into the graph's.
+__attribute__((noinline)) void FoldGateStatistics(const foreactor_graph* graph, ScopeGate* gate) {
+  InsideForeactor inside;
+  Statistics delta;
+  gate->TakeStatistics(&delta);
+  AccumulateStatistics(graph->graph.name(), "", delta);
+}
+
+}  // namespace
+}  // namespace foreactor
+
 int foreactor_scope_gate(const foreactor_graph* graph) {
   const int id = foreactor::TableIndexOf(graph);
-  if (id < 0 || !foreactor::Settings().enabled) return 0;
+  if (id < 0 || !foreactor::EnabledKnown()) return 0;
   ThreadState* state = foreactor::tls_state;
   foreactor::ScopeGate* gate = state != nullptr ? state->gates[id] : nullptr;
-  if (gate == nullptr) {
-    InsideForeactor inside;
-    state = foreactor::GetThreadState();
-    if (state == nullptr) return 0;
-    gate = new (std::nothrow) foreactor::ScopeGate(graph, &foreactor_scope_speculation);
-    if (gate == nullptr) return 0;
-    state->gates[id] = gate;
-  }
+  if (gate == nullptr) return foreactor::FirstGateQuestion(graph, id);
   const bool open = gate->BeforeUnit();
-  if (gate->has_statistics()) {
-    InsideForeactor inside;
-    foreactor::Statistics delta;
-    gate->TakeStatistics(&delta);
-    foreactor::AccumulateStatistics(graph->graph.name(), "", delta);
-  }
+  if (gate->has_statistics()) foreactor::FoldGateStatistics(graph, gate);
   return open ? 1 : 0;
 }
 
