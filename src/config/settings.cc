@@ -38,6 +38,11 @@ extern char** environ;
 
 namespace foreactor {
 
+namespace internal {
+std::atomic<int> enabled_known{-1};
+}  // namespace internal
+
+
 namespace {
 
 constexpr std::string_view kSwitchVariable = "FOREACTOR";
@@ -312,6 +317,7 @@ void LoadLocked(SettingsState* state) {
     state->variable_array.clear();
     WriteToStderr("foreactor: out of memory while reading the settings; foreactor is off\n");
   }
+  internal::enabled_known.store(state->settings.enabled ? 1 : 0, std::memory_order_relaxed);
 }
 
 }  // namespace

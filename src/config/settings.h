@@ -25,6 +25,7 @@
 #ifndef FOREACTOR_CONFIG_SETTINGS_H_
 #define FOREACTOR_CONFIG_SETTINGS_H_
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,17 @@ ProcessSettings ParseSettings(const char* const* environment);
 // The settings of this process, parsed from `environ` on first use; the
 // first use also prints each problem once to stderr ("foreactor: ...").
 const ProcessSettings& Settings();
+
+// Settings().enabled, read without a call once the settings are loaded:
+// for questions asked once per unit of work, such as the scope gate's,
+// where foreactor being off must cost almost nothing.
+namespace internal {
+extern std::atomic<int> enabled_known;  // -1 until loaded, then 0 or 1
+}  // namespace internal
+inline bool Enabled() {
+  const int known = internal::enabled_known.load(std::memory_order_relaxed);
+  return known >= 0 ? known != 0 : Settings().enabled;
+}
 
 // The settings for graph `graph_name`: the defaults, overridden by the
 // per-graph variables.  Invalid per-graph values are reported once and

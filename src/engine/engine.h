@@ -50,6 +50,13 @@ class Engine {
   // request still completes (with its real result or -ECANCELED) and must
   // be waited for before reuse.
   virtual void Cancel(Request* request) = 0;
+
+  // The engine will likely not be used for a while, and nothing it was
+  // given is in flight: it may release what it can make again at the next
+  // Prepare() (io_uring: the ring, and with it the kernel's worker threads,
+  // which slow every descriptor call of the program while they exist).
+  // Does nothing when requests are prepared or in flight.
+  virtual void Rest() {}
 };
 
 // Which engine a thread uses.

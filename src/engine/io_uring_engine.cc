@@ -75,7 +75,7 @@ std::string ErrorText(int negative_errno) {
 
 std::unique_ptr<IoUringEngine> IoUringEngine::Create(const EngineOptions& options,
                                                      std::string* error) {
-  std::unique_ptr<IoUringEngine> engine(new (std::nothrow) IoUringEngine(options.io_uring_async));
+  std::unique_ptr<IoUringEngine> engine(new (std::nothrow) IoUringEngine(options));
   if (!engine) {
     *error = ErrorText(-ENOMEM);
     return nullptr;
@@ -84,7 +84,8 @@ std::unique_ptr<IoUringEngine> IoUringEngine::Create(const EngineOptions& option
   return engine;
 }
 
-IoUringEngine::IoUringEngine(bool async) : async_(async) {}
+IoUringEngine::IoUringEngine(const EngineOptions& options)
+    : options_(options), async_(options.io_uring_async) {}
 
 namespace {
 
@@ -257,7 +258,19 @@ bool IoUringEngine::HasRoomFor(unsigned count, unsigned reserved) const {
          owed_completions_ + pending_.size() + count + reserved <= completion_capacity_;
 }
 
+void IoUringEngine::Rest() {
+  if (!ring_ready_ || Unusable() || owed_completions_ > 0 || !pending_.empty()) return;
+  io_uring_queue_exit(&ring_);
+  ring_ready_ = false;
+  resting_ = true;
+}
+
 bool IoUringEngine::Prepare(Request* request) {
+  if (resting_) {
+    resting_ = false;
+    std::string error;
+    if (!Setup(options_, &error)) broken_ = true;
+  }
   if (Unusable()) return false;
   unsigned count = 0;
   for (Request* link = request; link != nullptr; link = link->linked_next) {

@@ -63,6 +63,10 @@ class IoUringEngine final : public Engine {
   // Submits an asynchronous cancel for the request.  A request the kernel
   // already started (or finished) keeps its real result.
   void Cancel(Request* request) override;
+  // Closes the ring when nothing is prepared or in flight; the next
+  // Prepare() sets up a new one with the same options (and, if that fails,
+  // the engine refuses every request from then on).
+  void Rest() override;
 
  private:
   // One SQE taken from the ring and not yet consumed by the kernel.
@@ -71,7 +75,7 @@ class IoUringEngine final : public Engine {
     io_uring_sqe* sqe;
   };
 
-  explicit IoUringEngine(bool async);
+  explicit IoUringEngine(const EngineOptions& options);
   bool Setup(const EngineOptions& options, std::string* error);
 
   void PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to_next);
@@ -87,8 +91,10 @@ class IoUringEngine final : public Engine {
   // `reserved` CQ slots left over.
   bool HasRoomFor(unsigned count, unsigned reserved) const;
 
+  const EngineOptions options_;
   io_uring ring_{};
   bool ring_ready_ = false;
+  bool resting_ = false;  // the ring was closed by Rest(); Prepare() makes a new one
   bool deferred_task_work_ = false;
   bool broken_ = false;
   const bool async_;

@@ -99,6 +99,9 @@ struct ThreadState {
   int depth = 0;
   int untracked_depth = 0;  // scopes opened beyond kMaxScopeDepth
   bool forked_child = false;
+  // A scope gate started to rest: once no scope is open on the thread, the
+  // engines release what they can make again (RestEngines).
+  bool rest_engines_when_idle = false;
 
   ThreadState() {
     for (foreactor_scope_outcome& outcome : last_outcomes) outcome.calls = UINT64_MAX;
@@ -112,6 +115,16 @@ struct ThreadState {
     }
     for (ScopeInstance* instance : instances) delete instance;
     for (ScopeGate* gate : gates) delete gate;
+  }
+
+  // Lets every engine release its threads and kernel resources (the next
+  // request makes them again).  Only while no scope is open on the thread.
+  void RestEngines() {
+    rest_engines_when_idle = false;
+    if (forked_child || depth > 0 || untracked_depth > 0) return;
+    for (auto& engine : engines) {
+      if (engine != nullptr) engine->Rest();
+    }
   }
 
   Engine* EngineFor(const EngineOptions& options) {
@@ -303,13 +316,15 @@ void foreactor_scope_exit(foreactor_graph* graph) {
     return;
   }
   ThreadState::Frame frame = state->stack[--state->depth];
-  if (frame.instance == nullptr) return;
-  if (!state->forked_child) tls_context.innermost = frame.instance->outer;
-  frame.instance->outer = nullptr;
-  const foreactor::Statistics& statistics = frame.instance->statistics();
-  state->last_outcomes[graph->graph.id()] = {statistics.intercepted, statistics.issued_early,
-                                             statistics.found_cached + statistics.served_from_cache};
-  frame.instance->Exit();
+  if (frame.instance != nullptr) {
+    if (!state->forked_child) tls_context.innermost = frame.instance->outer;
+    frame.instance->outer = nullptr;
+    const foreactor::Statistics& statistics = frame.instance->statistics();
+    state->last_outcomes[graph->graph.id()] = {statistics.intercepted, statistics.issued_early,
+                                               statistics.found_cached + statistics.served_from_cache};
+    frame.instance->Exit();
+  }
+  if (state->depth == 0 && state->rest_engines_when_idle) state->RestEngines();
 }
 
 int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_outcome* outcome) {
@@ -325,20 +340,6 @@ int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_o
 namespace foreactor {
 namespace {
 
-// Settings().enabled, which never changes once the settings are loaded,
-// read without a call: plugins ask the gate once per unit of work, and
-// with foreactor off that question is all they pay.
-std::atomic<int> enabled_known{-1};
-
-bool EnabledKnown() {
-  int enabled = enabled_known.load(std::memory_order_relaxed);
-  if (enabled < 0) {
-    enabled = Settings().enabled ? 1 : 0;
-    enabled_known.store(enabled, std::memory_order_relaxed);
-  }
-  return enabled != 0;
-}
-
 // The gate's first question on this thread: makes the gate.
 __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, int id) {
   InsideForeactor inside;
@@ -350,12 +351,21 @@ __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, in
   return foreactor_scope_gate(graph);
 }
 
-// A decision was made: folds the gate's statistics into the graph's.
-__attribute__((noinline)) void FoldGateStatistics(const foreactor_graph* graph, ScopeGate* gate) {
+// A decision was made: folds the gate's statistics into the graph's.  A
+// gate that starts to rest lets the thread's engines rest too, now or at
+// the exit of the scope that is still open (engines made again on demand
+// cost ~0.1 ms, an io_uring ring kept open with idle kernel workers costs
+// every descriptor call of the program, DESIGN "free when idle").
+__attribute__((noinline)) void FoldGateStatistics(const foreactor_graph* graph, ScopeGate* gate,
+                                                  ThreadState* state) {
   InsideForeactor inside;
   Statistics delta;
   gate->TakeStatistics(&delta);
   AccumulateStatistics(graph->graph.name(), "", delta);
+  if (gate->resting()) {
+    state->rest_engines_when_idle = true;
+    if (state->depth == 0) state->RestEngines();
+  }
 }
 
 }  // namespace
@@ -363,12 +373,12 @@ __attribute__((noinline)) void FoldGateStatistics(const foreactor_graph* graph, 
 
 int foreactor_scope_gate(const foreactor_graph* graph) {
   const int id = foreactor::TableIndexOf(graph);
-  if (id < 0 || !foreactor::EnabledKnown()) return 0;
+  if (id < 0 || !foreactor::Enabled()) return 0;
   ThreadState* state = foreactor::tls_state;
   foreactor::ScopeGate* gate = state != nullptr ? state->gates[id] : nullptr;
   if (gate == nullptr) return foreactor::FirstGateQuestion(graph, id);
   const bool open = gate->BeforeUnit();
-  if (gate->has_statistics()) foreactor::FoldGateStatistics(graph, gate);
+  if (gate->has_statistics()) foreactor::FoldGateStatistics(graph, gate, state);
   return open ? 1 : 0;
 }
 

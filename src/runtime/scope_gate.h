@@ -92,6 +92,9 @@ class ScopeGate {
   // True when counters have changed since the last TakeStatistics() (only
   // after a decision, not on every unit).
   bool has_statistics() const { return has_statistics_; }
+  // True while the gate rests after a trial that lost (or while the graph
+  // would not speculate): its scopes stay shut for a while.
+  bool resting() const { return phase_ == Phase::kResting; }
   // Adds the gate_* counters gathered since the last call into `into`.
   void TakeStatistics(Statistics* into);
 

@@ -3,6 +3,7 @@
 // forbidden.
 #include "engine/io_uring_engine.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/filter.h>
@@ -15,6 +16,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -291,6 +293,75 @@ TEST(IoUringEngineTest, FailedSubmissionCompletesItsRequests) {
 
 // After fork() the child must never use the parent's ring (its requests
 // cannot be waited for there), and the parent's requests are unaffected.
+// Threads of this process that are io_uring's kernel workers.
+int KernelWorkerThreads() {
+  int count = 0;
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return -1;
+  while (struct dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string path = std::string("/proc/self/task/") + entry->d_name + "/comm";
+    FILE* comm = std::fopen(path.c_str(), "r");
+    if (comm == nullptr) continue;
+    char name[32] = {};
+    if (std::fgets(name, sizeof(name), comm) != nullptr && std::strncmp(name, "iou-wrk", 7) == 0) {
+      ++count;
+    }
+    std::fclose(comm);
+  }
+  closedir(tasks);
+  return count;
+}
+
+TEST(IoUringEngineTest, RestClosesTheRingAndItsWorkersAndTheNextRequestOpensANewRing) {
+  EngineOptions options;
+  options.io_uring_async = true;  // every request goes to a kernel worker
+  std::unique_ptr<IoUringEngine> engine = MakeEngine(options);
+  ASSERT_NE(engine, nullptr);
+  const int with_ring = testing::OpenDescriptorCount();
+  const int fd = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(fd, 0);
+  char buffer[8] = {'x'};
+  for (int round = 0; round < 2; ++round) {
+    Request request;
+    SetUpRead(&request, fd, buffer, sizeof(buffer), 0);
+    ASSERT_TRUE(engine->Prepare(&request)) << "round " << round;
+    ASSERT_EQ(engine->Submit(), 1) << "round " << round;
+    engine->Wait(&request);
+    EXPECT_EQ(request.result, 8) << "round " << round;
+    EXPECT_EQ(testing::OpenDescriptorCount(), with_ring + 1) << "round " << round;
+    EXPECT_GE(KernelWorkerThreads(), 1) << "round " << round;
+    engine->Rest();
+    EXPECT_EQ(testing::OpenDescriptorCount(), with_ring) << "the ring is closed, round " << round;
+    bool workers_gone = false;
+    for (int waited = 0; waited < 100 && !workers_gone; ++waited) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      workers_gone = KernelWorkerThreads() == 0;
+    }
+    EXPECT_TRUE(workers_gone) << "round " << round;
+  }
+  close(fd);
+}
+
+TEST(IoUringEngineTest, RestWithARequestInFlightKeepsTheRing) {
+  std::unique_ptr<IoUringEngine> engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  Pipe pipe;
+  ASSERT_TRUE(pipe.ok());
+  char buffer[16] = {};
+  Request request;
+  SetUpRead(&request, pipe.read_end(), buffer, sizeof(buffer), 0);
+  ASSERT_TRUE(engine->Prepare(&request));
+  ASSERT_EQ(engine->Submit(), 1);
+  const int before = testing::OpenDescriptorCount();
+  engine->Rest();
+  EXPECT_EQ(testing::OpenDescriptorCount(), before);
+  ASSERT_EQ(write(pipe.write_end(), "late", 4), 4);
+  engine->Wait(&request);
+  EXPECT_EQ(request.result, 4);
+  EXPECT_EQ(std::string(buffer, 4), "late");
+}
+
 TEST(IoUringEngineTest, ForkedChildNeverTouchesTheParentsRing) {
   std::unique_ptr<IoUringEngine> engine = MakeEngine();
   ASSERT_NE(engine, nullptr);
