@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""A/B timing of du programs on one tree, alternating, hot or cold.
+"""A/B timing of du programs on one tree (or, with --copy, of cp programs
+copying one file), alternating, hot or cold.
 
     python3 bench/coreutils/du_ab.py TREE NAME=PROGRAM[:ENV=VALUE,...] ... \
         [--rounds N] [--cold] [--args "-s"]
+    python3 bench/coreutils/du_ab.py --copy FILE NAME=PROGRAM[:ENV=VALUE,...] ... \
+        [--rounds N] [--cold] [--args "--reflink=never --sparse=never"]
+
+With --copy each run is `PROGRAM ARGS FILE FILE.ab-copy`, the copy removed
+before each run and compared byte for byte with FILE after it.
 
 Each round runs every program once, in an order that rotates per round.
 Hot: one unmeasured stock-like run of the first program warms the cache.
 Cold: `sync; echo 3 > /proc/sys/vm/drop_caches` (root) before each run.
-Every program's stdout must equal the first program's, else it aborts.
+Every program's stdout must equal the first program's (with --copy: every
+copy must equal FILE), else it aborts.
 Prints per program the median wall ms and the median CPU ms (user+sys,
 from wait4, microseconds), with ratios to the first program, and the load average.
 """
 import argparse
+import filecmp
 import os
 import statistics
 import subprocess
@@ -40,8 +48,14 @@ def main():
     parser.add_argument("programs", nargs="+", help="NAME=PROGRAM[:VAR=VALUE,...]")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--cold", action="store_true")
-    parser.add_argument("--args", default="", help="du options, split on spaces")
+    parser.add_argument("--args", default=None, help="du or cp options, split on spaces "
+                        "(cp: --reflink=never --sparse=never unless given)")
+    parser.add_argument("--copy", action="store_true", help="TREE is a file that cp programs copy")
     options = parser.parse_args()
+    if options.args is None:
+        options.args = "--reflink=never --sparse=never" if options.copy else ""
+    target = options.tree + ".ab-copy"
+    operands = [options.tree, target] if options.copy else [options.tree]
 
     programs = []
     for text in options.programs:
@@ -56,21 +70,25 @@ def main():
     du_args = options.args.split()
     reference = None
     if not options.cold:
-        subprocess.run([programs[0][1], *du_args, options.tree], stdout=subprocess.DEVNULL,
+        subprocess.run([programs[0][1], *du_args, *operands], stdout=subprocess.DEVNULL,
                        check=True)
     walls = {name: [] for name, _, _ in programs}
     cpus = {name: [] for name, _, _ in programs}
     for round_index in range(options.rounds):
         order = programs[round_index % len(programs):] + programs[:round_index % len(programs)]
         for name, program, environment in order:
+            if options.copy and os.path.exists(target):
+                os.unlink(target)
             if options.cold:
                 subprocess.run(["sync"], check=True)
                 with open("/proc/sys/vm/drop_caches", "w") as drop:
                     drop.write("3\n")
-            wall, cpu, output, errors, status = run_once([program, *du_args, options.tree],
+            wall, cpu, output, errors, status = run_once([program, *du_args, *operands],
                                                          environment)
             if status != 0 or errors:
                 sys.exit(f"{name}: status {status}, stderr {errors[:300]!r}")
+            if options.copy and not filecmp.cmp(options.tree, target, shallow=False):
+                sys.exit(f"{name}: {target} differs from {options.tree}")
             if reference is None:
                 reference = output
             elif output != reference:
@@ -79,8 +97,11 @@ def main():
             cpus[name].append(cpu)
     base_wall = statistics.median(walls[programs[0][0]])
     base_cpu = statistics.median(cpus[programs[0][0]])
+    if options.copy and os.path.exists(target):
+        os.unlink(target)
     print(f"{'hot' if not options.cold else 'cold'}, {options.rounds} rounds, "
-          f"du {' '.join(du_args)} {options.tree}, load {os.getloadavg()}")
+          f"{'cp' if options.copy else 'du'} {' '.join(du_args)} {' '.join(operands)}, "
+          f"load {os.getloadavg()}")
     for name, _, _ in programs:
         wall = statistics.median(walls[name])
         cpu = statistics.median(cpus[name])
