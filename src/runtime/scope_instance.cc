@@ -1059,6 +1059,10 @@ bool ScopeInstance::FinishServedFromCache(int node, int64_t done, int64_t* resul
       visits_ahead_ == 0) {
     speculating_ = false;  // OfferCall passes the rest of the scope by
     statistics_.scopes_left_to_cache++;
+    // As the innermost scope, it leaves the list of speculating scopes
+    // (foreactor_scope_exit restores the same list): the program's calls
+    // then take the interposers' idle path.
+    if (tls_context.innermost == this) tls_context.innermost = outer;
   }
   return true;
 }

@@ -120,6 +120,23 @@ TEST_F(ScopeOutcomeTest, ReadsIssuedEarlyAreCountedAndOnlyTheLastScopeIsKept) {
   EXPECT_EQ(outcome.issued_early, 2u);
 }
 
+TEST_F(ScopeOutcomeTest, AScopeLeftToThePageCacheLeavesTheInterposersIdle) {
+  auto graph = BuildReadLoop("outcome_left");
+  constexpr uint64_t kBlocks = 4096;
+  const std::string bytes(kBlocks * kBlock, 'y');  // written just now: in the page cache
+  ASSERT_EQ(pwrite(fd_, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  ReadState state{fd_, kBlocks};
+  foreactor::Scope scope(graph, state);
+  ASSERT_NE(foreactor::tls_context.innermost, nullptr);
+  uint64_t block = 0;
+  while (block < kBlocks && foreactor::tls_context.innermost != nullptr) ProgramRead(fd_, block++);
+  EXPECT_EQ(foreactor::tls_context.innermost, nullptr)
+      << "the scope stops following the graph after a long run of cached reads, and the "
+         "interposers no longer offer it the program's calls";
+  EXPECT_LT(block, kBlocks);
+  while (block < kBlocks) ProgramRead(fd_, block++);
+}
+
 TEST_F(ScopeOutcomeTest, PerThread) {
   auto graph = BuildReadLoop("outcome_threads");
   RunScope(graph, 3);
