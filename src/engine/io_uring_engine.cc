@@ -225,7 +225,7 @@ IoUringEngine::~IoUringEngine() {
   io_uring_queue_exit(&ring_);
 }
 
-bool IoUringEngine::Supports(foreactor_call_type type) const {
+bool IoUringEngine::SupportsType(foreactor_call_type type) {
   switch (type) {
     case FOREACTOR_CALL_OPEN:
     case FOREACTOR_CALL_OPENAT:

@@ -51,7 +51,9 @@ class IoUringEngine final : public Engine {
   IoUringEngine& operator=(const IoUringEngine&) = delete;
 
   const char* name() const override { return "io_uring"; }
-  bool Supports(foreactor_call_type type) const override;
+  bool Supports(foreactor_call_type type) const override { return SupportsType(type); }
+  // What every io_uring engine supports (the operations Create() checks).
+  static bool SupportsType(foreactor_call_type type);
   // Returns false, leaving the chain kIdle, when the SQ or the CQ has no
   // room for the whole chain, when a request is not kIdle or not supported,
   // or when io_uring cannot express it exactly (a negative offset, a

@@ -18,6 +18,7 @@
 #include "graph/call_types.h"
 #include "graph/graph.h"
 #include "graph/graph_handle.h"
+#include "runtime/deferred_engine.h"
 #include "runtime/interception.h"
 #include "config/report.h"
 #include "runtime/scope_gate.h"
@@ -127,18 +128,30 @@ struct ThreadState {
     }
   }
 
+  // The thread's engine of `options.kind`.  io_uring and thread pool
+  // engines are made at their first request (DeferredEngine): a thread
+  // that never issues anything early never pays for a ring or a worker.
   Engine* EngineFor(const EngineOptions& options) {
     const int index = static_cast<int>(options.kind);
     if (engines[index] == nullptr && !engine_failed[index]) {
-      std::string fallback_reason;
-      engines[index] = CreateEngine(options, &fallback_reason);
-      if (!fallback_reason.empty()) ReportOnce(fallback_reported, fallback_reason);
-      if (engines[index] == nullptr) {
-        engine_failed[index] = true;
-        ReportOnce(no_engine_reported, "no asynchronous engine could be started; running without speculation");
+      if (options.kind == EngineKind::kSync) {
+        std::string fallback_reason;
+        engines[index] = CreateEngine(options, &fallback_reason);
+      } else {
+        engines[index].reset(new (std::nothrow) DeferredEngine(options, &EngineMade, this));
       }
+      if (engines[index] == nullptr) EngineMade(this, options.kind, "", false);
     }
     return engines[index].get();
+  }
+
+  // Reports how making the engine of `kind` went (DeferredEngine::MadeCallback).
+  static void EngineMade(void* context, EngineKind kind, const std::string& fallback_reason,
+                         bool made) {
+    if (!fallback_reason.empty()) ReportOnce(fallback_reported, fallback_reason);
+    if (made) return;
+    static_cast<ThreadState*>(context)->engine_failed[static_cast<int>(kind)] = true;
+    ReportOnce(no_engine_reported, "no asynchronous engine could be started; running without speculation");
   }
 };
 

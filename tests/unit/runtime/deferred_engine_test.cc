@@ -1,0 +1,99 @@
+// Tests of DeferredEngine: nothing is made before the first request, the
+// first Prepare() makes the engine of the kind and reports it once, and
+// every call goes to it from then on.
+#include "runtime/deferred_engine.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "engine/test_files.h"
+
+namespace foreactor {
+namespace {
+
+struct Reports {
+  int calls = 0;
+  bool made = false;
+  std::string fallback_reason;
+};
+
+void Record(void* context, EngineKind, const std::string& fallback_reason, bool made) {
+  Reports* reports = static_cast<Reports*>(context);
+  reports->calls++;
+  reports->made = made;
+  reports->fallback_reason = fallback_reason;
+}
+
+void SetUpRead(Request* request, int fd, void* buffer, size_t length) {
+  request->call = foreactor_call{};
+  request->call.type = FOREACTOR_CALL_PREAD;
+  request->call.fd = fd;
+  request->call.buffer = buffer;
+  request->call.length = length;
+  request->call.offset = 0;
+}
+
+TEST(DeferredEngineTest, IoUringIsMadeAtTheFirstRequestOnly) {
+  Reports reports;
+  EngineOptions options;
+  options.kind = EngineKind::kIoUring;
+  const int before = testing::OpenDescriptorCount();
+  DeferredEngine engine(options, &Record, &reports);
+  EXPECT_EQ(engine.real(), nullptr);
+  EXPECT_STREQ(engine.name(), "io_uring");
+  EXPECT_TRUE(engine.Supports(FOREACTOR_CALL_PREAD));
+  EXPECT_FALSE(engine.Supports(FOREACTOR_CALL_GETDENTS64)) << "as an io_uring engine answers";
+  EXPECT_EQ(engine.Submit(), 0);
+  engine.Poll();
+  engine.Rest();
+  EXPECT_EQ(testing::OpenDescriptorCount(), before) << "no ring before the first request";
+  EXPECT_EQ(reports.calls, 0);
+
+  const int fd = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(fd, 0);
+  for (int round = 0; round < 2; ++round) {
+    char buffer[8] = {'x'};
+    Request request;
+    SetUpRead(&request, fd, buffer, sizeof(buffer));
+    ASSERT_TRUE(engine.Prepare(&request)) << "round " << round;
+    ASSERT_EQ(engine.Submit(), 1);
+    engine.Wait(&request);
+    EXPECT_EQ(request.result, 8);
+    EXPECT_EQ(buffer[0], 0);
+  }
+  ASSERT_NE(engine.real(), nullptr);
+  EXPECT_EQ(reports.calls, 1) << "made once";
+  EXPECT_TRUE(reports.made);
+  EXPECT_STREQ(engine.name(), engine.real()->name());
+  close(fd);
+}
+
+TEST(DeferredEngineTest, ThreadPoolSupportsEveryCallBeforeAndAfter) {
+  Reports reports;
+  EngineOptions options;
+  options.kind = EngineKind::kThreads;
+  DeferredEngine engine(options, &Record, &reports);
+  EXPECT_STREQ(engine.name(), "threads");
+  EXPECT_TRUE(engine.Supports(FOREACTOR_CALL_GETDENTS64));
+  const int fd = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(fd, 0);
+  char buffer[4] = {'x'};
+  Request request;
+  SetUpRead(&request, fd, buffer, sizeof(buffer));
+  ASSERT_TRUE(engine.Prepare(&request));
+  ASSERT_EQ(engine.Submit(), 1);
+  engine.Wait(&request);
+  EXPECT_EQ(request.result, 4);
+  EXPECT_EQ(reports.calls, 1);
+  EXPECT_TRUE(reports.made);
+  EXPECT_TRUE(reports.fallback_reason.empty());
+  EXPECT_TRUE(engine.Supports(FOREACTOR_CALL_GETDENTS64));
+  close(fd);
+}
+
+}  // namespace
+}  // namespace foreactor
