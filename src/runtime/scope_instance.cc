@@ -575,9 +575,11 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   // is where the position will be.
   if (issue && !WriteAtPositionSettled(call)) issue = false;
   // Reads of a file opened with O_DIRECT never come from the page cache
-  // (and RWF_NOWAIT reads them from the device).
+  // (and RWF_NOWAIT reads them from the device).  The head of a linked pair
+  // is tried too: found in the page cache, it is kept and its write runs at
+  // the frontier, as the program makes it.
   const bool cacheable_read = issue && settings_.page_cache_aware && IsPlainRead(call.type) &&
-                              !call.link_next && !file_kinds_.Lookup(call.fd).direct;
+                              !file_kinds_.Lookup(call.fd).direct;
   if (cacheable_read && cache_mode_ == CacheMode::kServeFromCache) {
     issue = false;  // the frontier reads it from the page cache
   }
