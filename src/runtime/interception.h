@@ -38,6 +38,10 @@ inline bool InterceptionWanted() {
   return __builtin_expect(tls_context.innermost != nullptr && tls_context.inside_foreactor == 0, 0);
 }
 
+// InterceptionWanted() without the inside-foreactor part, out of line (for
+// tests, which read no thread_local of the library themselves).
+bool ThreadHasSpeculatingScope();
+
 // One call the program made, in the runtime's vocabulary.  `call.buffer` is
 // the program's buffer: the destination of read-like calls (struct stat* for
 // FSTAT/FSTATAT/STAT/LSTAT, struct statx* for STATX, dirent bytes for

@@ -252,6 +252,8 @@ bool OfferCall(InterceptedCall* intercepted, int64_t* result) {
   return false;
 }
 
+bool ThreadHasSpeculatingScope() { return tls_context.innermost != nullptr; }
+
 void CompleteCall(InterceptedCall* intercepted, int64_t result) {
   if (intercepted->claimed_by == nullptr) return;
   InsideForeactor inside;

@@ -127,10 +127,10 @@ TEST_F(ScopeOutcomeTest, AScopeLeftToThePageCacheLeavesTheInterposersIdle) {
   ASSERT_EQ(pwrite(fd_, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
   ReadState state{fd_, kBlocks};
   foreactor::Scope scope(graph, state);
-  ASSERT_NE(foreactor::tls_context.innermost, nullptr);
+  ASSERT_TRUE(foreactor::ThreadHasSpeculatingScope());
   uint64_t block = 0;
-  while (block < kBlocks && foreactor::tls_context.innermost != nullptr) ProgramRead(fd_, block++);
-  EXPECT_EQ(foreactor::tls_context.innermost, nullptr)
+  while (block < kBlocks && foreactor::ThreadHasSpeculatingScope()) ProgramRead(fd_, block++);
+  EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope())
       << "the scope stops following the graph after a long run of cached reads, and the "
          "interposers no longer offer it the program's calls";
   EXPECT_LT(block, kBlocks);
