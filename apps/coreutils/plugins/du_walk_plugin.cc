@@ -170,12 +170,14 @@ __attribute__((noinline)) void ExpectUpcomingStats(const FTS* fts, const FTSENT*
 }  // namespace
 
 FTSENT* __wrap_rpl_fts_read(FTS* fts) {
+  // foreactor off (asked once: settings never change): du as it is.
+  static const bool enabled = foreactor_enabled() != 0;
+  if (!enabled) return __real_rpl_fts_read(fts);
   if (walk.fts != fts) {  // another walk: the previous one's scope is over
     LeaveScope();
     walk.fts = fts;
   }
   if (!Predictable(fts)) return __real_rpl_fts_read(fts);
-  // The gate answers 0 while foreactor is off: no scope, nothing recorded.
   const bool open = walk_graph.ScopeGate();
   if (open && !walk.in_scope) {
     walk.in_scope = true;
