@@ -101,7 +101,7 @@ struct ThreadState {
   int untracked_depth = 0;  // scopes opened beyond kMaxScopeDepth
   bool forked_child = false;
   // A scope gate started to rest: once no scope is open on the thread, the
-  // engines release what they can make again (RestEngines).
+  // engines release what they can make again (RestEnginesIfIdle).
   bool rest_engines_when_idle = false;
 
   ThreadState() {
@@ -118,11 +118,12 @@ struct ThreadState {
     for (ScopeGate* gate : gates) delete gate;
   }
 
-  // Lets every engine release its threads and kernel resources (the next
-  // request makes them again).  Only while no scope is open on the thread.
-  void RestEngines() {
+  // When rest_engines_when_idle is set and no scope is open on the thread,
+  // lets every engine release its threads and kernel resources (the next
+  // request makes them again) and clears the flag; otherwise does nothing.
+  void RestEnginesIfIdle() {
+    if (!rest_engines_when_idle || forked_child || depth > 0 || untracked_depth > 0) return;
     rest_engines_when_idle = false;
-    if (forked_child || depth > 0 || untracked_depth > 0) return;
     for (auto& engine : engines) {
       if (engine != nullptr) engine->Rest();
     }
@@ -339,7 +340,7 @@ void foreactor_scope_exit(foreactor_graph* graph) {
                                                statistics.found_cached + statistics.served_from_cache};
     frame.instance->Exit();
   }
-  if (state->depth == 0 && state->rest_engines_when_idle) state->RestEngines();
+  state->RestEnginesIfIdle();
 }
 
 int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_outcome* outcome) {
@@ -379,7 +380,7 @@ __attribute__((noinline)) void FoldGateStatistics(const foreactor_graph* graph, 
   AccumulateStatistics(graph->graph.name(), "", delta);
   if (gate->resting()) {
     state->rest_engines_when_idle = true;
-    if (state->depth == 0) state->RestEngines();
+    state->RestEnginesIfIdle();
   }
 }
 
