@@ -42,7 +42,6 @@ namespace internal {
 std::atomic<int> enabled_known{-1};
 }  // namespace internal
 
-
 namespace {
 
 constexpr std::string_view kSwitchVariable = "FOREACTOR";

@@ -50,7 +50,8 @@ class IoUringEngine final : public Engine {
   IoUringEngine(const IoUringEngine&) = delete;
   IoUringEngine& operator=(const IoUringEngine&) = delete;
 
-  const char* name() const override { return "io_uring"; }
+  static constexpr const char* kName = "io_uring";
+  const char* name() const override { return kName; }
   bool Supports(foreactor_call_type type) const override { return SupportsType(type); }
   // What every io_uring engine supports (the operations Create() checks).
   static bool SupportsType(foreactor_call_type type);

@@ -35,7 +35,8 @@ class ThreadPoolEngine final : public Engine {
   ThreadPoolEngine(const ThreadPoolEngine&) = delete;
   ThreadPoolEngine& operator=(const ThreadPoolEngine&) = delete;
 
-  const char* name() const override { return "threads"; }
+  static constexpr const char* kName = "threads";
+  const char* name() const override { return kName; }
   bool Supports(foreactor_call_type type) const override;
   // Returns false when the batch is full or a request of the chain is not
   // kIdle or of an invalid type.

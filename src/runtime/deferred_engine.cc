@@ -3,6 +3,7 @@
 #include <new>
 
 #include "engine/io_uring_engine.h"
+#include "engine/thread_pool_engine.h"
 #include "graph/call_types.h"
 
 namespace foreactor {
@@ -12,7 +13,7 @@ DeferredEngine::DeferredEngine(const EngineOptions& options, MadeCallback on_mad
 
 const char* DeferredEngine::name() const {
   if (real_ != nullptr) return real_->name();
-  return options_.kind == EngineKind::kIoUring ? "io_uring" : "threads";
+  return options_.kind == EngineKind::kIoUring ? IoUringEngine::kName : ThreadPoolEngine::kName;
 }
 
 bool DeferredEngine::Supports(foreactor_call_type type) const {

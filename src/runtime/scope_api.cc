@@ -405,7 +405,7 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
   state->gates[id]->ExcludeTime(nanoseconds);
 }
 
-int foreactor_enabled(void) { return foreactor::Settings().enabled ? 1 : 0; }
+int foreactor_enabled(void) { return foreactor::Enabled() ? 1 : 0; }
 
 foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) {
   if (graph == nullptr || !foreactor::Settings().enabled) return FOREACTOR_SPECULATION_NONE;
