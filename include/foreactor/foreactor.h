@@ -303,7 +303,8 @@ FOREACTOR_API int foreactor_scope_gate(const foreactor_graph *graph);
 
 /*
  * Leaves the last `nanoseconds` out of the stretch the gate of `graph` is
- * timing on this thread: work inside a unit that no scope can speed up and
+ * timing on this thread, and out of the automatic depth's measurement of
+ * the scope open on it: work inside a unit that no scope can speed up and
  * whose amount differs between units (du: reading a directory).  No effect
  * before the thread's first foreactor_scope_gate(graph).
  */

@@ -53,22 +53,39 @@ void DepthController::ScopeLeft() {
 void DepthController::DiscardWindow() {
   if (!automatic_) return;
   window_calls_ = 0;
+  window_calls_needed_ = 0;
   window_nanoseconds_ = 0;
   if (in_scope_) scope_mark_ = clock_();
 }
 
+void DepthController::ExcludeTime(uint64_t nanoseconds) {
+  if (!automatic_) return;
+  if (in_scope_) {
+    // Never past now: the excluded work may have begun before the scope.
+    scope_mark_ = std::min(scope_mark_ + nanoseconds, clock_());
+  } else {
+    window_nanoseconds_ -= std::min(window_nanoseconds_, nanoseconds);
+  }
+}
+
 bool DepthController::CallFinished() {
   if (!automatic_) return false;
-  if (++window_calls_ < WindowLength()) return false;
+  if (++window_calls_ < std::max(window_calls_needed_, WindowLength())) return false;
   uint64_t nanoseconds = window_nanoseconds_;
   if (in_scope_) {
     const uint64_t now = clock_();
     nanoseconds += now - scope_mark_;
     scope_mark_ = now;
   }
+  window_nanoseconds_ = nanoseconds;
+  if (nanoseconds < kMinimumWindowNanoseconds && window_calls_ < (1u << 30)) {
+    window_calls_needed_ = 2 * window_calls_;  // too short to tell depths apart: go on
+    return false;
+  }
   const double rate = static_cast<double>(window_calls_) * 1e9 /
                       static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
   window_calls_ = 0;
+  window_calls_needed_ = 0;
   window_nanoseconds_ = 0;
   const unsigned before = depth_;
   EndWindow(rate);
@@ -79,7 +96,7 @@ void DepthController::EndWindow(double rate) {
   windows_++;
   window_depth_sum_ += depth_;
   if (!probing_) {
-    home_rate_ = rate;
+    home_rate_ = home_rate_known_ ? (home_rate_ + rate) / 2 : rate;
     home_rate_known_ = true;
     if (hold_left_ > 0) {
       hold_left_--;

@@ -13,7 +13,13 @@
 // Control law (a hill climber over the levels 0, 1, 2, 4, ..., maximum):
 //  - The controller measures in windows: a window ends after
 //    max(kMinimumWindowCalls, kWindowCallsPerDepth * depth) graph calls at
-//    one depth, so that each window sees several rounds of the pipeline.
+//    one depth, so that each window sees several rounds of the pipeline,
+//    and not before it has lasted kMinimumWindowNanoseconds of scope time
+//    (the call count doubles until it has), so that bursts (a block of
+//    inodes that arrives at once, a preempted thread) average out.
+//  - The home rate is a running mean: each window at home moves it half
+//    way to the window's rate, so one lucky or unlucky window neither
+//    makes a probe win nor hides a better depth.
 //  - It stays at its home level and measures its rate there.  After a hold
 //    of some windows it probes another level for one window, in turn: one
 //    step up, one step down, and level 0 (when that is not the step down).
@@ -54,6 +60,7 @@ class DepthController {
   static constexpr unsigned kStartDepth = 32;
   static constexpr unsigned kMinimumWindowCalls = 128;
   static constexpr unsigned kWindowCallsPerDepth = 4;
+  static constexpr uint64_t kMinimumWindowNanoseconds = 1'000'000;
   static constexpr double kImprovementUp = 0.05;    // a probe up must be 5% faster to win
   static constexpr double kImprovementDown = 0.10;  // a probe down, 10% faster, twice
   static constexpr unsigned kInitialHoldWindows = 2;
@@ -81,6 +88,12 @@ class DepthController {
 
   // Forgets the window in progress (its calls did not run speculatively).
   void DiscardWindow();
+
+  // The last `nanoseconds` of the scope time do not count in the window in
+  // progress: work the plugin knows no depth can speed up and whose amount
+  // differs from window to window (du: reading a directory), which would
+  // otherwise make windows at one depth differ far more than depths do.
+  void ExcludeTime(uint64_t nanoseconds);
 
   // Counters for the statistics.
   uint64_t depth_changes() const { return depth_changes_; }      // moves of the home level
@@ -122,6 +135,7 @@ class DepthController {
   uint64_t scope_mark_ = 0;       // when the window's time in the current scope began
   uint64_t window_nanoseconds_ = 0;  // time in scopes of the window, before scope_mark_
   unsigned window_calls_ = 0;
+  unsigned window_calls_needed_ = 0;  // calls before the window may end; 0: WindowLength()
 
   uint64_t depth_changes_ = 0;
   uint64_t windows_ = 0;

@@ -403,6 +403,8 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
   const int id = foreactor::TableIndexOf(graph);
   if (state == nullptr || id < 0 || state->gates[id] == nullptr) return;
   state->gates[id]->ExcludeTime(nanoseconds);
+  foreactor::ScopeInstance* instance = state->instances[id];
+  if (instance != nullptr) instance->ExcludeTime(nanoseconds);
 }
 
 int foreactor_enabled(void) { return foreactor::Enabled() ? 1 : 0; }

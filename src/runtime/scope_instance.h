@@ -167,6 +167,11 @@ class ScopeInstance {
   // After fork() in the child: never touch the engine again.
   void Abandon() { abandoned_ = true; speculating_ = false; }
 
+  // Time the plugin leaves out of the scope gate's timing
+  // (foreactor_scope_gate_exclude) is left out of the automatic depth's
+  // measurement too (DepthController::ExcludeTime).
+  void ExcludeTime(uint64_t nanoseconds) { depth_controller_.ExcludeTime(nanoseconds); }
+
   bool speculating() const { return speculating_; }
   // Mispredictions suspended speculation; the frontier still follows the program.
   bool suspended() const { return suspended_; }

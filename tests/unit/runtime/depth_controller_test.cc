@@ -121,6 +121,26 @@ TEST(DepthControllerTest, NoisyWindowsDoNotPullTheDepthDown) {
   EXPECT_GT(deep, 300000u * 7 / 10) << "home depth " << controller.home_depth() << ", calls at depth >= 32: " << deep;
 }
 
+TEST(DepthControllerTest, NoisyWindowsDoNotMoveADepthThatMakesNoDifference) {
+  // Every depth is as good as any other; the time per call drifts by up to
+  // 35% either way every 150 calls.  A probe is compared with the mean of
+  // the home windows, not with the last one alone.
+  DepthController controller(true, 128, &FakeClock);
+  uint64_t seed = 777;
+  unsigned calls = 0;
+  double factor = 1.0;
+  RunCalls(controller,
+           [&](unsigned) {
+             if (calls++ % 150 == 0) {
+               seed = seed * 6364136223846793005u + 1442695040888963407u;
+               factor = 0.65 + 0.7 * static_cast<double>(seed >> 11) / static_cast<double>(1ull << 53);
+             }
+             return static_cast<uint64_t>(2000.0 * factor);
+           },
+           1000000);
+  EXPECT_LE(controller.depth_changes(), 2u) << "windows " << controller.windows();
+}
+
 TEST(DepthControllerTest, StaysWhenNoDepthIsBetterAndProbesRarely) {
   DepthController controller(true, 128, &FakeClock);
   RunCalls(controller, [](unsigned) { return uint64_t{2000}; }, 200000);
@@ -152,6 +172,41 @@ TEST(DepthControllerTest, FollowsAChangeOfWorkload) {
   // The data became hot: early issue now only costs.
   RunCalls(controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 400000);
   EXPECT_EQ(controller.home_depth(), 0u);
+}
+
+TEST(DepthControllerTest, WindowsLastAtLeastTheMinimumTime) {
+  // Calls of 1 us: 128 calls would make windows of 0.13 ms, too short to
+  // tell depths apart.
+  DepthController controller(true, 128, &FakeClock);
+  const uint64_t start = fake_now;
+  RunCalls(controller, [](unsigned) { return uint64_t{1000}; }, 200000);
+  const uint64_t elapsed = fake_now - start;
+  EXPECT_GT(controller.windows(), 0u);
+  EXPECT_LE(controller.windows(), elapsed / DepthController::kMinimumWindowNanoseconds);
+}
+
+TEST(DepthControllerTest, ExcludedTimeDoesNotCount) {
+  // Deeper is better up to 64, but inside the scopes the program also does
+  // work no depth changes, in bursts of up to 5 ms (du reading a
+  // directory), which it excludes.
+  DepthController controller(true, 128, &FakeClock);
+  uint64_t seed = 99;
+  unsigned calls_at_64 = 0;
+  controller.ScopeEntered();
+  for (unsigned call = 0; call < 300000; ++call) {
+    fake_now += SaturatesAt64(controller.depth());
+    if (controller.depth() == 64) calls_at_64++;
+    controller.CallFinished();
+    if (call % 200 == 0) {
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      const uint64_t burst = (seed >> 33) % 5'000'000;
+      fake_now += burst;
+      controller.ExcludeTime(burst);
+    }
+  }
+  controller.ScopeLeft();
+  EXPECT_EQ(controller.home_depth(), 64u);
+  EXPECT_GT(calls_at_64, 300000u * 8 / 10);
 }
 
 TEST(DepthControllerTest, DiscardedCallsDoNotEndAWindow) {
