@@ -28,9 +28,16 @@ bool ScopeGate::StartPlain(uint64_t now) {
   return Segment(false, stretch_units_);
 }
 
+bool ScopeGate::TrialLost(uint64_t now) {
+  if (!second_chance_) return Rest();
+  second_chance_ = false;
+  return StartPlain(now);
+}
+
 bool ScopeGate::Rest() {
   phase_ = Phase::kResting;
   confirmed_ = false;
+  second_chance_ = false;
   const uint64_t units = static_cast<uint64_t>(rest_stretches_) * stretch_units_;
   rest_stretches_ = std::min(2 * rest_stretches_, kMaximumRestStretches);
   return Segment(false, static_cast<uint32_t>(std::min<uint64_t>(units, UINT32_MAX)));
@@ -81,12 +88,20 @@ bool ScopeGate::Decide() {
       ++checkpoint_;
       if (checkpoint_ < kTrialCheckpoints) {
         // A trial that already took the time in which it must finish cannot
-        // win, and one far behind the pace it needs is not worth finishing.
-        const double done = static_cast<double>(checkpoint_) / kTrialCheckpoints;
-        if (elapsed >= winning_time || elapsed >= winning_time * done * kBehindPace) return Rest();
+        // win, and one far behind the pace it needs is not worth finishing
+        // (the pace of the units after the first checkpoint, see the header).
+        if (elapsed >= winning_time) return TrialLost(now);
+        if (checkpoint_ == 1) first_checkpoint_nanoseconds_ = elapsed;
+        if (checkpoint_ >= kFirstPaceCheckpoint) {
+          const double done = static_cast<double>(checkpoint_ - 1) / kTrialCheckpoints;
+          if (elapsed - first_checkpoint_nanoseconds_ >= winning_time * done * kBehindPace) {
+            return TrialLost(now);
+          }
+        }
         return Segment(true, CheckpointUnits());
       }
-      if (elapsed >= winning_time) return Rest();
+      if (elapsed >= winning_time) return TrialLost(now);
+      second_chance_ = false;
       unreported_.gate_trials_won++;
       if (!confirmed_) {
         confirmed_ = true;
@@ -99,7 +114,10 @@ bool ScopeGate::Decide() {
     }
     case Phase::kKept:
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return Rest();
-      if (--kept_stretches_left_ == 0) return StartPlain(clock_());
+      if (--kept_stretches_left_ == 0) {
+        second_chance_ = true;
+        return StartPlain(clock_());
+      }
       return Segment(true, stretch_units_);
   }
   return Segment(false, 1);

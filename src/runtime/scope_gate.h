@@ -25,10 +25,18 @@
 //    (1 - kRequiredGain) of the plain stretch's time.
 //  - Two wins in a row keep the scope open (one may be noise: the plain
 //    stretch preempted).  A kept scope is re-checked every
-//    kRecheckStretches stretches by one more pair, which must win once.
+//    kRecheckStretches stretches by one more pair; when its trial loses,
+//    a second pair is run, and the scope is kept when that one wins: as
+//    one win may be noise, so may one loss (a trial that met a burst of
+//    slow calls).
 //  - A trial is looked at kTrialCheckpoints times; it is given up as soon
 //    as it took the winning time, or is kBehindPace times behind the pace
-//    it needs, so a losing trial costs a fraction of a stretch.
+//    it needs, so a losing trial costs a fraction of a stretch.  The pace
+//    is judged from checkpoint kFirstPaceCheckpoint on, over the units
+//    after the first checkpoint: the first units wait while the scope's
+//    pipeline fills (on a cold walk of du, twice as long as the units after
+//    them), which a trial pays once, and a few checkpoints' units average
+//    out bursts (a block of inodes arriving at once).
 //  - A loss rests the gate: kInitialRestStretches stretches without a
 //    scope, doubling with each loss in a row up to kMaximumRestStretches;
 //    then another pair.
@@ -67,6 +75,7 @@ class ScopeGate {
   static constexpr double kRequiredGain = 0.05;  // a trial must be 5% faster than plain
   static constexpr uint32_t kTrialCheckpoints = 16;
   static constexpr double kBehindPace = 1.5;
+  static constexpr uint32_t kFirstPaceCheckpoint = 4;
   static constexpr uint32_t kInitialRestStretches = 4;
   static constexpr uint32_t kMaximumRestStretches = 64;
   static constexpr uint32_t kRecheckStretches = 16;
@@ -109,6 +118,9 @@ class ScopeGate {
   bool Segment(bool open, uint32_t units);
   bool StartPlain(uint64_t now);
   bool Rest();
+  // The trial in progress lost: a second pair when the trial was a kept
+  // scope's first re-check, a rest otherwise.
+  bool TrialLost(uint64_t now);
   // The units between two looks at a trial.
   uint32_t CheckpointUnits() const { return trial_units_ / kTrialCheckpoints; }
 
@@ -119,6 +131,7 @@ class ScopeGate {
   Phase phase_ = Phase::kStart;
   bool open_ = false;
   bool confirmed_ = false;         // a trial won since the last rest: one more win keeps the scope
+  bool second_chance_ = false;     // the pair in progress re-checks a kept scope: a loss gets one more pair
   bool has_statistics_ = false;
   uint32_t countdown_ = 0;         // units left before the next decision
   uint32_t segment_units_ = 0;     // units of the segment in progress
@@ -129,6 +142,7 @@ class ScopeGate {
   uint32_t kept_stretches_left_ = 0;
   uint64_t stretch_start_ = 0;
   uint64_t plain_nanoseconds_ = 0;  // the last plain stretch
+  double first_checkpoint_nanoseconds_ = 0;  // the trial's time at its first checkpoint
 
   Statistics unreported_;  // gate_* counters only
 };
