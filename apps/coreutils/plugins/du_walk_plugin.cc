@@ -191,7 +191,7 @@ FTSENT* __wrap_rpl_fts_read(FTS* fts) {
   if (walk.directory_read_next) {
     // This fts_read reads the directory it returned last: the graph issues
     // none of its calls early, so its time (cold, most of a walk's) stays
-    // out of the scope gate's comparison of stretches.
+    // out of the scope gate's comparison of stretches and the automatic depth's windows.
     const auto start = std::chrono::steady_clock::now();
     entry = __real_rpl_fts_read(fts);
     const std::chrono::nanoseconds spent = std::chrono::steady_clock::now() - start;
