@@ -102,13 +102,13 @@ bool ScopeGate::Decide() {
       }
       if (elapsed >= winning_time) return TrialLost(now);
       second_chance_ = false;
+      rest_stretches_ = kInitialRestStretches;  // a win ends a run of losses
       unreported_.gate_trials_won++;
       if (!confirmed_) {
         confirmed_ = true;
         return StartPlain(now);
       }
       phase_ = Phase::kKept;
-      rest_stretches_ = kInitialRestStretches;
       kept_stretches_left_ = kRecheckStretches;
       return Segment(true, stretch_units_);
     }

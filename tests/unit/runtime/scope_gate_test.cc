@@ -3,6 +3,7 @@
 // scope.
 #include "runtime/scope_gate.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -211,6 +212,28 @@ TEST_F(ScopeGateTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
   EXPECT_GT(statistics.gate_trials, 1u);
   // Kept, the scope would have held nearly all units.
   EXPECT_LT(run.units_with_scope, 200'000u / 10);
+}
+
+TEST_F(ScopeGateTest, RestsDoubleOnlyWithLossesInARow) {
+  // Trials alternate: one wins (units half as long), the next loses (twice
+  // as long).  No two losses are in a row, so every rest is the first
+  // length, kInitialRestStretches stretches.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  unsigned scopes_entered = 0;
+  bool was_open = false;
+  uint64_t plain_run = 0;
+  uint64_t longest_plain_run = 0;
+  for (int unit = 0; unit < 4'000'000; ++unit) {
+    const bool with_scope = gate.BeforeUnit();
+    if (with_scope && !was_open) scopes_entered++;
+    plain_run = with_scope ? 0 : plain_run + 1;
+    if (scopes_entered > 0) longest_plain_run = std::max(longest_plain_run, plain_run);
+    was_open = with_scope;
+    fake_now += with_scope ? (scopes_entered % 2 == 1 ? 500 : 2000) : 1000;
+  }
+  ASSERT_GT(scopes_entered, 20u);
+  // A rest and the plain stretch of the next pair.
+  EXPECT_LE(longest_plain_run, (ScopeGate::kInitialRestStretches + 1) * 4096u);
 }
 
 TEST_F(ScopeGateTest, LeavesAScopeThatStopsPaying) {
