@@ -33,8 +33,10 @@
 
 namespace foreactor {
 
-// The largest depth FOREACTOR_DEPTH=auto chooses.
-constexpr unsigned kAutomaticDepthMaximum = 128;
+// The largest depth FOREACTOR_DEPTH=auto chooses.  256 reads of 8 KiB are
+// the 2 MiB the visits ahead may move (ScopeInstance::kMaxBytesAhead); the
+// B+-tree's direct scans gain up to there (bench/results/bptree.json).
+constexpr unsigned kAutomaticDepthMaximum = 256;
 
 struct GraphSettings {
   bool enabled = false;        // false: scopes of this graph never speculate

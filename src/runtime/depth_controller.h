@@ -29,7 +29,7 @@
 //    that cost), while depth 0 avoids the engine altogether.
 //  - A probe up whose rate beats the home rate by more than kImprovementUp
 //    makes that level the new home, and the next step up follows at once:
-//    a cold start climbs 32 -> 64 -> 128 in consecutive windows.  A probe
+//    a cold start climbs 32 -> 64 -> 128 -> 256 in consecutive windows.  A probe
 //    down (or to 0) must beat it by kImprovementDown in two windows in a
 //    row: too little depth costs a cold workload far more than too much,
 //    and a device shared with other work makes single windows noisy.  A probe that does not beat it returns home and

@@ -21,6 +21,9 @@ extern char** environ;
 namespace foreactor {
 namespace {
 
+// The depth the defaults carry: the most FOREACTOR_DEPTH=auto may choose.
+constexpr unsigned kDefaultDepth = kAutomaticDepthMaximum;
+
 // A NULL-terminated environment array built from strings.
 class FakeEnvironment {
  public:
@@ -67,32 +70,32 @@ TEST(ParseSettingsTest, AcceptsValidValues) {
   const EngineKind uring = EngineKind::kIoUring;
   const std::vector<ValidCase> cases = {
       // Off: no problem, nothing checked.
-      {{}, false, 128, uring, 256, 0, false, ""},
-      {{"FOREACTOR=0"}, false, 128, uring, 256, 0, false, ""},
-      {{"FOREACTOR=0", "FOREACTOR_DEPTH=abc", "FOREACTOR_ENGINE=x"}, false, 128, uring, 256, 0,
+      {{}, false, kDefaultDepth, uring, 256, 0, false, ""},
+      {{"FOREACTOR=0"}, false, kDefaultDepth, uring, 256, 0, false, ""},
+      {{"FOREACTOR=0", "FOREACTOR_DEPTH=abc", "FOREACTOR_ENGINE=x"}, false, kDefaultDepth, uring, 256, 0,
        false, ""},
       // On, with the documented defaults.
-      {{"FOREACTOR=1"}, true, 128, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1"}, true, kDefaultDepth, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=0"}, true, 0, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=1"}, true, 1, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=1024"}, true, 1024, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=008"}, true, 8, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_DEPTH=auto"}, true, 128, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_ENGINE=io_uring"}, true, 128, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_ENGINE=threads"}, true, 128, EngineKind::kThreads, 256, 0, false,
+      {{"FOREACTOR=1", "FOREACTOR_DEPTH=auto"}, true, kDefaultDepth, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_ENGINE=io_uring"}, true, kDefaultDepth, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_ENGINE=threads"}, true, kDefaultDepth, EngineKind::kThreads, 256, 0, false,
        ""},
-      {{"FOREACTOR=1", "FOREACTOR_ENGINE=sync"}, true, 128, EngineKind::kSync, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1"}, true, 128, uring, 1, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=3"}, true, 128, uring, 4, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1000"}, true, 128, uring, 1024, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=32768"}, true, 128, uring, 32768, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_WORKERS=1"}, true, 128, uring, 256, 1, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_WORKERS=1024"}, true, 128, uring, 256, 1024, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=1"}, true, 128, uring, 256, 0, true, ""},
-      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=0"}, true, 128, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_STATS=/tmp/stats.json"}, true, 128, uring, 256, 0, false,
+      {{"FOREACTOR=1", "FOREACTOR_ENGINE=sync"}, true, kDefaultDepth, EngineKind::kSync, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1"}, true, kDefaultDepth, uring, 1, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=3"}, true, kDefaultDepth, uring, 4, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1000"}, true, kDefaultDepth, uring, 1024, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=32768"}, true, kDefaultDepth, uring, 32768, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_WORKERS=1"}, true, kDefaultDepth, uring, 256, 1, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_WORKERS=1024"}, true, kDefaultDepth, uring, 256, 1024, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=1"}, true, kDefaultDepth, uring, 256, 0, true, ""},
+      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=0"}, true, kDefaultDepth, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_STATS=/tmp/stats.json"}, true, kDefaultDepth, uring, 256, 0, false,
        "/tmp/stats.json"},
-      {{"FOREACTOR=1", "FOREACTOR_STATS="}, true, 128, uring, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_STATS="}, true, kDefaultDepth, uring, 256, 0, false, ""},
       // Everything at once, in any order.
       {{"FOREACTOR_WORKERS=4", "FOREACTOR_ENGINE=threads", "FOREACTOR=1", "FOREACTOR_DEPTH=32",
         "FOREACTOR_QUEUE_SIZE=64", "FOREACTOR_IO_URING_ASYNC=1", "FOREACTOR_STATS=s.json"},
@@ -103,9 +106,9 @@ TEST(ParseSettingsTest, AcceptsValidValues) {
       // Look-alike and unrelated names are ignored; so are entries without '='.
       {{"FOREACTOR=1", "FOREACTOR_DEPTHX=abc", "XFOREACTOR_DEPTH=abc", "FOREACTOR_DEPTH",
         "FOREACTOR_LIBRARY=/x.so", "FOREACTOR_ROOT=/src"},
-       true, 128, uring, 256, 0, false, ""},
+       true, kDefaultDepth, uring, 256, 0, false, ""},
       // Per-graph variables do not touch the defaults and are checked per graph.
-      {{"FOREACTOR=1", "FOREACTOR_DEPTH_btree=abc", "FOREACTOR_ENGINE_btree=7"}, true, 128, uring,
+      {{"FOREACTOR=1", "FOREACTOR_DEPTH_btree=abc", "FOREACTOR_ENGINE_btree=7"}, true, kDefaultDepth, uring,
        256, 0, false, ""},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -129,7 +132,7 @@ TEST(ParseSettingsTest, AcceptsValidValues) {
 TEST(ParseSettingsTest, DepthIsAutomaticUnlessANumberIsGiven) {
   EXPECT_TRUE(Parse({"FOREACTOR=1"}).defaults.automatic_depth);
   EXPECT_TRUE(Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=auto"}).defaults.automatic_depth);
-  EXPECT_EQ(Parse({"FOREACTOR=1"}).defaults.depth, kAutomaticDepthMaximum);
+  EXPECT_EQ(Parse({"FOREACTOR=1"}).defaults.depth, kDefaultDepth);
   ProcessSettings fixed = Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=16"});
   EXPECT_FALSE(fixed.defaults.automatic_depth);
   EXPECT_EQ(fixed.defaults.depth, 16u);
@@ -319,7 +322,7 @@ TEST(ParseSettingsFuzzTest, RandomValuesGiveValidSettingsOrAProblem) {
       ASSERT_EQ(settings.enabled, valid);
       if (valid) {
         ASSERT_EQ(settings.defaults.automatic_depth, automatic);
-        ASSERT_EQ(settings.defaults.depth, automatic ? kAutomaticDepthMaximum : number);
+        ASSERT_EQ(settings.defaults.depth, automatic ? kDefaultDepth : number);
       }
     } else if (name == "FOREACTOR_QUEUE_SIZE") {
       bool valid = IsDecimalInRange(value, 1, 32768, &number);
@@ -476,7 +479,7 @@ TEST_F(ProcessSettingsTest, EnvironmentIsReadOnceUntilReloaded) {
   ReloadSettingsForTesting();
   Set("FOREACTOR_DEPTH_btree", "9");
   Set("FOREACTOR_DEPTH", "2");
-  EXPECT_EQ(Settings().defaults.depth, kAutomaticDepthMaximum);
+  EXPECT_EQ(Settings().defaults.depth, kDefaultDepth);
   EXPECT_EQ(SettingsForGraph("btree").depth, 8u);
   ReloadSettingsForTesting();
   EXPECT_EQ(Settings().defaults.depth, 2u);
