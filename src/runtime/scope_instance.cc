@@ -986,21 +986,24 @@ bool ScopeInstance::TryReadFromCache(VisitSlot& slot) {
                                 RWF_NOWAIT);
   if (result == -EOPNOTSUPP) nowait_unsupported_ = true;
   const bool hit = result == static_cast<int64_t>(predicted.length);
-  NoteCacheProbe(hit);
+  NoteCacheProbe(hit, predicted.length);
   if (!hit) return false;
   slot.request.result = result;
   slot.request.state.store(RequestState::kCompleted, std::memory_order_relaxed);
   return true;
 }
 
-void ScopeInstance::NoteCacheProbe(bool hit) {
+void ScopeInstance::NoteCacheProbe(bool hit, uint64_t bytes) {
   if (!hit) {
     consecutive_cache_hits_ = 0;
     consecutive_cache_misses_++;
     return;
   }
   consecutive_cache_misses_ = 0;
-  if (++consecutive_cache_hits_ >= cached_streak_needed_ && cache_mode_ == CacheMode::kSpeculate) {
+  const uint64_t units = std::max<uint64_t>(1, bytes / kCacheHitUnitBytes);
+  consecutive_cache_hits_ = static_cast<unsigned>(
+      std::min<uint64_t>(consecutive_cache_hits_ + units, kMaxCachedStreakToServeFromCache));
+  if (consecutive_cache_hits_ >= cached_streak_needed_ && cache_mode_ == CacheMode::kSpeculate) {
     cache_mode_ = CacheMode::kServeFromCache;
     served_since_cache_mode_ = 0;
     statistics_.cache_mode_changes++;

@@ -938,6 +938,36 @@ TEST_F(ScopeInstanceTest, EngineCancelledRequestRunsSynchronously) {
   scope.Exit();
 }
 
+foreactor_readiness LargeLoopPreadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  foreactor_readiness readiness = LoopPreadArguments(visit, call);
+  call->length = 16 * kBlock;  // 64 KiB
+  return readiness;
+}
+
+TEST_F(ScopeInstanceTest, LargeCachedReadsSwitchToServingFromTheCacheSooner) {
+  // 64 KiB reads of cached data: the streak that switches to serving from
+  // the cache counts data, so four hits (256 KiB) make it, not 32 (2 MiB
+  // copied into early buffers before the program gets any).
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LargeLoopPreadArguments);
+  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  LoopState state = ReadLoopState(std::vector<int64_t>(40, 0));
+  scope.Enter(&state);
+  std::vector<char> got(16 * kBlock), expected(16 * kBlock);
+  ASSERT_EQ(::pread(data_fd_, expected.data(), expected.size(), 0), static_cast<ssize_t>(expected.size()));
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    bool served = false;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got.data(), got.size(), 0), &served),
+              static_cast<int64_t>(got.size()));
+    EXPECT_EQ(got, expected) << "visit " << i;
+  }
+  const Statistics& statistics = scope.statistics();
+  EXPECT_EQ(engine_.prepared().size(), 0u);
+  EXPECT_EQ(statistics.cache_mode_changes, 1u);
+  EXPECT_LE(statistics.found_cached, 4u);
+  EXPECT_EQ(statistics.found_cached + statistics.served_from_cache, 40u);
+  scope.Exit();
+}
+
 TEST_F(ScopeInstanceTest, CachedReadsAreServedWithoutTheEngine) {
   // The data file was just written: every block is in the page cache.
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
