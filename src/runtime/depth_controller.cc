@@ -68,20 +68,16 @@ void DepthController::ExcludeTime(uint64_t nanoseconds) {
   }
 }
 
-bool DepthController::CallFinished() {
-  if (!automatic_) return false;
-  if (++window_calls_ < std::max(window_calls_needed_, WindowLength())) return false;
-  uint64_t nanoseconds = window_nanoseconds_;
+uint64_t DepthController::TakeWindowNanoseconds() {
   if (in_scope_) {
     const uint64_t now = clock_();
-    nanoseconds += now - scope_mark_;
+    window_nanoseconds_ += now - scope_mark_;
     scope_mark_ = now;
   }
-  window_nanoseconds_ = nanoseconds;
-  if (nanoseconds < kMinimumWindowNanoseconds && window_calls_ < (1u << 30)) {
-    window_calls_needed_ = 2 * window_calls_;  // too short to tell depths apart: go on
-    return false;
-  }
+  return window_nanoseconds_;
+}
+
+bool DepthController::FinishWindow(uint64_t nanoseconds) {
   const double rate = static_cast<double>(window_calls_) * 1e9 /
                       static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
   window_calls_ = 0;
@@ -90,6 +86,30 @@ bool DepthController::CallFinished() {
   const unsigned before = depth_;
   EndWindow(rate);
   return depth_ != before;
+}
+
+bool DepthController::CallFinished() {
+  if (!automatic_) return false;
+  ++window_calls_;
+  if (probing_ && home_rate_known_ && window_calls_ == ProbeCheckCalls()) {
+    // A probe far behind home ends now, lost: a window at depth 0 on a
+    // cold workload would otherwise wait for 128 device reads in a row.
+    const uint64_t nanoseconds = TakeWindowNanoseconds();
+    const double rate = static_cast<double>(window_calls_) * 1e9 /
+                        static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
+    if (rate < home_rate_ * kLosingProbeFraction) return FinishWindow(nanoseconds);
+  }
+  if (window_calls_ < std::max(window_calls_needed_, WindowLength())) return false;
+  const uint64_t nanoseconds = TakeWindowNanoseconds();
+  if (nanoseconds < kMinimumWindowNanoseconds && window_calls_ < (1u << 30)) {
+    window_calls_needed_ = 2 * window_calls_;  // too short to tell depths apart: go on
+    return false;
+  }
+  return FinishWindow(nanoseconds);
+}
+
+unsigned DepthController::ProbeCheckCalls() const {
+  return DepthOfLevel(home_level_) + kProbeCheckCalls;
 }
 
 void DepthController::EndWindow(double rate) {

@@ -35,6 +35,11 @@
 //    and a device shared with other work makes single windows noisy.  A probe that does not beat it returns home and
 //    doubles the hold (from kInitialHoldWindows up to kMaximumHoldWindows),
 //    so a settled controller probes rarely; each move resets the hold.
+//  - A probe is looked at once, after home depth + kProbeCheckCalls calls
+//    (when the calls issued at the home depth have drained): one running
+//    at less than kLosingProbeFraction of the home rate ends there, lost.
+//    A probe to depth 0 on a cold workload would otherwise wait for a
+//    window of device reads one at a time.
 //  - Level 0 (depth 0) issues nothing early: where the engine only costs
 //    time (data in memory, calls the device does not parallelize, a
 //    program that is CPU-bound) the controller walks down to it and stays
@@ -61,6 +66,8 @@ class DepthController {
   static constexpr unsigned kMinimumWindowCalls = 128;
   static constexpr unsigned kWindowCallsPerDepth = 4;
   static constexpr uint64_t kMinimumWindowNanoseconds = 1'000'000;
+  static constexpr unsigned kProbeCheckCalls = 16;
+  static constexpr double kLosingProbeFraction = 0.5;
   static constexpr double kImprovementUp = 0.05;    // a probe up must be 5% faster to win
   static constexpr double kImprovementDown = 0.10;  // a probe down, 10% faster, twice
   static constexpr unsigned kInitialHoldWindows = 2;
@@ -104,6 +111,13 @@ class DepthController {
   unsigned LevelCount() const;
   static unsigned DepthOfLevel(unsigned level);
   unsigned WindowLength() const;
+  // The call of a probe window at which it is looked at once: when the
+  // calls issued at the home depth have drained (home depth + 16).
+  unsigned ProbeCheckCalls() const;
+  // Folds the scope time so far into the window and returns the window's time.
+  uint64_t TakeWindowNanoseconds();
+  // Ends the window of window_calls_ calls in `nanoseconds`; true when depth() changed.
+  bool FinishWindow(uint64_t nanoseconds);
   void EndWindow(double rate);
   // Which level a probe tries.
   enum class Probe : unsigned char { kUp, kDown, kZero };

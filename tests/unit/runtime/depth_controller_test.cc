@@ -209,6 +209,29 @@ TEST(DepthControllerTest, ExcludedTimeDoesNotCount) {
   EXPECT_GT(calls_at_64, 300000u * 8 / 10);
 }
 
+TEST(DepthControllerTest, AProbeFarBehindHomeEndsEarly) {
+  // Cold: a call at depth 0 waits 50 us for the device, 50 times longer
+  // than at depth 64.  Each probe to 0 ends once the calls issued at home
+  // depth have drained (home + 16 calls), not after a window of 128.
+  DepthController controller(true, 128, &FakeClock);
+  unsigned zero_probes = 0;
+  unsigned calls_at_zero = 0;
+  unsigned previous_depth = controller.depth();
+  controller.ScopeEntered();
+  for (unsigned call = 0; call < 400000; ++call) {
+    const unsigned depth = controller.depth();
+    if (depth == 0 && previous_depth != 0) zero_probes++;
+    if (depth == 0) calls_at_zero++;
+    previous_depth = depth;
+    fake_now += SaturatesAt64(depth);
+    controller.CallFinished();
+  }
+  controller.ScopeLeft();
+  ASSERT_EQ(controller.home_depth(), 64u);
+  ASSERT_GT(zero_probes, 0u);
+  EXPECT_LE(calls_at_zero, zero_probes * (64 + DepthController::kProbeCheckCalls));
+}
+
 TEST(DepthControllerTest, DiscardedCallsDoNotEndAWindow) {
   DepthController controller(true, 128, &FakeClock);
   controller.ScopeEntered();
