@@ -28,10 +28,16 @@ bool ScopeGate::StartPlain(uint64_t now) {
   return Segment(false, stretch_units_);
 }
 
+bool ScopeGate::SettleAfterScope() {
+  phase_ = Phase::kSettling;
+  return Segment(false, std::max(1u, stretch_units_ / kSettleFraction));
+}
+
 bool ScopeGate::TrialLost(uint64_t now) {
+  (void)now;
   if (!second_chance_) return Rest();
   second_chance_ = false;
-  return StartPlain(now);
+  return SettleAfterScope();
 }
 
 bool ScopeGate::Rest() {
@@ -106,7 +112,7 @@ bool ScopeGate::Decide() {
       unreported_.gate_trials_won++;
       if (!confirmed_) {
         confirmed_ = true;
-        return StartPlain(now);
+        return SettleAfterScope();
       }
       phase_ = Phase::kKept;
       kept_stretches_left_ = kRecheckStretches;
@@ -116,9 +122,11 @@ bool ScopeGate::Decide() {
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return Rest();
       if (--kept_stretches_left_ == 0) {
         second_chance_ = true;
-        return StartPlain(clock_());
+        return SettleAfterScope();
       }
       return Segment(true, stretch_units_);
+    case Phase::kSettling:
+      return StartPlain(clock_());
   }
   return Segment(false, 1);
 }

@@ -22,7 +22,12 @@
 //    kMaximumStretchUnits].
 //  - A pair: a plain stretch of N units, then a trial stretch of the same N
 //    units with a scope.  The trial wins when it took less than
-//    (1 - kRequiredGain) of the plain stretch's time.
+//    (1 - kRequiredGain) of the plain stretch's time.  A plain stretch that
+//    would follow units with a scope (a confirming pair, a re-check) is
+//    preceded by N / kSettleFraction plain units that are not timed: the
+//    first units after a scope find work its early calls have done (du:
+//    the inodes of the next few hundred entries read in), which would make
+//    the plain stretch look faster than plain is.
 //  - Two wins in a row keep the scope open (one may be noise: the plain
 //    stretch preempted).  A kept scope is re-checked every
 //    kRecheckStretches stretches by one more pair; when its trial loses,
@@ -76,6 +81,7 @@ class ScopeGate {
   static constexpr uint32_t kTrialCheckpoints = 16;
   static constexpr double kBehindPace = 1.5;
   static constexpr uint32_t kFirstPaceCheckpoint = 4;
+  static constexpr uint32_t kSettleFraction = 4;
   static constexpr uint32_t kInitialRestStretches = 4;
   static constexpr uint32_t kMaximumRestStretches = 64;
   static constexpr uint32_t kRecheckStretches = 16;
@@ -108,7 +114,7 @@ class ScopeGate {
   void TakeStatistics(Statistics* into);
 
  private:
-  enum class Phase : unsigned char { kStart, kRequested, kResting, kPlain, kTrial, kKept };
+  enum class Phase : unsigned char { kStart, kRequested, kResting, kSettling, kPlain, kTrial, kKept };
 
   // The slow path of BeforeUnit(): the segment of units that just ended is
   // counted and the next one chosen.
@@ -117,6 +123,9 @@ class ScopeGate {
   // a scope; returns `open`.
   bool Segment(bool open, uint32_t units);
   bool StartPlain(uint64_t now);
+  // After units with a scope, 1/kSettleFraction of a stretch runs plain
+  // and untimed before a timed plain stretch (see the header).
+  bool SettleAfterScope();
   bool Rest();
   // The trial in progress lost: a second pair when the trial was a kept
   // scope's first re-check, a rest otherwise.

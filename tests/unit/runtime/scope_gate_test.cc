@@ -165,8 +165,9 @@ TEST_F(ScopeGateTest, OneLostRecheckDoesNotShutAKeptScope) {
     fake_now += with_scope ? (scopes_entered == 3 ? 3000 : 500) : 1000;
   }
   ASSERT_GE(scopes_entered, 4u);
-  // One plain stretch (the second pair's), not a rest of several.
-  EXPECT_LE(plain_after_loss, 4096u);
+  // The second pair's plain stretch and the untimed units before it, not a
+  // rest of several stretches.
+  EXPECT_LE(plain_after_loss, 4096u + 4096u / ScopeGate::kSettleFraction);
 }
 
 TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
@@ -234,6 +235,30 @@ TEST_F(ScopeGateTest, RestsDoubleOnlyWithLossesInARow) {
   ASSERT_GT(scopes_entered, 20u);
   // A rest and the plain stretch of the next pair.
   EXPECT_LE(longest_plain_run, (ScopeGate::kInitialRestStretches + 1) * 4096u);
+}
+
+TEST_F(ScopeGateTest, PlainStretchesDoNotStartRightAfterAScope) {
+  // Units of 3 us; a scope makes them 30% faster, and its early calls
+  // leave work done for the first 1,024 units after it closes (1.2 us
+  // instead of 3).  Stretches have 2,048 units.  Timed from the first unit
+  // after a trial, a plain stretch would look as fast as the trial, and
+  // the scope would never be kept.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  bool was_open = false;
+  uint64_t units_since_scope = uint64_t{1} << 40;
+  auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
+    if (with_scope) {
+      was_open = true;
+      return 2100;
+    }
+    if (was_open) {
+      was_open = false;
+      units_since_scope = 0;
+    }
+    return units_since_scope++ < 1024 ? 1200 : 3000;
+  };
+  const UnitsRun run = RunUnits(gate, 1'000'000, cost);
+  EXPECT_GT(run.units_with_scope, 800'000u);
 }
 
 TEST_F(ScopeGateTest, LeavesAScopeThatStopsPaying) {
