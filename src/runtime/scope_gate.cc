@@ -33,8 +33,7 @@ bool ScopeGate::SettleAfterScope() {
   return Segment(false, std::max(1u, stretch_units_ / kSettleFraction));
 }
 
-bool ScopeGate::TrialLost(uint64_t now) {
-  (void)now;
+bool ScopeGate::TrialLost() {
   if (!second_chance_) return Rest();
   second_chance_ = false;
   return SettleAfterScope();
@@ -96,17 +95,17 @@ bool ScopeGate::Decide() {
         // A trial that already took the time in which it must finish cannot
         // win, and one far behind the pace it needs is not worth finishing
         // (the pace of the units after the first checkpoint, see the header).
-        if (elapsed >= winning_time) return TrialLost(now);
+        if (elapsed >= winning_time) return TrialLost();
         if (checkpoint_ == 1) first_checkpoint_nanoseconds_ = elapsed;
         if (checkpoint_ >= kFirstPaceCheckpoint) {
           const double done = static_cast<double>(checkpoint_ - 1) / kTrialCheckpoints;
           if (elapsed - first_checkpoint_nanoseconds_ >= winning_time * done * kBehindPace) {
-            return TrialLost(now);
+            return TrialLost();
           }
         }
         return Segment(true, CheckpointUnits());
       }
-      if (elapsed >= winning_time) return TrialLost(now);
+      if (elapsed >= winning_time) return TrialLost();
       second_chance_ = false;
       rest_stretches_ = kInitialRestStretches;  // a win ends a run of losses
       unreported_.gate_trials_won++;

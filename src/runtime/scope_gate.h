@@ -129,7 +129,7 @@ class ScopeGate {
   bool Rest();
   // The trial in progress lost: a second pair when the trial was a kept
   // scope's first re-check, a rest otherwise.
-  bool TrialLost(uint64_t now);
+  bool TrialLost();
   // The units between two looks at a trial.
   uint32_t CheckpointUnits() const { return trial_units_ / kTrialCheckpoints; }
 
