@@ -67,46 +67,47 @@ class Pipe {
   bool ok_ = false;
 };
 
-TEST(IoUringEngineTest, CancelsABlockedPipeRead) {
-  std::unique_ptr<IoUringEngine> engine = MakeEngine();
-  ASSERT_NE(engine, nullptr);
-  Pipe pipe;
-  ASSERT_TRUE(pipe.ok());
-  char buffer[16];
-  Request request;
-  SetUpRead(&request, pipe.read_end(), buffer, sizeof(buffer), 0);
-  ASSERT_TRUE(engine->Prepare(&request));
-  ASSERT_EQ(engine->Submit(), 1);
-  engine->Poll();
-  EXPECT_EQ(request.state.load(), RequestState::kSubmitted);  // nothing to read yet
-  engine->Cancel(&request);
-  engine->Wait(&request);
-  EXPECT_EQ(request.state.load(), RequestState::kCompleted);
-  EXPECT_EQ(request.result, -ECANCELED);
+// An engine with one read of an empty pipe submitted: it blocks until the
+// test writes to the pipe.
+class BlockedPipeReadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    engine_ = MakeEngine();
+    ASSERT_NE(engine_, nullptr);
+    ASSERT_TRUE(pipe_.ok());
+    SetUpRead(&request_, pipe_.read_end(), buffer_, sizeof(buffer_), 0);
+    ASSERT_TRUE(engine_->Prepare(&request_));
+    ASSERT_EQ(engine_->Submit(), 1);
+  }
+
+  Pipe pipe_;
+  char buffer_[16] = {};
+  Request request_;
+  std::unique_ptr<IoUringEngine> engine_;  // destroyed first: it may still hold request_
+};
+
+TEST_F(BlockedPipeReadTest, CancelsABlockedPipeRead) {
+  engine_->Poll();
+  EXPECT_EQ(request_.state.load(), RequestState::kSubmitted);  // nothing to read yet
+  engine_->Cancel(&request_);
+  engine_->Wait(&request_);
+  EXPECT_EQ(request_.state.load(), RequestState::kCompleted);
+  EXPECT_EQ(request_.result, -ECANCELED);
   // The cancelled read consumed nothing.
-  ASSERT_EQ(write(pipe.write_end(), "abc", 3), 3);
+  ASSERT_EQ(write(pipe_.write_end(), "abc", 3), 3);
   char direct[8];
-  EXPECT_EQ(read(pipe.read_end(), direct, sizeof(direct)), 3);
+  EXPECT_EQ(read(pipe_.read_end(), direct, sizeof(direct)), 3);
 }
 
-TEST(IoUringEngineTest, BlockedReadCompletesWhenDataArrives) {
-  std::unique_ptr<IoUringEngine> engine = MakeEngine();
-  ASSERT_NE(engine, nullptr);
-  Pipe pipe;
-  ASSERT_TRUE(pipe.ok());
-  char buffer[16] = {};
-  Request request;
-  SetUpRead(&request, pipe.read_end(), buffer, sizeof(buffer), 0);
-  ASSERT_TRUE(engine->Prepare(&request));
-  ASSERT_EQ(engine->Submit(), 1);
-  std::thread writer([&pipe] {
+TEST_F(BlockedPipeReadTest, BlockedReadCompletesWhenDataArrives) {
+  std::thread writer([this] {
     usleep(20000);
-    EXPECT_EQ(write(pipe.write_end(), "hello", 5), 5);
+    EXPECT_EQ(write(pipe_.write_end(), "hello", 5), 5);
   });
-  engine->Wait(&request);
+  engine_->Wait(&request_);
   writer.join();
-  EXPECT_EQ(request.result, 5);
-  EXPECT_EQ(std::string(buffer, 5), "hello");
+  EXPECT_EQ(request_.result, 5);
+  EXPECT_EQ(std::string(buffer_, 5), "hello");
 }
 
 TEST(IoUringEngineTest, DestructorCancelsBlockedRequests) {
@@ -343,23 +344,14 @@ TEST(IoUringEngineTest, RestClosesTheRingAndItsWorkersAndTheNextRequestOpensANew
   close(fd);
 }
 
-TEST(IoUringEngineTest, RestWithARequestInFlightKeepsTheRing) {
-  std::unique_ptr<IoUringEngine> engine = MakeEngine();
-  ASSERT_NE(engine, nullptr);
-  Pipe pipe;
-  ASSERT_TRUE(pipe.ok());
-  char buffer[16] = {};
-  Request request;
-  SetUpRead(&request, pipe.read_end(), buffer, sizeof(buffer), 0);
-  ASSERT_TRUE(engine->Prepare(&request));
-  ASSERT_EQ(engine->Submit(), 1);
+TEST_F(BlockedPipeReadTest, RestWithARequestInFlightKeepsTheRing) {
   const int before = testing::OpenDescriptorCount();
-  engine->Rest();
+  engine_->Rest();
   EXPECT_EQ(testing::OpenDescriptorCount(), before);
-  ASSERT_EQ(write(pipe.write_end(), "late", 4), 4);
-  engine->Wait(&request);
-  EXPECT_EQ(request.result, 4);
-  EXPECT_EQ(std::string(buffer, 4), "late");
+  ASSERT_EQ(write(pipe_.write_end(), "late", 4), 4);
+  engine_->Wait(&request_);
+  EXPECT_EQ(request_.result, 4);
+  EXPECT_EQ(std::string(buffer_, 4), "late");
 }
 
 TEST(IoUringEngineTest, ForkedChildNeverTouchesTheParentsRing) {
