@@ -77,9 +77,12 @@ uint64_t DepthController::TakeWindowNanoseconds() {
   return window_nanoseconds_;
 }
 
+double DepthController::WindowRate(uint64_t nanoseconds) const {
+  return static_cast<double>(window_calls_) * 1e9 / static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
+}
+
 bool DepthController::FinishWindow(uint64_t nanoseconds) {
-  const double rate = static_cast<double>(window_calls_) * 1e9 /
-                      static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
+  const double rate = WindowRate(nanoseconds);
   window_calls_ = 0;
   window_calls_needed_ = 0;
   window_nanoseconds_ = 0;
@@ -95,9 +98,7 @@ bool DepthController::CallFinished() {
     // A probe far behind home ends now, lost: a window at depth 0 on a
     // cold workload would otherwise wait for 128 device reads in a row.
     const uint64_t nanoseconds = TakeWindowNanoseconds();
-    const double rate = static_cast<double>(window_calls_) * 1e9 /
-                        static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
-    if (rate < home_rate_ * kLosingProbeFraction) return FinishWindow(nanoseconds);
+    if (WindowRate(nanoseconds) < home_rate_ * kLosingProbeFraction) return FinishWindow(nanoseconds);
   }
   if (window_calls_ < std::max(window_calls_needed_, WindowLength())) return false;
   const uint64_t nanoseconds = TakeWindowNanoseconds();

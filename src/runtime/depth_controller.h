@@ -29,10 +29,11 @@
 //    that cost), while depth 0 avoids the engine altogether.
 //  - A probe up whose rate beats the home rate by more than kImprovementUp
 //    makes that level the new home, and the next step up follows at once:
-//    a cold start climbs 32 -> 64 -> 128 -> 256 in consecutive windows.  A probe
-//    down (or to 0) must beat it by kImprovementDown in two windows in a
-//    row: too little depth costs a cold workload far more than too much,
-//    and a device shared with other work makes single windows noisy.  A probe that does not beat it returns home and
+//    a cold start climbs 32 -> 64 -> 128 -> 256 in consecutive windows.
+//    A probe down (or to 0) must beat it by kImprovementDown in two
+//    windows in a row: too little depth costs a cold workload far more
+//    than too much, and a device shared with other work makes single
+//    windows noisy.  A probe that does not beat it returns home and
 //    doubles the hold (from kInitialHoldWindows up to kMaximumHoldWindows),
 //    so a settled controller probes rarely; each move resets the hold.
 //  - A probe is looked at once, after home depth + kProbeCheckCalls calls
@@ -116,6 +117,8 @@ class DepthController {
   unsigned ProbeCheckCalls() const;
   // Folds the scope time so far into the window and returns the window's time.
   uint64_t TakeWindowNanoseconds();
+  // The window's calls per second if its window_calls_ calls took `nanoseconds`.
+  double WindowRate(uint64_t nanoseconds) const;
   // Ends the window of window_calls_ calls in `nanoseconds`; true when depth() changed.
   bool FinishWindow(uint64_t nanoseconds);
   void EndWindow(double rate);
