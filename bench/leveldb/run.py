@@ -23,6 +23,12 @@ configuration: medians over rounds of the average, p50 and p99 Get latency
 and of the throughput, their ratios to plain, and foreactor's statistics
 (issued early, consumed, wasted, mispredicted) summed over rounds.
 
+--bound adds, per point, one plain run under `foreactor bound` (perf
+uprobes on DBImpl::Get, the preads inside it): preads per Get, the share of
+Get time spent in them, and the latency the Gets would have if each waited
+only for its longest pread.  No depth can beat that: it is the floor of
+what the graph of Version::Get can reach on the point.
+
 Sweeps (defaults in brackets: 1 KiB values, YCSB-C Zipfian 0.99, 1 client
 thread, 10% memory):
   memory     ratio 10, 25, 50, 100 %
@@ -77,6 +83,10 @@ ALL_SWEEPS = {
 }
 DEFAULT_POINT = {"ratio": 10, "value_size": 1024, "threads": 1, "workload": "c"}
 QUICK_IMAGE_BYTES = 256 << 20
+# The Python tool and perf that run around the driver under --bound (about
+# 20 MiB resident, and perf's buffers), so the page cache share stays the
+# point's.
+BOUND_TOOL_ALLOWANCE_BYTES = 64 << 20
 
 
 class MismatchError(RuntimeError):
@@ -103,6 +113,10 @@ def parse_arguments():
     parser.add_argument("--cold", choices=("drop_caches", "fadvise"), default="drop_caches",
                         help="how to evict before a cold run: scripts/drop_caches.sh (whole "
                              "page cache as root) or posix_fadvise on the image's files only")
+    parser.add_argument("--bound", action="store_true",
+                        help="per point, one more plain run under `foreactor bound` (perf, "
+                             "root): preads per Get and the Get latency if each Get waited only "
+                             "for its longest pread, the floor of what any depth can reach")
     parser.add_argument("--output", help="results file (default bench/results/leveldb[-quick].json)")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
@@ -173,29 +187,14 @@ def allowance_bytes(arguments, operations):
 def measure(point, configuration, image, trace, operations, arguments, cold_reports):
     """One run of one configuration; returns (driver summary, statistics or None)."""
     _, engine, depth = configuration
-    db_bytes = images.image_summary(image)["bytes"]
-    files = images.image_files(image)
-    if point["ratio"] < 100:
-        if arguments.cold == "fadvise":
-            cold_reports.add(evict_files(files))
-        else:
-            cold_reports.add(cache.drop_page_cache(files))
-    else:
-        cache.warm_files(files)
     with tempfile.TemporaryDirectory(prefix="leveldb-bench-") as scratch:
         stats_file = Path(scratch) / "stats.json"
         environment = runs.foreactor_environment(engine, depth, stats_file)
         driver = PLAIN_DRIVER if engine is None else FOREACTOR_DRIVER
-        command = [driver, "--db", RUN_DIR, "--clone-from", image, "--run", trace,
-                   "--ops", operations, "--threads", point["threads"]]
-        if point["ratio"] < 100:
-            limit_bytes = point["ratio"] * db_bytes // 100 + allowance_bytes(arguments, operations)
-            with memory.MemoryLimit(f"foreactor_leveldb_{os.getpid()}", limit_bytes) as limit:
-                completed = run_driver(limit.wrap_command(command), environment)
-                memory_report = limit.describe()
-        else:
-            completed = run_driver(command, environment)
-            memory_report = {"kind": "unlimited (all cached)"}
+        completed, memory_report = run_at_point(point, driver_command(driver, point, trace,
+                                                                       image, operations),
+                                                environment, image, operations, arguments,
+                                                cold_reports)
         if completed.returncode == 1:
             raise MismatchError(f"{configuration[0]} at {point}: {completed.stderr[-2000:]}")
         if completed.returncode != 0:
@@ -206,6 +205,55 @@ def measure(point, configuration, image, trace, operations, arguments, cold_repo
         summary["driver_max_rss_kib"] = completed.max_rss_kib
         statistics = runs.read_graph_statistics(stats_file, GRAPH) if engine else None
     return summary, statistics
+
+
+def measure_bound(point, image, trace, operations, arguments, cold_reports):
+    """One more plain run of a point under `foreactor bound`: the Gets' preads
+    and what the Gets would take if each waited only for its longest one.
+    Returns the tool's figures, or None (with the reason said) when perf
+    cannot be used here."""
+    with tempfile.TemporaryDirectory(prefix="leveldb-bound-") as scratch:
+        figures_file = Path(scratch) / "bound.json"
+        command = [sys.executable, ROOT / "tools" / "foreactor", "bound",
+                   "--function", "leveldb::DBImpl::Get", "--calls", "pread64",
+                   "--json", figures_file, "--"] + driver_command(PLAIN_DRIVER, point, trace,
+                                                                 image, operations)
+        completed, _ = run_at_point(point, command, runs.foreactor_environment(None, None, None),
+                                    image, operations, arguments, cold_reports,
+                                    extra_allowance=BOUND_TOOL_ALLOWANCE_BYTES)
+        if completed.returncode != 0 or not figures_file.exists():
+            say(f"run.py: no bound at {point_label(point)} (foreactor bound exited "
+                f"{completed.returncode}): {completed.stderr.strip()[-300:]}")
+            return None
+        return json.loads(figures_file.read_text())
+
+
+def driver_command(driver, point, trace, image, operations):
+    return [driver, "--db", RUN_DIR, "--clone-from", image, "--run", trace,
+            "--ops", operations, "--threads", point["threads"]]
+
+
+def run_at_point(point, command, environment, image, operations, arguments, cold_reports,
+                 extra_allowance=0):
+    """Runs `command` with the page cache of `point`: below 100% the image
+    evicted first and the command inside a memory cgroup of the point's
+    ratio (plus `extra_allowance` bytes for processes around the driver); at
+    100% the image read into the cache first and no limit.  Returns
+    (Completed, a description of the memory limit)."""
+    db_bytes = images.image_summary(image)["bytes"]
+    files = images.image_files(image)
+    if point["ratio"] < 100:
+        if arguments.cold == "fadvise":
+            cold_reports.add(evict_files(files))
+        else:
+            cold_reports.add(cache.drop_page_cache(files))
+        limit_bytes = (point["ratio"] * db_bytes // 100 + allowance_bytes(arguments, operations)
+                       + extra_allowance)
+        with memory.MemoryLimit(f"foreactor_leveldb_{os.getpid()}", limit_bytes) as limit:
+            completed = run_driver(limit.wrap_command(command), environment)
+            return completed, limit.describe()
+    cache.warm_files(files)
+    return run_driver(command, environment), {"kind": "unlimited (all cached)"}
 
 
 class Completed:
@@ -273,6 +321,10 @@ def run_point(sweep, point, arguments, tick, cold_reports):
               "trace": str(trace), "operations": operations, "configurations": {}}
     for name, _, _ in configs:
         result["configurations"][name] = summarize(samples[name], statistics[name])
+    if arguments.bound:
+        result["bound"] = measure_bound(point, image, trace, operations, arguments, cold_reports)
+        if result["bound"] is not None:
+            say(f"{sweep} {point_label(point)}: {bound_line(result['bound'])}")
     plain = result["configurations"]["plain"]["median"]
     for name, _, _ in configs:
         entry = result["configurations"][name]
@@ -286,8 +338,16 @@ def point_label(point):
             f"t{point['threads']}")
 
 
+def bound_line(figures):
+    """One line of `foreactor bound` figures (see measure_bound)."""
+    return (f"bound (each Get waits only for its longest pread): avg "
+            f"{figures['ratio']['average']:.2f}x, p99 {figures['ratio']['p99']:.2f}x of plain; "
+            f"{figures['calls_per_invocation']:.2f} preads per Get "
+            f"({figures['share_in_calls']:.0%} of Get time in pread)")
+
+
 def markdown(data):
-    """Tables of a results dict, one per sweep."""
+    """Tables of a results dict, one per sweep, and the bounds measured."""
     lines = []
     for sweep in dict.fromkeys(entry["sweep"] for entry in data["points"]):
         lines += [f"### {sweep}", "",
@@ -306,6 +366,10 @@ def markdown(data):
                     f"{ratio['average']:.2f} | {ratio['p99']:.2f} | "
                     f"{stats.get('issued_early', '')} | {stats.get('consumed', '')} | "
                     f"{stats.get('wasted', '')} | {stats.get('mispredicted', '')} |")
+        lines.append("")
+        for entry in data["points"]:
+            if entry["sweep"] == sweep and entry.get("bound"):
+                lines.append(f"- {point_label(entry['point'])}: {bound_line(entry['bound'])}")
         lines.append("")
     return "\n".join(lines)
 

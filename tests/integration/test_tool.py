@@ -82,7 +82,7 @@ def test_help_describes_every_option(arguments, expected):
 
 @pytest.mark.parametrize("arguments, message", [
     ([], "missing subcommand"),
-    (["frobnicate"], "unknown subcommand 'frobnicate'; use 'run', 'stats', 'graph' or 'trace'"),
+    (["frobnicate"], "unknown subcommand 'frobnicate'; use 'run', 'stats', 'graph', 'trace' or 'bound'"),
     (["run", "touch", "MARKER"], "missing '--' before the command"),
     (["run", "--depth", "8", "touch", "MARKER"], "missing '--' before the command"),
     (["run", "--no-preload", "--"], "no command after '--'"),

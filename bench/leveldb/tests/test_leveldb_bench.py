@@ -2,7 +2,8 @@
 Gets a run, one round, io_uring and threads at depth 8): every
 configuration is measured at 10% and 100% memory, the driver checked every
 Get, the runs below 100% ran inside a memory cgroup that held them to their
-limit, and the results file and plot are written.  About 20 s."""
+limit, the bound of each point was measured (where perf can be used), and
+the results file and plot are written.  About 20 s."""
 
 import json
 import os
@@ -17,6 +18,9 @@ sys.path.insert(0, str(ROOT / "bench" / "leveldb"))
 
 import memory  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tools"))
+from foreactor_cli import bound  # noqa: E402
+
 
 def test_quick_sweep_on_a_tiny_image(tmp_path):
     output = tmp_path / "leveldb-test.json"
@@ -25,7 +29,7 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
     completed = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "leveldb" / "run.py"), "--records", "5000",
          "--ops", "500", "--sweeps", "memory", "--rounds", "1", "--depths", "8",
-         "--cold", "fadvise", "--output", str(output)],
+         "--cold", "fadvise", "--bound", "--output", str(output)],
         env=environment, capture_output=True, text=True, timeout=900)
     assert completed.returncode == 0, completed.stderr[-3000:]
     data = json.loads(output.read_text())
@@ -43,5 +47,11 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
             if entry["point"]["ratio"] < 100 and memory.available() != "none":
                 assert sample["memory"]["kind"] == memory.available()
                 assert 0 < sample["memory"]["peak_bytes"] <= sample["memory"]["limit_bytes"]
+        if bound.perf_usable() is None:
+            # One Get per trace operation; each makes at most a pread per level.
+            figures = entry["bound"]
+            assert figures["invocations"] == 500
+            assert 0 <= figures["calls_per_invocation"] <= 8
+            assert 0 < figures["ratio"]["average"] <= 1
     assert (tmp_path / "leveldb-test-memory.png").stat().st_size > 0
     assert "| plain |" in completed.stdout

@@ -1,0 +1,180 @@
+"""Tests of `foreactor bound` (tools/foreactor_cli/bound.py).
+
+The analysis is tested on synthetic events and on perf's output format; the
+whole command on a small C program compiled here, whose function makes a known
+number of preads per call.  The run under perf needs perf and root, and is
+skipped without them (the analysis tests are not).
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from test_trace_tool import run_tool
+
+sys.path.insert(0, str(REPO / "tools"))
+from foreactor_cli import bound  # noqa: E402
+
+# ------------------------------------------------------- the analysis
+
+
+def test_an_invocation_waits_only_for_its_longest_call():
+    events = [(7, 1.000, "entry"),
+              (7, 1.001, "call_enter"), (7, 1.004, "call_exit"),    # 3 ms
+              (7, 1.005, "call_enter"), (7, 1.006, "call_exit"),    # 1 ms
+              (7, 1.010, "return")]
+    [invocation] = bound.invocations_of(events)
+    assert invocation["calls"] == 2
+    assert invocation["call_seconds"] == pytest.approx(0.004)
+    assert invocation["longest_call_seconds"] == pytest.approx(0.003)
+    summary = bound.summarize([invocation])
+    assert summary["measured_us"]["average"] == pytest.approx(10_000)
+    assert summary["bound_us"]["average"] == pytest.approx(9_000)  # the 1 ms call overlapped
+    assert summary["ratio"]["average"] == pytest.approx(0.9)
+    assert summary["share_in_calls"] == pytest.approx(0.4)
+
+
+def test_calls_outside_invocations_recursion_and_threads():
+    events = [(1, 0.0, "call_enter"), (1, 0.5, "call_exit"),      # before any invocation
+              (1, 1.0, "entry"), (2, 1.0, "entry"),
+              (1, 1.1, "entry"),                                  # recursion: counts in the outer
+              (1, 1.2, "call_enter"), (2, 1.2, "call_enter"),
+              (1, 1.3, "call_exit"), (2, 1.5, "call_exit"),
+              (1, 1.4, "return"), (1, 2.0, "return"), (2, 3.0, "return"),
+              (3, 4.0, "return"),                                 # entry before the probes
+              (3, 5.0, "entry"), (3, 5.1, "call_enter"), (3, 5.2, "call_exit")]  # never returned
+    invocations = bound.invocations_of(events)
+    assert [(i["calls"], round(i["seconds"], 6)) for i in invocations] == [(1, 1.0), (1, 2.0)]
+
+
+def test_summary_of_a_chain_and_of_single_calls():
+    chain = {"seconds": 0.004, "calls": 4, "call_seconds": 0.004, "longest_call_seconds": 0.001}
+    single = {"seconds": 0.001, "calls": 1, "call_seconds": 0.001, "longest_call_seconds": 0.001}
+    summary = bound.summarize([chain, single, single, single])
+    assert summary["calls_histogram"] == {"1": 3, "4": 1}
+    assert summary["calls_per_invocation"] == pytest.approx(1.75)
+    # Measured 4 + 1 + 1 + 1 ms; at once 1 ms each.
+    assert summary["ratio"]["average"] == pytest.approx(4 / 7)
+    assert bound.summarize([]) is None
+
+
+def test_perf_script_lines():
+    lines = [
+        "  17198 35367.864356: foreactor_bound_9:entry: (55d0c0a14fc0)",
+        "  17198 35367.864358: syscalls:sys_enter_pread64: fd: 0x00000005, buf: ...",
+        "  17198 35367.864461:  syscalls:sys_exit_pread64: 0x1000",
+        "  17198 35367.864470: syscalls:sys_enter_read: fd: 0x00000003",
+        "  17198 35367.864480: foreactor_bound_9:exit__return: (55d0c0a14fc0 <- 55d0c0a1a000)",
+        "garbage",
+    ]
+    events = bound.parse_perf_script(lines, "foreactor_bound_9:entry",
+                                     "foreactor_bound_9:exit__return", ["pread64"])
+    assert [kind for _, _, kind in events] == ["entry", "call_enter", "call_exit", "return"]
+    assert events[0][:2] == (17198, pytest.approx(35367.864356))
+
+
+# ------------------------------------------------------- the command
+
+PROGRAM = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Makes `reads` preads of 4 KiB; main calls it `count` times. */
+__attribute__((noinline)) int lookup(int fd, int reads, int round) {
+  char buffer[4096];
+  int total = 0;
+  for (int i = 0; i < reads; ++i)
+    total += (int)pread(fd, buffer, sizeof buffer, (off_t)((round * reads + i) % 16) * 4096);
+  return total;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 4) return 2;
+  int fd = open(argv[1], O_RDONLY);
+  if (fd < 0) return 3;
+  int count = atoi(argv[2]), reads = atoi(argv[3]);
+  long sum = 0;
+  for (int round = 0; round < count; ++round) sum += lookup(fd, reads, round);
+  char small[16];
+  sum += pread(fd, small, sizeof small, 0); /* outside lookup() */
+  printf("%ld\n", sum);
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    directory = tmp_path_factory.mktemp("bound_chain")
+    (directory / "chain.c").write_text(PROGRAM)
+    subprocess.run([compiler, "-O1", "-o", str(directory / "chain"), str(directory / "chain.c")],
+                   check=True)
+    (directory / "data").write_bytes(bytes(range(256)) * 256)
+    return directory
+
+
+def test_the_symbol_is_found_and_a_missing_one_is_named(chain):
+    address, mangled = bound.symbol_address(str(chain / "chain"), "lookup")
+    assert mangled == "lookup" and address > 0
+    with pytest.raises(LookupError, match="no function 'lookpu'"):
+        bound.symbol_address(str(chain / "chain"), "lookpu")
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["bound", "--", "true"], "--function"),
+    (["bound", "--function", "lookup", "true"], "unrecognized arguments: true"),
+    (["bound", "--function", "lookup", "--"], "no command after '--'"),
+    (["bound", "--function", "lookup", "--calls", "pread64;rm", "--", "true"], "--calls"),
+])
+def test_bad_arguments(arguments, message):
+    completed = run_tool(arguments)
+    assert completed.returncode == 2
+    assert message in completed.stderr
+
+
+def test_a_missing_symbol_is_a_usage_error(chain):
+    completed = run_tool(["bound", "--function", "lookpu", "--", str(chain / "chain"),
+                          str(chain / "data"), "1", "1"])
+    assert completed.returncode == 2
+    assert "no function 'lookpu'" in completed.stderr
+
+
+perf_reason = bound.perf_usable()
+needs_perf = pytest.mark.skipif(perf_reason is not None, reason=str(perf_reason))
+
+
+@needs_perf
+def test_calls_per_invocation_of_a_real_program(chain, tmp_path):
+    output = tmp_path / "bound.json"
+    completed = run_tool(["bound", "--function", "lookup", "--calls", "pread64", "--json",
+                          str(output), "--", str(chain / "chain"), str(chain / "data"), "40", "3"])
+    assert completed.returncode == 0, completed.stderr
+    assert "invocations           40" in completed.stdout
+    figures = json.loads(output.read_text())
+    assert figures["invocations"] == 40
+    assert figures["calls_histogram"] == {"3": 40}  # the pread outside lookup() not counted
+    assert 0 < figures["ratio"]["average"] <= 1
+    assert figures["bound_us"]["average"] <= figures["measured_us"]["average"]
+
+
+@needs_perf
+def test_a_function_never_called_exits_1(chain):
+    completed = run_tool(["bound", "--function", "lookup", "--", str(chain / "chain"),
+                          str(chain / "data"), "0", "3"])
+    assert completed.returncode == 1
+    assert "never called" in completed.stdout
+
+
+@needs_perf
+def test_the_command_status_passes_through(chain):
+    completed = run_tool(["bound", "--function", "lookup", "--", str(chain / "chain")])
+    assert completed.returncode == 2  # the program's own usage status

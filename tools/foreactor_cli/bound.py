@@ -1,0 +1,312 @@
+"""foreactor bound: the most any depth could gain for a function, measured on
+the plain program.
+
+Runs CMD under `perf` with a probe at the entry and the return of SYMBOL and
+the entry and exit of the chosen system calls, then computes, for every
+outermost invocation of SYMBOL on each thread, how many of those calls it
+made and how long it waited in them.  The bound assumes what no engine can
+do better than: every call of an invocation issued at its start, all of them
+running in parallel, at no cost.  An invocation then waits only for its
+longest call; its time becomes its measured time minus the time of its other
+calls.  The ratio of the bound to the measured time (average and
+percentiles) is the floor of what a foreaction graph of SYMBOL can reach on
+this workload and machine: a function that makes about one slow call per
+invocation has nothing to overlap, whatever its graph.
+
+What it does not count: overlap across invocations (a graph whose scope is
+smaller than the loop it speeds up) and a device that serves fewer requests
+at once than the bound assumes.  For a function whose invocations each make
+many calls (a copy loop) the bound is loose; it is meant for functions with
+short chains of calls (a key-value Get, a B+-tree lookup).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from foreactor_cli import locate
+
+DEFAULT_CALLS = ("pread64", "preadv", "preadv2", "read", "pwrite64", "write", "newfstatat",
+                 "statx", "openat", "getdents64")
+# perf script -F tid,time,event: "  17198 35367.864356: group:event: ..."
+EVENT_LINE = re.compile(r"^\s*(\d+)\s+([\d.]+):\s+(\S+?):\s")
+EXIT_PERF_UNUSABLE = 125
+
+
+def make_parser(tool):
+    parser = tool.ArgumentParser(
+        prog="%s bound" % tool.TOOL,
+        allow_abbrev=False,
+        usage="%(prog)s --function SYMBOL [options] -- CMD [ARGS...]",
+        description="Run CMD (plain, without foreactor) under perf and measure, for every "
+                    "invocation of the function SYMBOL, the system calls it waited in.  Print "
+                    "the invocation time as measured and as it would be if every call of an "
+                    "invocation ran in parallel with the others at no cost: the most a "
+                    "foreaction graph of SYMBOL could gain on this workload.  Needs perf "
+                    "(Debian: linux-perf) and the rights to add uprobes (root).  Exit status: "
+                    "CMD's own; 1 when CMD succeeded but never called SYMBOL; 2 for a bad "
+                    "argument or a missing symbol; 125 when perf cannot be used.",
+        epilog="Example: %s bound --function 'leveldb::DBImpl::Get' -- ./driver --run trace"
+               % tool.TOOL)
+    parser.add_argument("--function", metavar="SYMBOL", required=True,
+                        help="the function: its symbol-table name, mangled or demangled (a "
+                             "demangled name may omit its parameter list when that is unique)")
+    parser.add_argument("--binary", metavar="FILE",
+                        help="the executable or library that defines SYMBOL (default: CMD)")
+    parser.add_argument("--calls", default=",".join(DEFAULT_CALLS),
+                        help="comma-separated system calls to count (default: %(default)s)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    return parser
+
+
+# ------------------------------------------------------------ the analysis
+
+def percentile(sorted_values, fraction):
+    """The value at `fraction` (0..1) of `sorted_values` (nearest rank)."""
+    if not sorted_values:
+        return 0.0
+    index = min(len(sorted_values) - 1, int(fraction * len(sorted_values)))
+    return sorted_values[index]
+
+
+def invocations_of(events):
+    """Outermost invocations from `events`, (tid, seconds, kind) tuples in time
+    order per thread, kind one of "entry", "return", "call_enter", "call_exit".
+    Returns a list of dicts: seconds (entry to return), calls (count),
+    call_seconds (sum), longest_call_seconds.  Calls outside an invocation,
+    recursion (only the outermost counts) and an invocation still open at the
+    end (the program exited inside it) are handled; the last is dropped."""
+    depth, current, call_start, result = {}, {}, {}, []
+    for tid, seconds, kind in events:
+        if kind == "entry":
+            depth[tid] = depth.get(tid, 0) + 1
+            if depth[tid] == 1:
+                current[tid] = {"start": seconds, "calls": 0, "call_seconds": 0.0,
+                                "longest_call_seconds": 0.0}
+        elif kind == "return":
+            if depth.get(tid, 0) == 0:
+                continue  # a return whose entry came before the probe was added
+            depth[tid] -= 1
+            if depth[tid] == 0:
+                invocation = current.pop(tid)
+                invocation["seconds"] = seconds - invocation.pop("start")
+                result.append(invocation)
+        elif kind == "call_enter":
+            call_start[tid] = seconds
+        elif kind == "call_exit":
+            started = call_start.pop(tid, None)
+            if started is None or depth.get(tid, 0) == 0:
+                continue
+            waited = seconds - started
+            invocation = current[tid]
+            invocation["calls"] += 1
+            invocation["call_seconds"] += waited
+            invocation["longest_call_seconds"] = max(invocation["longest_call_seconds"], waited)
+    return result
+
+
+def summarize(invocations):
+    """Figures of a list of invocations (see invocations_of), or None when
+    empty.  Times in microseconds."""
+    if not invocations:
+        return None
+    measured = sorted(i["seconds"] for i in invocations)
+    bound = sorted(i["seconds"] - (i["call_seconds"] - i["longest_call_seconds"])
+                   for i in invocations)
+    total = sum(measured)
+    calls_histogram = {}
+    for invocation in invocations:
+        calls_histogram[invocation["calls"]] = calls_histogram.get(invocation["calls"], 0) + 1
+
+    def figures(values):
+        return {"average": sum(values) / len(values) * 1e6, "p50": percentile(values, 0.5) * 1e6,
+                "p99": percentile(values, 0.99) * 1e6}
+
+    measured_figures, bound_figures = figures(measured), figures(bound)
+    return {
+        "invocations": len(invocations),
+        "calls_per_invocation": sum(i["calls"] for i in invocations) / len(invocations),
+        "calls_histogram": {str(k): v for k, v in sorted(calls_histogram.items())},
+        "share_in_calls": sum(i["call_seconds"] for i in invocations) / total if total else 0.0,
+        "measured_us": measured_figures,
+        "bound_us": bound_figures,
+        "ratio": {key: (bound_figures[key] / measured_figures[key]
+                        if measured_figures[key] else 1.0) for key in measured_figures},
+    }
+
+
+def parse_perf_script(lines, entry_event, return_event, calls):
+    """Events of `perf script -F tid,time,event` output, as invocations_of
+    takes them.  `calls` are system call names."""
+    enter_events = {"syscalls:sys_enter_" + call for call in calls}
+    exit_events = {"syscalls:sys_exit_" + call for call in calls}
+    events = []
+    for line in lines:
+        match = EVENT_LINE.match(line)
+        if match is None:
+            continue
+        tid, seconds, name = int(match.group(1)), float(match.group(2)), match.group(3)
+        if name == entry_event:
+            kind = "entry"
+        elif name == return_event:
+            kind = "return"
+        elif name in enter_events:
+            kind = "call_enter"
+        elif name in exit_events:
+            kind = "call_exit"
+        else:
+            continue
+        events.append((tid, seconds, kind))
+    return events
+
+
+def format_report(function, summary):
+    histogram = ", ".join("%s: %d" % item for item in summary["calls_histogram"].items())
+    m, b, r = summary["measured_us"], summary["bound_us"], summary["ratio"]
+    return "\n".join([
+        "foreactor bound: %s" % function,
+        "  invocations           %d" % summary["invocations"],
+        "  calls per invocation  %.3f   (invocations by calls made: %s)"
+        % (summary["calls_per_invocation"], histogram),
+        "  time in the calls     %.1f%% of the invocations' time" % (100 * summary["share_in_calls"]),
+        "                        measured      all calls of an invocation at once   ratio",
+        "  average               %9.1f us  %9.1f us                             %.3fx"
+        % (m["average"], b["average"], r["average"]),
+        "  p50                   %9.1f us  %9.1f us                             %.3fx"
+        % (m["p50"], b["p50"], r["p50"]),
+        "  p99                   %9.1f us  %9.1f us                             %.3fx"
+        % (m["p99"], b["p99"], r["p99"]),
+        "The ratio is the floor of what a foreaction graph of this function can reach here.",
+    ])
+
+
+# ------------------------------------------------------------ running perf
+
+def symbol_address(binary, function):
+    """(address, mangled name) of `function` in `binary`'s symbol tables, or
+    raises LookupError with a message."""
+    candidates = []
+    for dynamic in (False, True):
+        listing = subprocess.run(["nm", "--defined-only"] + (["-D"] if dynamic else []) + [binary],
+                                 capture_output=True, text=True)
+        demangled = subprocess.run(["nm", "--defined-only", "-C"] + (["-D"] if dynamic else [])
+                                   + [binary], capture_output=True, text=True)
+        if listing.returncode != 0:
+            continue
+        for raw, readable in zip(listing.stdout.splitlines(), demangled.stdout.splitlines()):
+            raw_fields, readable_fields = raw.split(None, 2), readable.split(None, 2)
+            if len(raw_fields) < 3 or raw_fields[1] not in "TtWi":
+                continue
+            address, mangled, name = raw_fields[0], raw_fields[2], readable_fields[2]
+            if function in (mangled, name) or name.split("(")[0] == function:
+                candidates.append((int(address, 16), mangled, name))
+        if candidates:
+            break
+    unique = {(address, mangled) for address, mangled, _ in candidates}
+    if not unique:
+        raise LookupError("no function %r in the symbol tables of %s (list candidates with "
+                          "'nm -C %s')" % (function, binary, binary))
+    if len(unique) > 1:
+        names = sorted({name for _, _, name in candidates})
+        raise LookupError("%r names %d functions in %s; give one of: %s"
+                          % (function, len(unique), binary, "; ".join(names)))
+    return unique.pop()
+
+
+def perf_usable():
+    """None when perf can add uprobes and trace system calls, else why not."""
+    if shutil.which("perf") is None:
+        return "perf is not installed (Debian: apt-get install linux-perf)"
+    if os.geteuid() != 0:
+        return "adding uprobes needs root"
+    probe = subprocess.run(["perf", "list", "syscalls:sys_enter_pread64"], capture_output=True,
+                           text=True)
+    if "sys_enter_pread64" not in probe.stdout:
+        return "perf sees no syscall tracepoints (is tracefs mounted?)"
+    return None
+
+
+def add_probes(binary, address, group):
+    """Adds entry and return uprobes at `address` of `binary`; returns their
+    event names, or raises RuntimeError."""
+    names = []
+    for event, suffix in (("entry", ""), ("exit", "%return")):
+        added = subprocess.run(["perf", "probe", "-q", "-x", binary,
+                                "-a", "%s:%s=0x%x%s" % (group, event, address, suffix)],
+                               capture_output=True, text=True)
+        if added.returncode != 0:
+            raise RuntimeError("perf probe could not add %s probe: %s"
+                               % (event, added.stderr.strip()))
+    listed = subprocess.run(["perf", "probe", "-l", "%s:*" % group], capture_output=True, text=True)
+    for line in listed.stdout.splitlines():
+        fields = line.split()
+        if fields:
+            names.append(fields[0])
+    entry = next((n for n in names if n.endswith(":entry")), None)
+    exit_event = next((n for n in names if n.split(":")[-1].startswith("exit")), None)
+    if entry is None or exit_event is None:
+        raise RuntimeError("perf probe listed %r after adding the probes" % names)
+    return entry, exit_event
+
+
+def remove_probes(group):
+    subprocess.run(["perf", "probe", "-q", "-d", "%s:*" % group], capture_output=True)
+
+
+def main(arguments, tool):
+    parser = make_parser(tool)
+    option_arguments, command = tool.split_command(arguments)
+    if any(a in ("-h", "--help") for a in option_arguments):
+        parser.print_help()
+        return 0
+    options = parser.parse_args(option_arguments)
+    if command is None:
+        parser.error("missing '--' before the command: write '%s bound --function SYMBOL -- "
+                     "CMD ARGS...'" % tool.TOOL)
+    if not command:
+        parser.error("no command after '--': give the program to run")
+    calls = [call for call in options.calls.split(",") if call]
+    if not calls or not all(re.fullmatch(r"[a-z0-9_]+", call) for call in calls):
+        parser.error("--calls: comma-separated system call names such as pread64,read, not %r"
+                     % options.calls)
+    binary = options.binary or shutil.which(command[0])
+    if binary is None or not os.path.isfile(binary):
+        parser.error("cannot find %r; give --binary FILE" % (options.binary or command[0]))
+    try:
+        address, _ = symbol_address(binary, options.function)
+    except LookupError as error:
+        parser.error(str(error))
+    why_not = perf_usable()
+    if why_not is not None:
+        tool.fail(parser.prog, why_not, EXIT_PERF_UNUSABLE)
+
+    group = "foreactor_bound_%d" % os.getpid()
+    with tempfile.TemporaryDirectory(prefix="foreactor-bound-") as scratch:
+        data = os.path.join(scratch, "perf.data")
+        try:
+            entry, exit_event = add_probes(binary, address, group)
+            record = ["perf", "record", "-q", "-o", data, "-e", entry, "-e", exit_event]
+            for call in calls:
+                record += ["-e", "syscalls:sys_enter_" + call, "-e", "syscalls:sys_exit_" + call]
+            completed = subprocess.run(record + ["--"] + command)
+        except RuntimeError as error:
+            tool.fail(parser.prog, str(error), EXIT_PERF_UNUSABLE)
+        finally:
+            remove_probes(group)
+        status = locate.exit_status(completed.returncode)
+        script = subprocess.run(["perf", "script", "-i", data, "-F", "tid,time,event"],
+                                capture_output=True, text=True)
+    summary = summarize(invocations_of(parse_perf_script(script.stdout.splitlines(), entry,
+                                                         exit_event, calls)))
+    if summary is None:
+        print("foreactor bound: %s was never called (or never returned)" % options.function)
+        return status if status != 0 else 1
+    print(format_report(options.function, summary))
+    if options.json:
+        with open(options.json, "w") as out:
+            json.dump(dict(summary, function=options.function, command=command, calls=calls),
+                      out, indent=1)
+    return status
