@@ -9,19 +9,30 @@ readahead off, and one workload run follows.  The claim checked (issue 7):
 the automatic depth is at or above the plain program at every fraction.
 
 Workloads:
-  bptree  one range scan over 90% of the keys of the B+-tree built by
-          random-order inserts (degree 256, 1,638,400 keys; its leaves are
-          scattered over the file), as in bench/bptree.
+  bptree   one range scan over 90% of the keys of the B+-tree built by
+           random-order inserts (degree 256, 1,638,400 keys; its leaves are
+           scattered over the file), as in bench/bptree.
+  leveldb  YCSB-C Gets (Zipfian 0.99, 1 KiB values) on a clone of the
+           LevelDB image of bench/leveldb (about 1 GiB; quick: 256 MiB),
+           one client thread, LevelDB's 8 MiB block cache; the fraction is
+           of every file of the image (its tables, and the log of its last
+           writes, which the run turns into a table); no memory limit, so
+           pages the run reads stay cached.  Every Get is checked by the driver.
 
-Usage: run.py [--quick] [--rounds N] [--fractions 0,0.5,1]
+Usage: run.py [--quick] [--rounds N] [--fractions 0,0.5,1] [--workloads bptree,leveldb]
+       [--leveldb-ops N]
        (or: ./run bench cached_fraction [--quick])
-Writes bench/results/cached_fraction[-quick].json and a PNG plot.  Exits 1
-when a run fails or prints another count or checksum than the plain program.
+Writes bench/results/cached_fraction[-quick].json (with --workloads naming
+one: cached_fraction[-quick]-WORKLOAD.json) and a PNG plot per workload,
+cached_fraction[-quick]-WORKLOAD.png.  Exits 1 when a run fails, prints another count or checksum than
+the plain program, or a Get returns a wrong value.
 """
 
 import argparse
 import importlib.util
+import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -42,12 +53,19 @@ FULL_CONFIGURATIONS = [("plain", None, None), ("io_uring auto", "io_uring", "aut
                        ("io_uring 16", "io_uring", 16), ("io_uring 64", "io_uring", 64),
                        ("threads auto", "threads", "auto")]
 QUICK_CONFIGURATIONS = FULL_CONFIGURATIONS[:2] + [FULL_CONFIGURATIONS[3]]
+# A Get makes at most one pread per level (four here): deeper fixed depths
+# issue nothing more.
+LEVELDB_CONFIGURATIONS = [("plain", None, None), ("io_uring auto", "io_uring", "auto"),
+                          ("io_uring 8", "io_uring", 8), ("threads auto", "threads", "auto")]
+LEVELDB_QUICK_CONFIGURATIONS = LEVELDB_CONFIGURATIONS[:3]
+LEVELDB_OPERATIONS = 40000
+WORKLOADS = ("bptree", "leveldb")
 
 
-def load_bptree_bench():
-    """bench/bptree/run.py as a module: its tree building and tool running
+def load_bench(name):
+    """bench/NAME/run.py as a module: its data building and program running
     are the one way this project does those."""
-    spec = importlib.util.spec_from_file_location("bptree_bench", ROOT / "bench" / "bptree" / "run.py")
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", ROOT / "bench" / name / "run.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -59,7 +77,21 @@ def parse_arguments():
                         help="fractions 0, 0.5, 1; plain, io_uring auto and 64; 2 rounds")
     parser.add_argument("--rounds", type=int, help="runs per configuration and fraction (3; quick 2)")
     parser.add_argument("--fractions", help="comma-separated fractions in [0, 1]")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="comma-separated workloads (default: %(default)s)")
+    parser.add_argument("--leveldb-ops", type=int, default=LEVELDB_OPERATIONS,
+                        help="Gets per LevelDB run (default: %(default)s)")
+    parser.add_argument("--leveldb-records", type=int,
+                        help="records of the LevelDB image instead of about 1 GiB (quick: "
+                             "256 MiB), for trying things out")
+    parser.add_argument("--output", help="results file (default "
+                                         "bench/results/cached_fraction[-quick].json)")
     arguments = parser.parse_args()
+    arguments.workloads = [name for name in arguments.workloads.split(",") if name]
+    if not arguments.workloads or not set(arguments.workloads) <= set(WORKLOADS):
+        parser.error(f"--workloads: comma-separated names among {', '.join(WORKLOADS)}")
+    if arguments.leveldb_ops <= 0:
+        parser.error("--leveldb-ops must be positive")
     if arguments.rounds is not None and arguments.rounds <= 0:
         parser.error("--rounds must be positive")
     if arguments.fractions:
@@ -107,33 +139,96 @@ def sweep_bptree(bptree, fractions, configurations, rounds, work_dir, report):
                 if graphs and graphs.get(bptree.SCAN_GRAPH):
                     statistics[name].append(graphs[bptree.SCAN_GRAPH])
                 report.step(label)
-        plain = runs.median_or_none(times["plain"])
-        summary = {}
-        for name, _, _ in configurations:
-            median = runs.median_or_none(times[name])
-            stats = statistics[name]
-            windows = sum(s.get("depth_windows", 0) for s in stats)
-            summary[name] = {
-                "times_ms": times[name], "median_ms": median,
-                "speed_vs_plain": runs.ratio_or_none(plain, median),
-                "mean_auto_depth": (sum(s.get("depth_window_sum", 0) for s in stats) / windows
-                                    if windows else None),
-                "statistics": runs.sum_counters(stats, ("issued_early", "consumed", "wasted",
-                                                        "found_cached", "served_from_cache",
-                                                        "cache_mode_changes", "depth_changes"))
-                if stats else None,
-            }
-        measured = [value for value in cached if value is not None]
-        per_fraction[f"{fraction:g}"] = {"measured_cached_fraction": (sum(measured) / len(measured)
-                                                                     if measured else None),
-                                         "configurations": summary}
+        per_fraction[f"{fraction:g}"] = fraction_summary(times, statistics, cached,
+                                                         configurations)
     return {"records": int(reference[0]), "tree": str(tree.relative_to(ROOT)),
-            "per_fraction": per_fraction, "messages": messages}
+            "unit": "ms, time of the scan", "per_fraction": per_fraction, "messages": messages}
 
 
-def print_table(title, per_fraction, configurations):
+def sweep_leveldb(leveldb, fractions, configurations, rounds, records, operations, report):
+    """Measures YCSB-C Gets at each fraction; returns the workload's results
+    (per_fraction as fraction_summary gives it, the values being average Get
+    latencies in µs)."""
+    images = leveldb.images
+    image = images.ensure_image(1024, records)
+    trace = images.ensure_trace("run", records, "c", images.operations_for(1024), 1024)
+    files = [path for path in images.image_files(image) if path.stat().st_size > 0]
+    point = {"threads": 1}
+    per_fraction = {}
+    try:
+        for fraction in fractions:
+            latencies = {name: [] for name, _, _ in configurations}
+            statistics = {name: [] for name, _, _ in configurations}
+            cached = []
+            for round_index in range(rounds):
+                for name, engine, depth in runs.alternating_order(configurations, round_index):
+                    label = f"leveldb Get, {fraction:.0%} cached, {name}, round {round_index + 1}"
+                    cache.drop_page_cache(files)
+                    for path in files:
+                        cache.warm_fraction(path, fraction, PAGE_BYTES, WARM_SEED)
+                    cached.append(cached_share(files))
+                    with tempfile.TemporaryDirectory(prefix="cached-fraction-leveldb-") as scratch:
+                        stats_file = Path(scratch) / "stats.json"
+                        driver = leveldb.PLAIN_DRIVER if engine is None else leveldb.FOREACTOR_DRIVER
+                        completed = leveldb.run_driver(
+                            leveldb.driver_command(driver, point, trace, image, operations),
+                            runs.foreactor_environment(engine, depth, stats_file))
+                        if completed.returncode != 0:
+                            raise RuntimeError(f"{label}: leveldb_driver exited "
+                                               f"{completed.returncode}: {completed.stderr[-2000:]}")
+                        latencies[name].append(
+                            json.loads(completed.stdout)["latency_us"]["average"])
+                        if engine is not None:
+                            graph = runs.read_graph_statistics(stats_file, leveldb.GRAPH)
+                            if graph:
+                                statistics[name].append(graph)
+                    report.step(label)
+            per_fraction[f"{fraction:g}"] = fraction_summary(latencies, statistics, cached,
+                                                             configurations)
+    finally:
+        shutil.rmtree(leveldb.RUN_DIR, ignore_errors=True)
+    return {"records": records, "operations": operations, "image": str(image.relative_to(ROOT)),
+            "unit": "µs, average Get latency", "per_fraction": per_fraction}
+
+
+def cached_share(files):
+    """The share of the pages of `files` in the page cache (None without fincore)."""
+    shares = [(cache.cached_fraction(path), path.stat().st_size) for path in files]
+    if any(share is None for share, _ in shares):
+        return None
+    total = sum(size for _, size in shares)
+    return sum(share * size for share, size in shares) / total if total else None
+
+
+def fraction_summary(values, statistics, cached, configurations):
+    """One fraction's entry: per configuration its values (one per run, lower
+    is faster), their median, its speed relative to plain (plain's median /
+    its median), the mean automatic depth and summed counters; and the share
+    of the data found cached before the runs."""
+    plain = runs.median_or_none(values["plain"])
+    summary = {}
+    for name, _, _ in configurations:
+        median = runs.median_or_none(values[name])
+        stats = statistics[name]
+        windows = sum(s.get("depth_windows", 0) for s in stats)
+        summary[name] = {
+            "values": values[name], "median": median,
+            "speed_vs_plain": runs.ratio_or_none(plain, median),
+            "mean_auto_depth": (sum(s.get("depth_window_sum", 0) for s in stats) / windows
+                                if windows else None),
+            "statistics": runs.sum_counters(stats, ("issued_early", "consumed", "wasted",
+                                                    "found_cached", "served_from_cache",
+                                                    "cache_mode_changes", "depth_changes"))
+            if stats else None,
+        }
+    measured = [value for value in cached if value is not None]
+    return {"measured_cached_fraction": sum(measured) / len(measured) if measured else None,
+            "configurations": summary}
+
+
+def print_table(title, unit, per_fraction, configurations):
     names = [name for name, _, _ in configurations]
-    print(f"\n{title} (median ms; speed vs plain = plain time / time)\n")
+    print(f"\n{title} (median of runs, {unit}; speed vs plain = plain / this)\n")
     print("| cached (asked / measured) | " + " | ".join(names) + " |")
     print("|---" * (len(names) + 1) + "|")
     for fraction, entry in per_fraction.items():
@@ -141,7 +236,7 @@ def print_table(title, per_fraction, configurations):
         cells = []
         for name in names:
             result = entry["configurations"][name]
-            cell = f"{result['median_ms']:.1f}"
+            cell = f"{result['median']:.1f}"
             if name != "plain" and result["speed_vs_plain"] is not None:
                 cell += f" ({result['speed_vs_plain']:.2f}x)"
             if result.get("mean_auto_depth") is not None:
@@ -175,48 +270,85 @@ def plot(title, per_fraction, configurations, path):
 
 def main():
     arguments = parse_arguments()
-    bptree = load_bptree_bench()
-    for tool in (bptree.PLAIN_TOOL, bptree.FOREACTOR_TOOL):
-        if not tool.exists():
-            sys.exit(f"bench/cached_fraction/run.py: {tool} not found: build first (./run build)")
     fractions = arguments.fractions or (QUICK_FRACTIONS if arguments.quick else FULL_FRACTIONS)
-    configurations = QUICK_CONFIGURATIONS if arguments.quick else FULL_CONFIGURATIONS
     rounds = arguments.rounds or (2 if arguments.quick else 3)
+    suffix = "-quick" if arguments.quick else ""
+    plans = {}  # workload -> (module, configurations)
+    if "bptree" in arguments.workloads:
+        bptree = load_bench("bptree")
+        for tool in (bptree.PLAIN_TOOL, bptree.FOREACTOR_TOOL):
+            if not tool.exists():
+                sys.exit(f"bench/cached_fraction/run.py: {tool} not found: build first "
+                         "(./run build)")
+        plans["bptree"] = (bptree, QUICK_CONFIGURATIONS if arguments.quick else FULL_CONFIGURATIONS)
+    if "leveldb" in arguments.workloads:
+        leveldb = load_bench("leveldb")
+        leveldb.build_drivers()
+        plans["leveldb"] = (leveldb, LEVELDB_QUICK_CONFIGURATIONS if arguments.quick
+                            else LEVELDB_CONFIGURATIONS)
     load_before = os.getloadavg()
     if load_before[0] > 1.5:
         say(f"warning: load average {load_before[0]:.2f}: other work is running, "
             "the figures will be noisy")
     started = time.monotonic()
-    report = progress.Progress(len(fractions) * len(configurations) * rounds)
+    report = progress.Progress(len(fractions) * rounds * sum(len(configurations)
+                                                             for _, configurations in plans.values()))
+    measured = {}
     try:
-        with tempfile.TemporaryDirectory(prefix="foreactor-cached-fraction-") as work_dir:
-            bptree_results = sweep_bptree(bptree, fractions, configurations, rounds, work_dir,
-                                          report)
+        if "bptree" in plans:
+            module, configurations = plans["bptree"]
+            with tempfile.TemporaryDirectory(prefix="foreactor-cached-fraction-") as work_dir:
+                measured["bptree"] = sweep_bptree(module, fractions, configurations, rounds,
+                                                  work_dir, report)
+        if "leveldb" in plans:
+            module, configurations = plans["leveldb"]
+            records = arguments.leveldb_records or (
+                module.QUICK_IMAGE_BYTES // (1024 + module.images.KEY_BYTES) if arguments.quick
+                else module.images.records_for(1024))
+            measured["leveldb"] = sweep_leveldb(module, fractions, configurations, rounds, records,
+                                                arguments.leveldb_ops, report)
     except (RuntimeError, cache.CacheError) as error:
         report.finish()
         print(f"\nFAILED, benchmark aborted: {error}", file=sys.stderr)
         return 1
     report.finish()
-    title = (f"B+-tree scan (insert-built tree, degree {DEGREE}, "
-             f"{bptree_results['records']:,} records per scan)")
-    print_table(title, bptree_results["per_fraction"], configurations)
-    suffix = "-quick" if arguments.quick else ""
-    plot_path = plot(title, bptree_results["per_fraction"], configurations,
-                     RESULTS_DIR / f"cached_fraction{suffix}-bptree.png")
+    titles = {
+        "bptree": lambda r: (f"B+-tree scan (insert-built tree, degree {DEGREE}, "
+                             f"{r['records']:,} records per scan)"),
+        "leveldb": lambda r: (f"LevelDB YCSB-C Get (1 KiB values, {r['records']:,} records, "
+                              f"{r['operations']:,} Gets per run)"),
+    }
+    # Results of a subset of the workloads go to a file of their own, so that
+    # a run of one workload keeps the other's results.
+    subset = "" if set(arguments.workloads) == set(WORKLOADS) else "-" + "-".join(measured)
+    output = (Path(arguments.output) if arguments.output
+              else RESULTS_DIR / f"cached_fraction{suffix}{subset}.json")
+    plot_paths = []
+    for workload, result in measured.items():
+        configurations = plans[workload][1]
+        title = titles[workload](result)
+        print_table(title, result["unit"], result["per_fraction"], configurations)
+        plot_paths.append(plot(title, result["per_fraction"], configurations,
+                               output.with_name(f"cached_fraction{suffix}-{workload}.png")))
     data = {
         "benchmark": "cached_fraction", "quick": arguments.quick, "rounds": rounds,
         "fractions": list(fractions),
-        "configurations": [{"name": n, "engine": e, "depth": d} for n, e, d in configurations],
-        "method": ("per run: drop the whole page cache, read the chosen share of the file's 8 KiB "
-                   "pages (random, seed 11, POSIX_FADV_RANDOM on the reading descriptor), then one "
-                   "scan; the cached share is measured with fincore"),
+        "configurations": {workload: [{"name": n, "engine": e, "depth": d}
+                                      for n, e, d in plans[workload][1]] for workload in plans},
+        "method": ("per run: drop the whole page cache, read the chosen share of the data's 8 KiB "
+                   "pages (random, seed 11, POSIX_FADV_RANDOM on the reading descriptor; for "
+                   "LevelDB, of every file of the image), then one run (a scan; LevelDB: the Gets, no "
+                   "memory limit); the cached share is measured with fincore"),
         "machine": machine.describe_machine(ROOT / "data"),
         "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
         "elapsed_seconds": round(time.monotonic() - started, 1),
-        "bptree_scan": bptree_results,
     }
-    path = results.write_json(RESULTS_DIR / f"cached_fraction{suffix}.json", data)
-    print(f"\nwritten: {path.relative_to(ROOT)}, {plot_path.relative_to(ROOT)}")
+    if "bptree" in measured:
+        data["bptree_scan"] = measured["bptree"]
+    if "leveldb" in measured:
+        data["leveldb_get"] = measured["leveldb"]
+    path = results.write_json(output, data)
+    print(f"\nwritten: {path}, " + ", ".join(str(p) for p in plot_paths))
     return 0
 
 

@@ -409,16 +409,22 @@ def plot(data, output_prefix):
     return written
 
 
-def main():
-    arguments = parse_arguments()
-    if arguments.markdown:
-        print(markdown(json.loads(Path(arguments.markdown).read_text())))
-        return
+def build_drivers():
+    """Builds LevelDB and both drivers when missing or stale (exits when the
+    foreactor driver cannot be built)."""
     subprocess.run(["bash", str(ROOT / "apps" / "leveldb" / "build.sh"),
                     "leveldb_driver", "leveldb_driver_foreactor"],
                    check=True, env={**os.environ, "FOREACTOR_BUILD_DIR": str(BUILD_DIR)})
     if not FOREACTOR_DRIVER.exists():
         sys.exit("run.py: leveldb_driver_foreactor not built (no plugin in apps/leveldb/plugin/)")
+
+
+def main():
+    arguments = parse_arguments()
+    if arguments.markdown:
+        print(markdown(json.loads(Path(arguments.markdown).read_text())))
+        return
+    build_drivers()
     if memory.available() == "none":
         say("run.py: no memory cgroup can be made here: runs below 100% are NOT limited")
     plan = points(arguments)
