@@ -106,11 +106,7 @@ def summary(draft, paths):
 
 def main(arguments, tool):
     parser = make_parser(tool)
-    option_arguments, command = tool.split_command(arguments)
-    if any(a in ("-h", "--help") for a in option_arguments):
-        parser.print_help()
-        return 0
-    options = parser.parse_args(option_arguments)
+    options, command = tool.parse_command_line(parser, arguments)
     if options.replay is None:
         if command is None:
             parser.error("missing '--' before the command: write '%s trace --function SYMBOL "
