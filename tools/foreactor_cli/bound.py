@@ -226,6 +226,9 @@ def perf_usable():
                            text=True)
     if "sys_enter_pread64" not in probe.stdout:
         return "perf sees no syscall tracepoints (is tracefs mounted?)"
+    if not any(os.path.exists(os.path.join(root, "uprobe_events"))
+               for root in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")):
+        return "the kernel offers no uprobes (no uprobe_events in tracefs)"
     return None
 
 
