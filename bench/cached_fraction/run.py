@@ -24,13 +24,13 @@ Usage: run.py [--quick] [--rounds N] [--fractions 0,0.5,1] [--workloads bptree,l
        (or: ./run bench cached_fraction [--quick])
 Writes bench/results/cached_fraction[-quick].json (with --workloads naming
 one: cached_fraction[-quick]-WORKLOAD.json) and a PNG plot per workload,
-cached_fraction[-quick]-WORKLOAD.png.  Exits 1 when a run fails, prints another count or checksum than
-the plain program, or a Get returns a wrong value.
+cached_fraction[-quick]-WORKLOAD.png.  Exits 1 when a run fails, prints
+another count or checksum than the plain program, or a Get returns a wrong
+value.
 """
 
 import argparse
 import importlib.util
-import json
 import os
 import shutil
 import sys
@@ -173,11 +173,8 @@ def sweep_leveldb(leveldb, fractions, configurations, rounds, records, operation
                         completed = leveldb.run_driver(
                             leveldb.driver_command(driver, point, trace, image, operations),
                             runs.foreactor_environment(engine, depth, stats_file))
-                        if completed.returncode != 0:
-                            raise RuntimeError(f"{label}: leveldb_driver exited "
-                                               f"{completed.returncode}: {completed.stderr[-2000:]}")
-                        latencies[name].append(
-                            json.loads(completed.stdout)["latency_us"]["average"])
+                        summary = leveldb.driver_summary(completed, label)
+                        latencies[name].append(summary["latency_us"]["average"])
                         if engine is not None:
                             graph = runs.read_graph_statistics(stats_file, leveldb.GRAPH)
                             if graph:

@@ -195,16 +195,23 @@ def measure(point, configuration, image, trace, operations, arguments, cold_repo
                                                                        image, operations),
                                                 environment, image, operations, arguments,
                                                 cold_reports)
-        if completed.returncode == 1:
-            raise MismatchError(f"{configuration[0]} at {point}: {completed.stderr[-2000:]}")
-        if completed.returncode != 0:
-            raise RuntimeError(f"leveldb_driver failed ({completed.returncode}) at {point}, "
-                               f"{configuration[0]}:\n{completed.stderr[-2000:]}")
-        summary = json.loads(completed.stdout)
+        summary = driver_summary(completed, f"{point}, {configuration[0]}")
         summary["memory"] = memory_report
         summary["driver_max_rss_kib"] = completed.max_rss_kib
         statistics = runs.read_graph_statistics(stats_file, GRAPH) if engine else None
     return summary, statistics
+
+
+def driver_summary(completed, what):
+    """The summary (JSON) a finished driver run printed.  Raises MismatchError
+    when the driver found a wrong Get (exit status 1), RuntimeError when it
+    failed otherwise; `what` names the run in the message."""
+    if completed.returncode == 1:
+        raise MismatchError(f"{what}: {completed.stderr[-2000:]}")
+    if completed.returncode != 0:
+        raise RuntimeError(f"leveldb_driver failed ({completed.returncode}) at {what}:\n"
+                           f"{completed.stderr[-2000:]}")
+    return json.loads(completed.stdout)
 
 
 def measure_bound(point, image, trace, operations, arguments, cold_reports):
