@@ -94,6 +94,19 @@ def run(command, env: dict, cwd=None, timeout: float = 120, check: bool = False)
     return outcome
 
 
+def compile_c(source: str, output: pathlib.Path, *flags: str) -> pathlib.Path:
+    """Writes the C `source` beside `output` (as OUTPUT's stem + .c) and
+    compiles it into `output` with the system C compiler and `flags`;
+    skips the calling test when there is no C compiler.  Returns `output`."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    source_path = output.with_name(output.name.split(".")[0] + ".c")
+    source_path.write_text(source)
+    subprocess.run([compiler, *flags, "-o", str(output), str(source_path)], check=True)
+    return output
+
+
 def fresh_directory(path: pathlib.Path) -> pathlib.Path:
     """Empties `path` (creating it if needed) and returns it."""
     if path.exists():

@@ -7,13 +7,11 @@ skipped without them (the analysis tests are not).
 """
 
 import json
-import shutil
-import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, compile_c
 from test_trace_tool import run_tool
 
 sys.path.insert(0, str(REPO / "tools"))
@@ -111,13 +109,8 @@ int main(int argc, char** argv) {
 
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler")
     directory = tmp_path_factory.mktemp("bound_chain")
-    (directory / "chain.c").write_text(PROGRAM)
-    subprocess.run([compiler, "-O1", "-o", str(directory / "chain"), str(directory / "chain.c")],
-                   check=True)
+    compile_c(PROGRAM, directory / "chain", "-O1")
     (directory / "data").write_bytes(bytes(range(256)) * 256)
     return directory
 

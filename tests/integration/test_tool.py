@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from conftest import compile_c
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "foreactor")
 BUILD_DIR = os.environ.get("FOREACTOR_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -44,15 +46,8 @@ def environment_of(result):
 @pytest.fixture(scope="session")
 def stand_in_library(tmp_path_factory):
     """An empty shared library named libforeactor.so: preloading it changes nothing."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler to build a stand-in library")
-    directory = tmp_path_factory.mktemp("stand_in")
-    source = directory / "empty.c"
-    source.write_text("int foreactor_stand_in;\n")
-    library = directory / "libforeactor.so"
-    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
-    return str(library)
+    library = tmp_path_factory.mktemp("stand_in") / "libforeactor.so"
+    return str(compile_c("int foreactor_stand_in;\n", library, "-shared", "-fPIC"))
 
 
 # ------------------------------------------------------------------- help

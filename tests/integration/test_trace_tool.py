@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, build_dir
+from conftest import REPO, build_dir, compile_c
 
 sys.path.insert(0, str(REPO / "tools"))
 from foreactor_cli import draft as drafting  # noqa: E402
@@ -267,13 +267,8 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler")
     directory = tmp_path_factory.mktemp("trace_sample")
-    (directory / "sample.c").write_text(PROGRAM)
-    subprocess.run([compiler, "-O1", "-pthread", "-o", str(directory / "sample"),
-                    str(directory / "sample.c")], check=True)
+    compile_c(PROGRAM, directory / "sample", "-O1", "-pthread")
     (directory / "data").write_bytes(bytes(range(256)) * 40)
     return directory
 
