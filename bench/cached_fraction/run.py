@@ -108,80 +108,85 @@ def say(message):
     print(message, file=sys.stderr, flush=True)
 
 
+def sweep(title, files, fractions, configurations, rounds, report, run_once):
+    """The sweep's loop, for any workload: at each fraction, every
+    configuration `rounds` times in alternating order, each run after the
+    page cache was emptied and that share of the pages of `files` read back.
+    `run_once(engine, depth, label)` makes one run and returns (its value,
+    lower is faster; the graph's statistics or None).  Returns
+    {fraction: fraction_summary()}."""
+    per_fraction = {}
+    for fraction in fractions:
+        values = {name: [] for name, _, _ in configurations}
+        statistics = {name: [] for name, _, _ in configurations}
+        cached = []
+        for round_index in range(rounds):
+            for name, engine, depth in runs.alternating_order(configurations, round_index):
+                label = f"{title}, {fraction:.0%} cached, {name}, round {round_index + 1}"
+                cache.drop_page_cache(files)
+                for path in files:
+                    cache.warm_fraction(path, fraction, PAGE_BYTES, WARM_SEED)
+                cached.append(cached_share(files))
+                value, graph = run_once(engine, depth, label)
+                values[name].append(value)
+                if graph:
+                    statistics[name].append(graph)
+                report.step(label)
+        per_fraction[f"{fraction:g}"] = fraction_summary(values, statistics, cached,
+                                                         configurations)
+    return per_fraction
+
+
 def sweep_bptree(bptree, fractions, configurations, rounds, work_dir, report):
-    """Measures the scan at each fraction; returns {fraction: {name: summary}}."""
+    """Measures the scan at each fraction; returns the workload's results
+    (per_fraction as sweep() gives it, the values being scan times in ms)."""
     stats_file = Path(work_dir) / "stats.json"
     messages = {}
     tree = bptree.prepare_scan_tree("insert", DEGREE, stats_file, messages)
     low, high = bptree.scan_ranges(1, 2024)[0]
     reference = None
-    per_fraction = {}
-    for fraction in fractions:
-        times = {name: [] for name, _, _ in configurations}
-        statistics = {name: [] for name, _, _ in configurations}
-        cached = []
-        for round_index in range(rounds):
-            for name, engine, depth in runs.alternating_order(configurations, round_index):
-                label = f"bptree scan, {fraction:.0%} cached, {name}, round {round_index + 1}"
-                cache.drop_page_cache([tree])
-                cache.warm_fraction(tree, fraction, PAGE_BYTES, WARM_SEED)
-                cached.append(cache.cached_fraction(tree))
-                stdout, graphs = bptree.run_tool(engine, depth, ["scan", tree, low, high],
-                                                 stats_file, messages, label)
-                words = bptree.parse_words(stdout)
-                outcome = (words.get("count"), words.get("checksum"))
-                if reference is None:
-                    reference = outcome
-                if outcome != reference or "elapsed_ms" not in words:
-                    raise bptree.MismatchError(f"{label}: printed {stdout!r}, expected count "
-                                               f"{reference[0]} checksum {reference[1]}")
-                times[name].append(float(words["elapsed_ms"]))
-                if graphs and graphs.get(bptree.SCAN_GRAPH):
-                    statistics[name].append(graphs[bptree.SCAN_GRAPH])
-                report.step(label)
-        per_fraction[f"{fraction:g}"] = fraction_summary(times, statistics, cached,
-                                                         configurations)
+
+    def scan(engine, depth, label):
+        nonlocal reference
+        stdout, graphs = bptree.run_tool(engine, depth, ["scan", tree, low, high], stats_file,
+                                         messages, label)
+        words = bptree.parse_words(stdout)
+        outcome = (words.get("count"), words.get("checksum"))
+        if reference is None:
+            reference = outcome
+        if outcome != reference or "elapsed_ms" not in words:
+            raise bptree.MismatchError(f"{label}: printed {stdout!r}, expected count "
+                                       f"{reference[0]} checksum {reference[1]}")
+        return float(words["elapsed_ms"]), (graphs or {}).get(bptree.SCAN_GRAPH)
+
+    per_fraction = sweep("bptree scan", [tree], fractions, configurations, rounds, report, scan)
     return {"records": int(reference[0]), "tree": str(tree.relative_to(ROOT)),
             "unit": "ms, time of the scan", "per_fraction": per_fraction, "messages": messages}
 
 
 def sweep_leveldb(leveldb, fractions, configurations, rounds, records, operations, report):
     """Measures YCSB-C Gets at each fraction; returns the workload's results
-    (per_fraction as fraction_summary gives it, the values being average Get
+    (per_fraction as sweep() gives it, the values being average Get
     latencies in µs)."""
     images = leveldb.images
     image = images.ensure_image(1024, records)
     trace = images.ensure_trace("run", records, "c", images.operations_for(1024), 1024)
     files = [path for path in images.image_files(image) if path.stat().st_size > 0]
     point = {"threads": 1}
-    per_fraction = {}
+
+    def gets(engine, depth, label):
+        with tempfile.TemporaryDirectory(prefix="cached-fraction-leveldb-") as scratch:
+            stats_file = Path(scratch) / "stats.json"
+            driver = leveldb.PLAIN_DRIVER if engine is None else leveldb.FOREACTOR_DRIVER
+            completed = leveldb.run_driver(
+                leveldb.driver_command(driver, point, trace, image, operations),
+                runs.foreactor_environment(engine, depth, stats_file))
+            summary = leveldb.driver_summary(completed, label)
+            graph = runs.read_graph_statistics(stats_file, leveldb.GRAPH) if engine else None
+            return summary["latency_us"]["average"], graph
+
     try:
-        for fraction in fractions:
-            latencies = {name: [] for name, _, _ in configurations}
-            statistics = {name: [] for name, _, _ in configurations}
-            cached = []
-            for round_index in range(rounds):
-                for name, engine, depth in runs.alternating_order(configurations, round_index):
-                    label = f"leveldb Get, {fraction:.0%} cached, {name}, round {round_index + 1}"
-                    cache.drop_page_cache(files)
-                    for path in files:
-                        cache.warm_fraction(path, fraction, PAGE_BYTES, WARM_SEED)
-                    cached.append(cached_share(files))
-                    with tempfile.TemporaryDirectory(prefix="cached-fraction-leveldb-") as scratch:
-                        stats_file = Path(scratch) / "stats.json"
-                        driver = leveldb.PLAIN_DRIVER if engine is None else leveldb.FOREACTOR_DRIVER
-                        completed = leveldb.run_driver(
-                            leveldb.driver_command(driver, point, trace, image, operations),
-                            runs.foreactor_environment(engine, depth, stats_file))
-                        summary = leveldb.driver_summary(completed, label)
-                        latencies[name].append(summary["latency_us"]["average"])
-                        if engine is not None:
-                            graph = runs.read_graph_statistics(stats_file, leveldb.GRAPH)
-                            if graph:
-                                statistics[name].append(graph)
-                    report.step(label)
-            per_fraction[f"{fraction:g}"] = fraction_summary(latencies, statistics, cached,
-                                                             configurations)
+        per_fraction = sweep("leveldb Get", files, fractions, configurations, rounds, report, gets)
     finally:
         shutil.rmtree(leveldb.RUN_DIR, ignore_errors=True)
     return {"records": records, "operations": operations, "image": str(image.relative_to(ROOT)),
