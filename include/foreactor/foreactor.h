@@ -247,9 +247,9 @@ FOREACTOR_API int foreactor_enabled(void);
 typedef enum foreactor_speculation {
   /* Issue nothing early: foreactor off, graph NULL, invalid or switched off
      by its settings, no engine, speculation suspended after mispredictions
-     on this thread, or depth 0 (a fixed FOREACTOR_DEPTH=0, or the
-     automatic depth settled at 0; a brief probe of depth 0 from a higher
-     depth does not count). */
+     on this thread, depth 0 (a fixed FOREACTOR_DEPTH=0, or the automatic
+     depth settled at 0; a brief probe of depth 0 from a higher depth does
+     not count), or the sync engine with the automatic depth. */
   FOREACTOR_SPECULATION_NONE = 0,
   /* Issue early at the automatic depth, which is above 0 now or not known
      yet (no scope of the graph on this thread so far). */

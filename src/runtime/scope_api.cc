@@ -424,6 +424,12 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
   if (state != nullptr && state->forked_child) return FOREACTOR_SPECULATION_NONE;
   if (settings.check) return FOREACTOR_SPECULATION_REQUESTED;
   if (!settings.automatic_depth && settings.depth == 0) return FOREACTOR_SPECULATION_NONE;
+  // The sync engine issues nothing early at any depth: a fixed depth asks
+  // for its scopes (the graph's code path as a baseline), the automatic
+  // depth only looks for gains it cannot have.
+  if (settings.automatic_depth && settings.engine.kind == foreactor::EngineKind::kSync) {
+    return FOREACTOR_SPECULATION_NONE;
+  }
   const foreactor::ScopeInstance* instance = state != nullptr ? state->instances[model.id()] : nullptr;
   if (instance == nullptr) {
     // Never entered on this thread, or its engine could not be started.

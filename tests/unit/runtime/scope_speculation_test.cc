@@ -1,7 +1,7 @@
 // Tests of foreactor_scope_speculation(): what it answers before and after
 // scopes of a graph, for depth 0, a fixed positive depth, the automatic
-// depth, check mode, speculation suspended after mispredictions, and
-// foreactor off.  Asking changes nothing.  Also the scope gate's answers
+// depth, check mode, speculation suspended after mispredictions, the sync
+// engine, and foreactor off.  Asking changes nothing.  Also the scope gate's answers
 // that follow from it (foreactor_scope_gate(); its timing is tested in
 // scope_gate_test.cc).
 #include "foreactor/foreactor.hpp"
@@ -50,13 +50,15 @@ class ScopeSpeculationTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     setenv("FOREACTOR", "1", 1);
-    setenv("FOREACTOR_ENGINE", "sync", 1);
+    setenv("FOREACTOR_ENGINE", "threads", 1);
     setenv("FOREACTOR_DEPTH_spec_depth0", "0", 1);
     setenv("FOREACTOR_DEPTH_spec_depth4", "4", 1);
     setenv("FOREACTOR_DEPTH_spec_check", "0", 1);
     setenv("FOREACTOR_CHECK_spec_check", "1", 1);
     setenv("FOREACTOR_DEPTH_spec_suspend", "4", 1);
-    setenv("FOREACTOR_ENGINE_spec_suspend", "threads", 1);  // the sync engine issues nothing early
+    setenv("FOREACTOR_ENGINE_spec_sync_automatic", "sync", 1);
+    setenv("FOREACTOR_ENGINE_spec_sync_fixed", "sync", 1);
+    setenv("FOREACTOR_DEPTH_spec_sync_fixed", "4", 1);
     setenv("FOREACTOR_DEPTH_spec_invalid", "banana", 1);
     foreactor::ReloadSettingsForTesting();
   }
@@ -121,6 +123,24 @@ TEST_F(ScopeSpeculationTest, CheckModeWantsScopesAtAnyDepth) {
   EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
 }
 
+TEST_F(ScopeSpeculationTest, SyncEngineWithTheAutomaticDepthIsNotWorthAScope) {
+  // It issues nothing early at any depth: before and after a scope, the
+  // automatic depth has nothing to look for.
+  auto graph = BuildStatLoop("spec_sync_automatic");
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  StatState state{"."};
+  RunScope(graph, state, ".", 3);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+}
+
+TEST_F(ScopeSpeculationTest, SyncEngineAtAFixedDepthIsRequested) {
+  // The graph's code path without early calls: a baseline the user asked for.
+  auto graph = BuildStatLoop("spec_sync_fixed");
+  StatState state{"."};
+  RunScope(graph, state, ".", 3);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
+}
+
 TEST_F(ScopeSpeculationTest, GraphSwitchedOffBySettingsNever) {
   auto graph = BuildStatLoop("spec_invalid");
   StatState state{"."};
@@ -163,12 +183,16 @@ TEST_F(ScopeSpeculationTest, GateOpensEveryUnitWhenScopesAreRequested) {
   EXPECT_EQ(GateOpenCount(fixed.handle(), 10000), 10000);
   auto check = BuildStatLoop("spec_check");
   EXPECT_EQ(GateOpenCount(check.handle(), 10000), 10000);
+  auto sync = BuildStatLoop("spec_sync_fixed");
+  EXPECT_EQ(GateOpenCount(sync.handle(), 10000), 10000);
 }
 
 TEST_F(ScopeSpeculationTest, GateNeverOpensWithoutSpeculation) {
   EXPECT_EQ(GateOpenCount(nullptr, 1000), 0);
   auto depth0 = BuildStatLoop("spec_depth0");
   EXPECT_EQ(GateOpenCount(depth0.handle(), 100000), 0);
+  auto sync = BuildStatLoop("spec_sync_automatic");
+  EXPECT_EQ(GateOpenCount(sync.handle(), 100000), 0);
   auto off = BuildStatLoop("spec_gate_off");
   unsetenv("FOREACTOR");
   foreactor::ReloadSettingsForTesting();
