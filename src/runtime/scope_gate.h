@@ -72,13 +72,14 @@ class ScopeGate {
   // outside tests).
   using SpeculationQuery = foreactor_speculation (*)(const foreactor_graph* graph);
 
+  static constexpr uint32_t kTrialCheckpoints = 16;
   static constexpr uint32_t kInitialStretchUnits = 64;
-  static constexpr uint32_t kMinimumStretchUnits = 8;
+  // A trial looks at every 1/kTrialCheckpoints of its stretch: at least one unit each.
+  static constexpr uint32_t kMinimumStretchUnits = kTrialCheckpoints;
   static constexpr uint32_t kMaximumStretchUnits = 1u << 16;
   static constexpr uint64_t kShortestStretchNanoseconds = 4'000'000;
   static constexpr uint64_t kLongestStretchNanoseconds = 32'000'000;
   static constexpr double kRequiredGain = 0.05;  // a trial must be 5% faster than plain
-  static constexpr uint32_t kTrialCheckpoints = 16;
   static constexpr double kBehindPace = 1.5;
   static constexpr uint32_t kFirstPaceCheckpoint = 4;
   static constexpr uint32_t kSettleFraction = 4;

@@ -310,5 +310,15 @@ TEST_F(ScopeGateTest, SlowUnitsGetShorterStretches) {
   EXPECT_GT(run.units_with_scope, 1500u);
 }
 
+TEST_F(ScopeGateTest, VerySlowUnitsStillEndTheirTrials) {
+  // 5 ms units, twice as long with a scope: stretches shrink to the
+  // shortest, and every trial still has checkpoints and ends (a stretch
+  // shorter than its checkpoints once left a trial open for good).
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 10'000'000 : 5'000'000; };
+  const UnitsRun run = RunUnits(gate, 5000, cost);
+  EXPECT_LT(run.units_with_scope, 500u);
+}
+
 }  // namespace
 }  // namespace foreactor
