@@ -24,8 +24,28 @@ bool ScopeGate::Segment(bool open, uint32_t units) {
 
 bool ScopeGate::StartPlain(uint64_t now) {
   phase_ = Phase::kPlain;
-  stretch_start_ = now;
-  return Segment(false, stretch_units_);
+  segment_start_ = now;
+  checkpoint_ = 0;
+  pair_units_ = stretch_units_;
+  return Segment(false, CheckpointUnits());
+}
+
+uint64_t ScopeGate::TakeCheckpoint(uint64_t now) {
+  const uint64_t nanoseconds = now > segment_start_ ? now - segment_start_ : 0;
+  segment_start_ = now;
+  ++checkpoint_;
+  return nanoseconds;
+}
+
+double ScopeGate::ClippedPlainTime() {
+  uint64_t sorted[kTrialCheckpoints];
+  std::copy(plain_checkpoints_, plain_checkpoints_ + kTrialCheckpoints, sorted);
+  std::nth_element(sorted, sorted + kTrialCheckpoints / 2, sorted + kTrialCheckpoints);
+  clip_nanoseconds_ = kOutlierFactor * static_cast<double>(sorted[kTrialCheckpoints / 2]);
+  // The first checkpoint is compared with nothing (see the header).
+  double total = 0;
+  for (uint32_t i = 1; i < kTrialCheckpoints; ++i) total += Clipped(plain_checkpoints_[i]);
+  return total;
 }
 
 bool ScopeGate::SettleAfterScope() {
@@ -68,44 +88,47 @@ bool ScopeGate::Decide() {
       return Segment(true, UINT32_MAX);
     case Phase::kPlain: {
       const uint64_t now = clock_();
-      const uint64_t elapsed = now - stretch_start_;
-      if (elapsed < kShortestStretchNanoseconds && stretch_units_ < kMaximumStretchUnits) {
+      plain_checkpoints_[checkpoint_] = TakeCheckpoint(now);
+      if (checkpoint_ < kTrialCheckpoints) return Segment(false, CheckpointUnits());
+      plain_time_ = ClippedPlainTime();
+      const double stretch_time = plain_time_ + Clipped(plain_checkpoints_[0]);
+      if (stretch_time < kShortestStretchNanoseconds && stretch_units_ < kMaximumStretchUnits) {
         // Too short to time well: measure a longer stretch first.
         stretch_units_ *= 2;
         return StartPlain(now);
       }
-      plain_nanoseconds_ = elapsed;
-      trial_units_ = stretch_units_;
-      if (elapsed > kLongestStretchNanoseconds && stretch_units_ > kMinimumStretchUnits) {
+      if (stretch_time > kLongestStretchNanoseconds && stretch_units_ > kMinimumStretchUnits) {
         stretch_units_ /= 2;  // for the stretches after this pair
       }
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return Rest();
       phase_ = Phase::kTrial;
-      stretch_start_ = now;
       checkpoint_ = 0;
+      trial_time_ = 0;
       unreported_.gate_trials++;
       return Segment(true, CheckpointUnits());
     }
     case Phase::kTrial: {
-      const uint64_t now = clock_();
-      const double elapsed = static_cast<double>(now - stretch_start_);
-      const double winning_time = static_cast<double>(plain_nanoseconds_) * (1.0 - kRequiredGain);
-      ++checkpoint_;
+      const uint64_t checkpoint_nanoseconds = TakeCheckpoint(clock_());
+      const double winning_time = plain_time_ * (1.0 - kRequiredGain);
+      if (checkpoint_ == 1) {
+        // The scope's start (pipeline filling, an engine made): paid once
+        // per scope kept, so not compared, unless it alone took the time
+        // the whole trial had.
+        if (static_cast<double>(checkpoint_nanoseconds) >= winning_time) return TrialLost();
+        return Segment(true, CheckpointUnits());
+      }
+      trial_time_ += Clipped(checkpoint_nanoseconds);
       if (checkpoint_ < kTrialCheckpoints) {
         // A trial that already took the time in which it must finish cannot
-        // win, and one far behind the pace it needs is not worth finishing
-        // (the pace of the units after the first checkpoint, see the header).
-        if (elapsed >= winning_time) return TrialLost();
-        if (checkpoint_ == 1) first_checkpoint_nanoseconds_ = elapsed;
+        // win, and one far behind the pace it needs is not worth finishing.
+        if (trial_time_ >= winning_time) return TrialLost();
         if (checkpoint_ >= kFirstPaceCheckpoint) {
-          const double done = static_cast<double>(checkpoint_ - 1) / kTrialCheckpoints;
-          if (elapsed - first_checkpoint_nanoseconds_ >= winning_time * done * kBehindPace) {
-            return TrialLost();
-          }
+          const double done = static_cast<double>(checkpoint_ - 1) / (kTrialCheckpoints - 1);
+          if (trial_time_ >= winning_time * done * kBehindPace) return TrialLost();
         }
         return Segment(true, CheckpointUnits());
       }
-      if (elapsed >= winning_time) return TrialLost();
+      if (trial_time_ >= winning_time) return TrialLost();
       second_chance_ = false;
       rest_stretches_ = kInitialRestStretches;  // a win ends a run of losses
       unreported_.gate_trials_won++;

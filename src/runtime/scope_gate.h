@@ -14,15 +14,26 @@
 // unit whether the unit runs with a scope.  The gate times stretches of
 // units, from one call of BeforeUnit() to the one a stretch later, minus
 // the time the plugin excludes (work the graph cannot speed up):
-//  - Stretch length: a stretch has N units.  N starts at
-//    kInitialStretchUnits, doubles while a plain stretch took less than
-//    kShortestStretchNanoseconds (so clock reads and preemption are small
-//    against it) and halves while one took more than
-//    kLongestStretchNanoseconds, within [kMinimumStretchUnits,
+//  - Checkpoints: a stretch of N units is timed in kTrialCheckpoints
+//    checkpoints of N / kTrialCheckpoints units each.  A stretch's time is
+//    the sum of its checkpoints' times, each counted at most
+//    kOutlierFactor x the median checkpoint of the pair's plain stretch.
+//    Units with a heavy tail (a LevelDB Get that waits 4 ms behind a
+//    compaction's reads, where most take 0.2 ms) would otherwise decide a
+//    comparison by how many tail units each stretch happened to hold.
+//  - Stretch length: N starts at kInitialStretchUnits, doubles while a
+//    plain stretch took less than kShortestStretchNanoseconds (so clock
+//    reads and preemption are small against it) and halves while one took
+//    more than kLongestStretchNanoseconds, within [kMinimumStretchUnits,
 //    kMaximumStretchUnits].
 //  - A pair: a plain stretch of N units, then a trial stretch of the same N
-//    units with a scope.  The trial wins when it took less than
-//    (1 - kRequiredGain) of the plain stretch's time.  A plain stretch that
+//    units with a scope.  Their first checkpoints are not compared: the
+//    trial's pays for the scope's start (its pipeline filling, on a cold
+//    walk of du twice as long as the units after it; an engine made after
+//    a rest), which a kept scope pays once.  The trial wins when its other
+//    checkpoints took less than (1 - kRequiredGain) of the plain stretch's
+//    same checkpoints.  Its first checkpoint alone loses it only when it
+//    took that whole time.  A plain stretch that
 //    would follow units with a scope (a confirming pair, a re-check) is
 //    preceded by N / kSettleFraction plain units that are not timed: the
 //    first units after a scope find work its early calls have done (du:
@@ -34,13 +45,10 @@
 //    a second pair is run, and the scope is kept when that one wins: as
 //    one win may be noise, so may one loss (a trial that met a burst of
 //    slow calls).
-//  - A trial is looked at kTrialCheckpoints times; it is given up as soon
-//    as it took the winning time, or is kBehindPace times behind the pace
-//    it needs, so a losing trial costs a fraction of a stretch.  The pace
-//    is judged from checkpoint kFirstPaceCheckpoint on, over the units
-//    after the first checkpoint: the first units wait while the scope's
-//    pipeline fills (on a cold walk of du, twice as long as the units after
-//    them), which a trial pays once, and a few checkpoints' units average
+//  - A trial is given up at the checkpoint where it took the winning time,
+//    or where it is kBehindPace times behind the pace it needs, so a losing
+//    trial costs a fraction of a stretch.  The pace is judged from
+//    checkpoint kFirstPaceCheckpoint on: a few checkpoints' units average
 //    out bursts (a block of inodes arriving at once).
 //  - A loss rests the gate: kInitialRestStretches stretches without a
 //    scope, doubling with each loss in a row up to kMaximumRestStretches;
@@ -52,11 +60,12 @@
 //    check mode), every unit runs with a scope.
 //
 // Cost per unit outside decisions: a decrement and a branch.  The clock is
-// read only at stretch ends and trial checkpoints.  Not thread-safe: one
+// read only at checkpoints of timed stretches and at the ends of others.  Not thread-safe: one
 // gate per graph and thread.
 #ifndef FOREACTOR_RUNTIME_SCOPE_GATE_H_
 #define FOREACTOR_RUNTIME_SCOPE_GATE_H_
 
+#include <algorithm>
 #include <cstdint>
 
 #include "foreactor/foreactor.h"
@@ -74,13 +83,14 @@ class ScopeGate {
 
   static constexpr uint32_t kTrialCheckpoints = 16;
   static constexpr uint32_t kInitialStretchUnits = 64;
-  // A trial looks at every 1/kTrialCheckpoints of its stretch: at least one unit each.
+  // A stretch is timed at every 1/kTrialCheckpoints of it: at least one unit each.
   static constexpr uint32_t kMinimumStretchUnits = kTrialCheckpoints;
   static constexpr uint32_t kMaximumStretchUnits = 1u << 16;
   static constexpr uint64_t kShortestStretchNanoseconds = 4'000'000;
   static constexpr uint64_t kLongestStretchNanoseconds = 32'000'000;
   static constexpr double kRequiredGain = 0.05;  // a trial must be 5% faster than plain
   static constexpr double kBehindPace = 1.5;
+  static constexpr double kOutlierFactor = 3.0;
   static constexpr uint32_t kFirstPaceCheckpoint = 4;
   static constexpr uint32_t kSettleFraction = 4;
   static constexpr uint32_t kInitialRestStretches = 4;
@@ -103,7 +113,7 @@ class ScopeGate {
   }
 
   // The last `nanoseconds` do not count in the stretch being timed.
-  void ExcludeTime(uint64_t nanoseconds) { stretch_start_ += nanoseconds; }
+  void ExcludeTime(uint64_t nanoseconds) { segment_start_ += nanoseconds; }
 
   // True when counters have changed since the last TakeStatistics() (only
   // after a decision, not on every unit).
@@ -131,8 +141,17 @@ class ScopeGate {
   // The trial in progress lost: a second pair when the trial was a kept
   // scope's first re-check, a rest otherwise.
   bool TrialLost();
-  // The units between two looks at a trial.
-  uint32_t CheckpointUnits() const { return trial_units_ / kTrialCheckpoints; }
+  // The units between two checkpoints of the pair in progress.
+  uint32_t CheckpointUnits() const { return pair_units_ / kTrialCheckpoints; }
+  // Ends the checkpoint in progress at `now`; returns its time.
+  uint64_t TakeCheckpoint(uint64_t now);
+  // A checkpoint's time as the comparison counts it: at most clip_nanoseconds_.
+  double Clipped(uint64_t nanoseconds) const {
+    return std::min(static_cast<double>(nanoseconds), clip_nanoseconds_);
+  }
+  // Sets clip_nanoseconds_ from the plain stretch's checkpoints and returns
+  // their clipped sum.
+  double ClippedPlainTime();
 
   const foreactor_graph* const graph_;
   const SpeculationQuery query_;
@@ -146,13 +165,15 @@ class ScopeGate {
   uint32_t countdown_ = 0;         // units left before the next decision
   uint32_t segment_units_ = 0;     // units of the segment in progress
   uint32_t stretch_units_ = kInitialStretchUnits;
-  uint32_t trial_units_ = 0;       // units of the trial in progress (its plain stretch's)
-  uint32_t checkpoint_ = 0;        // checkpoints of the trial passed
+  uint32_t pair_units_ = 0;        // units of the pair's stretches (stretch_units_ may change after its plain one)
   uint32_t rest_stretches_ = kInitialRestStretches;  // length of the next rest
   uint32_t kept_stretches_left_ = 0;
-  uint64_t stretch_start_ = 0;
-  uint64_t plain_nanoseconds_ = 0;  // the last plain stretch
-  double first_checkpoint_nanoseconds_ = 0;  // the trial's time at its first checkpoint
+  uint32_t checkpoint_ = 0;        // checkpoints of the stretch in progress passed
+  uint64_t segment_start_ = 0;     // start of the checkpoint in progress
+  uint64_t plain_checkpoints_[kTrialCheckpoints] = {};  // the pair's plain stretch, per checkpoint
+  double clip_nanoseconds_ = 0;    // kOutlierFactor x the median of plain_checkpoints_
+  double plain_time_ = 0;          // the plain stretch's clipped time
+  double trial_time_ = 0;          // the trial's clipped time so far
 
   Statistics unreported_;  // gate_* counters only
 };

@@ -310,6 +310,53 @@ TEST_F(ScopeGateTest, SlowUnitsGetShorterStretches) {
   EXPECT_GT(run.units_with_scope, 1500u);
 }
 
+TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
+  // 100 us units, 20% faster with a scope; the first unit of a scope pays
+  // 1.5 ms more (an engine made: paid once while the scope is kept).  A
+  // 64-unit trial with that cost is slower than its plain stretch; without
+  // it, faster, and the scope is kept.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  bool was_open = false;
+  auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
+    const bool entered = with_scope && !was_open;
+    was_open = with_scope;
+    if (!with_scope) return 100'000;
+    return entered ? 1'580'000 : 80'000;
+  };
+  const UnitsRun run = RunUnits(gate, 40000, cost);
+  EXPECT_GT(run.units_with_scope, 30000u);
+}
+
+// A unit that takes 5 ms with or without a scope, for about one unit in 64
+// (a read queued behind other work: a heavy tail the scope does not change).
+bool InTheTail(uint64_t unit) { return (unit * 0x9E3779B97F4A7C15ull) >> 58 == 0; }
+
+TEST_F(ScopeGateTest, HeavyTailedUnitsDoNotDecideTrials) {
+  // 100 us units, 20% faster with a scope, and a tail of 5 ms units that
+  // the scope does not change: a 64-unit stretch holds 0 to 4 of them, so
+  // its time alone says more about its tail units than about the scope.
+  // Tail units count only up to kOutlierFactor x a plain checkpoint's
+  // median, and the scope is kept most of the time.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
+    if (InTheTail(unit)) return 5'000'000;
+    return with_scope ? 80'000 : 100'000;
+  };
+  const UnitsRun run = RunUnits(gate, 40000, cost);
+  EXPECT_GT(run.units_with_scope, 30000u);
+}
+
+TEST_F(ScopeGateTest, HeavyTailedUnitsDoNotHideACost) {
+  // The same tail, and units 20% slower with a scope: scopes stay shut.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
+    if (InTheTail(unit)) return 5'000'000;
+    return with_scope ? 120'000 : 100'000;
+  };
+  const UnitsRun run = RunUnits(gate, 40000, cost);
+  EXPECT_LT(run.units_with_scope, 2000u);
+}
+
 TEST_F(ScopeGateTest, VerySlowUnitsStillEndTheirTrials) {
   // 5 ms units, twice as long with a scope: stretches shrink to the
   // shortest, and every trial still has checkpoints and ends (a stretch
