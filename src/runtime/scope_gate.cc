@@ -1,6 +1,7 @@
 #include "runtime/scope_gate.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/monotonic_clock.h"
 
@@ -54,7 +55,22 @@ bool ScopeGate::SettleAfterScope() {
 }
 
 bool ScopeGate::TrialLost() {
-  if (!second_chance_) return Rest();
+  if (!second_chance_) {
+    // What the trial cost beyond the plain stretch's same checkpoints buys
+    // a rest of at least 1 / kLostTrialShare times as long.
+    double plain_part = 0;
+    double plain_whole = 0;
+    for (uint32_t i = 0; i < kTrialCheckpoints; ++i) {
+      plain_whole += static_cast<double>(plain_checkpoints_[i]);
+      if (i < checkpoint_) plain_part += static_cast<double>(plain_checkpoints_[i]);
+    }
+    const double extra = static_cast<double>(trial_nanoseconds_) - plain_part;
+    if (extra > 0 && plain_whole > 0) {
+      const double unit_nanoseconds = plain_whole / pair_units_;
+      minimum_rest_units_ = extra / kLostTrialShare / unit_nanoseconds;
+    }
+    return Rest();
+  }
   second_chance_ = false;
   return SettleAfterScope();
 }
@@ -63,9 +79,10 @@ bool ScopeGate::Rest() {
   phase_ = Phase::kResting;
   confirmed_ = false;
   second_chance_ = false;
-  const uint64_t units = static_cast<uint64_t>(rest_stretches_) * stretch_units_;
+  const double units = std::max(static_cast<double>(rest_stretches_) * stretch_units_, minimum_rest_units_);
+  minimum_rest_units_ = 0;
   rest_stretches_ = std::min(2 * rest_stretches_, kMaximumRestStretches);
-  return Segment(false, static_cast<uint32_t>(std::min<uint64_t>(units, UINT32_MAX)));
+  return Segment(false, static_cast<uint32_t>(std::min<double>(std::ceil(units), UINT32_MAX)));
 }
 
 bool ScopeGate::Decide() {
@@ -104,11 +121,13 @@ bool ScopeGate::Decide() {
       phase_ = Phase::kTrial;
       checkpoint_ = 0;
       trial_time_ = 0;
+      trial_nanoseconds_ = 0;
       unreported_.gate_trials++;
       return Segment(true, CheckpointUnits());
     }
     case Phase::kTrial: {
       const uint64_t checkpoint_nanoseconds = TakeCheckpoint(clock_());
+      trial_nanoseconds_ += checkpoint_nanoseconds;
       const double winning_time = plain_time_ * (1.0 - kRequiredGain);
       if (checkpoint_ == 1) {
         // The scope's start (pipeline filling, an engine made): paid once

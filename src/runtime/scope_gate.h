@@ -52,7 +52,12 @@
 //    out bursts (a block of inodes arriving at once).
 //  - A loss rests the gate: kInitialRestStretches stretches without a
 //    scope, doubling with each loss in a row up to kMaximumRestStretches;
-//    then another pair.
+//    then another pair.  A rest also lasts at least what the lost trial
+//    took beyond its plain stretch's same checkpoints, divided by
+//    kLostTrialShare: where a scope costs much (a thread pool's hand-off
+//    for each stat of a hot du walk, 2x a unit's time, and the engine made
+//    at its start), losing trials cost the program at most about that
+//    share of its time, also while rests are still short.
 //  - While kept, and before each pair, the gate asks the runtime what a
 //    scope would do: when it would issue nothing early (depth settled at 0,
 //    speculation suspended after mispredictions) the gate rests.
@@ -95,6 +100,7 @@ class ScopeGate {
   static constexpr uint32_t kSettleFraction = 4;
   static constexpr uint32_t kInitialRestStretches = 4;
   static constexpr uint32_t kMaximumRestStretches = 64;
+  static constexpr double kLostTrialShare = 0.02;  // lost trials' extra time, at most this share
   static constexpr uint32_t kRecheckStretches = 16;
 
   // `query` is asked with `graph` only at decisions.  `clock` null means
@@ -174,6 +180,8 @@ class ScopeGate {
   double clip_nanoseconds_ = 0;    // kOutlierFactor x the median of plain_checkpoints_
   double plain_time_ = 0;          // the plain stretch's clipped time
   double trial_time_ = 0;          // the trial's clipped time so far
+  uint64_t trial_nanoseconds_ = 0;  // the trial's time so far, as measured
+  double minimum_rest_units_ = 0;  // set by a costly lost trial for the next Rest()
 
   Statistics unreported_;  // gate_* counters only
 };

@@ -216,9 +216,10 @@ TEST_F(ScopeGateTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
 }
 
 TEST_F(ScopeGateTest, RestsDoubleOnlyWithLossesInARow) {
-  // Trials alternate: one wins (units half as long), the next loses (twice
-  // as long).  No two losses are in a row, so every rest is the first
-  // length, kInitialRestStretches stretches.
+  // Trials alternate: one wins (units half as long), the next loses (units
+  // as long as plain: a loss that costs nothing, so its rest is not
+  // lengthened for its cost).  No two losses are in a row, so every rest is
+  // the first length, kInitialRestStretches stretches.
   ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
   unsigned scopes_entered = 0;
   bool was_open = false;
@@ -230,7 +231,7 @@ TEST_F(ScopeGateTest, RestsDoubleOnlyWithLossesInARow) {
     plain_run = with_scope ? 0 : plain_run + 1;
     if (scopes_entered > 0) longest_plain_run = std::max(longest_plain_run, plain_run);
     was_open = with_scope;
-    fake_now += with_scope ? (scopes_entered % 2 == 1 ? 500 : 2000) : 1000;
+    fake_now += with_scope ? (scopes_entered % 2 == 1 ? 500 : 1000) : 1000;
   }
   ASSERT_GT(scopes_entered, 20u);
   // A rest and the plain stretch of the next pair.
@@ -308,6 +309,29 @@ TEST_F(ScopeGateTest, SlowUnitsGetShorterStretches) {
   auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 500'000 : 1'000'000; };
   const UnitsRun run = RunUnits(gate, 2000, cost);
   EXPECT_GT(run.units_with_scope, 1500u);
+}
+
+TEST_F(ScopeGateTest, CostlyLostTrialsRestLonger) {
+  // 1 us units, three times as long with a scope, and a scope's first unit
+  // 2 ms longer (an engine made): each lost trial costs its extra time
+  // beyond the plain stretch, and rests last at least 1 / kLostTrialShare
+  // times that, from the first loss on.  A short program (60,000 units,
+  // 60 ms plain, like a hot du of a source tree) pays for its first trial
+  // (4 ms: the engine, four checkpoints at three times the time) and no
+  // other (the first rest alone, 4 stretches, would have allowed a second).
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  bool was_open = false;
+  auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
+    const bool entered = with_scope && !was_open;
+    was_open = with_scope;
+    if (!with_scope) return 1000;
+    return entered ? 2'003'000 : 3000;
+  };
+  const UnitsRun run = RunUnits(gate, 60000, cost);
+  EXPECT_LT(run.nanoseconds, 65'000'000u);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_EQ(statistics.gate_trials, 1u);
 }
 
 TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
