@@ -50,12 +50,14 @@ def device_of(path):
 
 
 def git_commit(root=ROOT):
-    """The commit the working tree is at (with '+changes' when it differs), or None."""
+    """The commit the working tree is at (with '+changes' when a tracked file
+    differs from it), or None.  Files under bench/results do not count: a
+    benchmark describes the machine after writing its plots there."""
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
                                 capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                "--untracked-files=no"],
+                                "--untracked-files=no", "--", ".", ":(exclude)bench/results"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

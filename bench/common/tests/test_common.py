@@ -6,6 +6,7 @@ Run with: python3 -m pytest -q bench/common/tests
 import io
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -125,6 +126,24 @@ def test_warm_files_reads_every_byte(tmp_path):
     data = tmp_path / "data"
     data.write_bytes(os.urandom(12345))
     assert cache.warm_files([data, data]) == 2 * 12345
+
+
+def test_git_commit_ignores_the_benchmarks_own_results(tmp_path):
+    def git(*arguments):
+        subprocess.run(["git", "-C", str(tmp_path), *arguments], check=True, capture_output=True)
+    git("init", "-q")
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "x.json").write_text("{}")
+    (tmp_path / "code.c").write_text("int x;")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    commit = machine.git_commit(tmp_path)
+    assert len(commit) == 40
+    # A benchmark's own output, written before the machine is described.
+    (tmp_path / "bench" / "results" / "x.json").write_text('{"new": 1}')
+    assert machine.git_commit(tmp_path) == commit
+    (tmp_path / "code.c").write_text("int y;")
+    assert machine.git_commit(tmp_path) == commit + "+changes"
 
 
 def test_describe_machine_has_the_basics():
