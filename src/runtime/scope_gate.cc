@@ -56,15 +56,17 @@ bool ScopeGate::SettleAfterScope() {
 
 bool ScopeGate::TrialLost() {
   if (!second_chance_) {
-    // What the trial cost beyond the plain stretch's same checkpoints buys
-    // a rest of at least 1 / kLostTrialShare times as long.
+    // What the trial cost beyond the plain stretch's same checkpoints (both
+    // clipped, as compared: a burst that one of them met by chance is not a
+    // cost of the scope) buys a rest of at least 1 / kLostTrialShare times
+    // as long.
     double plain_part = 0;
     double plain_whole = 0;
     for (uint32_t i = 0; i < kTrialCheckpoints; ++i) {
       plain_whole += static_cast<double>(plain_checkpoints_[i]);
-      if (i < checkpoint_) plain_part += static_cast<double>(plain_checkpoints_[i]);
+      if (i < checkpoint_) plain_part += Clipped(plain_checkpoints_[i]);
     }
-    const double extra = static_cast<double>(trial_nanoseconds_) - plain_part;
+    const double extra = trial_time_with_first_ - plain_part;
     if (extra > 0 && plain_whole > 0) {
       const double unit_nanoseconds = plain_whole / pair_units_;
       minimum_rest_units_ = extra / kLostTrialShare / unit_nanoseconds;
@@ -121,13 +123,13 @@ bool ScopeGate::Decide() {
       phase_ = Phase::kTrial;
       checkpoint_ = 0;
       trial_time_ = 0;
-      trial_nanoseconds_ = 0;
+      trial_time_with_first_ = 0;
       unreported_.gate_trials++;
       return Segment(true, CheckpointUnits());
     }
     case Phase::kTrial: {
       const uint64_t checkpoint_nanoseconds = TakeCheckpoint(clock_());
-      trial_nanoseconds_ += checkpoint_nanoseconds;
+      trial_time_with_first_ += Clipped(checkpoint_nanoseconds);
       const double winning_time = plain_time_ * (1.0 - kRequiredGain);
       if (checkpoint_ == 1) {
         // The scope's start (pipeline filling, an engine made): paid once

@@ -53,7 +53,8 @@
 //  - A loss rests the gate: kInitialRestStretches stretches without a
 //    scope, doubling with each loss in a row up to kMaximumRestStretches;
 //    then another pair.  A rest also lasts at least what the lost trial
-//    took beyond its plain stretch's same checkpoints, divided by
+//    took beyond its plain stretch's same checkpoints (all of them, the
+//    first too, each counted as in the comparison), divided by
 //    kLostTrialShare: where a scope costs much (a thread pool's hand-off
 //    for each stat of a hot du walk, 2x a unit's time, and the engine made
 //    at its start), losing trials cost the program at most about that
@@ -180,7 +181,7 @@ class ScopeGate {
   double clip_nanoseconds_ = 0;    // kOutlierFactor x the median of plain_checkpoints_
   double plain_time_ = 0;          // the plain stretch's clipped time
   double trial_time_ = 0;          // the trial's clipped time so far
-  uint64_t trial_nanoseconds_ = 0;  // the trial's time so far, as measured
+  double trial_time_with_first_ = 0;  // trial_time_ and the first checkpoint's clipped time
   double minimum_rest_units_ = 0;  // set by a costly lost trial for the next Rest()
 
   Statistics unreported_;  // gate_* counters only

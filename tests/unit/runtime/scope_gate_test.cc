@@ -334,6 +334,25 @@ TEST_F(ScopeGateTest, CostlyLostTrialsRestLonger) {
   EXPECT_EQ(statistics.gate_trials, 1u);
 }
 
+TEST_F(ScopeGateTest, ABurstMetByChanceDoesNotLengthenTheRest) {
+  // 4 us units, 20% faster with a scope, and one burst of 20 ms (reads the
+  // scope does not shorten) in the fourth checkpoint of the first trial
+  // (stretches of 1,024 units from unit 1,984 on).  The trial loses at its
+  // pace check; the burst counted in full as its cost would rest the gate
+  // for a second (250,000 units).  Counted as compared (at most 3x the
+  // median checkpoint), the cost is small, and the scope is kept soon.
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
+    if (unit == 2200) return 20'000'000;
+    return with_scope ? 3200 : 4000;
+  };
+  const UnitsRun run = RunUnits(gate, 400000, cost);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_GE(statistics.gate_trials, 3u);
+  EXPECT_GT(run.units_with_scope, 320000u);
+}
+
 TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
   // 100 us units, 20% faster with a scope; the first unit of a scope pays
   // 1.5 ms more (an engine made: paid once while the scope is kept).  A
