@@ -107,7 +107,8 @@ bool ScopeGate::Decide() {
       return Segment(true, UINT32_MAX);
     case Phase::kPlain: {
       const uint64_t now = clock_();
-      plain_checkpoints_[checkpoint_] = TakeCheckpoint(now);
+      const uint64_t checkpoint_nanoseconds = TakeCheckpoint(now);  // counts the checkpoint
+      plain_checkpoints_[checkpoint_ - 1] = checkpoint_nanoseconds;
       if (checkpoint_ < kTrialCheckpoints) return Segment(false, CheckpointUnits());
       plain_time_ = ClippedPlainTime();
       const double stretch_time = plain_time_ + Clipped(plain_checkpoints_[0]);

@@ -353,6 +353,25 @@ TEST_F(ScopeGateTest, ABurstMetByChanceDoesNotLengthenTheRest) {
   EXPECT_GT(run.units_with_scope, 320000u);
 }
 
+TEST_F(ScopeGateTest, FirstCheckpointOfThePlainStretchIsNotCompared) {
+  // 100 us units, 5% slower with a scope: the trial must lose.  The first
+  // unit of the run takes 1.3 ms; it lies in the plain stretch's first
+  // checkpoint (units 0-3), which is not compared.  Counted, it would make
+  // the plain stretch look slower than the trial.  (Once, each plain
+  // checkpoint was stored one slot too far: the first was compared, the
+  // last was written past the end of the array.)
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
+    if (unit == 0) return 1'300'000;
+    return with_scope ? 105'000 : 100'000;
+  };
+  RunUnits(gate, 129, cost);  // the plain stretch, the trial, and the decision after it
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_EQ(statistics.gate_trials, 1u);
+  EXPECT_EQ(statistics.gate_trials_won, 0u);
+}
+
 TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
   // 100 us units, 20% faster with a scope; the first unit of a scope pays
   // 1.5 ms more (an engine made: paid once while the scope is kept).  A
