@@ -389,9 +389,17 @@ TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
   EXPECT_GT(run.units_with_scope, 30000u);
 }
 
-// A unit that takes 5 ms with or without a scope, for about one unit in 64
-// (a read queued behind other work: a heavy tail the scope does not change).
-bool InTheTail(uint64_t unit) { return (unit * 0x9E3779B97F4A7C15ull) >> 58 == 0; }
+// Units with a scope among 40,000 units of 100 us (`with_scope` with a
+// scope), of which about one in 64 takes 5 ms with or without a scope (a
+// read queued behind other work: a heavy tail the scope does not change).
+uint64_t UnitsWithScopeUnderAHeavyTail(uint64_t with_scope) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  auto cost = [with_scope](uint64_t unit, bool scope) -> uint64_t {
+    if ((unit * 0x9E3779B97F4A7C15ull) >> 58 == 0) return 5'000'000;
+    return scope ? with_scope : 100'000;
+  };
+  return RunUnits(gate, 40000, cost).units_with_scope;
+}
 
 TEST_F(ScopeGateTest, HeavyTailedUnitsDoNotDecideTrials) {
   // 100 us units, 20% faster with a scope, and a tail of 5 ms units that
@@ -399,24 +407,12 @@ TEST_F(ScopeGateTest, HeavyTailedUnitsDoNotDecideTrials) {
   // its time alone says more about its tail units than about the scope.
   // Tail units count only up to kOutlierFactor x a plain checkpoint's
   // median, and the scope is kept most of the time.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
-  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
-    if (InTheTail(unit)) return 5'000'000;
-    return with_scope ? 80'000 : 100'000;
-  };
-  const UnitsRun run = RunUnits(gate, 40000, cost);
-  EXPECT_GT(run.units_with_scope, 30000u);
+  EXPECT_GT(UnitsWithScopeUnderAHeavyTail(80'000), 30000u);
 }
 
 TEST_F(ScopeGateTest, HeavyTailedUnitsDoNotHideACost) {
   // The same tail, and units 20% slower with a scope: scopes stay shut.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
-  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
-    if (InTheTail(unit)) return 5'000'000;
-    return with_scope ? 120'000 : 100'000;
-  };
-  const UnitsRun run = RunUnits(gate, 40000, cost);
-  EXPECT_LT(run.units_with_scope, 2000u);
+  EXPECT_LT(UnitsWithScopeUnderAHeavyTail(120'000), 2000u);
 }
 
 TEST_F(ScopeGateTest, VerySlowUnitsStillEndTheirTrials) {

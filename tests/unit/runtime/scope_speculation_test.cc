@@ -74,6 +74,15 @@ class ScopeSpeculationTest : public testing::Test {
     foreactor::Scope scope(graph, state);
     for (int i = 0; i < count; ++i) ProgramStat(name);
   }
+
+  // What the graph named `graph_name` answers after one scope of three
+  // stats it predicts right.
+  static foreactor_speculation AnswerAfterAScope(const char* graph_name) {
+    auto graph = BuildStatLoop(graph_name);
+    StatState state{"."};
+    RunScope(graph, state, ".", 3);
+    return graph.ScopeSpeculation();
+  }
 };
 
 TEST_F(ScopeSpeculationTest, NullAndInvalidGraphsNever) {
@@ -99,10 +108,7 @@ TEST_F(ScopeSpeculationTest, AutomaticDepthBeforeTheFirstScopeIsWorthTrying) {
 }
 
 TEST_F(ScopeSpeculationTest, DepthZeroIsNotWorthAScope) {
-  auto graph = BuildStatLoop("spec_depth0");
-  StatState state{"."};
-  RunScope(graph, state, ".", 3);
-  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  EXPECT_EQ(AnswerAfterAScope("spec_depth0"), FOREACTOR_SPECULATION_NONE);
 }
 
 TEST_F(ScopeSpeculationTest, PositiveDepthIsWorthAScope) {
@@ -117,28 +123,19 @@ TEST_F(ScopeSpeculationTest, PositiveDepthIsWorthAScope) {
 }
 
 TEST_F(ScopeSpeculationTest, CheckModeWantsScopesAtAnyDepth) {
-  auto graph = BuildStatLoop("spec_check");
-  StatState state{"."};
-  RunScope(graph, state, ".", 3);
-  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
+  EXPECT_EQ(AnswerAfterAScope("spec_check"), FOREACTOR_SPECULATION_REQUESTED);
 }
 
 TEST_F(ScopeSpeculationTest, SyncEngineWithTheAutomaticDepthIsNotWorthAScope) {
   // It issues nothing early at any depth: before and after a scope, the
   // automatic depth has nothing to look for.
-  auto graph = BuildStatLoop("spec_sync_automatic");
-  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
-  StatState state{"."};
-  RunScope(graph, state, ".", 3);
-  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  EXPECT_EQ(BuildStatLoop("spec_sync_automatic").ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  EXPECT_EQ(AnswerAfterAScope("spec_sync_automatic"), FOREACTOR_SPECULATION_NONE);
 }
 
 TEST_F(ScopeSpeculationTest, SyncEngineAtAFixedDepthIsRequested) {
   // The graph's code path without early calls: a baseline the user asked for.
-  auto graph = BuildStatLoop("spec_sync_fixed");
-  StatState state{"."};
-  RunScope(graph, state, ".", 3);
-  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
+  EXPECT_EQ(AnswerAfterAScope("spec_sync_fixed"), FOREACTOR_SPECULATION_REQUESTED);
 }
 
 TEST_F(ScopeSpeculationTest, GraphSwitchedOffBySettingsNever) {
