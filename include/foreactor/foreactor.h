@@ -296,8 +296,9 @@ FOREACTOR_API foreactor_speculation foreactor_scope_speculation(const foreactor_
  * scope gate").  Its counters appear in the statistics as gate_*.
  *
  * Cost: a few thread-local loads and a decrement per unit; 16 clock reads
- * per timed stretch (a few milliseconds of units), one per other stretch.  No system call
- * outside decisions; the first call on a thread allocates the gate.
+ * per timed stretch (a few milliseconds of units), one per other stretch.
+ * No system call outside decisions; the first call on a thread allocates
+ * the gate.
  */
 FOREACTOR_API int foreactor_scope_gate(const foreactor_graph *graph);
 

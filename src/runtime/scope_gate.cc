@@ -66,7 +66,7 @@ bool ScopeGate::TrialLost() {
       plain_whole += static_cast<double>(plain_checkpoints_[i]);
       if (i < checkpoint_) plain_part += Clipped(plain_checkpoints_[i]);
     }
-    const double extra = trial_time_with_first_ - plain_part;
+    const double extra = trial_first_checkpoint_time_ + trial_time_ - plain_part;
     if (extra > 0 && plain_whole > 0) {
       const double unit_nanoseconds = plain_whole / pair_units_;
       minimum_rest_units_ = extra / kLostTrialShare / unit_nanoseconds;
@@ -124,18 +124,18 @@ bool ScopeGate::Decide() {
       phase_ = Phase::kTrial;
       checkpoint_ = 0;
       trial_time_ = 0;
-      trial_time_with_first_ = 0;
+      trial_first_checkpoint_time_ = 0;
       unreported_.gate_trials++;
       return Segment(true, CheckpointUnits());
     }
     case Phase::kTrial: {
       const uint64_t checkpoint_nanoseconds = TakeCheckpoint(clock_());
-      trial_time_with_first_ += Clipped(checkpoint_nanoseconds);
       const double winning_time = plain_time_ * (1.0 - kRequiredGain);
       if (checkpoint_ == 1) {
         // The scope's start (pipeline filling, an engine made): paid once
         // per scope kept, so not compared, unless it alone took the time
         // the whole trial had.
+        trial_first_checkpoint_time_ = Clipped(checkpoint_nanoseconds);
         if (static_cast<double>(checkpoint_nanoseconds) >= winning_time) return TrialLost();
         return Segment(true, CheckpointUnits());
       }

@@ -66,8 +66,8 @@
 //    check mode), every unit runs with a scope.
 //
 // Cost per unit outside decisions: a decrement and a branch.  The clock is
-// read only at checkpoints of timed stretches and at the ends of others.  Not thread-safe: one
-// gate per graph and thread.
+// read only at checkpoints of timed stretches and at the ends of others.
+// Not thread-safe: one gate per graph and thread.
 #ifndef FOREACTOR_RUNTIME_SCOPE_GATE_H_
 #define FOREACTOR_RUNTIME_SCOPE_GATE_H_
 
@@ -180,8 +180,8 @@ class ScopeGate {
   uint64_t plain_checkpoints_[kTrialCheckpoints] = {};  // the pair's plain stretch, per checkpoint
   double clip_nanoseconds_ = 0;    // kOutlierFactor x the median of plain_checkpoints_
   double plain_time_ = 0;          // the plain stretch's clipped time
-  double trial_time_ = 0;          // the trial's clipped time so far
-  double trial_time_with_first_ = 0;  // trial_time_ and the first checkpoint's clipped time
+  double trial_time_ = 0;          // the trial's clipped time so far, first checkpoint left out
+  double trial_first_checkpoint_time_ = 0;  // the trial's first checkpoint, clipped
   double minimum_rest_units_ = 0;  // set by a costly lost trial for the next Rest()
 
   Statistics unreported_;  // gate_* counters only
