@@ -59,6 +59,26 @@ uint64_t HalfAsLongWithScope(uint64_t, bool with_scope) { return with_scope ? 50
 uint64_t LongerWithScope(uint64_t, bool with_scope) { return with_scope ? 1200 : 1000; }
 uint64_t TwiceAsLongWithScope(uint64_t, bool with_scope) { return with_scope ? 2000 : 1000; }
 
+// Units of `plain` ns without a scope and `scoped` ns with one, except unit
+// `slow_unit`, which takes `slow` ns either way (a burst of reads).
+UnitCost CostsWithOneSlowUnit(uint64_t plain, uint64_t scoped, uint64_t slow_unit, uint64_t slow) {
+  return [=](uint64_t unit, bool with_scope) -> uint64_t {
+    if (unit == slow_unit) return slow;
+    return with_scope ? scoped : plain;
+  };
+}
+
+// Units of `plain` ns without a scope and `scoped` ns with one, where the
+// first unit of each scope entered takes `entering` ns more (an engine made).
+UnitCost CostsWithScopeEntry(uint64_t plain, uint64_t scoped, uint64_t entering) {
+  return [=, was_open = false](uint64_t, bool with_scope) mutable -> uint64_t {
+    const bool entered = with_scope && !was_open;
+    was_open = with_scope;
+    if (!with_scope) return plain;
+    return entered ? scoped + entering : scoped;
+  };
+}
+
 TEST_F(ScopeGateTest, RequestedScopesAreAlwaysOpen) {
   fake_answer = FOREACTOR_SPECULATION_REQUESTED;
   ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
@@ -320,14 +340,7 @@ TEST_F(ScopeGateTest, CostlyLostTrialsRestLonger) {
   // (4 ms: the engine, four checkpoints at three times the time) and no
   // other (the first rest alone, 4 stretches, would have allowed a second).
   ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
-  bool was_open = false;
-  auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
-    const bool entered = with_scope && !was_open;
-    was_open = with_scope;
-    if (!with_scope) return 1000;
-    return entered ? 2'003'000 : 3000;
-  };
-  const UnitsRun run = RunUnits(gate, 60000, cost);
+  const UnitsRun run = RunUnits(gate, 60000, CostsWithScopeEntry(1000, 3000, 2'000'000));
   EXPECT_LT(run.nanoseconds, 65'000'000u);
   Statistics statistics;
   gate.TakeStatistics(&statistics);
@@ -342,11 +355,7 @@ TEST_F(ScopeGateTest, ABurstMetByChanceDoesNotLengthenTheRest) {
   // for a second (250,000 units).  Counted as compared (at most 3x the
   // median checkpoint), the cost is small, and the scope is kept soon.
   ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
-  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
-    if (unit == 2200) return 20'000'000;
-    return with_scope ? 3200 : 4000;
-  };
-  const UnitsRun run = RunUnits(gate, 400000, cost);
+  const UnitsRun run = RunUnits(gate, 400000, CostsWithOneSlowUnit(4000, 3200, 2200, 20'000'000));
   Statistics statistics;
   gate.TakeStatistics(&statistics);
   EXPECT_GE(statistics.gate_trials, 3u);
@@ -357,15 +366,10 @@ TEST_F(ScopeGateTest, FirstCheckpointOfThePlainStretchIsNotCompared) {
   // 100 us units, 5% slower with a scope: the trial must lose.  The first
   // unit of the run takes 1.3 ms; it lies in the plain stretch's first
   // checkpoint (units 0-3), which is not compared.  Counted, it would make
-  // the plain stretch look slower than the trial.  (Once, each plain
-  // checkpoint was stored one slot too far: the first was compared, the
-  // last was written past the end of the array.)
+  // the plain stretch look slower than the trial.
   ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
-  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
-    if (unit == 0) return 1'300'000;
-    return with_scope ? 105'000 : 100'000;
-  };
-  RunUnits(gate, 129, cost);  // the plain stretch, the trial, and the decision after it
+  // The plain stretch, the trial, and the decision after it.
+  RunUnits(gate, 129, CostsWithOneSlowUnit(100'000, 105'000, 0, 1'300'000));
   Statistics statistics;
   gate.TakeStatistics(&statistics);
   EXPECT_EQ(statistics.gate_trials, 1u);
@@ -378,14 +382,7 @@ TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
   // 64-unit trial with that cost is slower than its plain stretch; without
   // it, faster, and the scope is kept.
   ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
-  bool was_open = false;
-  auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
-    const bool entered = with_scope && !was_open;
-    was_open = with_scope;
-    if (!with_scope) return 100'000;
-    return entered ? 1'580'000 : 80'000;
-  };
-  const UnitsRun run = RunUnits(gate, 40000, cost);
+  const UnitsRun run = RunUnits(gate, 40000, CostsWithScopeEntry(100'000, 80'000, 1'500'000));
   EXPECT_GT(run.units_with_scope, 30000u);
 }
 
