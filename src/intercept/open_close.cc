@@ -17,8 +17,8 @@ bool OpenNeedsMode(int flags) {
 }
 
 // The intercepted path of open and open64; `real` is the matching libc function.
-int InterceptOpen(const RealFunction<OpenFunction>& real, const char* path, int flags,
-                  mode_t mode) {
+FOREACTOR_INTERCEPTED_PATH int InterceptOpen(const RealFunction<OpenFunction>& real,
+                                             const char* path, int flags, mode_t mode) {
   InterceptedCall intercepted;
   intercepted.call.type = FOREACTOR_CALL_OPEN;
   intercepted.call.path = path;
@@ -29,8 +29,9 @@ int InterceptOpen(const RealFunction<OpenFunction>& real, const char* path, int 
 }
 
 // The intercepted path of openat and openat64.
-int InterceptOpenAt(const RealFunction<OpenAtFunction>& real, int directory_fd, const char* path,
-                    int flags, mode_t mode) {
+FOREACTOR_INTERCEPTED_PATH int InterceptOpenAt(const RealFunction<OpenAtFunction>& real,
+                                               int directory_fd, const char* path, int flags,
+                                               mode_t mode) {
   InterceptedCall intercepted;
   intercepted.call.type = FOREACTOR_CALL_OPENAT;
   intercepted.call.fd = directory_fd;
@@ -39,6 +40,14 @@ int InterceptOpenAt(const RealFunction<OpenAtFunction>& real, int directory_fd, 
   intercepted.call.mode = mode;
   return static_cast<int>(OfferOrRun(
       &intercepted, [&]() -> int64_t { return real(directory_fd, path, flags, mode); }));
+}
+
+FOREACTOR_INTERCEPTED_PATH int InterceptClose(int fd) {
+  InterceptedCall intercepted;
+  intercepted.call.type = FOREACTOR_CALL_CLOSE;
+  intercepted.call.fd = fd;
+  return static_cast<int>(
+      OfferOrRun(&intercepted, [&]() -> int64_t { return real_calls.close(fd); }));
 }
 
 int Open(const RealFunction<OpenFunction>& real, const char* path, int flags, mode_t mode) {
@@ -114,9 +123,5 @@ FOREACTOR_INTERPOSER int __openat64_2(int directory_fd, const char* path, int fl
 
 FOREACTOR_INTERPOSER int close(int fd) {
   if (!foreactor::InterceptionWanted()) return real_calls.close(fd);
-  foreactor::InterceptedCall intercepted;
-  intercepted.call.type = FOREACTOR_CALL_CLOSE;
-  intercepted.call.fd = fd;
-  return static_cast<int>(
-      foreactor::OfferOrRun(&intercepted, [&]() -> int64_t { return real_calls.close(fd); }));
+  return foreactor::InterceptClose(fd);
 }

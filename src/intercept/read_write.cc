@@ -38,17 +38,41 @@ InterceptedCall VectorCall(foreactor_call_type type, int fd, const struct iovec*
   return intercepted;
 }
 
-ssize_t Read(int fd, void* buffer, size_t length) {
-  if (!InterceptionWanted()) return real_calls.read(fd, buffer, length);
+FOREACTOR_INTERCEPTED_PATH ssize_t InterceptRead(int fd, void* buffer, size_t length) {
   InterceptedCall intercepted = DataCall(FOREACTOR_CALL_READ, fd, buffer, length, 0);
   return OfferOrRun(&intercepted,
                     [&]() -> int64_t { return real_calls.read(fd, buffer, length); });
 }
 
+ssize_t Read(int fd, void* buffer, size_t length) {
+  if (!InterceptionWanted()) return real_calls.read(fd, buffer, length);
+  return InterceptRead(fd, buffer, length);
+}
+
+FOREACTOR_INTERCEPTED_PATH ssize_t InterceptPread(const RealFunction<PositionalReadFunction>& real,
+                                                  int fd, void* buffer, size_t length,
+                                                  off_t offset) {
+  InterceptedCall intercepted = DataCall(FOREACTOR_CALL_PREAD, fd, buffer, length, offset);
+  return OfferOrRun(&intercepted,
+                    [&]() -> int64_t { return real(fd, buffer, length, offset); });
+}
+
 ssize_t Pread(const RealFunction<PositionalReadFunction>& real, int fd, void* buffer,
               size_t length, off_t offset) {
   if (!InterceptionWanted()) return real(fd, buffer, length, offset);
-  InterceptedCall intercepted = DataCall(FOREACTOR_CALL_PREAD, fd, buffer, length, offset);
+  return InterceptPread(real, fd, buffer, length, offset);
+}
+
+FOREACTOR_INTERCEPTED_PATH ssize_t InterceptWrite(int fd, const void* buffer, size_t length) {
+  InterceptedCall intercepted = DataCall(FOREACTOR_CALL_WRITE, fd, buffer, length, 0);
+  return OfferOrRun(&intercepted,
+                    [&]() -> int64_t { return real_calls.write(fd, buffer, length); });
+}
+
+FOREACTOR_INTERCEPTED_PATH ssize_t InterceptPwrite(
+    const RealFunction<PositionalWriteFunction>& real, int fd, const void* buffer, size_t length,
+    off_t offset) {
+  InterceptedCall intercepted = DataCall(FOREACTOR_CALL_PWRITE, fd, buffer, length, offset);
   return OfferOrRun(&intercepted,
                     [&]() -> int64_t { return real(fd, buffer, length, offset); });
 }
@@ -56,13 +80,11 @@ ssize_t Pread(const RealFunction<PositionalReadFunction>& real, int fd, void* bu
 ssize_t Pwrite(const RealFunction<PositionalWriteFunction>& real, int fd, const void* buffer,
                size_t length, off_t offset) {
   if (!InterceptionWanted()) return real(fd, buffer, length, offset);
-  InterceptedCall intercepted = DataCall(FOREACTOR_CALL_PWRITE, fd, buffer, length, offset);
-  return OfferOrRun(&intercepted,
-                    [&]() -> int64_t { return real(fd, buffer, length, offset); });
+  return InterceptPwrite(real, fd, buffer, length, offset);
 }
 
-off_t Lseek(const RealFunction<SeekFunction>& real, int fd, off_t offset, int whence) {
-  if (!InterceptionWanted()) return real(fd, offset, whence);
+FOREACTOR_INTERCEPTED_PATH off_t InterceptLseek(const RealFunction<SeekFunction>& real, int fd,
+                                                off_t offset, int whence) {
   InterceptedCall intercepted;
   intercepted.call.type = FOREACTOR_CALL_LSEEK;
   intercepted.call.fd = fd;
@@ -71,18 +93,32 @@ off_t Lseek(const RealFunction<SeekFunction>& real, int fd, off_t offset, int wh
   return OfferOrRun(&intercepted, [&]() -> int64_t { return real(fd, offset, whence); });
 }
 
-ssize_t Preadv(const RealFunction<PositionalVectorFunction>& real, int fd,
-               const struct iovec* iov, int iovcnt, off_t offset) {
-  if (!InterceptionWanted()) return real(fd, iov, iovcnt, offset);
-  InterceptedCall intercepted = VectorCall(FOREACTOR_CALL_PREADV, fd, iov, iovcnt, offset);
+off_t Lseek(const RealFunction<SeekFunction>& real, int fd, off_t offset, int whence) {
+  if (!InterceptionWanted()) return real(fd, offset, whence);
+  return InterceptLseek(real, fd, offset, whence);
+}
+
+// readv and writev: `type` tells which.
+FOREACTOR_INTERCEPTED_PATH ssize_t InterceptVector(const RealFunction<VectorFunction>& real,
+                                                   foreactor_call_type type, int fd,
+                                                   const struct iovec* iov, int iovcnt) {
+  InterceptedCall intercepted = VectorCall(type, fd, iov, iovcnt, 0);
+  return OfferOrRun(&intercepted, [&]() -> int64_t { return real(fd, iov, iovcnt); });
+}
+
+// preadv and pwritev (and their 64 names): `type` tells which.
+FOREACTOR_INTERCEPTED_PATH ssize_t InterceptPositionalVector(
+    const RealFunction<PositionalVectorFunction>& real, foreactor_call_type type, int fd,
+    const struct iovec* iov, int iovcnt, off_t offset) {
+  InterceptedCall intercepted = VectorCall(type, fd, iov, iovcnt, offset);
   return OfferOrRun(&intercepted, [&]() -> int64_t { return real(fd, iov, iovcnt, offset); });
 }
 
-ssize_t Pwritev(const RealFunction<PositionalVectorFunction>& real, int fd,
-                const struct iovec* iov, int iovcnt, off_t offset) {
+ssize_t PositionalVector(const RealFunction<PositionalVectorFunction>& real,
+                         foreactor_call_type type, int fd, const struct iovec* iov, int iovcnt,
+                         off_t offset) {
   if (!InterceptionWanted()) return real(fd, iov, iovcnt, offset);
-  InterceptedCall intercepted = VectorCall(FOREACTOR_CALL_PWRITEV, fd, iov, iovcnt, offset);
-  return OfferOrRun(&intercepted, [&]() -> int64_t { return real(fd, iov, iovcnt, offset); });
+  return InterceptPositionalVector(real, type, fd, iov, iovcnt, offset);
 }
 
 }  // namespace
@@ -123,10 +159,7 @@ FOREACTOR_INTERPOSER ssize_t __pread64_chk(int fd, void* buffer, size_t length, 
 
 FOREACTOR_INTERPOSER ssize_t write(int fd, const void* buffer, size_t length) {
   if (!foreactor::InterceptionWanted()) return real_calls.write(fd, buffer, length);
-  foreactor::InterceptedCall intercepted =
-      foreactor::DataCall(FOREACTOR_CALL_WRITE, fd, buffer, length, 0);
-  return foreactor::OfferOrRun(
-      &intercepted, [&]() -> int64_t { return real_calls.write(fd, buffer, length); });
+  return foreactor::InterceptWrite(fd, buffer, length);
 }
 
 FOREACTOR_INTERPOSER ssize_t pwrite(int fd, const void* buffer, size_t length, off_t offset) {
@@ -148,34 +181,32 @@ FOREACTOR_INTERPOSER off64_t lseek64(int fd, off64_t offset, int whence) noexcep
 
 FOREACTOR_INTERPOSER ssize_t readv(int fd, const struct iovec* iov, int iovcnt) {
   if (!foreactor::InterceptionWanted()) return real_calls.readv(fd, iov, iovcnt);
-  foreactor::InterceptedCall intercepted =
-      foreactor::VectorCall(FOREACTOR_CALL_READV, fd, iov, iovcnt, 0);
-  return foreactor::OfferOrRun(
-      &intercepted, [&]() -> int64_t { return real_calls.readv(fd, iov, iovcnt); });
+  return foreactor::InterceptVector(real_calls.readv, FOREACTOR_CALL_READV, fd, iov, iovcnt);
 }
 
 FOREACTOR_INTERPOSER ssize_t preadv(int fd, const struct iovec* iov, int iovcnt, off_t offset) {
-  return foreactor::Preadv(real_calls.preadv, fd, iov, iovcnt, offset);
+  return foreactor::PositionalVector(real_calls.preadv, FOREACTOR_CALL_PREADV, fd, iov, iovcnt,
+                                     offset);
 }
 
 FOREACTOR_INTERPOSER ssize_t preadv64(int fd, const struct iovec* iov, int iovcnt,
                                       off64_t offset) {
-  return foreactor::Preadv(real_calls.preadv64, fd, iov, iovcnt, offset);
+  return foreactor::PositionalVector(real_calls.preadv64, FOREACTOR_CALL_PREADV, fd, iov, iovcnt,
+                                     offset);
 }
 
 FOREACTOR_INTERPOSER ssize_t writev(int fd, const struct iovec* iov, int iovcnt) {
   if (!foreactor::InterceptionWanted()) return real_calls.writev(fd, iov, iovcnt);
-  foreactor::InterceptedCall intercepted =
-      foreactor::VectorCall(FOREACTOR_CALL_WRITEV, fd, iov, iovcnt, 0);
-  return foreactor::OfferOrRun(
-      &intercepted, [&]() -> int64_t { return real_calls.writev(fd, iov, iovcnt); });
+  return foreactor::InterceptVector(real_calls.writev, FOREACTOR_CALL_WRITEV, fd, iov, iovcnt);
 }
 
 FOREACTOR_INTERPOSER ssize_t pwritev(int fd, const struct iovec* iov, int iovcnt, off_t offset) {
-  return foreactor::Pwritev(real_calls.pwritev, fd, iov, iovcnt, offset);
+  return foreactor::PositionalVector(real_calls.pwritev, FOREACTOR_CALL_PWRITEV, fd, iov, iovcnt,
+                                     offset);
 }
 
 FOREACTOR_INTERPOSER ssize_t pwritev64(int fd, const struct iovec* iov, int iovcnt,
                                        off64_t offset) {
-  return foreactor::Pwritev(real_calls.pwritev64, fd, iov, iovcnt, offset);
+  return foreactor::PositionalVector(real_calls.pwritev64, FOREACTOR_CALL_PWRITEV, fd, iov, iovcnt,
+                                     offset);
 }

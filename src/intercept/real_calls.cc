@@ -102,7 +102,7 @@ ssize_t StandInPwrite(int fd, const void* buffer, size_t length, off_t offset) {
   return syscall(SYS_pwrite64, fd, buffer, length, offset);
 }
 
-off_t StandInLseek(int fd, off_t offset, int whence) {
+off_t StandInLseek(int fd, off_t offset, int whence) noexcept {
   return syscall(SYS_lseek, fd, offset, whence);
 }
 
@@ -120,34 +120,35 @@ int RawFstat(int fd, void* buffer) {
   return RawFstatAt(fd, "", buffer, AT_EMPTY_PATH);
 }
 
-int StandInFstat(int fd, struct stat* buffer) { return RawFstat(fd, buffer); }
-int StandInFstat64(int fd, struct stat64* buffer) { return RawFstat(fd, buffer); }
+int StandInFstat(int fd, struct stat* buffer) noexcept { return RawFstat(fd, buffer); }
+int StandInFstat64(int fd, struct stat64* buffer) noexcept { return RawFstat(fd, buffer); }
 
-int StandInStat(const char* path, struct stat* buffer) {
+int StandInStat(const char* path, struct stat* buffer) noexcept {
   return RawFstatAt(AT_FDCWD, path, buffer, 0);
 }
-int StandInStat64(const char* path, struct stat64* buffer) {
+int StandInStat64(const char* path, struct stat64* buffer) noexcept {
   return RawFstatAt(AT_FDCWD, path, buffer, 0);
 }
-int StandInLstat(const char* path, struct stat* buffer) {
+int StandInLstat(const char* path, struct stat* buffer) noexcept {
   return RawFstatAt(AT_FDCWD, path, buffer, AT_SYMLINK_NOFOLLOW);
 }
-int StandInLstat64(const char* path, struct stat64* buffer) {
+int StandInLstat64(const char* path, struct stat64* buffer) noexcept {
   return RawFstatAt(AT_FDCWD, path, buffer, AT_SYMLINK_NOFOLLOW);
 }
-int StandInFstatat(int directory_fd, const char* path, struct stat* buffer, int flags) {
+int StandInFstatat(int directory_fd, const char* path, struct stat* buffer, int flags) noexcept {
   return RawFstatAt(directory_fd, path, buffer, flags);
 }
-int StandInFstatat64(int directory_fd, const char* path, struct stat64* buffer, int flags) {
+int StandInFstatat64(int directory_fd, const char* path, struct stat64* buffer,
+                     int flags) noexcept {
   return RawFstatAt(directory_fd, path, buffer, flags);
 }
 
 int StandInStatx(int directory_fd, const char* path, int flags, unsigned int mask,
-                 struct statx* buffer) {
+                 struct statx* buffer) noexcept {
   return static_cast<int>(syscall(SYS_statx, directory_fd, path, flags, mask, buffer));
 }
 
-ssize_t StandInGetDents64(int fd, void* buffer, size_t length) {
+ssize_t StandInGetDents64(int fd, void* buffer, size_t length) noexcept {
   // The kernel takes an unsigned int and checks lengths as int.
   if (length > INT_MAX) length = INT_MAX;
   return syscall(SYS_getdents64, fd, buffer, length);

@@ -52,7 +52,10 @@ class RealFunction {
   std::atomic<Function*> pointer_;
 };
 
-// The types of the replaced functions, as glibc declares them on x86_64.
+// The types of the replaced functions, as glibc declares them on x86_64:
+// noexcept where glibc declares the function __THROW (not a cancellation
+// point), so that an interposer, itself noexcept then, can end in a tail
+// call to it (see interpose.h).
 using OpenFunction = int(const char* path, int flags, ...);
 using OpenAtFunction = int(int directory_fd, const char* path, int flags, ...);
 using FortifiedOpenFunction = int(const char* path, int flags);
@@ -62,17 +65,18 @@ using ReadFunction = ssize_t(int fd, void* buffer, size_t length);
 using PositionalReadFunction = ssize_t(int fd, void* buffer, size_t length, off_t offset);
 using WriteFunction = ssize_t(int fd, const void* buffer, size_t length);
 using PositionalWriteFunction = ssize_t(int fd, const void* buffer, size_t length, off_t offset);
-using SeekFunction = off_t(int fd, off_t offset, int whence);
-using FstatFunction = int(int fd, struct stat* buffer);
-using Fstat64Function = int(int fd, struct stat64* buffer);
-using StatFunction = int(const char* path, struct stat* buffer);
-using Stat64Function = int(const char* path, struct stat64* buffer);
-using FstatatFunction = int(int directory_fd, const char* path, struct stat* buffer, int flags);
+using SeekFunction = off_t(int fd, off_t offset, int whence) noexcept;
+using FstatFunction = int(int fd, struct stat* buffer) noexcept;
+using Fstat64Function = int(int fd, struct stat64* buffer) noexcept;
+using StatFunction = int(const char* path, struct stat* buffer) noexcept;
+using Stat64Function = int(const char* path, struct stat64* buffer) noexcept;
+using FstatatFunction = int(int directory_fd, const char* path, struct stat* buffer,
+                            int flags) noexcept;
 using Fstatat64Function = int(int directory_fd, const char* path, struct stat64* buffer,
-                              int flags);
+                              int flags) noexcept;
 using StatxFunction = int(int directory_fd, const char* path, int flags, unsigned int mask,
-                          struct statx* buffer);
-using GetDents64Function = ssize_t(int fd, void* buffer, size_t length);
+                          struct statx* buffer) noexcept;
+using GetDents64Function = ssize_t(int fd, void* buffer, size_t length) noexcept;
 using VectorFunction = ssize_t(int fd, const struct iovec* iov, int iovcnt);
 using PositionalVectorFunction = ssize_t(int fd, const struct iovec* iov, int iovcnt,
                                          off_t offset);

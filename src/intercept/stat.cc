@@ -23,29 +23,59 @@ InterceptedCall StatCall(foreactor_call_type type, int fd, const char* path, voi
 }
 
 template <typename StatBuffer>
-int Fstat(const RealFunction<int(int, StatBuffer*)>& real, int fd, StatBuffer* buffer) {
-  if (!InterceptionWanted()) return real(fd, buffer);
+FOREACTOR_INTERCEPTED_PATH int InterceptFstat(
+    const RealFunction<int(int, StatBuffer*) noexcept>& real, int fd, StatBuffer* buffer) {
   InterceptedCall intercepted = StatCall(FOREACTOR_CALL_FSTAT, fd, nullptr, buffer, 0);
   return static_cast<int>(OfferOrRun(&intercepted, [&]() -> int64_t { return real(fd, buffer); }));
 }
 
+template <typename StatBuffer>
+int Fstat(const RealFunction<int(int, StatBuffer*) noexcept>& real, int fd, StatBuffer* buffer) {
+  if (!InterceptionWanted()) return real(fd, buffer);
+  return InterceptFstat(real, fd, buffer);
+}
+
 // stat and lstat (and their 64 names): `type` tells which.
 template <typename StatBuffer>
-int StatPath(const RealFunction<int(const char*, StatBuffer*)>& real, foreactor_call_type type,
-             const char* path, StatBuffer* buffer) {
-  if (!InterceptionWanted()) return real(path, buffer);
+FOREACTOR_INTERCEPTED_PATH int InterceptStatPath(
+    const RealFunction<int(const char*, StatBuffer*) noexcept>& real, foreactor_call_type type,
+    const char* path, StatBuffer* buffer) {
   InterceptedCall intercepted = StatCall(type, -1, path, buffer, 0);
   return static_cast<int>(
       OfferOrRun(&intercepted, [&]() -> int64_t { return real(path, buffer); }));
 }
 
 template <typename StatBuffer>
-int Fstatat(const RealFunction<int(int, const char*, StatBuffer*, int)>& real, int directory_fd,
-            const char* path, StatBuffer* buffer, int flags) {
-  if (!InterceptionWanted()) return real(directory_fd, path, buffer, flags);
+int StatPath(const RealFunction<int(const char*, StatBuffer*) noexcept>& real,
+             foreactor_call_type type, const char* path, StatBuffer* buffer) {
+  if (!InterceptionWanted()) return real(path, buffer);
+  return InterceptStatPath(real, type, path, buffer);
+}
+
+template <typename StatBuffer>
+FOREACTOR_INTERCEPTED_PATH int InterceptFstatat(
+    const RealFunction<int(int, const char*, StatBuffer*, int) noexcept>& real, int directory_fd,
+    const char* path, StatBuffer* buffer, int flags) {
   InterceptedCall intercepted = StatCall(FOREACTOR_CALL_FSTATAT, directory_fd, path, buffer, flags);
   return static_cast<int>(OfferOrRun(
       &intercepted, [&]() -> int64_t { return real(directory_fd, path, buffer, flags); }));
+}
+
+template <typename StatBuffer>
+int Fstatat(const RealFunction<int(int, const char*, StatBuffer*, int) noexcept>& real,
+            int directory_fd, const char* path, StatBuffer* buffer, int flags) {
+  if (!InterceptionWanted()) return real(directory_fd, path, buffer, flags);
+  return InterceptFstatat(real, directory_fd, path, buffer, flags);
+}
+
+// statx: `mask` travels in call.mode (see foreactor_call_type).
+FOREACTOR_INTERCEPTED_PATH int InterceptStatx(int directory_fd, const char* path, int flags,
+                                              unsigned int mask, struct statx* buffer) {
+  InterceptedCall intercepted = StatCall(FOREACTOR_CALL_STATX, directory_fd, path, buffer, flags);
+  intercepted.call.mode = mask;
+  return static_cast<int>(OfferOrRun(&intercepted, [&]() -> int64_t {
+    return real_calls.statx(directory_fd, path, flags, mask, buffer);
+  }));
 }
 
 }  // namespace
@@ -87,16 +117,10 @@ FOREACTOR_INTERPOSER int fstatat64(int directory_fd, const char* path, struct st
   return foreactor::Fstatat(real_calls.fstatat64, directory_fd, path, buffer, flags);
 }
 
-// statx: `mask` travels in call.mode (see foreactor_call_type).
 FOREACTOR_INTERPOSER int statx(int directory_fd, const char* path, int flags, unsigned int mask,
                                struct statx* buffer) noexcept {
   if (!foreactor::InterceptionWanted()) {
     return real_calls.statx(directory_fd, path, flags, mask, buffer);
   }
-  foreactor::InterceptedCall intercepted =
-      foreactor::StatCall(FOREACTOR_CALL_STATX, directory_fd, path, buffer, flags);
-  intercepted.call.mode = mask;
-  return static_cast<int>(foreactor::OfferOrRun(&intercepted, [&]() -> int64_t {
-    return real_calls.statx(directory_fd, path, flags, mask, buffer);
-  }));
+  return foreactor::InterceptStatx(directory_fd, path, flags, mask, buffer);
 }

@@ -1,6 +1,7 @@
 // interception.h: what the libc interposers ask of the runtime.
 //
-// Every interposer follows one pattern:
+// Every interposer follows one pattern (split in two functions, so that
+// the idle path is a tail call: see src/intercept/interpose.h):
 //
 //   if (!InterceptionWanted()) return real_call(...);          // idle: one TLS load
 //   InterceptedCall intercepted{...the program's arguments...};
@@ -24,13 +25,15 @@ namespace foreactor {
 class ScopeInstance;
 
 // Per-thread facts every interposer reads.  Plain thread_local data with
-// initial-exec TLS so that reading it never allocates or takes a lock.
+// initial-exec TLS so that reading it never allocates or takes a lock, and
+// constinit so that the compiler knows it has no initialiser to run: a read
+// is one load, with no call to a TLS wrapper function first.
 struct ThreadContext {
   ScopeInstance* innermost = nullptr;  // innermost speculating scope, or null
   int inside_foreactor = 0;            // >0 while foreactor's own code runs on this thread
 };
 
-extern thread_local ThreadContext tls_context __attribute__((tls_model("initial-exec")));
+extern constinit thread_local ThreadContext tls_context __attribute__((tls_model("initial-exec")));
 
 // True when the calling thread is inside a speculating scope and not inside
 // foreactor's own code (plugin callbacks included).

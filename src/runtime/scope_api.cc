@@ -27,7 +27,7 @@
 
 namespace foreactor {
 
-thread_local ThreadContext tls_context;
+constinit thread_local ThreadContext tls_context;
 
 namespace {
 
