@@ -7,6 +7,7 @@ skipped without them (the analysis tests are not).
 """
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -143,6 +144,36 @@ def test_a_missing_symbol_is_a_usage_error(chain):
 
 perf_reason = bound.perf_usable()
 needs_perf = pytest.mark.skipif(perf_reason is not None, reason=str(perf_reason))
+
+
+def test_stale_probe_groups_are_those_of_dead_runs():
+    text = ("p:foreactor_bound_11/entry /bin/x:0x10\n"
+            "r:foreactor_bound_11/exit__return /bin/x:0x10\n"
+            "p:foreactor_bound_12/entry_12 /bin/x:0x10\n"
+            "p:other_13/entry /bin/x:0x10\n")
+    assert bound.stale_probe_groups(text, lambda pid: pid == 12) == ["foreactor_bound_11"]
+    assert bound.stale_probe_groups(text, lambda pid: True) == []
+
+
+@needs_perf
+def test_a_probe_left_by_a_killed_run_is_removed_and_does_not_block(chain):
+    # A run killed before its cleanup (as by a machine restart mid-benchmark)
+    # left its probes, named as earlier versions named them.  perf refuses an
+    # event name that exists in any group, which made every later run fail.
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    stale = "foreactor_bound_%d" % finished.pid
+    address, _ = bound.symbol_address(str(chain / "chain"), "lookup")
+    subprocess.run(["perf", "probe", "-q", "-x", str(chain / "chain"), "-a",
+                    "%s:entry=0x%x" % (stale, address)], check=True)
+    try:
+        completed = run_tool(["bound", "--function", "lookup", "--", str(chain / "chain"),
+                              str(chain / "data"), "2", "1"])
+        assert completed.returncode == 0, completed.stderr
+        with open(bound.tracefs_uprobe_events()) as events:
+            assert stale not in events.read()
+    finally:
+        bound.remove_probes(stale)
 
 
 @needs_perf

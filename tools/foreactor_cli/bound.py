@@ -226,30 +226,71 @@ def perf_usable():
                            text=True)
     if "sys_enter_pread64" not in probe.stdout:
         return "perf sees no syscall tracepoints (is tracefs mounted?)"
-    if not any(os.path.exists(os.path.join(root, "uprobe_events"))
-               for root in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")):
+    if tracefs_uprobe_events() is None:
         return "the kernel offers no uprobes (no uprobe_events in tracefs)"
     return None
 
 
-def add_probes(binary, address, group):
-    """Adds entry and return uprobes at `address` of `binary`; returns their
-    event names, or raises RuntimeError."""
+PROBE_GROUP_PREFIX = "foreactor_bound_"
+
+
+def tracefs_uprobe_events():
+    """The path of the kernel's uprobe_events file, or None."""
+    for root in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
+        path = os.path.join(root, "uprobe_events")
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def stale_probe_groups(uprobe_events_text, process_alive):
+    """The probe groups of earlier runs of this command whose process is gone
+    (killed before it could remove them): groups named PROBE_GROUP_PREFIX +
+    pid in `uprobe_events_text` for which `process_alive(pid)` is false."""
+    groups = set()
+    for line in uprobe_events_text.splitlines():
+        match = re.match(r"^[pr]:(%s(\d+))/" % PROBE_GROUP_PREFIX, line)
+        if match and not process_alive(int(match.group(2))):
+            groups.add(match.group(1))
+    return sorted(groups)
+
+
+def process_alive(pid):
+    return os.path.exists("/proc/%d" % pid)
+
+
+def remove_stale_probes():
+    """Removes the probes that killed runs left behind.  perf refuses to add
+    an event whose name exists in any group, so a stale probe would make every
+    later run fail."""
+    path = tracefs_uprobe_events()
+    if path is None:
+        return
+    with open(path) as events:
+        text = events.read()
+    for group in stale_probe_groups(text, process_alive):
+        remove_probes(group)
+
+
+def add_probes(binary, address, group, tag):
+    """Adds entry and return uprobes at `address` of `binary` in `group`, with
+    event names ending in `tag` (unique to this run: perf checks event names
+    across groups); returns their event names, or raises RuntimeError."""
     names = []
-    for event, suffix in (("entry", ""), ("exit", "%return")):
-        added = subprocess.run(["perf", "probe", "-q", "-x", binary,
+    for event, suffix in (("entry_" + tag, ""), ("exit_" + tag, "%return")):
+        added = subprocess.run(["perf", "probe", "-x", binary,
                                 "-a", "%s:%s=0x%x%s" % (group, event, address, suffix)],
                                capture_output=True, text=True)
         if added.returncode != 0:
-            raise RuntimeError("perf probe could not add %s probe: %s"
+            raise RuntimeError("perf probe could not add the %s probe: %s"
                                % (event, added.stderr.strip()))
     listed = subprocess.run(["perf", "probe", "-l", "%s:*" % group], capture_output=True, text=True)
     for line in listed.stdout.splitlines():
         fields = line.split()
         if fields:
             names.append(fields[0])
-    entry = next((n for n in names if n.endswith(":entry")), None)
-    exit_event = next((n for n in names if n.split(":")[-1].startswith("exit")), None)
+    entry = next((n for n in names if n.split(":")[-1] == "entry_" + tag), None)
+    exit_event = next((n for n in names if n.split(":")[-1].startswith("exit_" + tag)), None)
     if entry is None or exit_event is None:
         raise RuntimeError("perf probe listed %r after adding the probes" % names)
     return entry, exit_event
@@ -282,11 +323,12 @@ def main(arguments, tool):
     if why_not is not None:
         tool.fail(parser.prog, why_not, EXIT_PERF_UNUSABLE)
 
-    group = "foreactor_bound_%d" % os.getpid()
+    remove_stale_probes()
+    group = "%s%d" % (PROBE_GROUP_PREFIX, os.getpid())
     with tempfile.TemporaryDirectory(prefix="foreactor-bound-") as scratch:
         data = os.path.join(scratch, "perf.data")
         try:
-            entry, exit_event = add_probes(binary, address, group)
+            entry, exit_event = add_probes(binary, address, group, str(os.getpid()))
             record = ["perf", "record", "-q", "-o", data, "-e", entry, "-e", exit_event]
             for call in calls:
                 record += ["-e", "syscalls:sys_enter_" + call, "-e", "syscalls:sys_exit_" + call]
