@@ -293,7 +293,11 @@ FOREACTOR_API foreactor_speculation foreactor_scope_speculation(const foreactor_
  * units without and with a scope, per graph and thread, keeps the scope
  * only while it makes the units faster (by 5%, twice in a row to start),
  * and otherwise runs plain and tries again later (docs/USER_GUIDE.md, "The
- * scope gate").  Its counters appear in the statistics as gate_*.
+ * scope gate").  While foreactor_scope_speculation() answers NONE it runs
+ * plain too, and after a rest that grows with each retry that finds nothing
+ * (64 to 4096 stretches) it lifts a suspension and lets the automatic depth
+ * start over, as a plugin that leaves scopes out must.  Its counters appear
+ * in the statistics as gate_*.
  *
  * Cost: a few thread-local loads and a decrement per unit; 16 clock reads
  * per timed stretch (a few milliseconds of units), one per other stretch.

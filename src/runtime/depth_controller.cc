@@ -12,11 +12,29 @@ DepthController::DepthController(bool automatic, unsigned depth, Clock clock)
       clock_(clock != nullptr ? clock : &MonotonicNanoseconds),
       depth_(depth) {
   if (!automatic_) return;
+  home_level_ = StartLevel();
+  SetLevel(home_level_);
+}
+
+unsigned DepthController::StartLevel() const {
   // The highest level whose depth is at most kStartDepth (and the maximum).
   unsigned level = 0;
   while (level + 1 < LevelCount() && DepthOfLevel(level + 1) <= kStartDepth) ++level;
-  home_level_ = level;
-  SetLevel(level);
+  return level;
+}
+
+void DepthController::Restart() {
+  if (!automatic_) return;
+  home_level_ = StartLevel();
+  SetLevel(home_level_);
+  probing_ = false;
+  probe_ = Probe::kUp;
+  confirming_ = false;
+  hold_windows_ = kInitialHoldWindows;
+  hold_left_ = 0;
+  home_rate_ = 0;
+  home_rate_known_ = false;
+  DiscardWindow();
 }
 
 unsigned DepthController::DepthOfLevel(unsigned level) {

@@ -97,6 +97,13 @@ class DepthController {
   // Forgets the window in progress (its calls did not run speculatively).
   void DiscardWindow();
 
+  // Forgets what it learned: home at the start depth again, rate unknown,
+  // hold at its initial length.  For a home of depth 0 that no scope will
+  // measure again (the scope gate rests while a scope would issue nothing):
+  // the next scopes measure from the start, so a workload that turned cold
+  // is found.  Not for a fixed depth (nothing happens).
+  void Restart();
+
   // The last `nanoseconds` of the scope time do not count in the window in
   // progress: work the plugin knows no depth can speed up and whose amount
   // differs from window to window (du: reading a directory), which would
@@ -110,6 +117,9 @@ class DepthController {
 
  private:
   unsigned LevelCount() const;
+  // The level the controller starts at: the highest whose depth is at most
+  // kStartDepth.
+  unsigned StartLevel() const;
   static unsigned DepthOfLevel(unsigned level);
   unsigned WindowLength() const;
   // The call of a probe window at which it is looked at once: when the

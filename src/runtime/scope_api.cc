@@ -356,12 +356,20 @@ int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_o
 namespace foreactor {
 namespace {
 
+// The scope gate's request after an idle rest (ScopeGate::RetryRequest).
+void RetrySpeculation(const foreactor_graph* graph) {
+  const ThreadState* state = foreactor::tls_state;
+  const int id = foreactor::TableIndexOf(graph);
+  if (state == nullptr || id < 0 || state->instances[id] == nullptr) return;
+  state->instances[id]->RetrySpeculation();
+}
+
 // The gate's first question on this thread: makes the gate.
 __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, int id) {
   InsideForeactor inside;
   ThreadState* state = GetThreadState();
   if (state == nullptr) return 0;
-  ScopeGate* gate = new (std::nothrow) ScopeGate(graph, &foreactor_scope_speculation);
+  ScopeGate* gate = new (std::nothrow) ScopeGate(graph, &foreactor_scope_speculation, &RetrySpeculation);
   if (gate == nullptr) return 0;
   state->gates[id] = gate;
   return foreactor_scope_gate(graph);

@@ -7,8 +7,12 @@
 
 namespace foreactor {
 
-ScopeGate::ScopeGate(const foreactor_graph* graph, SpeculationQuery query, Clock clock)
-    : graph_(graph), query_(query), clock_(clock != nullptr ? clock : &MonotonicNanoseconds) {}
+ScopeGate::ScopeGate(const foreactor_graph* graph, SpeculationQuery query, RetryRequest retry,
+                     Clock clock)
+    : graph_(graph),
+      query_(query),
+      retry_(retry),
+      clock_(clock != nullptr ? clock : &MonotonicNanoseconds) {}
 
 void ScopeGate::TakeStatistics(Statistics* into) {
   into->Add(unreported_);
@@ -55,6 +59,10 @@ bool ScopeGate::SettleAfterScope() {
 }
 
 bool ScopeGate::TrialLost() {
+  if (retrying_) {
+    retrying_ = false;
+    return RestIdle();
+  }
   if (!second_chance_) {
     // What the trial cost beyond the plain stretch's same checkpoints (both
     // clipped, as compared: a burst that one of them met by chance is not a
@@ -87,6 +95,34 @@ bool ScopeGate::Rest() {
   return Segment(false, static_cast<uint32_t>(std::min<double>(std::ceil(units), UINT32_MAX)));
 }
 
+bool ScopeGate::RestIdle() {
+  phase_ = Phase::kIdle;
+  confirmed_ = false;
+  second_chance_ = false;
+  retrying_ = false;
+  minimum_rest_units_ = 0;
+  const uint64_t units = static_cast<uint64_t>(retry_stretches_) * stretch_units_;
+  return Segment(false, static_cast<uint32_t>(std::min<uint64_t>(units, UINT32_MAX)));
+}
+
+bool ScopeGate::Retry() {
+  retry_stretches_ = std::min(2 * retry_stretches_, kMaximumRetryStretches);
+  unreported_.gate_retries++;
+  retry_(graph_);
+  const foreactor_speculation answer = query_(graph_);
+  if (answer == FOREACTOR_SPECULATION_AUTOMATIC) retrying_ = true;
+  return Answered(answer);
+}
+
+bool ScopeGate::Answered(foreactor_speculation answer) {
+  if (answer == FOREACTOR_SPECULATION_NONE) return RestIdle();
+  if (answer == FOREACTOR_SPECULATION_REQUESTED) {
+    phase_ = Phase::kRequested;
+    return Segment(true, UINT32_MAX);
+  }
+  return StartPlain(clock_());
+}
+
 bool ScopeGate::Decide() {
   if (phase_ != Phase::kStart) {
     (open_ ? unreported_.gate_scope_units : unreported_.gate_plain_units) += segment_units_;
@@ -94,15 +130,10 @@ bool ScopeGate::Decide() {
   }
   switch (phase_) {
     case Phase::kStart:
-    case Phase::kResting: {
-      const foreactor_speculation answer = query_(graph_);
-      if (answer == FOREACTOR_SPECULATION_NONE) return Rest();
-      if (answer == FOREACTOR_SPECULATION_REQUESTED) {
-        phase_ = Phase::kRequested;
-        return Segment(true, UINT32_MAX);
-      }
-      return StartPlain(clock_());
-    }
+    case Phase::kResting:
+      return Answered(query_(graph_));
+    case Phase::kIdle:
+      return Retry();
     case Phase::kRequested:
       return Segment(true, UINT32_MAX);
     case Phase::kPlain: {
@@ -120,7 +151,7 @@ bool ScopeGate::Decide() {
       if (stretch_time > kLongestStretchNanoseconds && stretch_units_ > kMinimumStretchUnits) {
         stretch_units_ /= 2;  // for the stretches after this pair
       }
-      if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return Rest();
+      if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
       phase_ = Phase::kTrial;
       checkpoint_ = 0;
       trial_time_ = 0;
@@ -159,11 +190,13 @@ bool ScopeGate::Decide() {
         return SettleAfterScope();
       }
       phase_ = Phase::kKept;
+      retrying_ = false;
+      retry_stretches_ = kFirstRetryStretches;
       kept_stretches_left_ = kRecheckStretches;
       return Segment(true, stretch_units_);
     }
     case Phase::kKept:
-      if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return Rest();
+      if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
       if (--kept_stretches_left_ == 0) {
         second_chance_ = true;
         return SettleAfterScope();

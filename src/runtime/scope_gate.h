@@ -61,7 +61,15 @@
 //    share of its time, also while rests are still short.
 //  - While kept, and before each pair, the gate asks the runtime what a
 //    scope would do: when it would issue nothing early (depth settled at 0,
-//    speculation suspended after mispredictions) the gate rests.
+//    speculation suspended after mispredictions) the gate goes idle: it
+//    rests for kFirstRetryStretches stretches, then asks the runtime to
+//    retry (lift the suspension, start the depth over), since only scopes
+//    would change that state, and runs a pair.  Each idle rest that ends
+//    in nothing to issue again, or in a pair that loses (a trial, or the
+//    pair confirming a win), doubles the next idle rest up to
+//    kMaximumRetryStretches: a program that stays hot pays a pair ever
+//    more rarely, one whose data turns cold later is sped up after a
+//    bounded wait.  A kept scope resets the idle rest to its first length.
 //  - When the runtime says the configuration asks for scopes (a fixed depth,
 //    check mode), every unit runs with a scope.
 //
@@ -86,6 +94,9 @@ class ScopeGate {
   // What a scope of `graph` entered now would do (foreactor_scope_speculation
   // outside tests).
   using SpeculationQuery = foreactor_speculation (*)(const foreactor_graph* graph);
+  // Asks the runtime to retry speculation in the next scopes of `graph`
+  // (ScopeInstance::RetrySpeculation outside tests).
+  using RetryRequest = void (*)(const foreactor_graph* graph);
 
   static constexpr uint32_t kTrialCheckpoints = 16;
   static constexpr uint32_t kInitialStretchUnits = 64;
@@ -103,10 +114,13 @@ class ScopeGate {
   static constexpr uint32_t kMaximumRestStretches = 64;
   static constexpr double kLostTrialShare = 0.02;  // lost trials' extra time, at most this share
   static constexpr uint32_t kRecheckStretches = 16;
+  static constexpr uint32_t kFirstRetryStretches = 64;
+  static constexpr uint32_t kMaximumRetryStretches = 4096;
 
-  // `query` is asked with `graph` only at decisions.  `clock` null means
-  // CLOCK_MONOTONIC.
-  ScopeGate(const foreactor_graph* graph, SpeculationQuery query, Clock clock = nullptr);
+  // `query` is asked with `graph` only at decisions, `retry` only at the end
+  // of an idle rest.  `clock` null means CLOCK_MONOTONIC.
+  ScopeGate(const foreactor_graph* graph, SpeculationQuery query, RetryRequest retry,
+            Clock clock = nullptr);
 
   // Called before each unit.  Returns true when the unit should run with a
   // scope of the graph, false when it should run plain (no scope, nothing
@@ -127,12 +141,14 @@ class ScopeGate {
   bool has_statistics() const { return has_statistics_; }
   // True while the gate rests after a trial that lost (or while the graph
   // would not speculate): its scopes stay shut for a while.
-  bool resting() const { return phase_ == Phase::kResting; }
+  bool resting() const { return phase_ == Phase::kResting || phase_ == Phase::kIdle; }
   // Adds the gate_* counters gathered since the last call into `into`.
   void TakeStatistics(Statistics* into);
 
  private:
-  enum class Phase : unsigned char { kStart, kRequested, kResting, kSettling, kPlain, kTrial, kKept };
+  enum class Phase : unsigned char {
+    kStart, kRequested, kResting, kIdle, kSettling, kPlain, kTrial, kKept
+  };
 
   // The slow path of BeforeUnit(): the segment of units that just ended is
   // counted and the next one chosen.
@@ -145,6 +161,13 @@ class ScopeGate {
   // and untimed before a timed plain stretch (see the header).
   bool SettleAfterScope();
   bool Rest();
+  // Rests idle (see the header) for retry_stretches_ stretches.
+  bool RestIdle();
+  // The end of an idle rest: the runtime retries and a pair starts, or the
+  // gate rests idle again.
+  bool Retry();
+  // What the runtime answered at kStart or at the end of a rest.
+  bool Answered(foreactor_speculation answer);
   // The trial in progress lost: a second pair when the trial was a kept
   // scope's first re-check, a rest otherwise.
   bool TrialLost();
@@ -162,18 +185,21 @@ class ScopeGate {
 
   const foreactor_graph* const graph_;
   const SpeculationQuery query_;
+  const RetryRequest retry_;
   const Clock clock_;
 
   Phase phase_ = Phase::kStart;
   bool open_ = false;
   bool confirmed_ = false;         // a trial won since the last rest: one more win keeps the scope
   bool second_chance_ = false;     // the pair in progress re-checks a kept scope: a loss gets one more pair
+  bool retrying_ = false;          // the pairs in progress follow a retry: a loss rests idle again
   bool has_statistics_ = false;
   uint32_t countdown_ = 0;         // units left before the next decision
   uint32_t segment_units_ = 0;     // units of the segment in progress
   uint32_t stretch_units_ = kInitialStretchUnits;
   uint32_t pair_units_ = 0;        // units of the pair's stretches (stretch_units_ may change after its plain one)
   uint32_t rest_stretches_ = kInitialRestStretches;  // length of the next rest
+  uint32_t retry_stretches_ = kFirstRetryStretches;  // length of the next idle rest
   uint32_t kept_stretches_left_ = 0;
   uint32_t checkpoint_ = 0;        // checkpoints of the stretch in progress passed
   uint64_t segment_start_ = 0;     // start of the checkpoint in progress

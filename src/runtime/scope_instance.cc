@@ -1153,6 +1153,17 @@ void ScopeInstance::NoteMisprediction() {
   }
 }
 
+void ScopeInstance::RetrySpeculation() {
+  if (suspended_) {
+    suspended_ = false;
+    consecutive_mispredictions_ = 0;
+    correct_predictions_ = 0;
+    calls_since_resume_ = 0;
+    statistics_.speculation_resumed++;
+  }
+  if (depth_controller_.home_depth() == 0) depth_controller_.Restart();
+}
+
 void ScopeInstance::NoteShadowPrediction(bool correct) {
   if (!correct) {
     correct_predictions_ = 0;

@@ -176,6 +176,14 @@ class ScopeInstance {
   bool speculating() const { return speculating_; }
   // Mispredictions suspended speculation; the frontier still follows the program.
   bool suspended() const { return suspended_; }
+
+  // Called between scopes after a long time without any (the scope gate
+  // rested because a scope would issue nothing): lifts a suspension as a run
+  // of correct predictions would, and lets an automatic depth settled at 0
+  // start over (DepthController::Restart).  Without it, state that only
+  // scopes can change would keep the gate resting for good.  A suspension
+  // that comes back soon after still doubles the run needed to resume.
+  void RetrySpeculation();
   unsigned depth() const { return depth_controller_.depth(); }
   // The depth the automatic controller settles at between its probes.
   unsigned home_depth() const { return depth_controller_.home_depth(); }

@@ -59,6 +59,7 @@ constexpr CounterField kCounterFields[] = {
     {"depth_window_sum", &Statistics::depth_window_sum},
     {"gate_trials", &Statistics::gate_trials},
     {"gate_trials_won", &Statistics::gate_trials_won},
+    {"gate_retries", &Statistics::gate_retries},
     {"gate_plain_units", &Statistics::gate_plain_units},
     {"gate_scope_units", &Statistics::gate_scope_units},
     {"scopes_left_to_cache", &Statistics::scopes_left_to_cache},

@@ -87,6 +87,21 @@ TEST(DepthControllerTest, WalksDownToZeroWhenEarlyIssueOnlyCosts) {
   EXPECT_GT(calls_at_depth[0], 100000u * 7 / 10);
 }
 
+TEST(DepthControllerTest, ARestartLeavesDepthZeroAndMeasuresAgain) {
+  DepthController controller(true, 128, &FakeClock);
+  RunCalls(controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000);
+  ASSERT_EQ(controller.home_depth(), 0u);
+  controller.Restart();
+  EXPECT_EQ(controller.home_depth(), DepthController::kStartDepth);
+  EXPECT_EQ(controller.depth(), DepthController::kStartDepth);
+  // What it measures now decides: the device turned slow.
+  RunCalls(controller, SaturatesAt64, 200000);
+  EXPECT_EQ(controller.home_depth(), 64u);
+  DepthController fixed(false, 16, &FakeClock);
+  fixed.Restart();
+  EXPECT_EQ(fixed.depth(), 16u);
+}
+
 TEST(DepthControllerTest, FindsDepthZeroWhenTheEngineCostsTheSameAtEveryDepth) {
   // Calls served from memory: through the engine every call costs a
   // hand-off (a little less with more of them overlapped); at depth 0 none.

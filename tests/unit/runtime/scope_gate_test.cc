@@ -22,12 +22,16 @@ foreactor_speculation FakeQuery(const foreactor_graph*) {
   return fake_answer;
 }
 
+unsigned retries = 0;
+void FakeRetry(const foreactor_graph*) { retries++; }
+
 class ScopeGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fake_now = 1'000'000'000;
     fake_answer = FOREACTOR_SPECULATION_AUTOMATIC;
     questions = 0;
+    retries = 0;
   }
 };
 
@@ -81,7 +85,7 @@ UnitCost CostsWithScopeEntry(uint64_t plain, uint64_t scoped, uint64_t entering)
 
 TEST_F(ScopeGateTest, RequestedScopesAreAlwaysOpen) {
   fake_answer = FOREACTOR_SPECULATION_REQUESTED;
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun run = RunUnits(gate, 100000, LongerWithScope);
   EXPECT_EQ(run.units_with_scope, 100000u);
   EXPECT_EQ(questions, 1u);
@@ -89,7 +93,7 @@ TEST_F(ScopeGateTest, RequestedScopesAreAlwaysOpen) {
 
 TEST_F(ScopeGateTest, NothingToIssueMeansNoScope) {
   fake_answer = FOREACTOR_SPECULATION_NONE;
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun run = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
   EXPECT_EQ(run.units_with_scope, 0u);
   // It keeps asking now and then (the depth may rise again), rarely.
@@ -98,7 +102,7 @@ TEST_F(ScopeGateTest, NothingToIssueMeansNoScope) {
 }
 
 TEST_F(ScopeGateTest, KeepsAScopeThatPays) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun run = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
   EXPECT_GT(run.units_with_scope, 900'000u);
   // Against a plain run (1 s), most of the gain is kept.
@@ -110,7 +114,7 @@ TEST_F(ScopeGateTest, KeepsAScopeThatPays) {
 }
 
 TEST_F(ScopeGateTest, TimesStretchesOfAFewMillisecondsBeforeTheFirstTrial) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun run = RunUnits(gate, 100000, HalfAsLongWithScope);
   // 1 us units: 64-unit stretches are too short to time; the first trial
   // follows a plain stretch of at least kShortestStretchNanoseconds.
@@ -119,7 +123,7 @@ TEST_F(ScopeGateTest, TimesStretchesOfAFewMillisecondsBeforeTheFirstTrial) {
 }
 
 TEST_F(ScopeGateTest, ScopeThatCostsIsAlmostNeverOpen) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun run = RunUnits(gate, 10'000'000, LongerWithScope);
   EXPECT_LT(run.units_with_scope, 10'000'000u / 50);
   // Within 0.5% of running plain all along (10 s).
@@ -137,7 +141,7 @@ TEST_F(ScopeGateTest, ScopeThatCostsIsAlmostNeverOpen) {
 }
 
 TEST_F(ScopeGateTest, LosingTrialIsGivenUpEarly) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   RunUnits(gate, 2'000'000, TwiceAsLongWithScope);
   Statistics statistics;
   gate.TakeStatistics(&statistics);
@@ -152,7 +156,7 @@ TEST_F(ScopeGateTest, SlowStartOfAWinningTrialDoesNotLoseIt) {
   // With a scope, units are 30% faster once the pipeline is full; the
   // first checkpoint's units are three times slower while it fills (every
   // scope entered pays that once).
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   bool was_open = false;
   uint64_t units_since_entry = 0;
   auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
@@ -169,7 +173,7 @@ TEST_F(ScopeGateTest, OneLostRecheckDoesNotShutAKeptScope) {
   // The scope pays (units half as long), but the trial of the kept scope's
   // first re-check meets a burst of slow units and loses.  A second pair
   // follows at once, wins, and the scope stays kept.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   unsigned scopes_entered = 0;
   bool was_open = false;
   uint64_t plain_after_loss = 0;
@@ -193,7 +197,7 @@ TEST_F(ScopeGateTest, OneLostRecheckDoesNotShutAKeptScope) {
 TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
   // 10% slower with a scope: within the pace margin at the first
   // checkpoints, given up at the one where it has used the winning time.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 1100 : 1000; };
   uint64_t first_trial_units = 0;
   bool trial_started = false;
@@ -217,7 +221,7 @@ TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
 TEST_F(ScopeGateTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
   // The first timed plain stretch is slow (the program was preempted), so
   // the first trial wins; the next pair shows that the scope only costs.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   bool noisy = true;
   auto cost = [&noisy](uint64_t, bool with_scope) -> uint64_t {
     if (with_scope) {
@@ -240,7 +244,7 @@ TEST_F(ScopeGateTest, RestsDoubleOnlyWithLossesInARow) {
   // as long as plain: a loss that costs nothing, so its rest is not
   // lengthened for its cost).  No two losses are in a row, so every rest is
   // the first length, kInitialRestStretches stretches.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   unsigned scopes_entered = 0;
   bool was_open = false;
   uint64_t plain_run = 0;
@@ -264,7 +268,7 @@ TEST_F(ScopeGateTest, PlainStretchesDoNotStartRightAfterAScope) {
   // instead of 3).  Stretches have 2,048 units.  Timed from the first unit
   // after a trial, a plain stretch would look as fast as the trial, and
   // the scope would never be kept.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   bool was_open = false;
   uint64_t units_since_scope = uint64_t{1} << 40;
   auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
@@ -283,7 +287,7 @@ TEST_F(ScopeGateTest, PlainStretchesDoNotStartRightAfterAScope) {
 }
 
 TEST_F(ScopeGateTest, LeavesAScopeThatStopsPaying) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun paying = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
   ASSERT_GT(paying.units_with_scope, 900'000u);
   const UnitsRun costing = RunUnits(gate, 2'000'000, LongerWithScope);
@@ -293,7 +297,7 @@ TEST_F(ScopeGateTest, LeavesAScopeThatStopsPaying) {
 }
 
 TEST_F(ScopeGateTest, RestsWhenTheRuntimeWouldIssueNothing) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   ASSERT_GT(RunUnits(gate, 1'000'000, HalfAsLongWithScope).units_with_scope, 900'000u);
   fake_answer = FOREACTOR_SPECULATION_NONE;
   const UnitsRun idle = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
@@ -301,12 +305,49 @@ TEST_F(ScopeGateTest, RestsWhenTheRuntimeWouldIssueNothing) {
   EXPECT_LE(idle.units_with_scope, 8192u);
 }
 
+// The runtime answers "nothing to issue" until asked to retry (a depth
+// settled at 0, a suspension after mispredictions): only scopes could
+// change that state, and the gate opens none while the answer stands.
+void RetryLiftsTheAnswer(const foreactor_graph*) {
+  retries++;
+  fake_answer = FOREACTOR_SPECULATION_AUTOMATIC;
+}
+
+TEST_F(ScopeGateTest, AnIdleGateRetriesAndFindsDataThatTurnedCold) {
+  ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock);
+  ASSERT_GT(RunUnits(gate, 1'000'000, HalfAsLongWithScope).units_with_scope, 900'000u);
+  // Hot for a while: the depth settled at 0.
+  fake_answer = FOREACTOR_SPECULATION_NONE;
+  ASSERT_LE(RunUnits(gate, 100'000, TwiceAsLongWithScope).units_with_scope, 8192u);
+  EXPECT_EQ(retries, 0u);
+  // Cold again: within a bounded wait the gate retries, the trials win and
+  // the scope is kept.
+  const UnitsRun cold = RunUnits(gate, 2'000'000, HalfAsLongWithScope);
+  EXPECT_EQ(retries, 1u);
+  EXPECT_GT(cold.units_with_scope, 1'000'000u);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_EQ(statistics.gate_retries, 1u);
+}
+
+TEST_F(ScopeGateTest, RetriesGetRarerWhileTheDataStaysHot) {
+  ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock);
+  fake_answer = FOREACTOR_SPECULATION_NONE;
+  // Each retry's pair loses and the next idle rest is twice as long: about
+  // 64 + 128 + ... + 4096 stretches of 4,096 units before the rests stop
+  // growing, then one pair per 4,096 stretches.
+  const UnitsRun hot = RunUnits(gate, 40'000'000, TwiceAsLongWithScope);
+  EXPECT_GE(retries, 6u);
+  EXPECT_LE(retries, 9u);
+  EXPECT_LT(hot.units_with_scope, 40'000'000u / 1000);
+}
+
 TEST_F(ScopeGateTest, ExcludedTimeDoesNotCount) {
   // Units with a scope are 20% faster, but an extra 5 us of work the scope
   // cannot speed up happens to fall in them; excluded, it does not hide the
   // gain.
   auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 800 + 5000 : 1000; };
-  ScopeGate excluding(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate excluding(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   uint64_t kept = 0;
   for (int unit = 0; unit < 1'000'000; ++unit) {
     const bool with_scope = excluding.BeforeUnit();
@@ -318,14 +359,14 @@ TEST_F(ScopeGateTest, ExcludedTimeDoesNotCount) {
   }
   EXPECT_GT(kept, 900'000u);
 
-  ScopeGate not_excluding(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate not_excluding(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   EXPECT_LT(RunUnits(not_excluding, 1'000'000, cost).units_with_scope, 100'000u);
 }
 
 TEST_F(ScopeGateTest, SlowUnitsGetShorterStretches) {
   // 1 ms units: a 64-unit stretch takes 64 ms, so stretches shrink, and the
   // scope is found to pay within a few hundred units.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 500'000 : 1'000'000; };
   const UnitsRun run = RunUnits(gate, 2000, cost);
   EXPECT_GT(run.units_with_scope, 1500u);
@@ -339,7 +380,7 @@ TEST_F(ScopeGateTest, CostlyLostTrialsRestLonger) {
   // 60 ms plain, like a hot du of a source tree) pays for its first trial
   // (4 ms: the engine, four checkpoints at three times the time) and no
   // other (the first rest alone, 4 stretches, would have allowed a second).
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun run = RunUnits(gate, 60000, CostsWithScopeEntry(1000, 3000, 2'000'000));
   EXPECT_LT(run.nanoseconds, 65'000'000u);
   Statistics statistics;
@@ -354,7 +395,7 @@ TEST_F(ScopeGateTest, ABurstMetByChanceDoesNotLengthenTheRest) {
   // pace check; the burst counted in full as its cost would rest the gate
   // for a second (250,000 units).  Counted as compared (at most 3x the
   // median checkpoint), the cost is small, and the scope is kept soon.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun run = RunUnits(gate, 400000, CostsWithOneSlowUnit(4000, 3200, 2200, 20'000'000));
   Statistics statistics;
   gate.TakeStatistics(&statistics);
@@ -367,7 +408,7 @@ TEST_F(ScopeGateTest, FirstCheckpointOfThePlainStretchIsNotCompared) {
   // unit of the run takes 1.3 ms; it lies in the plain stretch's first
   // checkpoint (units 0-3), which is not compared.  Counted, it would make
   // the plain stretch look slower than the trial.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   // The plain stretch, the trial, and the decision after it.
   RunUnits(gate, 129, CostsWithOneSlowUnit(100'000, 105'000, 0, 1'300'000));
   Statistics statistics;
@@ -381,7 +422,7 @@ TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
   // 1.5 ms more (an engine made: paid once while the scope is kept).  A
   // 64-unit trial with that cost is slower than its plain stretch; without
   // it, faster, and the scope is kept.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   const UnitsRun run = RunUnits(gate, 40000, CostsWithScopeEntry(100'000, 80'000, 1'500'000));
   EXPECT_GT(run.units_with_scope, 30000u);
 }
@@ -390,7 +431,7 @@ TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
 // scope), of which about one in 64 takes 5 ms with or without a scope (a
 // read queued behind other work: a heavy tail the scope does not change).
 uint64_t UnitsWithScopeUnderAHeavyTail(uint64_t with_scope) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   auto cost = [with_scope](uint64_t unit, bool scope) -> uint64_t {
     if ((unit * 0x9E3779B97F4A7C15ull) >> 58 == 0) return 5'000'000;
     return scope ? with_scope : 100'000;
@@ -416,7 +457,7 @@ TEST_F(ScopeGateTest, VerySlowUnitsStillEndTheirTrials) {
   // 5 ms units, twice as long with a scope: stretches shrink to the
   // shortest, and every trial still has checkpoints and ends (a stretch
   // shorter than its checkpoints once left a trial open for good).
-  ScopeGate gate(nullptr, &FakeQuery, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 10'000'000 : 5'000'000; };
   const UnitsRun run = RunUnits(gate, 5000, cost);
   EXPECT_LT(run.units_with_scope, 500u);

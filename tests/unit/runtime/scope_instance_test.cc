@@ -363,6 +363,30 @@ TEST_F(ScopeInstanceTest, SuspensionCarriesIntoTheNextScope) {
   scope.Exit();
 }
 
+TEST_F(ScopeInstanceTest, ARetryBetweenScopesLiftsTheSuspension) {
+  // The scope gate opens no scope while a graph is suspended, so no run of
+  // correct predictions can lift it; the gate's retry does.
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  ScopeInstance scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState(FirstBlocks(8));
+  scope.Enter(&state);
+  char buffer[kBlock];
+  for (size_t i = 0; i < 4; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
+  scope.Exit();
+  ASSERT_TRUE(scope.suspended());
+  scope.RetrySpeculation();
+  EXPECT_FALSE(scope.suspended());
+  EXPECT_EQ(scope.statistics().speculation_resumed, 1u);
+  const size_t prepared = engine_.prepared().size();
+  LoopState again = ReadLoopState(FirstBlocks(8));
+  scope.Enter(&again);
+  EXPECT_GT(engine_.prepared().size(), prepared) << "the retried graph issues at scope entry";
+  bool served = false;
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, again.offsets[0]), &served);
+  EXPECT_TRUE(served);
+  scope.Exit();
+}
+
 TEST_F(ScopeInstanceTest, SuspensionSoonAfterResumingAsksForALongerRun) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   ScopeInstance scope(*graph, Depth(4), &engine_);

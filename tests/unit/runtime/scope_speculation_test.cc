@@ -198,6 +198,19 @@ TEST_F(ScopeSpeculationTest, GateNeverOpensWithoutSpeculation) {
   foreactor::ReloadSettingsForTesting();
 }
 
+TEST_F(ScopeSpeculationTest, GateRetriesASuspendedGraphAfterAnIdleRest) {
+  // Suspended, the graph answers "nothing to issue", and a gate that opens
+  // no scope would never see a correct prediction to resume it.
+  auto graph = BuildStatLoop("spec_gate_retry");
+  StatState state{"."};
+  RunScope(graph, state, "/", 8);
+  ASSERT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  // An idle rest of 64 stretches, the retry, then a pair whose plain
+  // stretches lengthen (these units take no time) before its trial opens.
+  EXPECT_GT(GateOpenCount(graph.handle(), 400000), 0);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
+}
+
 TEST_F(ScopeSpeculationTest, GateStartsPlainWithTheAutomaticDepth) {
   // The first stretch of units is timed without a scope.
   auto graph = BuildStatLoop("spec_gate_automatic");

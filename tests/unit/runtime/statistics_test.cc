@@ -162,7 +162,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.bytes_early,  &statistics.wait_nanoseconds,
                           &statistics.depth_changes, &statistics.depth_windows,
                           &statistics.depth_window_sum, &statistics.gate_trials,
-                          &statistics.gate_trials_won, &statistics.gate_plain_units,
+                          &statistics.gate_trials_won, &statistics.gate_retries,
+                          &statistics.gate_plain_units,
                           &statistics.gate_scope_units, &statistics.scopes_left_to_cache};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
@@ -177,7 +178,7 @@ const char* const kCounterKeys[] = {"scopes",    "intercepted",  "passed_through
                                     "cache_mode_changes", "check_divergences", "bytes_early",
                                     "wait_nanoseconds", "depth_changes", "depth_windows",
                                     "depth_window_sum", "gate_trials", "gate_trials_won",
-                                    "gate_plain_units", "gate_scope_units",
+                                    "gate_retries", "gate_plain_units", "gate_scope_units",
                                     "scopes_left_to_cache"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
@@ -207,9 +208,10 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.depth_window_sum, 119u + 1019u);
   EXPECT_EQ(total.gate_trials, 120u + 1020u);
   EXPECT_EQ(total.gate_trials_won, 121u + 1021u);
-  EXPECT_EQ(total.gate_plain_units, 122u + 1022u);
-  EXPECT_EQ(total.gate_scope_units, 123u + 1023u);
-  EXPECT_EQ(total.scopes_left_to_cache, 124u + 1024u);
+  EXPECT_EQ(total.gate_retries, 122u + 1022u);
+  EXPECT_EQ(total.gate_plain_units, 123u + 1023u);
+  EXPECT_EQ(total.gate_scope_units, 124u + 1024u);
+  EXPECT_EQ(total.scopes_left_to_cache, 125u + 1025u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
@@ -261,7 +263,7 @@ TEST(StatisticsTest, TotalsFoundOnceStayValidAsOtherGraphsArrive) {
   JsonValue document = ParsedJson();
   JsonValue& graph = document.members["graphs"].members["found_once"];
   EXPECT_EQ(graph.members["scopes"].number, 3u);
-  EXPECT_EQ(graph.members["gate_scope_units"].number, (1u + 23u) + (2u + 23u));  // the 24th counter
+  EXPECT_EQ(graph.members["gate_scope_units"].number, (1u + 24u) + (2u + 24u));  // the 25th counter
   EXPECT_EQ(graph.members["engine"].text, "io_uring");
 }
 
