@@ -198,6 +198,17 @@ class ScopeInstanceTest : public ::testing::Test {
     return state;
   }
 
+  // One scope of `scope` (a pread loop graph) in which the program reads 4
+  // blocks, each one byte off the predicted offset: 4 mispredictions in a
+  // row suspend speculation.
+  void SuspendWithFourWrongReads(ScopeInstance& scope) {
+    LoopState state = ReadLoopState({0, 1, 2, 3, 4, 5, 6, 7});
+    scope.Enter(&state);
+    char buffer[kBlock];
+    for (size_t i = 0; i < 4; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
+    scope.Exit();
+  }
+
   std::string directory_;
   std::string data_path_;
   int data_fd_ = -1;
@@ -350,11 +361,7 @@ TEST_F(ScopeInstanceTest, RepeatedMispredictionsSuspendSpeculationUntilPredictio
 TEST_F(ScopeInstanceTest, SuspensionCarriesIntoTheNextScope) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   ScopeInstance scope(*graph, Depth(4), &engine_);
-  LoopState state = ReadLoopState(FirstBlocks(8));
-  scope.Enter(&state);
-  char buffer[kBlock];
-  for (size_t i = 0; i < 4; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
-  scope.Exit();
+  SuspendWithFourWrongReads(scope);
   const size_t prepared = engine_.prepared().size();
   LoopState again = ReadLoopState(FirstBlocks(8));
   scope.Enter(&again);
@@ -368,11 +375,7 @@ TEST_F(ScopeInstanceTest, ARetryBetweenScopesLiftsTheSuspension) {
   // correct predictions can lift it; the gate's retry does.
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   ScopeInstance scope(*graph, Depth(4), &engine_);
-  LoopState state = ReadLoopState(FirstBlocks(8));
-  scope.Enter(&state);
-  char buffer[kBlock];
-  for (size_t i = 0; i < 4; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
-  scope.Exit();
+  SuspendWithFourWrongReads(scope);
   ASSERT_TRUE(scope.suspended());
   scope.RetrySpeculation();
   EXPECT_FALSE(scope.suspended());
@@ -381,6 +384,7 @@ TEST_F(ScopeInstanceTest, ARetryBetweenScopesLiftsTheSuspension) {
   LoopState again = ReadLoopState(FirstBlocks(8));
   scope.Enter(&again);
   EXPECT_GT(engine_.prepared().size(), prepared) << "the retried graph issues at scope entry";
+  char buffer[kBlock];
   bool served = false;
   ProgramCall(scope, Pread(data_fd_, buffer, kBlock, again.offsets[0]), &served);
   EXPECT_TRUE(served);
