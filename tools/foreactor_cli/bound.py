@@ -268,7 +268,9 @@ def remove_stale_probes():
         return
     with open(path) as events:
         text = events.read()
-    for group in stale_probe_groups(text, process_alive):
+    # A group named with this process's own pid is stale too: this run has
+    # added nothing yet, and a run in another pid namespace may have left it.
+    for group in stale_probe_groups(text, lambda pid: pid != os.getpid() and process_alive(pid)):
         remove_probes(group)
 
 
