@@ -15,6 +15,10 @@ Hot: one unmeasured stock-like run of the first program warms the cache.
 Cold: `sync; echo 3 > /proc/sys/vm/drop_caches` (root) before each run.
 Every program's stdout must equal the first program's (with --copy: every
 copy must equal FILE), else it aborts.
+The caller's FOREACTOR* variables are not passed on: a program runs with
+only the variables of its own list, so a foreactor build runs with
+foreactor off unless the list has FOREACTOR=1.  Each program's list is
+printed beside its figures.
 Prints per program the median wall ms and the median CPU ms (user+sys,
 from wait4, microseconds), with ratios to the first program, and the load average.
 """
@@ -65,18 +69,18 @@ def main():
         for pair in filter(None, variables.split(",")):
             key, _, value = pair.partition("=")
             environment[key] = value
-        programs.append((name, program, environment))
+        programs.append((name, program, environment, variables))
 
     du_args = options.args.split()
     reference = None
     if not options.cold:
         subprocess.run([programs[0][1], *du_args, *operands], stdout=subprocess.DEVNULL,
                        check=True)
-    walls = {name: [] for name, _, _ in programs}
-    cpus = {name: [] for name, _, _ in programs}
+    walls = {name: [] for name, _, _, _ in programs}
+    cpus = {name: [] for name, _, _, _ in programs}
     for round_index in range(options.rounds):
         order = programs[round_index % len(programs):] + programs[:round_index % len(programs)]
-        for name, program, environment in order:
+        for name, program, environment, _ in order:
             if options.copy and os.path.exists(target):
                 os.unlink(target)
             if options.cold:
@@ -102,11 +106,11 @@ def main():
     print(f"{'hot' if not options.cold else 'cold'}, {options.rounds} rounds, "
           f"{'cp' if options.copy else 'du'} {' '.join(du_args)} {' '.join(operands)}, "
           f"load {os.getloadavg()}")
-    for name, _, _ in programs:
+    for name, _, _, variables in programs:
         wall = statistics.median(walls[name])
         cpu = statistics.median(cpus[name])
         print(f"  {name:24s} wall {wall:7.1f} ms {wall / base_wall:5.2f}x   "
-              f"cpu {cpu:7.1f} ms {cpu / base_cpu:5.2f}x")
+              f"cpu {cpu:7.1f} ms {cpu / base_cpu:5.2f}x   {variables or '(no variables)'}")
 
 
 if __name__ == "__main__":
