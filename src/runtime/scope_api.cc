@@ -292,7 +292,7 @@ void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
   frame.graph = graph;
   frame.instance = nullptr;
   const foreactor::Graph& model = graph->graph;
-  bool speculate = foreactor::Settings().enabled && !state->forked_child && model.valid() &&
+  bool speculate = foreactor::Enabled() && !state->forked_child && model.valid() &&
                    !foreactor::ScopeOfGraphOpen(*state, graph);
   foreactor::GraphRuntime* runtime = speculate ? foreactor::RuntimeOf(model) : nullptr;
   if (runtime != nullptr && runtime->settings.enabled) {
@@ -418,7 +418,7 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
 int foreactor_enabled(void) { return foreactor::Enabled() ? 1 : 0; }
 
 foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) {
-  if (graph == nullptr || !foreactor::Settings().enabled) return FOREACTOR_SPECULATION_NONE;
+  if (graph == nullptr || !foreactor::Enabled()) return FOREACTOR_SPECULATION_NONE;
   const foreactor::Graph& model = graph->graph;
   if (!model.valid()) return FOREACTOR_SPECULATION_NONE;
   const foreactor::GraphRuntime* runtime = nullptr;
