@@ -11,9 +11,7 @@ DepthController::DepthController(bool automatic, unsigned depth, Clock clock)
       maximum_depth_(depth),
       clock_(clock != nullptr ? clock : &MonotonicNanoseconds),
       depth_(depth) {
-  if (!automatic_) return;
-  home_level_ = StartLevel();
-  SetLevel(home_level_);
+  Restart();
 }
 
 unsigned DepthController::StartLevel() const {

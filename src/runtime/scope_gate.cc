@@ -59,10 +59,7 @@ bool ScopeGate::SettleAfterScope() {
 }
 
 bool ScopeGate::TrialLost() {
-  if (retrying_) {
-    retrying_ = false;
-    return RestIdle();
-  }
+  if (retrying_) return RestIdle();
   if (!second_chance_) {
     // What the trial cost beyond the plain stretch's same checkpoints (both
     // clipped, as compared: a burst that one of them met by chance is not a
@@ -100,7 +97,6 @@ bool ScopeGate::RestIdle() {
   confirmed_ = false;
   second_chance_ = false;
   retrying_ = false;
-  minimum_rest_units_ = 0;
   const uint64_t units = static_cast<uint64_t>(retry_stretches_) * stretch_units_;
   return Segment(false, static_cast<uint32_t>(std::min<uint64_t>(units, UINT32_MAX)));
 }

@@ -1154,14 +1154,15 @@ void ScopeInstance::NoteMisprediction() {
 }
 
 void ScopeInstance::RetrySpeculation() {
-  if (suspended_) {
-    suspended_ = false;
-    consecutive_mispredictions_ = 0;
-    correct_predictions_ = 0;
-    calls_since_resume_ = 0;
-    statistics_.speculation_resumed++;
-  }
+  if (suspended_) ResumeSpeculation();
   if (depth_controller_.home_depth() == 0) depth_controller_.Restart();
+}
+
+void ScopeInstance::ResumeSpeculation() {
+  suspended_ = false;
+  consecutive_mispredictions_ = 0;
+  calls_since_resume_ = 0;
+  statistics_.speculation_resumed++;
 }
 
 void ScopeInstance::NoteShadowPrediction(bool correct) {
@@ -1170,10 +1171,7 @@ void ScopeInstance::NoteShadowPrediction(bool correct) {
     return;
   }
   if (++correct_predictions_ < correct_run_to_resume_) return;
-  suspended_ = false;
-  consecutive_mispredictions_ = 0;
-  calls_since_resume_ = 0;
-  statistics_.speculation_resumed++;
+  ResumeSpeculation();
 }
 
 void ScopeInstance::NoteFrontierCallForDepth() {

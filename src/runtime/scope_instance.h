@@ -63,7 +63,8 @@
 // speculation resumes; a suspension soon after a resumption doubles the
 // run needed next time (up to a maximum), a long good stretch resets it.
 // The suspension outlives the scope: the next scope of the graph on this
-// thread starts suspended.
+// thread starts suspended.  A plugin that opens no scope while suspended
+// (the scope gate) ends it with RetrySpeculation() after a while instead.
 //
 // Check mode (GraphSettings::check): nothing is issued early; every call
 // that belongs to the graph is compared with the visit the graph predicts,
@@ -282,6 +283,8 @@ class ScopeInstance {
   // DescriptorParkingFloor() of this scope, looked up on first use.
   long ParkingFloor();
   void NoteShadowPrediction(bool correct);
+  // Ends a suspension (a run of correct predictions, or RetrySpeculation).
+  void ResumeSpeculation();
   void NoteFrontierCallForDepth();
   void FoldControllerStatistics();
 
