@@ -151,8 +151,16 @@ def test_stale_probe_groups_are_those_of_dead_runs():
             "r:foreactor_bound_11/exit__return /bin/x:0x10\n"
             "p:foreactor_bound_12/entry_12 /bin/x:0x10\n"
             "p:other_13/entry /bin/x:0x10\n")
-    assert bound.stale_probe_groups(text, lambda pid: pid == 12) == ["foreactor_bound_11"]
-    assert bound.stale_probe_groups(text, lambda pid: True) == []
+    assert bound.stale_probe_groups(text, lambda pid: pid == 12, 1) == ["foreactor_bound_11"]
+    assert bound.stale_probe_groups(text, lambda pid: True, 1) == []
+
+
+def test_a_probe_group_named_with_the_runs_own_pid_is_stale():
+    # Left by a run in another pid namespace that had the same pid: this run
+    # has added nothing yet, so the group cannot be its own.
+    text = "p:foreactor_bound_12/entry_12 /bin/x:0x10\n"
+    assert bound.stale_probe_groups(text, lambda pid: True, 12) == ["foreactor_bound_12"]
+    assert bound.stale_probe_groups(text, lambda pid: True, 13) == []
 
 
 @needs_perf

@@ -243,15 +243,20 @@ def tracefs_uprobe_events():
     return None
 
 
-def stale_probe_groups(uprobe_events_text, process_alive):
+def stale_probe_groups(uprobe_events_text, process_alive, own_pid):
     """The probe groups of earlier runs of this command whose process is gone
     (killed before it could remove them): groups named PROBE_GROUP_PREFIX +
-    pid in `uprobe_events_text` for which `process_alive(pid)` is false."""
+    pid in `uprobe_events_text` for which `process_alive(pid)` is false.  A
+    group named with `own_pid`, the calling run's pid, is stale too: the run
+    has added nothing yet, and a run in another pid namespace may have left
+    it.  Returns the group names, sorted."""
     groups = set()
     for line in uprobe_events_text.splitlines():
         match = re.match(r"^[pr]:(%s(\d+))/" % PROBE_GROUP_PREFIX, line)
-        if match and not process_alive(int(match.group(2))):
-            groups.add(match.group(1))
+        if match:
+            pid = int(match.group(2))
+            if pid == own_pid or not process_alive(pid):
+                groups.add(match.group(1))
     return sorted(groups)
 
 
@@ -268,9 +273,7 @@ def remove_stale_probes():
         return
     with open(path) as events:
         text = events.read()
-    # A group named with this process's own pid is stale too: this run has
-    # added nothing yet, and a run in another pid namespace may have left it.
-    for group in stale_probe_groups(text, lambda pid: pid != os.getpid() and process_alive(pid)):
+    for group in stale_probe_groups(text, process_alive, os.getpid()):
         remove_probes(group)
 
 
