@@ -34,7 +34,8 @@
 // Reads that hit the page cache: an asynchronous engine only costs time on
 // data already in memory.  Before issuing a read early, the peek head tries
 // it with RWF_NOWAIT, which copies what the page cache holds and never
-// starts I/O: a full hit is kept in the slot and the engine is not used.
+// waits for the device: a full hit is kept in the slot and the engine is
+// not used.
 // After a run of hits (measured in data: 32 reads of 8 KiB, 2 of 128 KiB;
 // kCacheHitUnitBytes) the instance serves reads at the frontier straight
 // into the program's buffer and the peek head rests: one read in
@@ -43,8 +44,9 @@
 // After a long run of reads served so within one scope (256, more when
 // the data was found cached only for a while before), with nothing issued
 // ahead, the scope stops following the graph: its remaining calls pass
-// through as plain calls.  Misses cost one failed
-// RWF_NOWAIT call each; after a run of misses only one read in eight is
+// through as plain calls.  Misses cost one failed RWF_NOWAIT call each
+// (~8 us on the development VM: it starts the read before it fails;
+// bench/cache_probe); after a run of misses only one read in eight is
 // probed, until a probe hits again.
 //
 // Depth: how many syscall visits the peek head may have ahead comes from a
