@@ -23,7 +23,6 @@ Writes bench/results/cache_probe.json.
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import machine, results  # noqa: E402
+from bench.common import c_program, machine, results  # noqa: E402
 
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 SOURCE = Path(__file__).resolve().parent / "cache_probe.c"
@@ -64,12 +63,7 @@ def parse_arguments():
 
 def build_program(output_dir=BUILD_DIR / "bench" / "cache_probe"):
     """Compiles cache_probe.c into `output_dir`; returns the program's path."""
-    output_dir.mkdir(parents=True, exist_ok=True)
-    program = output_dir / "cache_probe"
-    compiler = os.environ.get("CC") or shutil.which("cc") or "gcc"
-    subprocess.run([compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(program),
-                    str(SOURCE)], check=True)
-    return program
+    return c_program.build(SOURCE, Path(output_dir) / "cache_probe")
 
 
 def prepare_file(path, size_bytes):

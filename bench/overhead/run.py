@@ -34,6 +34,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(ROOT))
+
+from bench.common import c_program  # noqa: E402
+
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 SOURCE = Path(__file__).resolve().parent / "overhead.c"
 RESULTS = ROOT / "bench" / "results" / "overhead.json"
@@ -78,14 +82,8 @@ def find_library():
 
 def build_program():
     """Compiles overhead.c into the build directory; returns its path."""
-    output_dir = BUILD_DIR / "bench" / "overhead"
-    output_dir.mkdir(parents=True, exist_ok=True)
-    program = output_dir / "overhead"
-    compiler = os.environ.get("CC") or shutil.which("cc") or "gcc"
-    command = [compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
-               f"-I{ROOT / 'include'}", "-o", str(program), str(SOURCE), "-ldl"]
-    subprocess.run(command, check=True)
-    return program
+    return c_program.build(SOURCE, BUILD_DIR / "bench" / "overhead" / "overhead",
+                            flags=[f"-I{ROOT / 'include'}"], libraries=["-ldl"])
 
 
 def clean_environment():

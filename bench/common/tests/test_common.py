@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import cache, machine, progress, results, runs  # noqa: E402
+from bench.common import c_program, cache, machine, progress, results, runs  # noqa: E402
 
 
 def test_clean_environment_removes_everything_that_turns_foreactor_on():
@@ -172,3 +172,18 @@ def test_cached_fraction_of_a_file_just_written_and_read_is_all(tmp_path):
     if fraction is None:
         pytest.skip("fincore (util-linux) is not installed")
     assert fraction == pytest.approx(1.0)
+
+
+def test_c_program_build_makes_a_program_that_runs(tmp_path):
+    source = tmp_path / "answer.c"
+    source.write_text("#include <stdio.h>\nint main(void) { printf(\"%d\\n\", ANSWER); return 0; }\n")
+    program = c_program.build(source, tmp_path / "out" / "answer", flags=["-DANSWER=42"])
+    assert program == tmp_path / "out" / "answer"
+    assert subprocess.run([str(program)], capture_output=True, text=True).stdout == "42\n"
+
+
+def test_c_program_build_raises_on_a_warning(tmp_path):
+    source = tmp_path / "unused.c"
+    source.write_text("int main(void) { int unused; return 0; }\n")
+    with pytest.raises(subprocess.CalledProcessError):
+        c_program.build(source, tmp_path / "unused")
