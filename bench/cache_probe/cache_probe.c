@@ -54,6 +54,9 @@
 enum { kRangeBytes = 8192 };
 // The dropped region is probed at one range per kDroppedStrideBytes.
 static const off_t kDroppedStrideBytes = 1 << 20;
+// The pages of one range (set once in main, so that no probe's timing
+// includes asking for the page size).
+static size_t range_pages;
 
 // The kernel's struct cachestat_range and struct cachestat (linux/mman.h
 // from Linux 6.5; older headers lack them).
@@ -98,7 +101,7 @@ static int ProbeCachestat(int fd, char* mapping, off_t offset, char* buffer) {
   struct CachestatRange range = {(uint64_t)offset, kRangeBytes};
   struct Cachestat status;
   if (syscall(__NR_cachestat, fd, &range, &status, 0) != 0) return -errno;
-  return status.cache * (uint64_t)sysconf(_SC_PAGESIZE) >= kRangeBytes;
+  return status.cache >= range_pages;
 }
 
 static int AllResident(const unsigned char* vector, size_t pages) {
@@ -113,7 +116,7 @@ static int ProbeMincoreMapped(int fd, char* mapping, off_t offset, char* buffer)
   (void)buffer;
   unsigned char vector[kRangeBytes / 4096];
   if (mincore(mapping + offset, kRangeBytes, vector) != 0) return -errno;
-  return AllResident(vector, kRangeBytes / (size_t)sysconf(_SC_PAGESIZE));
+  return AllResident(vector, range_pages);
 }
 
 static int ProbeMincoreMap(int fd, char* mapping, off_t offset, char* buffer) {
@@ -122,9 +125,7 @@ static int ProbeMincoreMap(int fd, char* mapping, off_t offset, char* buffer) {
   void* range = mmap(NULL, kRangeBytes, PROT_READ, MAP_SHARED, fd, offset);
   if (range == MAP_FAILED) return -errno;
   unsigned char vector[kRangeBytes / 4096];
-  int result = mincore(range, kRangeBytes, vector) == 0
-                   ? AllResident(vector, kRangeBytes / (size_t)sysconf(_SC_PAGESIZE))
-                   : -errno;
+  int result = mincore(range, kRangeBytes, vector) == 0 ? AllResident(vector, range_pages) : -errno;
   munmap(range, kRangeBytes);
   return result;
 }
@@ -168,16 +169,14 @@ static void Measure(const char* way, ProbeFunction probe, int fd, char* mapping,
                     off_t region_bytes, int dropped, long probes, uint64_t* samples, char* buffer) {
   const char* region = dropped ? "dropped" : "cached";
   uint64_t state = 0x9e3779b97f4a7c15u;
+  const uint64_t ranges = (uint64_t)region_bytes / kRangeBytes;
+  const uint64_t stride_count = (uint64_t)(region_bytes / kDroppedStrideBytes);
   long count = probes;
-  uint64_t stride_count = (uint64_t)(region_bytes / kDroppedStrideBytes);
+  uint64_t step = 0;  // dropped: the strides are visited as i * step + 1 mod stride_count
   if (dropped) {
     if ((uint64_t)count > stride_count) count = (long)stride_count;
     DropRegion(fd, region_start, region_bytes);
-  }
-  // Dropped: visit the strides in the order of a random permutation.
-  const uint64_t ranges = (uint64_t)region_bytes / kRangeBytes;
-  uint64_t step = 0;
-  if (dropped) {
+    // A step coprime with stride_count makes that a permutation.
     step = NextRandom(&state) % stride_count;
     while (stride_count > 1 && Gcd(step, stride_count) != 1) step = (step + 1) % stride_count;
   }
@@ -210,14 +209,20 @@ int main(int argc, char** argv) {
     fprintf(stderr, "cache_probe: REGION_BYTES and PROBES must be positive\n");
     return 1;
   }
+  if (region_bytes < kDroppedStrideBytes) {
+    fprintf(stderr, "cache_probe: REGION_BYTES must be at least 1 MiB\n");
+    return 1;
+  }
+  const size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+  if (page_bytes < 4096 || page_bytes > kRangeBytes) {
+    fprintf(stderr, "cache_probe: pages of %zu bytes are not supported\n", page_bytes);
+    return 1;
+  }
+  range_pages = kRangeBytes / page_bytes;
   int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
   struct stat status;
   if (fd < 0 || fstat(fd, &status) != 0) {
     fprintf(stderr, "cache_probe: %s: %s\n", argv[1], strerror(errno));
-    return 1;
-  }
-  if (region_bytes < kDroppedStrideBytes) {
-    fprintf(stderr, "cache_probe: REGION_BYTES must be at least 1 MiB\n");
     return 1;
   }
   if (status.st_size < 2 * region_bytes) {
