@@ -47,12 +47,17 @@ namespace {
 constexpr std::string_view kSwitchVariable = "FOREACTOR";
 constexpr std::string_view kStatsVariable = "FOREACTOR_STATS";
 constexpr std::string_view kVariablePrefix = "FOREACTOR_";
+constexpr std::string_view kWalkAheadVariable = "FOREACTOR_WALK_AHEAD";
+constexpr std::string_view kWalkAheadWorkersVariable = "FOREACTOR_WALK_AHEAD_WORKERS";
+constexpr std::string_view kWalkAheadDistanceVariable = "FOREACTOR_WALK_AHEAD_DISTANCE";
 
 constexpr unsigned kMaxDepth = 1024;
 constexpr unsigned kMinQueueSize = 1;
 constexpr unsigned kMaxQueueSize = 32768;
 constexpr unsigned kMinWorkers = 1;
 constexpr unsigned kMaxWorkers = 1024;
+constexpr unsigned kMaxWalkAheadWorkers = 64;
+constexpr unsigned kMaxWalkAheadDistance = 1000000;
 
 // Longest part of a bad value quoted back in a message.
 constexpr size_t kMaxQuotedValueBytes = 64;
@@ -250,6 +255,36 @@ bool ReadTunables(const char* const* environment, std::string_view suffix,
   return all_valid;
 }
 
+// Reads the FOREACTOR_WALK_AHEAD* variables into `settings`.  Any invalid
+// one leaves walk-ahead off (and only walk-ahead), with one problem each.
+void ReadWalkAheadSettings(const char* const* environment, WalkAheadSettings* settings,
+                           std::vector<std::string>* problems) {
+  constexpr std::string_view kConsequence = "walk-ahead is off";
+  bool valid = true;
+  if (std::optional<std::string_view> value = FindVariable(environment, kWalkAheadVariable)) {
+    if (!ParseZeroOrOne(*value, &settings->enabled)) {
+      problems->push_back(Problem(kWalkAheadVariable, *value, "1 (on) or 0 (off)", kConsequence));
+      valid = false;
+    }
+  }
+  if (std::optional<std::string_view> value = FindVariable(environment, kWalkAheadWorkersVariable)) {
+    if (!ParseBoundedDecimal(*value, 1, kMaxWalkAheadWorkers, &settings->workers)) {
+      problems->push_back(
+          Problem(kWalkAheadWorkersVariable, *value, "a number from 1 to 64", kConsequence));
+      valid = false;
+    }
+  }
+  if (std::optional<std::string_view> value =
+          FindVariable(environment, kWalkAheadDistanceVariable)) {
+    if (!ParseBoundedDecimal(*value, 1, kMaxWalkAheadDistance, &settings->distance)) {
+      problems->push_back(Problem(kWalkAheadDistanceVariable, *value,
+                                  "a number from 1 to 1000000", kConsequence));
+      valid = false;
+    }
+  }
+  if (!valid) settings->enabled = false;
+}
+
 // --------------------------------------------------------- process state
 
 // Prints those of `problems` not printed before, as one write.  Caller
@@ -343,6 +378,8 @@ ProcessSettings ParseSettings(const char* const* environment) {
                                   &settings.problems);
     settings.enabled = all_valid;
     settings.defaults.enabled = all_valid;
+    ReadWalkAheadSettings(environment, &settings.walk_ahead, &settings.problems);
+    if (!all_valid) settings.walk_ahead.enabled = false;
     return settings;
   } catch (...) {  // only std::bad_alloc can arrive here
     ProcessSettings off;

@@ -14,6 +14,10 @@
 //   FOREACTOR_CHECK=0|1            check mode: issue nothing early; report where the program
 //                                  leaves the graph (also FOREACTOR_CHECK_<graph>)
 //   FOREACTOR_STATS=PATH           write statistics JSON there at exit
+//   FOREACTOR_WALK_AHEAD=0|1       walk directory trees ahead of the program (src/walk/)
+//   FOREACTOR_WALK_AHEAD_WORKERS=N walk-ahead threads, 1..64 (default 4)
+//   FOREACTOR_WALK_AHEAD_DISTANCE=N  directories walk-ahead may read ahead of the program,
+//                                  1..1000000 (default 1024)
 //
 // An invalid value is reported once on stderr, and the setting it belongs to
 // is treated as off: an invalid default turns foreactor off for every graph,
@@ -47,10 +51,19 @@ struct GraphSettings {
   EngineOptions engine;
 };
 
+// Walk-ahead (src/walk/walk_ahead.h): process-wide, not per graph.  An
+// invalid value turns walk-ahead off and leaves the rest of foreactor on.
+struct WalkAheadSettings {
+  bool enabled = false;        // FOREACTOR_WALK_AHEAD=1 (and FOREACTOR=1)
+  unsigned workers = 4;        // threads that walk, sharing one private descriptor table
+  unsigned distance = 1024;    // directories read ahead of the program's, at most
+};
+
 struct ProcessSettings {
   bool enabled = false;        // FOREACTOR=1 and no invalid process-wide value
   GraphSettings defaults;
   std::string stats_path;      // empty: no statistics file
+  WalkAheadSettings walk_ahead;
   std::vector<std::string> problems;  // one message per invalid value, already reported
   bool privileged = false;     // AT_SECURE: foreactor stays off whatever the environment says
 };

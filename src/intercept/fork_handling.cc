@@ -6,11 +6,15 @@
 #include <unistd.h>
 
 #include "runtime/interception.h"
+#include "walk/walk_ahead.h"
 
 namespace foreactor {
 namespace {
 
-void ChildAfterFork() { DisableAfterFork(); }
+void ChildAfterFork() {
+  DisableAfterFork();
+  StopWalkAheadAfterFork();  // walk-ahead's threads do not exist in the child
+}
 
 // Registered once, when the library is loaded; glibc drops the handler
 // itself if the library is ever unloaded.  If registration fails (out of

@@ -7,6 +7,7 @@
 #include <cstdarg>
 
 #include "intercept/interpose.h"
+#include "walk/walk_ahead.h"
 
 namespace foreactor {
 namespace {
@@ -50,13 +51,47 @@ FOREACTOR_INTERCEPTED_PATH int InterceptClose(int fd) {
       OfferOrRun(&intercepted, [&]() -> int64_t { return real_calls.close(fd); }));
 }
 
+// True when an open with `flags` opens a directory to read (not O_PATH)
+// and walk-ahead wants to hear of it.
+inline bool WalkAheadObservesOpen(int flags) {
+  return __builtin_expect((flags & (O_DIRECTORY | O_PATH)) == O_DIRECTORY, 0) &&
+         WalkAheadObserving() && tls_context.inside_foreactor == 0;
+}
+
+// open and open64 of a directory, reported to walk-ahead when they succeed.
+FOREACTOR_INTERCEPTED_PATH int OpenDirectory(const RealFunction<OpenFunction>& real,
+                                             const char* path, int flags, mode_t mode) {
+  const int fd = InterceptionWanted() ? InterceptOpen(real, path, flags, mode)
+                                      : real(path, flags, mode);
+  if (fd >= 0) ObserveDirectoryOpenedByPath(path, fd);
+  return fd;
+}
+
+// openat and openat64 of a directory: by path when `path` is absolute or
+// taken from the working directory, else a step down from `directory_fd`.
+FOREACTOR_INTERCEPTED_PATH int OpenDirectoryAt(const RealFunction<OpenAtFunction>& real,
+                                               int directory_fd, const char* path, int flags,
+                                               mode_t mode) {
+  const int fd = InterceptionWanted() ? InterceptOpenAt(real, directory_fd, path, flags, mode)
+                                      : real(directory_fd, path, flags, mode);
+  if (fd < 0) return fd;
+  if (directory_fd == AT_FDCWD || (path != nullptr && path[0] == '/')) {
+    ObserveDirectoryOpenedByPath(path, fd);
+  } else {
+    ObserveDirectoryOpenedAt(fd);
+  }
+  return fd;
+}
+
 int Open(const RealFunction<OpenFunction>& real, const char* path, int flags, mode_t mode) {
+  if (WalkAheadObservesOpen(flags)) return OpenDirectory(real, path, flags, mode);
   if (!InterceptionWanted()) return real(path, flags, mode);
   return InterceptOpen(real, path, flags, mode);
 }
 
 int OpenAt(const RealFunction<OpenAtFunction>& real, int directory_fd, const char* path,
            int flags, mode_t mode) {
+  if (WalkAheadObservesOpen(flags)) return OpenDirectoryAt(real, directory_fd, path, flags, mode);
   if (!InterceptionWanted()) return real(directory_fd, path, flags, mode);
   return InterceptOpenAt(real, directory_fd, path, flags, mode);
 }

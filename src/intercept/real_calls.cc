@@ -154,6 +154,27 @@ ssize_t StandInGetDents64(int fd, void* buffer, size_t length) noexcept {
   return syscall(SYS_getdents64, fd, buffer, length);
 }
 
+// Directory streams have no system call of their own: the stand-ins look
+// the libc function up on each call (only until the table is resolved, or
+// always under FOREACTOR_TEST_RAW_SYSCALLS=1).
+DIR* StandInOpenDirectory(const char* path) {
+  auto* real = reinterpret_cast<OpenDirectoryFunction*>(dlsym(RTLD_NEXT, "opendir"));
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  return real(path);
+}
+
+DIR* StandInOpenDirectoryOf(int fd) {
+  auto* real = reinterpret_cast<OpenDirectoryOfFunction*>(dlsym(RTLD_NEXT, "fdopendir"));
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  return real(fd);
+}
+
 ssize_t StandInReadv(int fd, const struct iovec* iov, int iovcnt) {
   return syscall(SYS_readv, fd, iov, iovcnt);
 }
@@ -273,6 +294,8 @@ constinit RealCalls real_calls = {
     RealFunction<Fstatat64Function>(&StandInFstatat64),
     RealFunction<StatxFunction>(&StandInStatx),
     RealFunction<GetDents64Function>(&StandInGetDents64),
+    RealFunction<OpenDirectoryFunction>(&StandInOpenDirectory),
+    RealFunction<OpenDirectoryOfFunction>(&StandInOpenDirectoryOf),
     RealFunction<VectorFunction>(&StandInReadv),
     RealFunction<PositionalVectorFunction>(&StandInPreadv),
     RealFunction<PositionalVectorFunction>(&StandInPreadv),
@@ -311,6 +334,8 @@ void ResolveRealCalls() {
   all_found &= Resolve(real_calls.fstatat64, "fstatat64");
   all_found &= Resolve(real_calls.statx, "statx");
   all_found &= Resolve(real_calls.getdents64, "getdents64");
+  all_found &= Resolve(real_calls.opendir, "opendir");
+  all_found &= Resolve(real_calls.fdopendir, "fdopendir");
   all_found &= Resolve(real_calls.readv, "readv");
   all_found &= Resolve(real_calls.preadv, "preadv");
   all_found &= Resolve(real_calls.preadv64, "preadv64");

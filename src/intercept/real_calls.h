@@ -19,6 +19,7 @@
 #ifndef FOREACTOR_INTERCEPT_REAL_CALLS_H_
 #define FOREACTOR_INTERCEPT_REAL_CALLS_H_
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -77,6 +78,8 @@ using Fstatat64Function = int(int directory_fd, const char* path, struct stat64*
 using StatxFunction = int(int directory_fd, const char* path, int flags, unsigned int mask,
                           struct statx* buffer) noexcept;
 using GetDents64Function = ssize_t(int fd, void* buffer, size_t length) noexcept;
+using OpenDirectoryFunction = DIR*(const char* path);
+using OpenDirectoryOfFunction = DIR*(int fd);
 using VectorFunction = ssize_t(int fd, const struct iovec* iov, int iovcnt);
 using PositionalVectorFunction = ssize_t(int fd, const struct iovec* iov, int iovcnt,
                                          off_t offset);
@@ -111,6 +114,8 @@ struct RealCalls {
   RealFunction<Fstatat64Function> fstatat64;
   RealFunction<StatxFunction> statx;
   RealFunction<GetDents64Function> getdents64;
+  RealFunction<OpenDirectoryFunction> opendir;
+  RealFunction<OpenDirectoryOfFunction> fdopendir;
   RealFunction<VectorFunction> readv;
   RealFunction<PositionalVectorFunction> preadv;
   RealFunction<PositionalVectorFunction> preadv64;

@@ -7,8 +7,10 @@
 #define FOREACTOR_RUNTIME_RAW_SYSCALLS_H_
 
 #include <fcntl.h>
+#include <linux/openat2.h>  // struct open_how, RESOLVE_*
 #include <linux/stat.h>  // struct statx, STATX_DIOALIGN
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -50,6 +52,30 @@ inline int64_t Preadv2(int fd, void* buffer, size_t length, int64_t offset, int 
 inline int64_t ReadAt(int fd, void* buffer, size_t length, int64_t offset) {
   if (offset < 0) return Result(syscall(SYS_read, fd, buffer, length));
   return Result(syscall(SYS_pread64, fd, buffer, length, offset));
+}
+
+// openat2(2): `path` under `directory_fd` with `flags` (O_*) and `resolve`
+// (RESOLVE_*) restrictions on how the path may be followed.
+inline int64_t Openat2(int directory_fd, const char* path, uint64_t flags, uint64_t resolve) {
+  struct open_how how = {};
+  how.flags = flags;
+  how.resolve = resolve;
+  return Result(syscall(SYS_openat2, directory_fd, path, &how, sizeof(how)));
+}
+inline int64_t GetDents64(int fd, void* buffer, size_t length) {
+  return Result(syscall(SYS_getdents64, fd, buffer, length));
+}
+inline int64_t Fstatat(int directory_fd, const char* path, struct stat* out, int flags) {
+  return Result(syscall(SYS_newfstatat, directory_fd, path, out, flags));
+}
+inline int64_t Fstatfs(int fd, struct statfs* out) { return Result(syscall(SYS_fstatfs, fd, out)); }
+inline int64_t Readlink(const char* path, char* buffer, size_t length) {
+  return Result(syscall(SYS_readlink, path, buffer, length));
+}
+// close_range(2); with CLOSE_RANGE_UNSHARE the calling thread first gets a
+// descriptor table of its own, and the closing happens only there.
+inline int64_t CloseRange(unsigned first, unsigned last, unsigned flags) {
+  return Result(syscall(SYS_close_range, first, last, flags));
 }
 
 }  // namespace foreactor::raw

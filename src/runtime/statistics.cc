@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cinttypes>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
@@ -175,6 +177,30 @@ void AccumulateStatistics(const std::string& graph_name, std::string_view engine
   AccumulateStatistics(GraphTotalsFor(graph_name, engine_name), delta);
 }
 
+namespace {
+
+struct StatisticsSection {
+  std::atomic<const char*> name{nullptr};
+  std::atomic<bool (*)(FILE*)> write{nullptr};
+};
+StatisticsSection sections[kMaxStatisticsSections];
+std::mutex sections_mutex;
+
+}  // namespace
+
+void AddStatisticsSection(const char* name, bool (*write)(FILE* out)) {
+  std::lock_guard<std::mutex> lock(sections_mutex);
+  for (StatisticsSection& section : sections) {
+    const char* existing = section.name.load(std::memory_order_acquire);
+    if (existing != nullptr && std::strcmp(existing, name) == 0) return;
+    if (existing == nullptr) {
+      section.write.store(write, std::memory_order_relaxed);
+      section.name.store(name, std::memory_order_release);
+      return;
+    }
+  }
+}
+
 int WriteStatisticsJson(FILE* out) {
   if (out == nullptr) return -1;
   // Copy the totals so that a slow `out` never holds up ending scopes.
@@ -193,10 +219,16 @@ int WriteStatisticsJson(FILE* out) {
     if (std::fputs(first ? "\n" : ",\n", out) < 0 || !WriteGraph(out, name, totals)) return -1;
     first = false;
   }
-  if (std::fprintf(out, "%s},\n  \"pid\": %ld\n}\n", first ? "" : "\n  ",
-                   static_cast<long>(getpid())) < 0) {
-    return -1;
+  if (std::fputs(first ? "}" : "\n  }", out) < 0) return -1;
+  for (const StatisticsSection& section : sections) {
+    const char* name = section.name.load(std::memory_order_acquire);
+    if (name == nullptr) break;
+    if (std::fputs(",\n  ", out) < 0 || !WriteJsonString(out, name) || std::fputs(": ", out) < 0 ||
+        !section.write.load(std::memory_order_relaxed)(out)) {
+      return -1;
+    }
   }
+  if (std::fprintf(out, ",\n  \"pid\": %ld\n}\n", static_cast<long>(getpid())) < 0) return -1;
   return std::fflush(out) == 0 && !std::ferror(out) ? 0 : -1;
 }
 

@@ -60,7 +60,16 @@ void AccumulateStatistics(GraphTotals* totals, const Statistics& delta);
 void AccumulateStatistics(const std::string& graph_name, std::string_view engine_name,
                           const Statistics& delta);
 
-// Writes every graph's totals as JSON: {"graphs": {"name": {...counters...}}}.
+// Adds a section to the statistics file, beside "graphs": `write` prints
+// one JSON value (an object) and returns false on a write error.  For
+// process-wide capabilities that are not graphs (walk-ahead).  At most
+// kMaxStatisticsSections sections; a name added twice keeps its first
+// writer.  Thread-safe.
+inline constexpr int kMaxStatisticsSections = 4;
+void AddStatisticsSection(const char* name, bool (*write)(FILE* out));
+
+// Writes every graph's totals as JSON: {"graphs": {"name": {...counters...}},
+// then each added section as "name": value, then "pid": N}.
 int WriteStatisticsJson(FILE* out);
 
 }  // namespace foreactor

@@ -1,0 +1,39 @@
+#include "walk/directory_queue.h"
+
+#include <utility>
+
+namespace foreactor {
+
+DirectoryQueue::DirectoryQueue(size_t max_directories, size_t max_path_bytes)
+    : max_directories_(max_directories), max_path_bytes_(max_path_bytes) {}
+
+size_t DirectoryQueue::PushFront(std::vector<PendingDirectory>* found) {
+  for (auto it = found->rbegin(); it != found->rend(); ++it) {
+    path_bytes_ += it->path.size();
+    entries_.push_front(std::move(*it));
+  }
+  found->clear();
+  size_t dropped = 0;
+  while (!entries_.empty() &&
+         (entries_.size() > max_directories_ || path_bytes_ > max_path_bytes_)) {
+    path_bytes_ -= entries_.back().path.size();
+    entries_.pop_back();
+    ++dropped;
+  }
+  return dropped;
+}
+
+bool DirectoryQueue::PopFront(PendingDirectory* next) {
+  if (entries_.empty()) return false;
+  *next = std::move(entries_.front());
+  entries_.pop_front();
+  path_bytes_ -= next->path.size();
+  return true;
+}
+
+void DirectoryQueue::Clear() {
+  entries_.clear();
+  path_bytes_ = 0;
+}
+
+}  // namespace foreactor

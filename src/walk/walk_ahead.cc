@@ -1,0 +1,677 @@
+#include "walk/walk_ahead.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "config/report.h"
+#include "config/settings.h"
+#include "runtime/raw_syscalls.h"
+#include "runtime/statistics.h"
+#include "walk/directory_queue.h"
+#include "walk/walkable_filesystem.h"
+
+namespace foreactor {
+
+namespace internal {
+std::atomic<int> walk_ahead_switch{-1};
+}  // namespace internal
+
+namespace {
+
+constexpr unsigned kMaxRoots = 4;
+constexpr size_t kMaxQueuedDirectories = 65536;
+constexpr size_t kMaxQueuedPathBytes = 16u << 20;
+constexpr int kIdleSeconds = 3;
+// While a thread is `distance` ahead it looks again after this long: the
+// program never wakes walk-ahead's threads, so that its own calls stay a
+// counter increment.
+constexpr auto kWaitForProgram = std::chrono::milliseconds(2);
+// The distance a walk starts with, and how fast it grows: the lead may be
+// kInitialDistance plus kDistanceGrowth times the directories the program
+// opened since the walk began, up to the configured distance.  A program
+// that opens two directories and stops (ls DIR SUBDIR) costs a few reads.
+constexpr uint64_t kInitialDistance = 32;
+constexpr uint64_t kDistanceGrowth = 2;
+constexpr size_t kDirectoryBufferBytes = 64 * 1024;
+constexpr size_t kThreadStackBytes = 256 * 1024;
+
+// Flags of every directory walk-ahead opens; O_NOATIME is tried first.
+constexpr uint64_t kDirectoryOpenFlags =
+    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW;
+// Beneath a root: no symbolic link, no magic link, no mount point, never above it.
+constexpr uint64_t kBeneathRoot =
+    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+
+void RaiseTo(std::atomic<uint64_t>& most, uint64_t value) {
+  uint64_t seen = most.load(std::memory_order_relaxed);
+  while (value > seen && !most.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+// The counters behind WalkAheadStatistics.
+struct Counters {
+  std::atomic<uint64_t> roots_walked{0};
+  std::atomic<uint64_t> roots_refused{0};
+  std::atomic<uint64_t> program_directories{0};
+  std::atomic<uint64_t> directories_read{0};
+  std::atomic<uint64_t> entries_stated{0};
+  std::atomic<uint64_t> directories_failed{0};
+  std::atomic<uint64_t> directories_dropped{0};
+  std::atomic<uint64_t> walks_stopped_idle{0};
+  std::atomic<uint64_t> waits_for_program{0};
+  std::atomic<uint64_t> most_ahead{0};
+  std::atomic<uint64_t> most_queued{0};
+  std::atomic<uint64_t> most_queued_path_bytes{0};
+  std::atomic<uint64_t> most_descriptors{0};
+  std::atomic<uint64_t> threads{0};
+  std::atomic<uint64_t> distance{0};
+};
+
+Counters counters;
+
+// A tree walk-ahead knows of.
+struct Root {
+  enum class State { kEmpty, kCandidate, kToOpen, kOpen, kRefused };
+  State state = State::kEmpty;
+  uint64_t generation = 0;   // bumped each time the slot takes another tree
+  uint64_t last_used = 0;    // the program's directory count when it last opened in this tree
+  std::string path;          // as the program gave it (relative to the working directory, or absolute)
+  int descriptor = -1;       // in walk-ahead's own table, while kOpen
+  dev_t device = 0;          // the root's filesystem (descendants on another are not walked)
+  bool no_access_time = true;  // O_NOATIME is accepted here (it is tried until refused)
+};
+
+// True when `path` is `root` or lies under it, by the strings alone.
+bool PathWithin(const std::string& root, const char* path) {
+  const size_t length = root.size();
+  if (std::strncmp(path, root.c_str(), length) != 0) return false;
+  if (path[length] == '\0' || path[length] == '/') return true;
+  return length > 0 && root[length - 1] == '/';
+}
+
+class WalkAhead {
+ public:
+  explicit WalkAhead(const WalkAheadSettings& settings)
+      : workers_(settings.workers),
+        distance_(settings.distance),
+        queue_(kMaxQueuedDirectories, kMaxQueuedPathBytes) {
+    counters.distance.store(distance_, std::memory_order_relaxed);
+    AddStatisticsSection("walk_ahead", &WriteWalkAheadStatisticsJson);
+  }
+
+  // Program side --------------------------------------------------------
+
+  void OpenedByPath(const char* path, int opened_fd) {
+    const uint64_t opened = NoteProgramDirectory();
+    if (path == nullptr || path[0] == '\0') return;
+    bool start = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      Root* within = nullptr;
+      for (Root& root : roots_) {
+        if (root.state == Root::State::kEmpty || root.state == Root::State::kRefused) continue;
+        if (PathWithin(root.path, path) && (within == nullptr || root.path.size() > within->path.size())) {
+          within = &root;
+        }
+      }
+      if (within != nullptr) {
+        within->last_used = opened;
+        if (within->state == Root::State::kCandidate && std::strcmp(path, within->path.c_str()) != 0) {
+          start = Promote(within);  // a second directory under it: a recursive walk
+        }
+      } else {
+        Root& slot = LeastRecentlyUsedSlot();
+        if (!Assign(&slot, path, opened)) return;
+      }
+      most_recent_ = within != nullptr ? within : most_recent_;
+    }
+    (void)opened_fd;
+    if (start) StartedWalk();
+  }
+
+  void OpenedRelative(int opened_fd) {
+    const uint64_t opened = NoteProgramDirectory();
+    if (walking_.load(std::memory_order_relaxed)) return;  // the common case: nothing else to do
+    bool start = false;
+    bool have_root = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (most_recent_ != nullptr && most_recent_->state != Root::State::kEmpty &&
+          most_recent_->state != Root::State::kRefused) {
+        have_root = true;
+        most_recent_->last_used = opened;
+        if (most_recent_->state == Root::State::kCandidate) start = Promote(most_recent_);
+      }
+    }
+    if (!have_root && opened_fd >= 0) {
+      // A walk the program began from a descriptor: find where it is.
+      char link[64];
+      char target[PATH_MAX];
+      std::snprintf(link, sizeof(link), "/proc/self/fd/%d", opened_fd);
+      const int64_t length = raw::Readlink(link, target, sizeof(target) - 1);
+      if (length <= 0 || target[0] != '/') return;
+      target[length] = '\0';
+      std::lock_guard<std::mutex> lock(mutex_);
+      Root& slot = LeastRecentlyUsedSlot();
+      if (Assign(&slot, target, opened)) start = Promote(&slot);
+    }
+    if (start) StartedWalk();
+  }
+
+  // Walk-ahead's threads -------------------------------------------------
+
+  // The first thread: takes a descriptor table of its own, starts the
+  // others in it, then walks.
+  static void* LeaderMain(void* self) {
+    auto* walk = static_cast<WalkAhead*>(self);
+    prctl(PR_SET_NAME, "foreactor-walk", 0, 0, 0);
+    if (raw::CloseRange(0, ~0U, CLOSE_RANGE_UNSHARE) < 0) {
+      walk->Disable("walk-ahead needs close_range(2) with CLOSE_RANGE_UNSHARE (Linux 5.9); walk-ahead is off");
+      return nullptr;
+    }
+    counters.threads.fetch_add(1, std::memory_order_relaxed);
+    for (unsigned i = 1; i < walk->workers_; ++i) {
+      if (StartThread(&WorkerMain, walk)) counters.threads.fetch_add(1, std::memory_order_relaxed);
+    }
+    walk->Work();
+    return nullptr;
+  }
+
+  static void* WorkerMain(void* self) {
+    prctl(PR_SET_NAME, "foreactor-walk", 0, 0, 0);
+    static_cast<WalkAhead*>(self)->Work();
+    return nullptr;
+  }
+
+ private:
+  // One piece of work taken from the shared state.
+  struct Task {
+    enum class Kind { kOpenRoot, kReadDirectory } kind = Kind::kReadDirectory;
+    unsigned root = 0;
+    uint64_t generation = 0;
+    std::string path;
+    int root_descriptor = -1;
+    dev_t device = 0;
+    bool no_access_time = true;
+    int old_descriptor = -1;  // kOpenRoot: the slot's previous tree, to close
+  };
+
+  uint64_t NoteProgramDirectory() {
+    const uint64_t opened = counters.program_directories.fetch_add(1, std::memory_order_relaxed) + 1;
+    return opened;
+  }
+
+  Root& LeastRecentlyUsedSlot() {
+    Root* chosen = &roots_[0];
+    for (Root& root : roots_) {
+      if (root.state == Root::State::kEmpty) return root;
+      if (root.last_used < chosen->last_used) chosen = &root;
+    }
+    return *chosen;
+  }
+
+  // Makes `slot` a candidate root for `path`.  Caller holds mutex_.
+  bool Assign(Root* slot, const char* path, uint64_t opened) {
+    try {
+      slot->path.assign(path);
+    } catch (...) {
+      return false;
+    }
+    if (slot->state == Root::State::kOpen) stale_descriptors_.push_back(slot->descriptor);
+    slot->descriptor = -1;
+    slot->state = Root::State::kCandidate;
+    slot->generation++;
+    slot->last_used = opened;
+    slot->no_access_time = true;
+    most_recent_ = slot;
+    return true;
+  }
+
+  // The program descends under candidate `root`: walk it.  Caller holds
+  // mutex_.  Returns true when the walk threads must be started or woken.
+  bool Promote(Root* root) {
+    root->state = Root::State::kToOpen;
+    walk_begin_program_ = counters.program_directories.load(std::memory_order_relaxed);
+    walk_begin_read_ = read_;
+    walking_.store(true, std::memory_order_relaxed);
+    return true;
+  }
+
+  void StartedWalk() {
+    bool start_threads = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      start_threads = !threads_started_;
+      threads_started_ = true;
+    }
+    if (start_threads) {
+      if (!StartThread(&LeaderMain, this)) {
+        Disable("cannot start the walk-ahead thread; walk-ahead is off");
+      }
+      return;
+    }
+    wake_.notify_all();
+  }
+
+  // Starts a thread running `main(this)`, with every signal blocked (a
+  // signal meant for the program must never run its handler on walk-ahead's
+  // thread) and a small stack.
+  static bool StartThread(void* (*main)(void*), WalkAhead* walk) {
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attributes, kThreadStackBytes);
+    pthread_t thread;
+    const int error = pthread_create(&thread, &attributes, main, walk);
+    pthread_attr_destroy(&attributes);
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return error == 0;
+  }
+
+  void Disable(const char* message) {
+    internal::walk_ahead_switch.store(0, std::memory_order_relaxed);
+    walking_.store(false, std::memory_order_relaxed);
+    Report(message);
+  }
+
+  // How far ahead the current walk may run now.  Caller holds mutex_.
+  uint64_t AllowedLead(uint64_t program_since_begin) const {
+    const uint64_t grown = kInitialDistance + kDistanceGrowth * program_since_begin;
+    return std::min<uint64_t>(distance_, grown);
+  }
+
+  // Waits for work and takes it.  Returns false never (threads live as
+  // long as the process).
+  void NextTask(std::unique_lock<std::mutex>& lock, Task* task) {
+    uint64_t seen_program = 0;
+    auto seen_since = std::chrono::steady_clock::now();
+    bool waiting_for_program = false;
+    for (;;) {
+      // Close the descriptors of trees that were replaced.
+      while (!stale_descriptors_.empty()) {
+        raw::Close(stale_descriptors_.back());
+        stale_descriptors_.pop_back();
+        descriptors_--;
+      }
+      for (unsigned i = 0; i < kMaxRoots; ++i) {
+        Root& root = roots_[i];
+        if (root.state != Root::State::kToOpen) continue;
+        root.state = Root::State::kOpen;  // being opened; read tasks wait for the descriptor
+        task->kind = Task::Kind::kOpenRoot;
+        task->root = i;
+        task->generation = root.generation;
+        task->path = root.path;
+        return;
+      }
+      if (!queue_.empty()) {
+        const uint64_t program = counters.program_directories.load(std::memory_order_relaxed);
+        const uint64_t program_since = program - std::min(program, walk_begin_program_);
+        const uint64_t read_since = read_ - walk_begin_read_ + in_flight_;
+        const uint64_t lead = read_since > program_since ? read_since - program_since : 0;
+        if (lead < AllowedLead(program_since)) {
+          PendingDirectory next;
+          queue_.PopFront(&next);
+          Root& root = roots_[next.root];
+          if (root.generation != next.generation || root.descriptor < 0) {
+            counters.directories_dropped.fetch_add(1, std::memory_order_relaxed);
+            continue;
+          }
+          RaiseTo(counters.most_ahead, lead + 1);
+          in_flight_++;
+          task->kind = Task::Kind::kReadDirectory;
+          task->root = next.root;
+          task->generation = next.generation;
+          task->path = std::move(next.path);
+          task->root_descriptor = root.descriptor;
+          task->device = root.device;
+          task->no_access_time = root.no_access_time;
+          return;
+        }
+        // `distance` ahead: wait for the program, and drop the walk when it
+        // stopped descending.
+        const auto now = std::chrono::steady_clock::now();
+        if (!waiting_for_program || program != seen_program) {
+          if (!waiting_for_program) counters.waits_for_program.fetch_add(1, std::memory_order_relaxed);
+          waiting_for_program = true;
+          seen_program = program;
+          seen_since = now;
+        } else if (now - seen_since > std::chrono::seconds(kIdleSeconds)) {
+          DropWalks();
+          counters.walks_stopped_idle.fetch_add(1, std::memory_order_relaxed);
+          waiting_for_program = false;
+          continue;
+        }
+        wake_.wait_for(lock, kWaitForProgram);
+        continue;
+      }
+      waiting_for_program = false;
+      if (in_flight_ == 0) walking_.store(false, std::memory_order_relaxed);
+      wake_.wait(lock);
+    }
+  }
+
+  // Drops every queued directory and forgets every tree.  Caller holds mutex_.
+  void DropWalks() {
+    counters.directories_dropped.fetch_add(queue_.size(), std::memory_order_relaxed);
+    queue_.Clear();
+    for (Root& root : roots_) {
+      if (root.state == Root::State::kOpen && root.descriptor >= 0) {
+        stale_descriptors_.push_back(root.descriptor);
+      }
+      root.descriptor = -1;
+      root.state = Root::State::kEmpty;
+      root.generation++;
+    }
+    most_recent_ = nullptr;
+    walking_.store(false, std::memory_order_relaxed);
+  }
+
+  void Work() {
+    std::unique_ptr<char[]> buffer(new (std::nothrow) char[kDirectoryBufferBytes]);
+    if (buffer == nullptr) return;
+    std::vector<PendingDirectory> found;
+    Task task;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      NextTask(lock, &task);
+      lock.unlock();
+      if (task.kind == Task::Kind::kOpenRoot) {
+        OpenRoot(task);
+        lock.lock();
+        continue;
+      }
+      bool access_time_refused = false;
+      ReadDirectory(task, buffer.get(), &found, &access_time_refused);
+      lock.lock();
+      in_flight_--;
+      read_++;
+      Root& root = roots_[task.root];
+      if (root.generation == task.generation) {
+        if (access_time_refused) root.no_access_time = false;
+        counters.directories_dropped.fetch_add(queue_.PushFront(&found), std::memory_order_relaxed);
+        RaiseTo(counters.most_queued, queue_.size());
+        RaiseTo(counters.most_queued_path_bytes, queue_.path_bytes());
+        if (!queue_.empty()) wake_.notify_all();
+      } else {
+        counters.directories_dropped.fetch_add(found.size(), std::memory_order_relaxed);
+        found.clear();
+      }
+    }
+  }
+
+  // Opens the root of `task` in walk-ahead's table and queues its tree.
+  void OpenRoot(const Task& task) {
+    int64_t fd = raw::Openat2(AT_FDCWD, task.path.c_str(), kDirectoryOpenFlags | O_NOATIME,
+                              RESOLVE_NO_MAGICLINKS);
+    bool no_access_time = true;
+    if (fd == -EPERM) {
+      no_access_time = false;
+      fd = raw::Openat2(AT_FDCWD, task.path.c_str(), kDirectoryOpenFlags, RESOLVE_NO_MAGICLINKS);
+    }
+    struct statfs filesystem;
+    struct stat status;
+    bool walkable = fd >= 0 && raw::Fstatfs(static_cast<int>(fd), &filesystem) == 0 &&
+                    IsWalkableFilesystem(filesystem.f_type) &&
+                    raw::Fstat(static_cast<int>(fd), &status) == 0;
+    std::lock_guard<std::mutex> lock(mutex_);
+    Root& root = roots_[task.root];
+    if (!walkable || root.generation != task.generation) {
+      if (fd >= 0) raw::Close(static_cast<int>(fd));
+      if (root.generation == task.generation) {
+        root.state = Root::State::kRefused;
+        counters.roots_refused.fetch_add(1, std::memory_order_relaxed);
+      }
+      return;
+    }
+    root.descriptor = static_cast<int>(fd);
+    root.device = status.st_dev;
+    root.no_access_time = no_access_time;
+    descriptors_++;
+    counters.roots_walked.fetch_add(1, std::memory_order_relaxed);
+    std::vector<PendingDirectory> top(1);
+    top[0].root = task.root;
+    top[0].generation = task.generation;
+    queue_.PushFront(&top);
+    wake_.notify_all();
+  }
+
+  // Reads the directory of `task` and stats its entries; appends the
+  // subdirectories on the same filesystem to `found`, in the order read.
+  void ReadDirectory(const Task& task, char* buffer, std::vector<PendingDirectory>* found,
+                     bool* access_time_refused) {
+    const char* relative = task.path.empty() ? "." : task.path.c_str();
+    int64_t fd = -EPERM;
+    if (task.no_access_time) {
+      fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags | O_NOATIME, kBeneathRoot);
+      if (fd == -EPERM) *access_time_refused = true;
+    }
+    if (fd == -EPERM) fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags, kBeneathRoot);
+    if (fd < 0) {
+      counters.directories_failed.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      RaiseTo(counters.most_descriptors, ++descriptors_);
+    }
+    const int directory = static_cast<int>(fd);
+    uint64_t stated = 0;
+    for (;;) {
+      const int64_t length = raw::GetDents64(directory, buffer, kDirectoryBufferBytes);
+      if (length < 0) {
+        counters.directories_failed.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
+      if (length == 0) break;
+      for (int64_t offset = 0; offset < length;) {
+        const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + offset);
+        offset += entry->d_reclen;
+        const char* name = entry->d_name;
+        if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+        struct stat status;
+        const bool stat_ok =
+            raw::Fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
+        stated++;
+        const bool is_directory = stat_ok ? S_ISDIR(status.st_mode) : false;
+        if (!is_directory || status.st_dev != task.device) continue;
+        const size_t name_length = std::strlen(name);
+        if (task.path.size() + 1 + name_length >= PATH_MAX) continue;
+        try {
+          PendingDirectory child;
+          child.root = task.root;
+          child.generation = task.generation;
+          child.path.reserve(task.path.size() + 1 + name_length);
+          if (!task.path.empty()) {
+            child.path = task.path;
+            child.path += '/';
+          }
+          child.path.append(name, name_length);
+          found->push_back(std::move(child));
+        } catch (...) {
+          // Out of memory: this subdirectory is not read ahead.
+        }
+      }
+    }
+    raw::Close(directory);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      descriptors_--;
+    }
+    counters.entries_stated.fetch_add(stated, std::memory_order_relaxed);
+    counters.directories_read.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  const unsigned workers_;
+  const uint64_t distance_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  Root roots_[kMaxRoots];
+  Root* most_recent_ = nullptr;          // the tree the program last opened a directory in
+  DirectoryQueue queue_;
+  std::vector<int> stale_descriptors_;   // walk-ahead's descriptors of replaced trees, to close
+  uint64_t read_ = 0;                    // directories read (or failed) since the start
+  uint64_t in_flight_ = 0;               // directories being read now
+  uint64_t walk_begin_program_ = 0;      // the program's directory count when the walk began
+  uint64_t walk_begin_read_ = 0;         // read_ when the walk began
+  uint64_t descriptors_ = 0;             // walk-ahead's descriptors open now
+  bool threads_started_ = false;
+  std::atomic<bool> walking_{false};     // a walk is under way: relative opens only count
+};
+
+// The one instance, made when walk-ahead is switched on, never destroyed
+// (its threads run until the process ends).
+std::atomic<WalkAhead*> instance{nullptr};
+
+WalkAhead* Instance() {
+  if (!WalkAheadObserving()) return nullptr;
+  return instance.load(std::memory_order_acquire);
+}
+
+// Observers run on the program's thread, inside one of its calls: they
+// leave errno as they found it.
+class SavedErrno {
+ public:
+  SavedErrno() : saved_(errno) {}
+  ~SavedErrno() { errno = saved_; }
+
+ private:
+  int saved_;
+};
+
+// The descriptor of the last directory the calling thread opened with
+// O_DIRECTORY: fdopendir of it is the same directory, not a new one.
+constinit thread_local int last_observed_descriptor __attribute__((tls_model("initial-exec"))) = -1;
+
+}  // namespace
+
+namespace internal {
+
+int LoadWalkAheadSwitch() {
+  SavedErrno saved;
+  const ProcessSettings& settings = Settings();
+  int on = settings.enabled && settings.walk_ahead.enabled ? 1 : 0;
+  if (on != 0 && instance.load(std::memory_order_acquire) == nullptr) {
+    WalkAhead* fresh = new (std::nothrow) WalkAhead(settings.walk_ahead);
+    WalkAhead* expected = nullptr;
+    if (fresh == nullptr) {
+      on = 0;
+    } else if (!instance.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
+      delete fresh;
+    }
+  }
+  int unknown = -1;
+  walk_ahead_switch.compare_exchange_strong(unknown, on, std::memory_order_relaxed);
+  return walk_ahead_switch.load(std::memory_order_relaxed);
+}
+
+}  // namespace internal
+
+void ObserveDirectoryOpenedByPath(const char* path, int opened_fd) {
+  WalkAhead* walk = Instance();
+  if (walk == nullptr) return;
+  SavedErrno saved;
+  last_observed_descriptor = opened_fd;
+  walk->OpenedByPath(path, opened_fd);
+}
+
+void ObserveDirectoryOpenedAt(int opened_fd) {
+  WalkAhead* walk = Instance();
+  if (walk == nullptr) return;
+  SavedErrno saved;
+  last_observed_descriptor = opened_fd;
+  walk->OpenedRelative(opened_fd);
+}
+
+void ObserveDirectoryStream(int fd) {
+  WalkAhead* walk = Instance();
+  if (walk == nullptr) return;
+  if (fd == last_observed_descriptor) {  // opened with O_DIRECTORY: already counted
+    last_observed_descriptor = -1;
+    return;
+  }
+  SavedErrno saved;
+  walk->OpenedRelative(fd);
+}
+
+void StopWalkAheadAfterFork() { internal::walk_ahead_switch.store(0, std::memory_order_relaxed); }
+
+WalkAheadStatistics WalkAheadStatisticsSnapshot() {
+  WalkAheadStatistics s;
+  s.roots_walked = counters.roots_walked.load(std::memory_order_relaxed);
+  s.roots_refused = counters.roots_refused.load(std::memory_order_relaxed);
+  s.program_directories = counters.program_directories.load(std::memory_order_relaxed);
+  s.directories_read = counters.directories_read.load(std::memory_order_relaxed);
+  s.entries_stated = counters.entries_stated.load(std::memory_order_relaxed);
+  s.directories_failed = counters.directories_failed.load(std::memory_order_relaxed);
+  s.directories_dropped = counters.directories_dropped.load(std::memory_order_relaxed);
+  s.walks_stopped_idle = counters.walks_stopped_idle.load(std::memory_order_relaxed);
+  s.waits_for_program = counters.waits_for_program.load(std::memory_order_relaxed);
+  s.most_ahead = counters.most_ahead.load(std::memory_order_relaxed);
+  s.most_queued = counters.most_queued.load(std::memory_order_relaxed);
+  s.most_queued_path_bytes = counters.most_queued_path_bytes.load(std::memory_order_relaxed);
+  s.most_descriptors = counters.most_descriptors.load(std::memory_order_relaxed);
+  s.threads = counters.threads.load(std::memory_order_relaxed);
+  s.distance = counters.distance.load(std::memory_order_relaxed);
+  return s;
+}
+
+bool WriteWalkAheadStatisticsJson(FILE* out) {
+  const WalkAheadStatistics s = WalkAheadStatisticsSnapshot();
+  const struct {
+    const char* name;
+    uint64_t value;
+  } fields[] = {
+      {"roots_walked", s.roots_walked},
+      {"roots_refused", s.roots_refused},
+      {"program_directories", s.program_directories},
+      {"directories_read", s.directories_read},
+      {"entries_stated", s.entries_stated},
+      {"directories_failed", s.directories_failed},
+      {"directories_dropped", s.directories_dropped},
+      {"walks_stopped_idle", s.walks_stopped_idle},
+      {"waits_for_program", s.waits_for_program},
+      {"most_ahead", s.most_ahead},
+      {"most_queued", s.most_queued},
+      {"most_queued_path_bytes", s.most_queued_path_bytes},
+      {"most_descriptors", s.most_descriptors},
+      {"threads", s.threads},
+      {"distance", s.distance},
+      {"limit_queued", kMaxQueuedDirectories},
+      {"limit_queued_path_bytes", kMaxQueuedPathBytes},
+  };
+  if (std::fputs("{", out) < 0) return false;
+  bool first = true;
+  for (const auto& field : fields) {
+    if (std::fprintf(out, "%s\"%s\": %llu", first ? "" : ", ", field.name,
+                     static_cast<unsigned long long>(field.value)) < 0) {
+      return false;
+    }
+    first = false;
+  }
+  return std::fputs("}", out) >= 0;
+}
+
+}  // namespace foreactor
