@@ -315,6 +315,23 @@ FOREACTOR_API int foreactor_scope_gate(const foreactor_graph *graph);
  */
 FOREACTOR_API void foreactor_scope_gate_exclude(const foreactor_graph *graph, uint64_t nanoseconds);
 
+/* ------------------------------------------------------------- walk-ahead */
+
+/*
+ * Asks for walk-ahead in this process: from now on, the directory trees the
+ * program walks recursively are read ahead of it by threads of foreactor's
+ * own, which only warm the kernel's caches (docs/USER_GUIDE.md,
+ * "Walk-ahead").  For plugins whose function walks trees (du's fts walk);
+ * without a plugin, `foreactor run --walk-ahead` (FOREACTOR_WALK_AHEAD=1)
+ * does the same.  Call it before the walk opens its first directory; calling
+ * it again is harmless.
+ *
+ * Returns 1 when walk-ahead is on after the call; 0 when foreactor is off,
+ * FOREACTOR_WALK_AHEAD=0 or an invalid walk-ahead setting keeps it off, or
+ * it cannot run in this process (after fork(), out of memory).
+ */
+FOREACTOR_API int foreactor_walk_ahead(void);
+
 /* ------------------------------------------------------------------- misc */
 
 /* Name of a call type ("pread", "fstatat", ...). */

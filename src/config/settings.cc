@@ -265,6 +265,8 @@ void ReadWalkAheadSettings(const char* const* environment, WalkAheadSettings* se
     if (!ParseZeroOrOne(*value, &settings->enabled)) {
       problems->push_back(Problem(kWalkAheadVariable, *value, "1 (on) or 0 (off)", kConsequence));
       valid = false;
+    } else if (!settings->enabled) {
+      settings->refused = true;
     }
   }
   if (std::optional<std::string_view> value = FindVariable(environment, kWalkAheadWorkersVariable)) {
@@ -282,7 +284,10 @@ void ReadWalkAheadSettings(const char* const* environment, WalkAheadSettings* se
       valid = false;
     }
   }
-  if (!valid) settings->enabled = false;
+  if (!valid) {
+    settings->enabled = false;
+    settings->refused = true;
+  }
 }
 
 // --------------------------------------------------------- process state
@@ -379,7 +384,10 @@ ProcessSettings ParseSettings(const char* const* environment) {
     settings.enabled = all_valid;
     settings.defaults.enabled = all_valid;
     ReadWalkAheadSettings(environment, &settings.walk_ahead, &settings.problems);
-    if (!all_valid) settings.walk_ahead.enabled = false;
+    if (!all_valid) {
+      settings.walk_ahead.enabled = false;
+      settings.walk_ahead.refused = true;
+    }
     return settings;
   } catch (...) {  // only std::bad_alloc can arrive here
     ProcessSettings off;

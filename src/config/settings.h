@@ -55,6 +55,8 @@ struct GraphSettings {
 // invalid value turns walk-ahead off and leaves the rest of foreactor on.
 struct WalkAheadSettings {
   bool enabled = false;        // FOREACTOR_WALK_AHEAD=1 (and FOREACTOR=1)
+  bool refused = false;        // FOREACTOR_WALK_AHEAD=0 or an invalid value: a plugin's
+                               // request (foreactor_walk_ahead) cannot turn it on
   unsigned workers = 4;        // threads that walk, sharing one private descriptor table
   unsigned distance = 1024;    // directories read ahead of the program's, at most
 };

@@ -33,6 +33,11 @@ FOREACTOR_INTERCEPTED_PATH DIR* OpenDirectoryStreamOf(int fd) {
   return stream;
 }
 
+// Walk-ahead learns whether it is on when the library is loaded (after the
+// real functions are resolved), not inside the program's first directory
+// open.
+__attribute__((constructor(102))) void LoadWalkAheadSwitchAtStart() { (void)WalkAheadObserving(); }
+
 }  // namespace
 }  // namespace foreactor
 

@@ -51,16 +51,26 @@ FOREACTOR_INTERCEPTED_PATH int InterceptClose(int fd) {
       OfferOrRun(&intercepted, [&]() -> int64_t { return real_calls.close(fd); }));
 }
 
-// True when an open with `flags` opens a directory to read (not O_PATH)
-// and walk-ahead wants to hear of it.
-inline bool WalkAheadObservesOpen(int flags) {
-  return __builtin_expect((flags & (O_DIRECTORY | O_PATH)) == O_DIRECTORY, 0) &&
-         WalkAheadObserving() && tls_context.inside_foreactor == 0;
+// True when an open with `flags` opens a directory to read (not O_PATH):
+// walk-ahead may want to hear of it.  The idle path of every other open
+// stays a test and a tail call.
+inline bool OpensDirectory(int flags) {
+  return __builtin_expect((flags & (O_DIRECTORY | O_PATH)) == O_DIRECTORY, 0);
 }
 
-// open and open64 of a directory, reported to walk-ahead when they succeed.
+// True when walk-ahead follows this thread's directory opens.
+inline bool WalkAheadFollows() {
+  return WalkAheadObserving() && tls_context.inside_foreactor == 0;
+}
+
+// open and open64 of a directory, reported to walk-ahead when it is on and
+// the open succeeds.
 FOREACTOR_INTERCEPTED_PATH int OpenDirectory(const RealFunction<OpenFunction>& real,
                                              const char* path, int flags, mode_t mode) {
+  if (!WalkAheadFollows()) {
+    if (!InterceptionWanted()) return real(path, flags, mode);
+    return InterceptOpen(real, path, flags, mode);
+  }
   const int fd = InterceptionWanted() ? InterceptOpen(real, path, flags, mode)
                                       : real(path, flags, mode);
   if (fd >= 0) ObserveDirectoryOpenedByPath(path, fd);
@@ -72,6 +82,10 @@ FOREACTOR_INTERCEPTED_PATH int OpenDirectory(const RealFunction<OpenFunction>& r
 FOREACTOR_INTERCEPTED_PATH int OpenDirectoryAt(const RealFunction<OpenAtFunction>& real,
                                                int directory_fd, const char* path, int flags,
                                                mode_t mode) {
+  if (!WalkAheadFollows()) {
+    if (!InterceptionWanted()) return real(directory_fd, path, flags, mode);
+    return InterceptOpenAt(real, directory_fd, path, flags, mode);
+  }
   const int fd = InterceptionWanted() ? InterceptOpenAt(real, directory_fd, path, flags, mode)
                                       : real(directory_fd, path, flags, mode);
   if (fd < 0) return fd;
@@ -83,15 +97,17 @@ FOREACTOR_INTERCEPTED_PATH int OpenDirectoryAt(const RealFunction<OpenAtFunction
   return fd;
 }
 
-int Open(const RealFunction<OpenFunction>& real, const char* path, int flags, mode_t mode) {
-  if (WalkAheadObservesOpen(flags)) return OpenDirectory(real, path, flags, mode);
+__attribute__((always_inline)) inline int Open(const RealFunction<OpenFunction>& real,
+                                               const char* path, int flags, mode_t mode) {
+  if (OpensDirectory(flags)) return OpenDirectory(real, path, flags, mode);
   if (!InterceptionWanted()) return real(path, flags, mode);
   return InterceptOpen(real, path, flags, mode);
 }
 
-int OpenAt(const RealFunction<OpenAtFunction>& real, int directory_fd, const char* path,
-           int flags, mode_t mode) {
-  if (WalkAheadObservesOpen(flags)) return OpenDirectoryAt(real, directory_fd, path, flags, mode);
+__attribute__((always_inline)) inline int OpenAt(const RealFunction<OpenAtFunction>& real,
+                                                 int directory_fd, const char* path, int flags,
+                                                 mode_t mode) {
+  if (OpensDirectory(flags)) return OpenDirectoryAt(real, directory_fd, path, flags, mode);
   if (!InterceptionWanted()) return real(directory_fd, path, flags, mode);
   return InterceptOpenAt(real, directory_fd, path, flags, mode);
 }

@@ -69,6 +69,9 @@ inline int64_t Fstatat(int directory_fd, const char* path, struct stat* out, int
   return Result(syscall(SYS_newfstatat, directory_fd, path, out, flags));
 }
 inline int64_t Fstatfs(int fd, struct statfs* out) { return Result(syscall(SYS_fstatfs, fd, out)); }
+inline int64_t Statfs(const char* path, struct statfs* out) {
+  return Result(syscall(SYS_statfs, path, out));
+}
 inline int64_t Readlink(const char* path, char* buffer, size_t length) {
   return Result(syscall(SYS_readlink, path, buffer, length));
 }

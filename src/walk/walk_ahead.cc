@@ -69,6 +69,7 @@ void RaiseTo(std::atomic<uint64_t>& most, uint64_t value) {
 
 // The counters behind WalkAheadStatistics.
 struct Counters {
+  std::atomic<uint64_t> walks_started{0};
   std::atomic<uint64_t> roots_walked{0};
   std::atomic<uint64_t> roots_refused{0};
   std::atomic<uint64_t> program_directories{0};
@@ -115,7 +116,6 @@ class WalkAhead {
         distance_(settings.distance),
         queue_(kMaxQueuedDirectories, kMaxQueuedPathBytes) {
     counters.distance.store(distance_, std::memory_order_relaxed);
-    AddStatisticsSection("walk_ahead", &WriteWalkAheadStatisticsJson);
   }
 
   // Program side --------------------------------------------------------
@@ -128,23 +128,21 @@ class WalkAhead {
       std::lock_guard<std::mutex> lock(mutex_);
       Root* within = nullptr;
       for (Root& root : roots_) {
-        if (root.state == Root::State::kEmpty || root.state == Root::State::kRefused) continue;
+        if (root.state == Root::State::kEmpty) continue;
         if (PathWithin(root.path, path) && (within == nullptr || root.path.size() > within->path.size())) {
           within = &root;
         }
       }
       if (within != nullptr) {
         within->last_used = opened;
+        most_recent_ = within;
         if (within->state == Root::State::kCandidate && std::strcmp(path, within->path.c_str()) != 0) {
           start = Promote(within);  // a second directory under it: a recursive walk
         }
       } else {
-        Root& slot = LeastRecentlyUsedSlot();
-        if (!Assign(&slot, path, opened)) return;
+        Assign(&LeastRecentlyUsedSlot(), path, opened, OnWalkableFilesystem(opened_fd, path));
       }
-      most_recent_ = within != nullptr ? within : most_recent_;
     }
-    (void)opened_fd;
     if (start) StartedWalk();
   }
 
@@ -155,8 +153,7 @@ class WalkAhead {
     bool have_root = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (most_recent_ != nullptr && most_recent_->state != Root::State::kEmpty &&
-          most_recent_->state != Root::State::kRefused) {
+      if (most_recent_ != nullptr && most_recent_->state != Root::State::kEmpty) {
         have_root = true;
         most_recent_->last_used = opened;
         if (most_recent_->state == Root::State::kCandidate) start = Promote(most_recent_);
@@ -170,9 +167,10 @@ class WalkAhead {
       const int64_t length = raw::Readlink(link, target, sizeof(target) - 1);
       if (length <= 0 || target[0] != '/') return;
       target[length] = '\0';
+      const bool walkable = OnWalkableFilesystem(opened_fd, target);
       std::lock_guard<std::mutex> lock(mutex_);
       Root& slot = LeastRecentlyUsedSlot();
-      if (Assign(&slot, target, opened)) start = Promote(&slot);
+      if (Assign(&slot, target, opened, walkable) && walkable) start = Promote(&slot);
     }
     if (start) StartedWalk();
   }
@@ -229,8 +227,19 @@ class WalkAhead {
     return *chosen;
   }
 
-  // Makes `slot` a candidate root for `path`.  Caller holds mutex_.
-  bool Assign(Root* slot, const char* path, uint64_t opened) {
+  // True when the directory the program opened (`fd`, or `path` when `fd`
+  // is -1) lies on a filesystem walk-ahead may walk.  One statfs(2) on the
+  // program's thread, once per new root; it changes nothing the program sees.
+  static bool OnWalkableFilesystem(int fd, const char* path) {
+    struct statfs filesystem;
+    const int64_t result = fd >= 0 ? raw::Fstatfs(fd, &filesystem) : raw::Statfs(path, &filesystem);
+    return result == 0 && IsWalkableFilesystem(filesystem.f_type);
+  }
+
+  // Makes `slot` the root for `path`: a candidate, or refused when not
+  // `walkable` (then directories under it are known and never walked).
+  // Caller holds mutex_.
+  bool Assign(Root* slot, const char* path, uint64_t opened, bool walkable) {
     try {
       slot->path.assign(path);
     } catch (...) {
@@ -238,7 +247,8 @@ class WalkAhead {
     }
     if (slot->state == Root::State::kOpen) stale_descriptors_.push_back(slot->descriptor);
     slot->descriptor = -1;
-    slot->state = Root::State::kCandidate;
+    slot->state = walkable ? Root::State::kCandidate : Root::State::kRefused;
+    if (!walkable) counters.roots_refused.fetch_add(1, std::memory_order_relaxed);
     slot->generation++;
     slot->last_used = opened;
     slot->no_access_time = true;
@@ -250,6 +260,7 @@ class WalkAhead {
   // mutex_.  Returns true when the walk threads must be started or woken.
   bool Promote(Root* root) {
     root->state = Root::State::kToOpen;
+    counters.walks_started.fetch_add(1, std::memory_order_relaxed);
     walk_begin_program_ = counters.program_directories.load(std::memory_order_relaxed);
     walk_begin_read_ = read_;
     walking_.store(true, std::memory_order_relaxed);
@@ -545,6 +556,19 @@ class WalkAhead {
 // (its threads run until the process ends).
 std::atomic<WalkAhead*> instance{nullptr};
 
+// Makes the instance unless it exists.  False when out of memory.
+bool MakeInstance(const ProcessSettings& settings) {
+  if (instance.load(std::memory_order_acquire) != nullptr) return true;
+  WalkAhead* fresh = new (std::nothrow) WalkAhead(settings.walk_ahead);
+  if (fresh == nullptr) return false;
+  WalkAhead* expected = nullptr;
+  if (!instance.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) delete fresh;
+  return true;
+}
+
+// True in a child after fork(): walk-ahead never starts again there.
+std::atomic<bool> forked_child{false};
+
 WalkAhead* Instance() {
   if (!WalkAheadObserving()) return nullptr;
   return instance.load(std::memory_order_acquire);
@@ -572,16 +596,8 @@ namespace internal {
 int LoadWalkAheadSwitch() {
   SavedErrno saved;
   const ProcessSettings& settings = Settings();
-  int on = settings.enabled && settings.walk_ahead.enabled ? 1 : 0;
-  if (on != 0 && instance.load(std::memory_order_acquire) == nullptr) {
-    WalkAhead* fresh = new (std::nothrow) WalkAhead(settings.walk_ahead);
-    WalkAhead* expected = nullptr;
-    if (fresh == nullptr) {
-      on = 0;
-    } else if (!instance.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
-      delete fresh;
-    }
-  }
+  if (settings.enabled) AddStatisticsSection("walk_ahead", &WriteWalkAheadStatisticsJson);
+  const int on = settings.enabled && settings.walk_ahead.enabled && MakeInstance(settings) ? 1 : 0;
   int unknown = -1;
   walk_ahead_switch.compare_exchange_strong(unknown, on, std::memory_order_relaxed);
   return walk_ahead_switch.load(std::memory_order_relaxed);
@@ -616,10 +632,26 @@ void ObserveDirectoryStream(int fd) {
   walk->OpenedRelative(fd);
 }
 
-void StopWalkAheadAfterFork() { internal::walk_ahead_switch.store(0, std::memory_order_relaxed); }
+bool RequestWalkAhead() {
+  if (WalkAheadObserving()) return true;
+  SavedErrno saved;
+  const ProcessSettings& settings = Settings();
+  if (!settings.enabled || settings.walk_ahead.refused || forked_child.load() ||
+      !MakeInstance(settings)) {
+    return false;
+  }
+  internal::walk_ahead_switch.store(1, std::memory_order_relaxed);
+  return true;
+}
+
+void StopWalkAheadAfterFork() {
+  forked_child.store(true);
+  internal::walk_ahead_switch.store(0, std::memory_order_relaxed);
+}
 
 WalkAheadStatistics WalkAheadStatisticsSnapshot() {
   WalkAheadStatistics s;
+  s.walks_started = counters.walks_started.load(std::memory_order_relaxed);
   s.roots_walked = counters.roots_walked.load(std::memory_order_relaxed);
   s.roots_refused = counters.roots_refused.load(std::memory_order_relaxed);
   s.program_directories = counters.program_directories.load(std::memory_order_relaxed);
@@ -644,6 +676,7 @@ bool WriteWalkAheadStatisticsJson(FILE* out) {
     const char* name;
     uint64_t value;
   } fields[] = {
+      {"walks_started", s.walks_started},
       {"roots_walked", s.roots_walked},
       {"roots_refused", s.roots_refused},
       {"program_directories", s.program_directories},
@@ -675,3 +708,7 @@ bool WriteWalkAheadStatisticsJson(FILE* out) {
 }
 
 }  // namespace foreactor
+
+extern "C" __attribute__((visibility("default"))) int foreactor_walk_ahead(void) {
+  return foreactor::RequestWalkAhead() ? 1 : 0;
+}

@@ -77,12 +77,17 @@ void ObserveDirectoryOpenedAt(int opened_fd);
 // Preserves errno.
 void ObserveDirectoryStream(int fd);
 
+// A plugin asks for walk-ahead (foreactor_walk_ahead()): turns it on unless
+// the settings refuse it.  Returns true when it is on.
+bool RequestWalkAhead();
+
 // Called in the child after fork(): walk-ahead stays off there.
 void StopWalkAheadAfterFork();
 
 // What walk-ahead did in this process so far.
 struct WalkAheadStatistics {
-  uint64_t roots_walked = 0;         // trees walk-ahead started to read
+  uint64_t walks_started = 0;        // times the program began to walk a tree recursively
+  uint64_t roots_walked = 0;         // trees walk-ahead's threads opened and began to read
   uint64_t roots_refused = 0;        // candidate roots not walked (filesystem, open failed)
   uint64_t program_directories = 0;  // directory opens of the program it observed
   uint64_t directories_read = 0;     // directories walk-ahead read

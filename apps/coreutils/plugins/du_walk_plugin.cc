@@ -36,6 +36,11 @@
 // predicted (run plain, without a scope): logical walks (-L), walks without
 // FTS_CWDFD; and entries of the root level get no expectations.
 // Single-threaded use per walk; state is per thread.
+//
+// Besides the graph, the plugin asks for walk-ahead (foreactor_walk_ahead):
+// foreactor's own threads read the tree's directories and stat their
+// entries ahead of du, warming the caches its calls then find warm.
+// FOREACTOR_WALK_AHEAD=0 turns that off.
 #include <config.h>
 
 #include <fcntl.h>
@@ -176,6 +181,10 @@ FTSENT* __wrap_rpl_fts_read(FTS* fts) {
   if (walk.fts != fts) {  // another walk: the previous one's scope is over
     LeaveScope();
     walk.fts = fts;
+    // The graph covers the entries' stats; the directory reads between them
+    // (most of a cold walk) it cannot issue early.  Walk-ahead reads the
+    // tree ahead of du on threads of its own, before fts opens the root.
+    static const bool walk_ahead [[maybe_unused]] = foreactor_walk_ahead() != 0;
   }
   if (!Predictable(fts)) return __real_rpl_fts_read(fts);
   const bool open = walk_graph.ScopeGate();

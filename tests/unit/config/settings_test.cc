@@ -244,6 +244,46 @@ TEST(ParseSettingsTest, QuotesUnprintableAndLongValuesSafely) {
   EXPECT_LT(settings.problems[0].size(), 200u);
 }
 
+TEST(ParseSettingsTest, WalkAheadIsOffUnlessAskedFor) {
+  ProcessSettings unset = Parse({"FOREACTOR=1"});
+  EXPECT_FALSE(unset.walk_ahead.enabled);
+  EXPECT_FALSE(unset.walk_ahead.refused);  // a plugin may still ask for it
+  EXPECT_EQ(unset.walk_ahead.workers, 4u);
+  EXPECT_EQ(unset.walk_ahead.distance, 1024u);
+  ProcessSettings off = Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=0"});
+  EXPECT_FALSE(off.walk_ahead.enabled);
+  EXPECT_TRUE(off.walk_ahead.refused);
+  ProcessSettings on = Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=1",
+                              "FOREACTOR_WALK_AHEAD_WORKERS=64",
+                              "FOREACTOR_WALK_AHEAD_DISTANCE=1000000"});
+  EXPECT_TRUE(on.walk_ahead.enabled);
+  EXPECT_EQ(on.walk_ahead.workers, 64u);
+  EXPECT_EQ(on.walk_ahead.distance, 1000000u);
+  EXPECT_TRUE(on.problems.empty()) << JoinProblems(on);
+  // Without FOREACTOR=1 nothing is on, and nothing is checked.
+  ProcessSettings foreactor_off = Parse({"FOREACTOR_WALK_AHEAD=1", "FOREACTOR_WALK_AHEAD_WORKERS=x"});
+  EXPECT_FALSE(foreactor_off.walk_ahead.enabled);
+  EXPECT_TRUE(foreactor_off.problems.empty());
+}
+
+TEST(ParseSettingsTest, AnInvalidWalkAheadValueTurnsOnlyWalkAheadOff) {
+  for (const std::string& bad :
+       {std::string("FOREACTOR_WALK_AHEAD=yes"), std::string("FOREACTOR_WALK_AHEAD_WORKERS=0"),
+        std::string("FOREACTOR_WALK_AHEAD_WORKERS=65"), std::string("FOREACTOR_WALK_AHEAD_DISTANCE=0"),
+        std::string("FOREACTOR_WALK_AHEAD_DISTANCE=1000001"),
+        std::string("FOREACTOR_WALK_AHEAD_DISTANCE=-5")}) {
+    // The first of two equal names counts: `bad` comes first.
+    ProcessSettings settings = Parse({"FOREACTOR=1", bad, "FOREACTOR_WALK_AHEAD=1"});
+    EXPECT_TRUE(settings.enabled) << bad;
+    EXPECT_FALSE(settings.walk_ahead.enabled) << bad;
+    EXPECT_TRUE(settings.walk_ahead.refused) << bad;
+    ASSERT_EQ(settings.problems.size(), 1u) << bad;
+    EXPECT_NE(settings.problems[0].find("walk-ahead is off"), std::string::npos) << bad;
+  }
+  ProcessSettings invalid_default = Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=1", "FOREACTOR_DEPTH=x"});
+  EXPECT_FALSE(invalid_default.walk_ahead.enabled);
+}
+
 TEST(ParseSettingsTest, AcceptsANullEnvironment) {
   ProcessSettings settings = ParseSettings(nullptr);
   EXPECT_FALSE(settings.enabled);

@@ -1,0 +1,86 @@
+// tree_walker: walks a directory tree the way fts-based programs do
+// (openat(parent, name, O_DIRECTORY) + fdopendir + readdir, an lstat of
+// every entry) and prints what the program can observe of its own
+// descriptors: the number of each directory it opens, the descriptor a
+// later open gets, and how many descriptors /proc/self/fd lists.  The
+// walk-ahead tests run it with and without walk-ahead and compare.
+//
+//   tree_walker walk TREE            the walk, then the descriptor facts
+//   tree_walker pause TREE MS        opens TREE and one subdirectory, then
+//                                    sleeps MS milliseconds (a program that
+//                                    stops descending), then exits
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+unsigned long entries = 0;
+
+void Walk(int parent, const char* name, const std::string& path, int depth) {
+  const int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    std::printf("%s: cannot open: %s\n", path.c_str(), std::strerror(errno));
+    return;
+  }
+  std::printf("%d %d %s\n", depth, fd, path.c_str());
+  DIR* stream = fdopendir(fd);
+  if (stream == nullptr) {
+    close(fd);
+    return;
+  }
+  while (struct dirent* entry = readdir(stream)) {
+    if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
+    struct stat status;
+    if (fstatat(fd, entry->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    entries++;
+    if (S_ISDIR(status.st_mode)) Walk(fd, entry->d_name, path + "/" + entry->d_name, depth + 1);
+  }
+  closedir(stream);
+}
+
+int CountOwnDescriptors() {
+  DIR* listing = opendir("/proc/self/fd");
+  if (listing == nullptr) return -1;
+  int count = 0;
+  while (struct dirent* entry = readdir(listing)) {
+    if (entry->d_name[0] != '.') count++;
+  }
+  closedir(listing);
+  return count - 1;  // the listing's own descriptor
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "walk") == 0) {
+    Walk(AT_FDCWD, argv[2], argv[2], 0);
+    const int later = open("/dev/null", O_RDONLY);
+    std::printf("entries %lu\nnext descriptor %d\nopen descriptors %d\n", entries, later,
+                CountOwnDescriptors());
+    return 0;
+  }
+  if (argc == 4 && std::strcmp(argv[1], "pause") == 0) {
+    const int root = open(argv[2], O_RDONLY | O_DIRECTORY);
+    DIR* stream = root < 0 ? nullptr : fdopendir(root);
+    if (stream == nullptr) return 1;
+    while (struct dirent* entry = readdir(stream)) {
+      if (entry->d_type != DT_DIR || entry->d_name[0] == '.') continue;
+      const int child = openat(root, entry->d_name, O_RDONLY | O_DIRECTORY);
+      if (child >= 0) close(child);
+      break;
+    }
+    closedir(stream);
+    usleep(static_cast<useconds_t>(std::atoi(argv[3])) * 1000);
+    return 0;
+  }
+  std::fprintf(stderr, "usage: tree_walker walk TREE | tree_walker pause TREE MS\n");
+  return 2;
+}

@@ -1,0 +1,266 @@
+"""Walk-ahead: stock programs observe nothing of it (docs/USER_GUIDE.md,
+"Walk-ahead").
+
+Each test runs a program once plain and once under walk-ahead
+(libforeactor.so preloaded, FOREACTOR=1 FOREACTOR_WALK_AHEAD=1) on the same
+tree and compares everything the program shows: standard output, standard
+error and exit status, and for copies the copied tree.  The statistics file
+shows that walk-ahead did read the tree (or, where it must not, did not).
+"""
+
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+from conftest import _freeze_times, environment, fresh_directory, library, program, run
+
+# Directories in the test tree; walk-ahead's threads must read them (or
+# some of them, where a test stops the program early).
+BRANCHING = (4, 4, 3)  # subdirectories per level: 4 + 16 + 48 = 68 directories under the root
+
+
+def make_tree(root: pathlib.Path) -> pathlib.Path:
+    """A nested tree of 69 directories (the root included) with files of
+    several sizes, symbolic links (to a file, to a directory, to '/', and
+    dangling), a FIFO, and an empty directory; times frozen so that reading
+    it changes no stat field."""
+    generator = random.Random(19)
+    root.mkdir(parents=True)
+
+    def fill(directory: pathlib.Path, level: int):
+        for index in range(generator.randrange(2, 9)):
+            (directory / f"file{index}").write_bytes(b"x" * generator.choice((0, 10, 1500, 5000)))
+        if level < len(BRANCHING):
+            for index in range(BRANCHING[level]):
+                child = directory / f"dir{level}{index}"
+                child.mkdir()
+                fill(child, level + 1)
+
+    fill(root, 0)
+    os.symlink("file0", root / "link_to_file")
+    os.symlink("dir00", root / "link_to_dir")
+    os.symlink("/", root / "link_to_slash")
+    os.symlink("missing", root / "dangling")
+    os.mkfifo(root / "dir00" / "fifo")
+    (root / "empty_dir").mkdir()
+    _freeze_times(root)
+    return root
+
+
+def tree_directories(root: pathlib.Path) -> int:
+    return sum(1 for _ in os.walk(root))
+
+
+# Filesystems walk-ahead walks (src/walk/walkable_filesystem.cc), as
+# `stat -f -c %T` names them.
+WALKABLE_TYPES = {"ext2/ext3", "ext4", "xfs", "btrfs", "f2fs", "overlayfs"}
+
+
+@pytest.fixture(autouse=True)
+def temporary_files_on_a_walkable_filesystem(tmp_path):
+    kind = subprocess.run(["stat", "-f", "-c", "%T", str(tmp_path)], capture_output=True,
+                          text=True).stdout.strip()
+    if kind not in WALKABLE_TYPES:
+        pytest.skip(f"the temporary directory is on {kind}, which walk-ahead never walks")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> pathlib.Path:
+    return make_tree(tmp_path_factory.mktemp("walk_ahead") / "tree")
+
+
+def walk_ahead_environment(stats: pathlib.Path, **variables) -> dict:
+    return environment(LD_PRELOAD=str(library()), FOREACTOR="1", FOREACTOR_WALK_AHEAD="1",
+                       FOREACTOR_STATS=str(stats), **variables)
+
+
+def walk_statistics(stats: pathlib.Path) -> dict:
+    return json.loads(stats.read_text())["walk_ahead"]
+
+
+def run_both(command, tmp_path, cwd=None, prepare=None):
+    """(plain outcome, walk-ahead outcome, walk-ahead statistics) of `command`;
+    `prepare()` runs before each of the two runs."""
+    if prepare:
+        prepare()
+    plain = run(command, environment(), cwd=cwd)
+    stats = tmp_path / "stats.json"
+    if prepare:
+        prepare()
+    walked = run(command, walk_ahead_environment(stats), cwd=cwd)
+    return plain, walked, walk_statistics(stats)
+
+
+READING_PROGRAMS = {
+    "du_all": ["du", "-a", "--apparent-size", "{tree}"],
+    "du_summary": ["du", "-s", "{tree}"],
+    "du_max_depth": ["du", "--max-depth=1", "{tree}"],
+    "find_size": ["find", "{tree}", "-size", "+1k"],
+    "find_printf": ["find", "{tree}", "-printf", "%p %y %s %m %n\\n"],
+    "ls_recursive": ["ls", "-lR", "--time-style=full-iso", "{tree}"],
+    "tar_create": ["tar", "--sort=none", "-cf", "-", "{tree}"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(READING_PROGRAMS))
+def test_reading_programs_show_the_same_and_walk_ahead_reads_the_tree(tree, tmp_path, name):
+    command = [part.format(tree=tree) for part in READING_PROGRAMS[name]]
+    plain, walked, statistics = run_both(command, tmp_path)
+    assert plain.returncode == 0, plain
+    assert walked.as_tuple() == plain.as_tuple()
+    assert statistics["walks_started"] >= 1, statistics
+    # Only the tree: the link to '/' is never followed.
+    assert statistics["directories_read"] <= tree_directories(tree), statistics
+
+
+def copied_tree_listing(root: pathlib.Path) -> list:
+    """What a copy holds: every entry's relative path, type, mode, size and
+    link target."""
+    listing = []
+    for directory, subdirectories, files in os.walk(root):
+        for name in sorted(subdirectories + files):
+            path = pathlib.Path(directory) / name
+            status = path.lstat()
+            target = os.readlink(path) if path.is_symlink() else ""
+            listing.append((str(path.relative_to(root)), status.st_mode, status.st_size, target))
+    return sorted(listing)
+
+
+@pytest.mark.parametrize("copier", ["cp", "rsync"])
+def test_copies_are_the_same(tree, tmp_path, copier):
+    if shutil.which(copier) is None:
+        pytest.skip(f"{copier} is not installed")
+    destination = tmp_path / "copy"
+    command = (["cp", "-r", "--preserve=mode,timestamps", str(tree), str(destination)]
+               if copier == "cp" else ["rsync", "-a", f"{tree}/", f"{destination}/"])
+
+    def prepare():
+        if destination.exists():
+            shutil.rmtree(destination)
+
+    prepare()
+    plain = run(command, environment())
+    plain_listing = copied_tree_listing(destination)
+    prepare()
+    stats = tmp_path / "stats.json"
+    walked = run(command, walk_ahead_environment(stats))
+    assert plain.returncode == 0, plain
+    assert walked.as_tuple() == plain.as_tuple()
+    assert copied_tree_listing(destination) == plain_listing
+    assert walk_statistics(stats)["walks_started"] >= 1
+
+
+def test_descriptors_the_program_sees_are_unchanged(tree, tmp_path):
+    command = [program("tree_walker"), "walk", tree]
+    plain, walked, statistics = run_both(command, tmp_path)
+    assert plain.returncode == 0, plain
+    assert walked.as_tuple() == plain.as_tuple()
+    assert statistics["walks_started"] >= 1, statistics
+
+
+def test_pseudo_filesystems_are_never_walked(tmp_path):
+    stats = tmp_path / "stats.json"
+    outcome = run(["find", "/proc/sys", "-maxdepth", "2", "-name", "nothing-is-called-this"],
+                  walk_ahead_environment(stats))
+    assert outcome.returncode == 0, outcome
+    statistics = walk_statistics(stats)
+    assert statistics["directories_read"] == 0, statistics
+    assert statistics["roots_refused"] >= 1, statistics
+
+
+def test_a_mounted_filesystem_below_the_root_is_not_entered(tree, tmp_path):
+    root = make_tree(tmp_path / "mounted_tree")
+    mount_point = root / "mnt"
+    mount_point.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "none", str(mount_point)],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        for index in range(20):
+            (mount_point / f"sub{index}" / "deeper").mkdir(parents=True)
+        directories_outside = tree_directories(root) - tree_directories(mount_point)
+        plain, walked, statistics = run_both(["du", "-a", str(root)], tmp_path)
+        assert walked.as_tuple() == plain.as_tuple()
+        assert statistics["walks_started"] >= 1, statistics
+        assert statistics["directories_read"] <= directories_outside, statistics
+    finally:
+        subprocess.run(["umount", str(mount_point)], check=True)
+
+
+def test_a_program_that_stops_descending_stops_the_walk(tmp_path):
+    # 5 x 5 x 5 directories: far more than a walk may run ahead at first.
+    root = tmp_path / "wide_tree"
+    for first in range(5):
+        for second in range(5):
+            for third in range(5):
+                (root / f"a{first}" / f"b{second}" / f"c{third}").mkdir(parents=True)
+    stats = tmp_path / "stats.json"
+    outcome = run([program("tree_walker"), "pause", root, "3600"], walk_ahead_environment(stats),
+                  timeout=60)
+    assert outcome.returncode == 0, outcome
+    statistics = walk_statistics(stats)
+    assert statistics["directories_read"] >= 1, statistics
+    # The walk may lead by 32 directories, plus those its threads had taken.
+    assert statistics["directories_read"] <= 32 + 2 + statistics["threads"], statistics
+    assert statistics["walks_stopped_idle"] == 1, statistics
+
+
+def test_find_quit_and_a_killed_walk_end_at_once(tree, tmp_path):
+    plain, walked, _ = run_both(["find", str(tree), "-name", "file1", "-print", "-quit"], tmp_path)
+    assert walked.as_tuple() == plain.as_tuple()
+    # A program killed in the middle of a walk takes walk-ahead's threads with it.
+    process = subprocess.Popen(["du", "-a", str(tree)], stdout=subprocess.DEVNULL,
+                               env=walk_ahead_environment(tmp_path / "killed.json"))
+    time.sleep(0.01)
+    process.kill()
+    assert process.wait(timeout=10) in (-9, 0)
+    assert not os.path.exists(f"/proc/{process.pid}")
+
+
+def test_an_invalid_setting_is_reported_and_walk_ahead_is_off(tree, tmp_path):
+    stats = tmp_path / "stats.json"
+    env = walk_ahead_environment(stats, FOREACTOR_WALK_AHEAD_WORKERS="0")
+    outcome = run(["du", "-s", str(tree)], env)
+    plain = run(["du", "-s", str(tree)], environment())
+    assert outcome.returncode == 0 and outcome.stdout == plain.stdout
+    assert b"FOREACTOR_WALK_AHEAD_WORKERS=\"0\" is not a number from 1 to 64; walk-ahead is off" \
+        in outcome.stderr
+    assert walk_statistics(stats)["directories_read"] == 0
+
+
+def other_user_available() -> bool:
+    return os.geteuid() == 0 and shutil.which("setpriv") is not None
+
+
+@pytest.mark.skipif(not other_user_available(), reason="needs root and setpriv")
+@pytest.mark.parametrize("command", [["du", "-a"], ["find"], ["ls", "-R"]])
+def test_unreadable_directories_give_stock_messages_and_status(tmp_path, command):
+    base = pathlib.Path(tempfile.mkdtemp(prefix="foreactor-walk-"))
+    try:
+        os.chmod(base, 0o755)
+        root = make_tree(base / "tree")
+        os.chmod(root / "dir00", 0o000)                   # neither readable nor searchable
+        os.chmod(root / "dir01", 0o311)                   # searchable, not readable
+        os.chmod(root / "dir02" / "dir12", 0o600)          # readable, not searchable
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+        stats = base / "stats.json"  # where the other user can write it
+        stats.touch()
+        os.chmod(stats, 0o666)
+        plain = run(as_nobody + command + [str(root)], environment())
+        walked = run(as_nobody + command + [str(root)], walk_ahead_environment(stats))
+        assert plain.returncode != 0 and b"Permission denied" in plain.stderr, plain
+        assert walked.as_tuple() == plain.as_tuple()
+        assert walk_statistics(stats)["walks_started"] >= 1
+    finally:
+        for directory, subdirectories, _ in os.walk(base):
+            for name in subdirectories:
+                os.chmod(os.path.join(directory, name), 0o755)
+        shutil.rmtree(base)
