@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs coreutils' own tests for du and cp (tests/du/*, tests/cp/*) twice:
-# with the stock du and cp, and with du-foreactor and cp-foreactor in their
-# place and foreactor switched on.  Prints the pass/fail/skip counts of each
+# Runs coreutils' own tests for du and cp (tests/du/*, tests/cp/*) three
+# times: with the stock du and cp; with du-foreactor and cp-foreactor in
+# their place and foreactor switched on; and the same with walk-ahead on
+# (FOREACTOR_WALK_AHEAD=1, the automatic depth).  Prints the pass/fail/skip counts of each
 # run and exits nonzero when the foreactor run has a failure or an error
 # that the stock run does not have.
 #
@@ -122,14 +123,18 @@ FOREACTOR=1 FOREACTOR_ENGINE="$ENGINE" FOREACTOR_DEPTH="$DEPTH" \
 
 if [ "${COREUTILS_TESTS_STATS:-0}" = 1 ]; then sum_statistics >&2; fi
 
+install_programs "-foreactor"
+FOREACTOR=1 FOREACTOR_WALK_AHEAD=1 run_suite "foreactor-walk-ahead"
+
 install_programs ""
 trap - EXIT
 bash "$ROOT/apps/coreutils/build.sh" --check
 
-# Failures (FAIL, ERROR) of the foreactor run that the stock run has not.
-regressions=$(join <(sort "$RESULTS_DIR/stock.results") \
-                   <(sort "$RESULTS_DIR/foreactor-$ENGINE-depth$DEPTH.results") \
-              | awk '$3 != $2 && ($3 == "FAIL" || $3 == "ERROR") {print $1 ": " $2 " -> " $3}')
+# Failures (FAIL, ERROR) of a foreactor run that the stock run has not.
+regressions=$(for label in "foreactor-$ENGINE-depth$DEPTH" foreactor-walk-ahead; do
+                join <(sort "$RESULTS_DIR/stock.results") <(sort "$RESULTS_DIR/$label.results") \
+                  | awk -v run="$label" '$3 != $2 && ($3 == "FAIL" || $3 == "ERROR") {print $1 ": " $2 " -> " $3 " (" run ")"}'
+              done)
 if [ -n "$regressions" ]; then
   say "worse with foreactor:"
   printf '%s\n' "$regressions" >&2

@@ -264,3 +264,85 @@ def test_unreadable_directories_give_stock_messages_and_status(tmp_path, command
             for name in subdirectories:
                 os.chmod(os.path.join(directory, name), 0o755)
         shutil.rmtree(base)
+
+
+# ------------------------------------------------------------ changing trees
+
+def mutate_until(root: pathlib.Path, stop: threading.Event, seed: int, counts: dict):
+    """Changes the tree under `root` at random until `stop` is set: creates
+    directories and files, deletes subtrees, renames and moves directories,
+    removes and restores permissions, replaces directories with files and
+    with symbolic links (to '/', to '..'), as another process might while a
+    program walks the tree."""
+    generator = random.Random(seed)
+    serial = 0
+    while not stop.is_set():
+        directories = [pathlib.Path(d) for d, _, _ in os.walk(root)]
+        if len(directories) < 2:
+            fresh = root / f"new{serial}"
+            fresh.mkdir(exist_ok=True)
+        target = generator.choice(directories[1:] or directories)
+        operation = generator.choice(("create", "delete", "rename", "chmod", "to_file",
+                                      "to_symlink", "files"))
+        serial += 1
+        try:
+            if operation == "create":
+                child = target / f"made{serial}"
+                child.mkdir()
+                for index in range(3):
+                    (child / f"f{index}").write_bytes(b"y" * 100)
+            elif operation == "delete":
+                shutil.rmtree(target, ignore_errors=True)
+            elif operation == "rename":
+                destination = generator.choice(directories)
+                target.rename(destination / f"moved{serial}")
+            elif operation == "chmod":
+                os.chmod(target, 0o000)
+                time.sleep(0.001)
+                os.chmod(target, 0o755)
+            elif operation == "to_file":
+                shutil.rmtree(target, ignore_errors=True)
+                target.write_bytes(b"now a file")
+            elif operation == "to_symlink":
+                shutil.rmtree(target, ignore_errors=True)
+                os.symlink(generator.choice(("/", "..")), target)
+            else:
+                for index in range(5):
+                    (target / f"extra{serial}_{index}").write_bytes(b"z")
+            counts[operation] = counts.get(operation, 0) + 1
+        except OSError:
+            pass  # the tree changed under the mutator too
+        if len(directories) < 30:  # keep a tree worth walking
+            grown = root / f"grown{serial}"
+            for first in range(3):
+                for second in range(3):
+                    (grown / f"g{first}" / f"h{second}").mkdir(parents=True, exist_ok=True)
+
+
+@pytest.mark.parametrize("command", [["du", "-a"], ["find", "-printf", "%p %y %s\\n"], ["ls", "-lR"]])
+def test_programs_on_a_changing_tree_never_crash_hang_or_differ_once_it_settles(tmp_path, command):
+    root = make_tree(tmp_path / "changing")
+    stop = threading.Event()
+    counts = {}
+    mutator = threading.Thread(target=mutate_until, args=(root, stop, 23, counts))
+    mutator.start()
+    program_name = command[0].encode()
+    try:
+        for round_index in range(12):
+            stats = tmp_path / f"stats{round_index}.json"
+            environment_of_run = (walk_ahead_environment(stats) if round_index % 2 == 0
+                                  else environment())
+            outcome = run(command[:1] + [str(root)] + command[1:], environment_of_run, timeout=60)
+            # A changing tree gives errors of the ordinary kind, never a signal.
+            assert outcome.returncode in (0, 1, 2), outcome
+            for line in outcome.stderr.splitlines():
+                assert line.startswith(program_name + b": "), outcome
+            if round_index % 2 == 0:
+                walk_statistics(stats)  # written at exit: the program ended normally
+    finally:
+        stop.set()
+        mutator.join()
+    assert sum(counts.values()) >= 10, counts
+    # Once the tree is still, walk-ahead changes nothing again.
+    plain, walked, _ = run_both(command[:1] + [str(root)] + command[1:], tmp_path)
+    assert walked.as_tuple() == plain.as_tuple()
