@@ -59,7 +59,7 @@ ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import cache, machine, progress, results, runs  # noqa: E402
+from bench.common import cache, progress, ratios, results, run_record, runs  # noqa: E402
 
 BIN_DIR = ROOT / "third_party" / "coreutils-bin"
 BUILD_SCRIPT = ROOT / "apps" / "coreutils" / "build.sh"
@@ -72,6 +72,10 @@ FULL_DEPTHS = (4, 16, 64)
 AUTO_DEPTH = "auto"
 FULL_ROUNDS = 3
 QUICK_ROUNDS = 2
+PEERS_READ_AGAINST = ("diskus", "stock copy_file_range")
+# The device reference's request size: du's reads are inode and directory
+# blocks of the filesystem (4 KiB).
+DU_REQUEST_BYTES = 4096
 RUN_TIMEOUT_SECONDS = 900
 DU_GRAPH = "du_stat_entries"
 CP_GRAPH = "cp_copy_chunks"
@@ -369,6 +373,7 @@ class Samples:
         for name, values in self.milliseconds.items():
             median = runs.median_or_none(values)
             entry = {"median_ms": median, "ratio_to_stock": runs.ratio_or_none(median, stock),
+                     "time_ratio": ratios.paired_ratio(self.milliseconds["stock"], values),
                      "ms_per_round": values}
             syncs = self.sync_milliseconds[name]
             if any(value is not None for value in syncs):
@@ -527,7 +532,12 @@ def format_count(value):
 
 
 def table_lines(title, summary, with_sync=False):
-    header = ["configuration", "ms", "ratio"]
+    # The peer whose gain foreactor is read against: diskus for du, stock
+    # cp's copy_file_range for cp.
+    peer_name = next((name for name in PEERS_READ_AGAINST if name in summary), None)
+    peer = (summary[peer_name].get("time_ratio") or {}).get("ratio") if peer_name else None
+    header = ["configuration", "ms", "ratio", "paired ratio [95% interval]",
+              f"share of {peer_name or 'peer'}'s gain"]
     if with_sync:
         header += ["ms + sync", "ratio"]
     header += ["issued early", "consumed", "mispredicted"]
@@ -537,7 +547,11 @@ def table_lines(title, summary, with_sync=False):
         def number(value, pattern):
             return "-" if value is None else pattern.format(value)
         row = [name, number(entry["median_ms"], "{:.0f}"),
-               number(entry["ratio_to_stock"], "{:.2f}x")]
+               number(entry["ratio_to_stock"], "{:.2f}x"),
+               ratios.format_ratio(entry.get("time_ratio")) if name != "stock" else "1",
+               ratios.format_share(ratios.share_realized(
+                   (entry.get("time_ratio") or {}).get("ratio"), peer))
+               if name not in ("stock", peer_name) else "-"]
         if with_sync:
             row += [number(entry.get("median_ms_with_sync"), "{:.0f}"),
                     number(entry.get("ratio_to_stock_with_sync"), "{:.2f}x")]
@@ -632,6 +646,7 @@ def parse_arguments():
                         help="install diskus and gdu, measure nothing")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
+    run_record.add_arguments(parser)
     arguments = parser.parse_args()
     if arguments.rounds is None:
         arguments.rounds = QUICK_ROUNDS if arguments.quick else FULL_ROUNDS
@@ -678,6 +693,8 @@ def main():
     depths = arguments.depths or FULL_DEPTHS
     configs = configurations(depths)
     prefix = "coreutils" + ("-tiny" if arguments.tiny else "-quick" if arguments.quick else "")
+    record = run_record.begin("coreutils", DATA_DIR, DU_REQUEST_BYTES, arguments,
+                              arguments.rounds, FULL_ROUNDS, QUICK_ROUNDS)
     load_before = os.getloadavg()
     if load_before[0] > 1.5:
         say(f"warning: load average {load_before[0]:.2f}: other work is running, "
@@ -744,6 +761,9 @@ def main():
     print("\nEvery du run printed exactly stock du's lines; every copy was byte-identical to "
           "its source, with stock cp's mode, size, owner and group.")
 
+    run_record.finish(record, [entry.get("time_ratio")
+                               for _, _, _, summary in phases_of(all_results)
+                               for name, entry in summary.items() if name != "stock"])
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     plots = plot(all_results, prefix)
     output = results.write_json(RESULTS_DIR / f"{prefix}.json", {
@@ -766,7 +786,7 @@ def main():
             "peer_versions": {"diskus": DISKUS_VERSION},
             "peers_skipped": peer_notes,
         },
-        "machine": machine.describe_machine(DATA_DIR),
+        "run": record,
         "load_average_1min": {"before": load_before[0], "after": load_after[0],
                               "samples": context["load_averages"]},
         "cold_cache_method": context["cache_method"],
