@@ -562,7 +562,7 @@ def phase_results(results_data):
 
 
 def markdown_report(data):
-    """The tables of a results file as Markdown (for docs/BPTREE.md)."""
+    """The tables of a results file as Markdown."""
     def number(value, pattern):
         return "-" if value is None else pattern.format(value)
 

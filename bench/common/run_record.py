@@ -39,6 +39,9 @@ def begin(name, data_folder, request_bytes, arguments, rounds, rounds_default, r
     arguments.device_reference is False), prints the header to `stream`
     (default stdout) and returns the record."""
     stream = sys.stdout if stream is None else stream
+    # The folder's device and filesystem are those of its nearest existing
+    # parent until it exists: make it first.
+    os.makedirs(data_folder, exist_ok=True)
     record = {
         "benchmark": name,
         "started_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
