@@ -398,10 +398,13 @@ def build_page(results_dir, images_dir, page):
               ""]
     lines += cached_fraction_lines(loaded["cached_fraction"]) + [""]
     lines += ["## Regenerate", "",
-              "Each case: its command above (`--quick` for a few minutes; "
-              "`--no-device-reference` skips fio).  Then `./run bench report` rewrites this "
-              "page, its plots and the README's table from the files in bench/results.  The "
-              "history of earlier measurements is in bench/log/.", ""]
+              "On a quiet machine, each case (`--quick` for a few minutes; "
+              "`--no-device-reference` skips fio):", ""]
+    lines += [f"- `{command}` writes bench/results/{name}"
+              for name, command in CASE_FILES.values()]
+    lines += ["", "Then `./run bench report` rewrites this page, its plots and the README's "
+              "table from those files.  The history of earlier measurements is in "
+              "bench/log/.", ""]
     return "\n".join(lines), readme_table(readme_rows), plots
 
 
