@@ -136,6 +136,16 @@ def demo_rows(data):
     return rows
 
 
+def demo_summary(data):
+    """What the demo's results file measured, in a sentence."""
+    what = ("Random 8 KiB preads of a file of random bytes, one after the other; the plugin "
+            "issues the next ones ahead.")
+    if data and data.get("reads"):
+        what = (f"{data['reads']:,} random 8 KiB preads of a {data['size_mib']:,} MiB file, one "
+                "after the other; the plugin issues the next ones ahead.")
+    return what + " Cold: page cache dropped before every run; hot: file cached."
+
+
 def run_record_bound(data):
     return device_reference.time_ratio_bound(run_of(data).get("device_reference"))
 
@@ -352,13 +362,26 @@ def build_page(results_dir, images_dir, page):
     du_rows, cp_rows = coreutils_rows(loaded["coreutils"])
     studies = [
         ("Random reads (examples/random_read, `./run demo`)", "demo", demo_rows(loaded["demo"]),
-         "results-demo.png"),
-        ("du (GNU coreutils 9.1)", "coreutils", du_rows, "results-du.png"),
-        ("cp (GNU coreutils 9.1)", "coreutils", cp_rows, "results-cp.png"),
+         "results-demo.png", demo_summary(loaded["demo"])),
+        ("du (GNU coreutils 9.1)", "coreutils", du_rows, "results-du.png",
+         "`du TREE` over 100 directories of 1,000 files (wide-100k) and a generated "
+         "source-like tree of 49,643 files (deep); stock du against du linked with the plugin "
+         "that issues the stats of a directory's entries ahead ([COREUTILS](COREUTILS.md)). "
+         "Peer: diskus, a parallel du."),
+        ("cp (GNU coreutils 9.1)", "coreutils", cp_rows, "results-cp.png",
+         "`cp --reflink=never --sparse=never` of one 1 GiB file, one 2 GiB file and 8 files of "
+         "256 MiB, cold; the plugin issues the copy loop's reads ahead. Peer: stock cp's "
+         "copy_file_range."),
         ("B+-tree range scans (apps/bptree, degree 256)", "bptree",
-         bptree_rows(loaded["bptree"]), "results-bptree.png"),
+         bptree_rows(loaded["bptree"]), "results-bptree.png",
+         "Scans of 90% of the key range of a 1,638,400-key tree, built by random inserts "
+         "(leaves scattered) or bulk loaded (leaves in order); the plugin reads the leaf chain "
+         "ahead ([BPTREE](BPTREE.md))."),
         ("LevelDB Gets (YCSB-C, 1 KiB values)", "leveldb", leveldb_rows(loaded["leveldb"]),
-         "results-leveldb.png"),
+         "results-leveldb.png",
+         "YCSB-C Gets on a ~1 GiB database with the page cache limited to a share of it; the "
+         "plugin issues Version::Get's table reads ahead ([LEVELDB](LEVELDB.md)). Time ratio: "
+         "average Get latency."),
     ]
     relative = os.path.relpath(images_dir, Path(page).parent)
     lines = ["# Results", "",
@@ -378,8 +401,8 @@ def build_page(results_dir, images_dir, page):
     lines += [describe_run(case, loaded[case]) for case in CASE_FILES] + [""]
     plots = []
     readme_rows = []
-    for title, case, rows, image in studies:
-        lines += [f"## {title}", ""]
+    for title, case, rows, image, summary in studies:
+        lines += [f"## {title}", "", summary, ""]
         if not rows:
             lines += [f"No results: run `{CASE_FILES[case][1]}`.", ""]
             continue
