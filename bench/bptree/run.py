@@ -376,7 +376,7 @@ def measure_scans(phase, degree, path, ranges, configs, rounds, context):
         run_tool(None, None, ["scan", path, low, high], context["stats_file"],
                  context["messages"], f"{phase.key} degree {degree} warm-up")
     for round_index in range(rounds):
-        context["load_averages"].append(os.getloadavg()[0])
+        run_record.sample_load(context["record"])
         for range_index, (low, high) in enumerate(ranges):
             order = runs.alternating_order(configs, round_index * len(ranges) + range_index)
             for name, engine, depth in order:
@@ -410,7 +410,7 @@ def measure_loads(phase, degree, configs, rounds, context):
     measurements = Measurements(names, rounds)
     path = DATA_DIR / f"load-degree{degree}.db"
     for round_index in range(rounds):
-        context["load_averages"].append(os.getloadavg()[0])
+        run_record.sample_load(context["record"])
         for name, engine, depth in runs.alternating_order(configs, round_index):
             label = f"{phase.key} degree {degree} {name} round {round_index + 1}"
             if path.exists():
@@ -661,14 +661,10 @@ def main():
     output = arguments.output or RESULTS_DIR / f"{prefix}.json"
     record = run_record.begin("bptree", DATA_DIR, PAGE_BYTES, arguments, arguments.rounds,
                               FULL_ROUNDS, QUICK_ROUNDS)
-    load_before = os.getloadavg()
-    if load_before[0] > 1.5:
-        say(f"warning: load average {load_before[0]:.2f}: other work is running, "
-            "the figures will be noisy")
 
     started = time.monotonic()
     context = {"messages": {}, "cache_method": None, "scan_reference": {},
-               "load_reference": {}, "load_averages": [load_before[0]]}
+               "load_reference": {}, "record": record}
     all_results = {phase.key: {} for phase in PHASES
                    if any(phase.key in keys for keys in plan.values())}
     failure = None
@@ -710,8 +706,6 @@ def main():
             if context["progress"] is not None:
                 context["progress"].finish()
     elapsed = time.monotonic() - started
-    load_after = os.getloadavg()
-    context["load_averages"].append(load_after[0])
 
     if failure:
         print(f"\nFAILED, benchmark aborted: {failure}", file=sys.stderr)
@@ -724,8 +718,6 @@ def main():
     print(f"Cold runs: before each one, "
           f"{cache.describe_cache_drop(context['cache_method'])}.  O_DIRECT scans: nothing "
           "dropped.")
-    print(f"Load average (1 min): {min(context['load_averages']):.2f} .. "
-          f"{max(context['load_averages']):.2f} during the run.")
     print("Mrec/s: million records per second, median over rounds; ratio: to plain in this "
           "run; time ratio: time per record over plain's, median of the paired rounds, with "
           "its 95% interval; share of gain: (1 - time ratio) / (1 - the device's QD64 time "
@@ -766,8 +758,6 @@ def main():
                        "direct_io_environment": DIRECT_IO_ENVIRONMENT},
         "phases": {phase.key: phase._asdict() for phase in PHASES if phase.key in all_results},
         "run": record,
-        "load_average_1min": {"before": load_before[0], "after": load_after[0],
-                              "samples": context["load_averages"]},
         "cold_cache_method": context["cache_method"],
         "load_timing": "tool's elapsed_ms for the bulk load + os.fsync of the file by the "
                        "driver right after the tool exits",

@@ -300,10 +300,6 @@ def main():
                             else LEVELDB_CONFIGURATIONS)
     record = run_record.begin("cached_fraction", ROOT / "data", PAGE_BYTES, arguments, rounds,
                               FULL_ROUNDS, QUICK_ROUNDS)
-    load_before = os.getloadavg()
-    if load_before[0] > 1.5:
-        say(f"warning: load average {load_before[0]:.2f}: other work is running, "
-            "the figures will be noisy")
     started = time.monotonic()
     report = progress.Progress(len(fractions) * rounds * sum(len(configurations)
                                                              for _, configurations in plans.values()))

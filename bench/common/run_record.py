@@ -20,6 +20,9 @@ import sys
 from bench.common import device_reference, machine, ratios
 
 NO_DEVICE_REFERENCE = "--no-device-reference"
+# A 1-minute load average above this at start: other work is running and the
+# figures will be noisy (said on stderr; the run goes on).
+NOISY_LOAD = 1.5
 
 
 def add_arguments(parser):
@@ -48,7 +51,7 @@ def begin(name, data_folder, request_bytes, arguments, rounds, rounds_default, r
         "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
         "commit": machine.git_commit(),
         "machine": machine.describe_machine(data_folder),
-        "load_average": {"start": load_average(), "end": None},
+        "load_average": {"start": load_average(), "end": None, "samples": []},
         "rounds": rounds,
         "rounds_default": rounds_default,
         "rounds_quick": rounds_quick,
@@ -61,7 +64,16 @@ def begin(name, data_folder, request_bytes, arguments, rounds, rounds_default, r
         record["device_reference"] = {"skipped": NO_DEVICE_REFERENCE,
                                       "request_bytes": request_bytes}
     print_header(record, stream)
+    if record["load_average"]["start"][0] > NOISY_LOAD:
+        print(f"warning: load average {record['load_average']['start'][0]:.2f}: other work is "
+              "running, the figures will be noisy", file=sys.stderr, flush=True)
     return record
+
+
+def sample_load(record):
+    """Records the 1-minute load average now (benchmarks call it between
+    measurements; finish() reports the range)."""
+    record["load_average"]["samples"].append(round(os.getloadavg()[0], 2))
 
 
 def print_header(record, stream):
@@ -91,9 +103,10 @@ def finish(record, intervals, stream=None):
     intervals = [interval for interval in intervals if interval]
     record["intervals"] = ratios.describe_widths(intervals)
     load = record["load_average"]
+    during = [load["start"][0]] + load["samples"] + [load["end"][0]]
     print(f"\n{describe_rounds(record)}; {record['intervals']}", file=stream)
-    print(f"load average (1 min): {load['start'][0]:.2f} at start, {load['end'][0]:.2f} at end",
-          file=stream, flush=True)
+    print(f"load average (1 min): {load['start'][0]:.2f} at start, {load['end'][0]:.2f} at end, "
+          f"{min(during):.2f} .. {max(during):.2f} during the run", file=stream, flush=True)
     return record
 
 

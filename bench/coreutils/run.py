@@ -406,7 +406,7 @@ def measure_du(spec, tree, state, configs, peers, rounds, context):
     entries = [(name, engine, depth) for name, engine, depth in configs] + \
               [(name, "peer", None) for name in peer_argvs]
     for round_index in range(rounds):
-        context["load_averages"].append(os.getloadavg()[0])
+        run_record.sample_load(context["record"])
         for name, engine, depth in runs.alternating_order(entries, round_index):
             label = f"du {spec.key} {state} {name} round {round_index + 1}"
             if state == "cold":
@@ -452,7 +452,7 @@ def measure_cp(spec, sources, configs, rounds, context):
     foreactor_run("cp", list(CP_PLAIN_OPTIONS) + sources + [warm_up_target], None, None,
                   context["stats_file"], CP_GRAPH, f"cp {spec.key} warm-up")
     for round_index in range(rounds):
-        context["load_averages"].append(os.getloadavg()[0])
+        run_record.sample_load(context["record"])
         for name, engine, depth, options in runs.alternating_order(entries, round_index):
             label = f"cp {spec.key} {name} round {round_index + 1}"
             if copies_dir.exists():
@@ -695,14 +695,10 @@ def main():
     prefix = "coreutils" + ("-tiny" if arguments.tiny else "-quick" if arguments.quick else "")
     record = run_record.begin("coreutils", DATA_DIR, DU_REQUEST_BYTES, arguments,
                               arguments.rounds, FULL_ROUNDS, QUICK_ROUNDS)
-    load_before = os.getloadavg()
-    if load_before[0] > 1.5:
-        say(f"warning: load average {load_before[0]:.2f}: other work is running, "
-            "the figures will be noisy")
 
     started = time.monotonic()
     context = {"cache_method": None, "du_reference": {}, "peer_outputs": {},
-               "cp_metadata": {}, "load_averages": [load_before[0]], "progress": None}
+               "cp_metadata": {}, "record": record, "progress": None}
     all_results = {"du": {}, "cp": {}}
     tree_counts = {}
     failure = None
@@ -735,8 +731,6 @@ def main():
             if context["progress"] is not None:
                 context["progress"].finish()
     elapsed = time.monotonic() - started
-    load_after = os.getloadavg()
-    context["load_averages"].append(load_after[0])
     if failure:
         print(f"\nFAILED, benchmark aborted: {failure}", file=sys.stderr)
         return 1
@@ -745,8 +739,6 @@ def main():
           f"{', '.join(cp_plan) or 'nothing'}; {arguments.rounds} round(s); "
           f"{len(configs)} configurations alternating; {elapsed / 60:.1f} min in all.")
     print(f"Cold runs: before each one, {cache.describe_cache_drop(context['cache_method'])}.")
-    print(f"Load average (1 min): {min(context['load_averages']):.2f} .. "
-          f"{max(context['load_averages']):.2f} during the run.")
     for name, reason in peer_notes.items():
         print(f"Peer {name} skipped: {reason}")
     print()
@@ -787,8 +779,6 @@ def main():
             "peers_skipped": peer_notes,
         },
         "run": record,
-        "load_average_1min": {"before": load_before[0], "after": load_after[0],
-                              "samples": context["load_averages"]},
         "cold_cache_method": context["cache_method"],
         "elapsed_seconds": round(elapsed, 1),
         "results": all_results,
