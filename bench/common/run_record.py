@@ -8,7 +8,8 @@ A benchmark calls, in order:
     add_arguments(parser)                       --no-device-reference
     record = begin(name, data_folder, request_bytes, arguments, rounds,
                    rounds_default, rounds_quick)  prints the header
-    ... its rounds; ratios.paired_ratio() for each ratio ...
+    ... its rounds (sample_load(record) between measurements, if it likes);
+        ratios.paired_ratio() for each ratio ...
     finish(record, intervals)                   prints the footer; returns
                                                 record for data["run"]
 """
