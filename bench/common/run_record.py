@@ -92,7 +92,7 @@ def print_header(record, stream):
 def describe_rounds(record):
     quick = record["rounds_quick"]
     quick = "no --quick mode" if quick is None else f"--quick: {quick}"
-    return (f"rounds: {record['rounds']} paired, alternating (defaults: "
+    return (f"rounds: {record['rounds']} (defaults: "
             f"{record['rounds_default']}, {quick})")
 
 

@@ -113,7 +113,7 @@ def test_begin_and_finish_record_and_print_machine_commit_load_and_device(tmp_pa
     assert len(record["load_average"]["start"]) == 3
     header = stream.getvalue()
     for words in ("machine:", "commit:", "load average at start", "QD64 50.0k IOPS (5.0x QD1)",
-                  "rounds: 3 paired", "no --quick mode"):
+                  "rounds: 3 (defaults: 3, no --quick mode)"):
         assert words in header
     run_record.sample_load(record)
     run_record.finish(record, [{"ratio": 0.5, "low": 0.45, "high": 0.55, "pairs": 3}, None],
