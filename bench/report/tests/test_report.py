@@ -95,3 +95,25 @@ def test_the_committed_results_make_a_page_of_at_most_200_lines(tmp_path):
     text, _, _ = report.build_page(report.RESULTS_DIR, tmp_path / "images",
                                    tmp_path / "RESULTS.md")
     assert len(text.splitlines()) <= 200
+
+
+def test_du_is_read_against_diskus_and_leveldb_against_foreactor_bound():
+    coreutils = {"run": RUN, "results": {"du": {"wide-100k": {"cold": {
+        "stock": configuration(1.0, 1.0, 1.0),
+        "io_uring auto": configuration(0.8, 0.78, 0.83),
+        "threads auto": configuration(1.1, 1.05, 1.2),
+        "diskus": configuration(0.6, 0.58, 0.61)}}}, "cp": {}}}
+    du_rows, cp_rows = report.coreutils_rows(coreutils)
+    assert cp_rows == []
+    cells = {row.configuration: row.cells() for row in du_rows}
+    # (1 - 0.8) / (1 - 0.6) = 50%; slower than stock is a negative share.
+    assert cells["io_uring auto"][5:] == ["diskus 0.60x", "50%"]
+    assert cells["threads auto"][6] == "-25%"
+    leveldb = {"run": RUN, "points": [{
+        "sweep": "memory", "point": {"ratio": 10},
+        "bound": {"ratio": {"average": 0.9}},
+        "configurations": {"io_uring auto": configuration(0.95, 0.93, 0.97),
+                           "threads auto": configuration(1.0, 0.98, 1.02)}}]}
+    rows = report.leveldb_rows(leveldb)
+    assert rows[0].cells()[5:] == ["foreactor bound 0.90x", "50%"]
+    assert rows[1].cells()[6] == "0%"
