@@ -9,15 +9,19 @@ fully cached.  Every run must print the
 same checksum as the plain program: foreactor may change the time, nothing
 else.  Configurations alternate within each round; the table shows medians.
 
-Usage: demo.py [--size-mib N] [--reads N] [--rounds N] [--seed N]
+Usage: demo.py [--size-mib N] [--reads N] [--rounds N] [--seed N] [--output FILE]
+               [--no-device-reference]
        (or: ./run demo ...)
-Writes bench/results/demo.json.  Exits 1 if a run failed or a checksum
-differed.
+Prints and records (bench/common/run_record) the machine, the commit, the
+load and the device reference (fio, 8 KiB random reads at QD 1/16/64), and
+each configuration's time ratio to the plain program with its 95% interval
+over the paired rounds (bench/common/ratios); cold ratios stand next to the
+device's QD64 bound.  Writes bench/results/demo.json (or --output).  Exits 1
+if a run failed or a checksum differed.
 """
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -28,7 +32,7 @@ from pathlib import Path
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import cache, results, runs  # noqa: E402
+from bench.common import cache, ratios, results, run_record, runs  # noqa: E402
 
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 PROGRAM_DIR = BUILD_DIR / "examples" / "random_read"
@@ -37,6 +41,8 @@ FOREACTOR_PROGRAM = PROGRAM_DIR / "random_read_foreactor"
 DATA_FILE = ROOT / "data" / "random_read.dat"
 RESULTS = ROOT / "bench" / "results" / "demo.json"
 RUN_TIMEOUT_SECONDS = 300
+REQUEST_BYTES = 8192
+DEFAULT_ROUNDS = 3
 
 # (name, engine, depth); engine None is the program without foreactor.
 CONFIGURATIONS = [("plain", None, None)] + [
@@ -49,8 +55,12 @@ def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024, help="data file size (1024)")
     parser.add_argument("--reads", type=int, default=20_000, help="reads per run (20,000)")
-    parser.add_argument("--rounds", type=int, default=3, help="runs per configuration (3)")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help=f"paired rounds, every configuration once in each ({DEFAULT_ROUNDS})")
     parser.add_argument("--seed", type=int, default=42, help="seed of the offsets (42)")
+    parser.add_argument("--output", type=Path, default=RESULTS,
+                        help="results file (bench/results/demo.json)")
+    run_record.add_arguments(parser)
     arguments = parser.parse_args()
     if arguments.size_mib <= 0 or arguments.reads <= 0 or arguments.rounds <= 0:
         parser.error("--size-mib, --reads and --rounds must be positive")
@@ -118,7 +128,7 @@ def run_state(state, arguments, stats_file, reference, notes):
     """Runs every configuration `rounds` times, alternating; returns samples."""
     samples = {name: [] for name, _, _ in CONFIGURATIONS}
     for round_index in range(arguments.rounds):
-        for name, engine, depth in CONFIGURATIONS:
+        for name, engine, depth in runs.alternating_order(CONFIGURATIONS, round_index):
             if state == "cold":
                 notes["cache"] = drop_page_cache()
             outcome = run_once(engine, depth, arguments.reads, arguments.seed, stats_file)
@@ -139,12 +149,15 @@ def run_state(state, arguments, stats_file, reference, notes):
 
 
 def summarize(samples, reads):
-    """Per configuration: median ms, ratio to plain, share of reads served early.
+    """Per configuration: median ms, ratio to plain, its paired time ratio
+    with a 95% interval, share of reads served early.
 
-    Runs that failed or printed a wrong checksum count in no median."""
+    Runs that failed or printed a wrong checksum count in no median and drop
+    their pair."""
     summary = {}
-    good_times = {name: [o["ms"] for o in outcomes if "error" not in o]
-                  for name, outcomes in samples.items()}
+    round_times = {name: [None if "error" in o else o["ms"] for o in outcomes]
+                   for name, outcomes in samples.items()}
+    good_times = {name: [t for t in times if t is not None] for name, times in round_times.items()}
     medians = {name: statistics.median(times) for name, times in good_times.items() if times}
     plain = medians.get("plain")
     for name, outcomes in samples.items():
@@ -153,6 +166,7 @@ def summarize(samples, reads):
         summary[name] = {
             "median_ms": median,
             "ratio_to_plain": plain / median if plain and median else None,
+            "time_ratio": ratios.paired_ratio(round_times["plain"], round_times[name]),
             "served_early": statistics.median(consumed) / reads if consumed else None,
             "samples_ms": [o.get("ms") for o in outcomes],
             "errors": [o["error"] for o in outcomes if "error" in o],
@@ -167,17 +181,21 @@ def best_configuration(summary):
     return max(candidates) if candidates else None
 
 
-def print_table(state, summary):
+def print_table(state, summary, bound):
+    """`bound`: the device's QD64 time ratio for the cold table, else None."""
     print(f"\n{state} page cache")
-    header = f"  {'configuration':20} {'median ms':>10} {'plain/config':>13} {'served early':>13}"
+    header = (f"  {'configuration':20} {'median ms':>10} {'time ratio [95% interval]':>30} "
+              f"{'share of gain':>14} {'served early':>13}")
     print(header)
     print("  " + "-" * (len(header) - 2))
     for name, entry in summary.items():
         median = "failed" if entry["median_ms"] is None else f"{entry['median_ms']:.1f}"
-        ratio = "-" if entry["ratio_to_plain"] is None else f"{entry['ratio_to_plain']:.2f}x"
+        ratio = ratios.format_ratio(entry["time_ratio"]) if name != "plain" else "1"
+        share = ("-" if name == "plain" else
+                 ratios.format_share(ratios.share_realized(entry["time_ratio"]["ratio"], bound)))
         early = "-" if entry["served_early"] is None else f"{entry['served_early']:.0%}"
         flag = "  (errors)" if entry["errors"] else ""
-        print(f"  {name:20} {median:>10} {ratio:>13} {early:>13}{flag}")
+        print(f"  {name:20} {median:>10} {ratio:>30} {share:>14} {early:>13}{flag}")
 
 
 def describe_best(state, summary):
@@ -202,6 +220,9 @@ def main():
     if size_bytes < 8192:
         sys.exit("demo.py: --size-mib too small")
     make_data_file(size_bytes)
+    record = run_record.begin("demo", DATA_FILE.parent, REQUEST_BYTES, arguments,
+                              arguments.rounds, DEFAULT_ROUNDS, None)
+    bound = run_record.device_bound(record)
 
     started = time.monotonic()
     notes = {"cache": None, "messages": {}, "failures": []}
@@ -221,13 +242,14 @@ def main():
           f"pread after the other (seed {arguments.seed}); {arguments.rounds} round(s), the "
           f"{len(CONFIGURATIONS)} configurations alternating within each round; "
           f"{elapsed:.0f} s in all.")
-    print(f"Machine: {os.cpu_count()} CPUs, Linux {platform.release()}.")
     print(f"Cold runs: before each one, {cache.describe_cache_drop(notes['cache'])}.")
     print("Hot runs: the whole file was read once before, nothing was dropped.")
-    print("Columns: median time of read_blocks; plain/config > 1 means faster than plain; "
+    print("Columns: median time of read_blocks; time ratio: median over the rounds of "
+          "config/plain in the same round (< 1: faster), with its 95% bootstrap interval; "
+          "share of gain: (1 - ratio) / (1 - the device's QD64/QD1 time ratio), cold only; "
           "served early: share of reads answered by a result issued ahead of time.")
     for state in ("cold", "hot"):
-        print_table(state, summaries[state])
+        print_table(state, summaries[state], bound if state == "cold" else None)
     print()
     for state in ("cold", "hot"):
         print(describe_best(state, summaries[state]))
@@ -240,20 +262,22 @@ def main():
     for failure in notes["failures"]:
         print(f"FAILED: {failure}")
 
-    results.write_json(RESULTS, {
+    run_record.finish(record, [entry["time_ratio"] for summary in summaries.values()
+                               for name, entry in summary.items() if name != "plain"])
+    results.write_json(arguments.output, {
         "demo": "random_read",
         "file": str(DATA_FILE.relative_to(ROOT)),
         "size_mib": arguments.size_mib,
         "reads": arguments.reads,
         "seed": arguments.seed,
         "rounds": arguments.rounds,
-        "machine": {"nproc": os.cpu_count(), "kernel": platform.release()},
+        "run": record,
         "cold_cache_method": notes["cache"],
         "checksum": reference["checksum"],
         "results": summaries,
         "failures": notes["failures"],
     })
-    print(f"\nresults written to {RESULTS.relative_to(ROOT)}")
+    print(f"\nresults written to {arguments.output}")
     return 1 if notes["failures"] else 0
 
 

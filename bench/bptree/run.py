@@ -32,7 +32,8 @@ printed by the tool), or records loaded / (load time + fsync time); medians
 over rounds, ratio to plain.  Foreactor's statistics are kept per round.
 
 Usage: run.py [--quick] [--rounds N] [--scans N] [--seed N] [--degrees D,..]
-              [--depths N,..]            (or: ./run bench bptree [--quick])
+              [--depths N,..] [--output FILE] [--no-device-reference]
+                                         (or: ./run bench bptree [--quick])
        run.py --markdown RESULTS_JSON   (the tables of a past run, as Markdown)
 Full: degrees 64, 128, 256 and 510, every phase at each; depths 4, 16, 64, 256
 and auto; 3 rounds of 10 scans (about 32 minutes).
@@ -58,7 +59,7 @@ ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import cache, machine, progress, results, runs  # noqa: E402
+from bench.common import cache, progress, ratios, results, run_record, runs  # noqa: E402
 
 PLAIN_TOOL = BUILD_DIR / "apps" / "bptree" / "bptree"
 FOREACTOR_TOOL = BUILD_DIR / "apps" / "bptree" / "plugins" / "bptree_foreactor"
@@ -113,6 +114,7 @@ QUICK_PLAN = {256: [phase.key for phase in PHASES]}
 QUICK_DEPTHS = (64,)
 QUICK_ROUNDS = 2
 QUICK_SCANS = 5
+PAGE_BYTES = 8192  # BPTREE_PAGE_SIZE: the request size of the device reference
 
 
 class MismatchError(RuntimeError):
@@ -144,6 +146,10 @@ def parse_arguments():
                              "when the library accepts it")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
+    parser.add_argument("--output", type=Path,
+                        help="results file (bench/results/bptree.json; quick bptree-quick.json); "
+                             "the plots go next to it")
+    run_record.add_arguments(parser)
     arguments = parser.parse_args()
     if arguments.rounds is None:
         arguments.rounds = QUICK_ROUNDS if arguments.quick else FULL_ROUNDS
@@ -326,6 +332,7 @@ class Measurements:
             return values
 
         summary = {}
+        plain_times = ratios.inverse(throughputs("plain", True))
         plain = runs.median_or_none(throughputs("plain", True))
         plain_without_extra = runs.median_or_none(throughputs("plain", False))
         for name in self.records:
@@ -334,6 +341,8 @@ class Measurements:
             entry = {
                 "median_mrec_per_s": median,
                 "ratio_to_plain": runs.ratio_or_none(median, plain),
+                # Time per record (fsync included) over plain's, paired by round.
+                "time_ratio": ratios.paired_ratio(plain_times, ratios.inverse(per_round)),
                 "per_round_mrec_per_s": per_round,
                 "records_per_round": self.records[name],
                 "ms_per_round": self.milliseconds[name],
@@ -367,7 +376,7 @@ def measure_scans(phase, degree, path, ranges, configs, rounds, context):
         run_tool(None, None, ["scan", path, low, high], context["stats_file"],
                  context["messages"], f"{phase.key} degree {degree} warm-up")
     for round_index in range(rounds):
-        context["load_averages"].append(os.getloadavg()[0])
+        run_record.sample_load(context["record"])
         for range_index, (low, high) in enumerate(ranges):
             order = runs.alternating_order(configs, round_index * len(ranges) + range_index)
             for name, engine, depth in order:
@@ -401,7 +410,7 @@ def measure_loads(phase, degree, configs, rounds, context):
     measurements = Measurements(names, rounds)
     path = DATA_DIR / f"load-degree{degree}.db"
     for round_index in range(rounds):
-        context["load_averages"].append(os.getloadavg()[0])
+        run_record.sample_load(context["record"])
         for name, engine, depth in runs.alternating_order(configs, round_index):
             label = f"{phase.key} degree {degree} {name} round {round_index + 1}"
             if path.exists():
@@ -439,11 +448,16 @@ def format_count(value):
     return "-" if value is None else f"{value:,.0f}"
 
 
-def print_table(phase, per_degree):
+def print_table(phase, per_degree, device_bound):
+    """`device_bound`: the device's QD64 time ratio, shown against the scans
+    that read from the device (cold and direct), or None."""
     with_fsync = phase.operation == "load"
+    bound = device_bound if phase.operation == "scan" and phase.state != "hot" else None
     print(f"\n{phase.title}" + (" (Mrec/s and ratio include the fsync; no-sync: without)"
                                if with_fsync else ""))
     header = (f"  {'degree':>6} {'configuration':16} {'Mrec/s':>8} {'ratio':>7}"
+              + f" {'time ratio [95% interval]':>30}"
+              + f" {'share of gain':>13}"
               + (f" {'no-sync':>8} {'ratio':>7}" if with_fsync else "")
               + f" {'issued early':>13} {'consumed':>10} {'wasted':>8} {'mispred':>8}"
               + f" {'found cached':>12} {'from cache':>11}")
@@ -455,7 +469,9 @@ def print_table(phase, per_degree):
             ratio = entry["ratio_to_plain"]
             line = (f"  {degree:>6} {name:16} "
                     f"{'-' if median is None else f'{median:.2f}':>8} "
-                    f"{'-' if ratio is None else f'{ratio:.2f}x':>7}")
+                    f"{'-' if ratio is None else f'{ratio:.2f}x':>7}"
+                    f" {ratios.format_ratio(entry.get('time_ratio')) if name != 'plain' else '1':>30}"
+                    f" {share_text(entry, bound) if name != 'plain' else '-':>13}")
             if with_fsync:
                 without = entry.get("median_mrec_per_s_without_fsync")
                 ratio_without = entry.get("ratio_to_plain_without_fsync")
@@ -469,6 +485,12 @@ def print_table(phase, per_degree):
                      f" {format_count(stats.get('found_cached')):>12}"
                      f" {format_count(stats.get('served_from_cache')):>11}")
             print(line)
+
+
+def share_text(entry, bound):
+    """The share of the device's gain a configuration realizes, as text."""
+    return ratios.format_share(ratios.share_realized((entry.get("time_ratio") or {}).get("ratio"),
+                                                     bound))
 
 
 def best(summary, engine=None):
@@ -540,7 +562,7 @@ def phase_results(results_data):
 
 
 def markdown_report(data):
-    """The tables of a results file as Markdown (for docs/BPTREE.md)."""
+    """The tables of a results file as Markdown."""
     def number(value, pattern):
         return "-" if value is None else pattern.format(value)
 
@@ -581,7 +603,7 @@ def markdown_report(data):
     return "\n".join(lines) + "\n"
 
 
-def plot(all_results, prefix, configs):
+def plot(all_results, results_dir, prefix, configs):
     """One grouped bar chart per phase (groups: degrees); returns the paths."""
     import matplotlib
     matplotlib.use("Agg")
@@ -614,7 +636,7 @@ def plot(all_results, prefix, configs):
                     bbox_to_anchor=(0.5, -0.1))
         axes.margins(y=0.1)
         figure.tight_layout()
-        path = RESULTS_DIR / f"{prefix}-{key}.png"
+        path = results_dir / f"{prefix}-{key}.png"
         figure.savefig(path, dpi=120)
         plt.close(figure)
         paths.append(path)
@@ -636,14 +658,13 @@ def main():
     depths = arguments.depths or (QUICK_DEPTHS if arguments.quick else FULL_DEPTHS)
     ranges = scan_ranges(arguments.scans, arguments.seed)
     prefix = "bptree-quick" if arguments.quick else "bptree"
-    load_before = os.getloadavg()
-    if load_before[0] > 1.5:
-        say(f"warning: load average {load_before[0]:.2f}: other work is running, "
-            "the figures will be noisy")
+    output = arguments.output or RESULTS_DIR / f"{prefix}.json"
+    record = run_record.begin("bptree", DATA_DIR, PAGE_BYTES, arguments, arguments.rounds,
+                              FULL_ROUNDS, QUICK_ROUNDS)
 
     started = time.monotonic()
     context = {"messages": {}, "cache_method": None, "scan_reference": {},
-               "load_reference": {}, "load_averages": [load_before[0]]}
+               "load_reference": {}, "record": record}
     all_results = {phase.key: {} for phase in PHASES
                    if any(phase.key in keys for keys in plan.values())}
     failure = None
@@ -685,8 +706,6 @@ def main():
             if context["progress"] is not None:
                 context["progress"].finish()
     elapsed = time.monotonic() - started
-    load_after = os.getloadavg()
-    context["load_averages"].append(load_after[0])
 
     if failure:
         print(f"\nFAILED, benchmark aborted: {failure}", file=sys.stderr)
@@ -699,12 +718,13 @@ def main():
     print(f"Cold runs: before each one, "
           f"{cache.describe_cache_drop(context['cache_method'])}.  O_DIRECT scans: nothing "
           "dropped.")
-    print(f"Load average (1 min): {min(context['load_averages']):.2f} .. "
-          f"{max(context['load_averages']):.2f} during the run.")
     print("Mrec/s: million records per second, median over rounds; ratio: to plain in this "
-          "run; statistics: foreactor's counters per round (median), summed over the scans.")
+          "run; time ratio: time per record over plain's, median of the paired rounds, with "
+          "its 95% interval; share of gain: (1 - time ratio) / (1 - the device's QD64 time "
+          "ratio), for scans that read the device; statistics: foreactor's counters per round "
+          "(median), summed over the scans.")
     for key, per_degree in all_results.items():
-        print_table(PHASE_BY_KEY[key], per_degree)
+        print_table(PHASE_BY_KEY[key], per_degree, run_record.device_bound(record))
     targets = evaluate_targets(all_results)
     print("\nTargets of issue 3:")
     for target in targets:
@@ -718,9 +738,12 @@ def main():
           "trees, buffered and direct, plain and foreactor), and every load wrote a "
           "byte-identical file.")
 
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    plots = plot(all_results, prefix, configs)
-    output = results.write_json(RESULTS_DIR / f"{prefix}.json", {
+    run_record.finish(record, [entry.get("time_ratio") for per_degree in all_results.values()
+                               for summary in per_degree.values()
+                               for name, entry in summary.items() if name != "plain"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    plots = plot(all_results, output.parent, output.stem, configs)
+    output = results.write_json(output, {
         "benchmark": "bptree",
         "quick": arguments.quick,
         "command": "./run bench bptree" + (" --quick" if arguments.quick else ""),
@@ -734,9 +757,7 @@ def main():
                        "ranges": [[str(low), str(high)] for low, high in ranges],
                        "direct_io_environment": DIRECT_IO_ENVIRONMENT},
         "phases": {phase.key: phase._asdict() for phase in PHASES if phase.key in all_results},
-        "machine": machine.describe_machine(DATA_DIR),
-        "load_average_1min": {"before": load_before[0], "after": load_after[0],
-                              "samples": context["load_averages"]},
+        "run": record,
         "cold_cache_method": context["cache_method"],
         "load_timing": "tool's elapsed_ms for the bulk load + os.fsync of the file by the "
                        "driver right after the tool exits",
@@ -750,8 +771,7 @@ def main():
         "load_checks": {str(degree): value[0]
                         for degree, value in context["load_reference"].items()},
     })
-    print(f"\nresults written to {output.relative_to(ROOT)}; plots: "
-          + ", ".join(str(p.relative_to(ROOT)) for p in plots))
+    print(f"\nresults written to {output}; plots: " + ", ".join(str(p) for p in plots))
     return 0
 
 

@@ -16,9 +16,9 @@ Each round runs cache_probe once; the table shows, per way and region, the
 median over rounds of each round's median.  This is a measurement, not a
 test: nothing here fails because of a number.
 
-Usage: run.py [--quick] [--rounds N] [--probes N] [--region-mib N]
-       (or: ./run bench cache_probe [--quick])
-Writes bench/results/cache_probe.json.
+Usage: run.py [--quick] [--rounds N] [--probes N] [--region-mib N] [--output FILE]
+              [--no-device-reference]    (or: ./run bench cache_probe [--quick])
+Writes bench/results/cache_probe.json (or --output).
 """
 
 import argparse
@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import c_program, machine, results  # noqa: E402
+from bench.common import c_program, results, run_record  # noqa: E402
 
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 SOURCE = Path(__file__).resolve().parent / "cache_probe.c"
@@ -40,6 +40,9 @@ DATA_DIR = ROOT / "data" / "cache_probe"
 RESULTS = ROOT / "bench" / "results" / "cache_probe.json"
 WAYS = ["pread", "preadv2_nowait", "cachestat", "mincore_mapped", "mincore_map"]
 REGIONS = ["cached", "dropped"]
+PROBE_BYTES = 8192
+FULL_ROUNDS = 7
+QUICK_ROUNDS = 3
 
 
 def parse_arguments():
@@ -51,9 +54,12 @@ def parse_arguments():
                         help="probes per way of the cached region (20,000); the dropped region "
                              "gets one per MiB")
     parser.add_argument("--region-mib", type=int, help="size of each region in MiB (256; quick 64)")
+    parser.add_argument("--output", type=Path, default=RESULTS,
+                        help="results file (bench/results/cache_probe.json)")
+    run_record.add_arguments(parser)
     arguments = parser.parse_args()
     if arguments.rounds is None:
-        arguments.rounds = 3 if arguments.quick else 7
+        arguments.rounds = QUICK_ROUNDS if arguments.quick else FULL_ROUNDS
     if arguments.region_mib is None:
         arguments.region_mib = 64 if arguments.quick else 256
     if arguments.rounds <= 0 or arguments.probes <= 0 or arguments.region_mib <= 0:
@@ -111,6 +117,8 @@ def run_once(program, data_file, region_bytes, probes):
 def main():
     arguments = parse_arguments()
     program = build_program()
+    record = run_record.begin("cache_probe", DATA_DIR, PROBE_BYTES, arguments, arguments.rounds,
+                              FULL_ROUNDS, QUICK_ROUNDS)
     region_bytes = arguments.region_mib << 20
     data_file = prepare_file(DATA_DIR / f"probe-{arguments.region_mib}m.dat", 2 * region_bytes)
     samples = {}
@@ -147,15 +155,16 @@ def main():
     print()
     print("pread: the read itself, for reference.  preadv2_nowait: a hit is the read; a miss")
     print("fails with EAGAIN and may have started read-ahead.  The others read nothing.")
-    results.write_json(RESULTS, {
+    run_record.finish(record, [])
+    results.write_json(arguments.output, {
         "benchmark": "cache_probe",
         "rounds": arguments.rounds,
         "probes": arguments.probes,
         "region_mib": arguments.region_mib,
-        "machine": machine.describe_machine(DATA_DIR),
+        "run": record,
         "results": rows,
     })
-    print(f"results written to {RESULTS.relative_to(ROOT)}")
+    print(f"results written to {arguments.output}")
     return 0
 
 

@@ -41,10 +41,12 @@ from pathlib import Path
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import cache, machine, progress, results, runs  # noqa: E402
+from bench.common import cache, progress, ratios, results, run_record, runs  # noqa: E402
 
 RESULTS_DIR = ROOT / "bench" / "results"
 PAGE_BYTES = 8192
+FULL_ROUNDS = 3
+QUICK_ROUNDS = 2
 WARM_SEED = 11
 DEGREE = 256
 FULL_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -86,6 +88,7 @@ def parse_arguments():
                              "256 MiB), for trying things out")
     parser.add_argument("--output", help="results file (default "
                                          "bench/results/cached_fraction[-quick].json)")
+    run_record.add_arguments(parser)
     arguments = parser.parse_args()
     arguments.workloads = [name for name in arguments.workloads.split(",") if name]
     if not arguments.workloads or not set(arguments.workloads) <= set(WORKLOADS):
@@ -216,6 +219,7 @@ def fraction_summary(values, statistics, cached, configurations):
         summary[name] = {
             "values": values[name], "median": median,
             "speed_vs_plain": runs.ratio_or_none(plain, median),
+            "time_ratio": ratios.paired_ratio(values["plain"], values[name]),
             "mean_auto_depth": (sum(s.get("depth_window_sum", 0) for s in stats) / windows
                                 if windows else None),
             "statistics": runs.sum_counters(stats, ("issued_early", "consumed", "wasted",
@@ -230,7 +234,8 @@ def fraction_summary(values, statistics, cached, configurations):
 
 def print_table(title, unit, per_fraction, configurations):
     names = [name for name, _, _ in configurations]
-    print(f"\n{title} (median of runs, {unit}; speed vs plain = plain / this)\n")
+    print(f"\n{title} (median of runs, {unit}; speed vs plain = plain / this, "
+          "[95% interval over the paired rounds])\n")
     print("| cached (asked / measured) | " + " | ".join(names) + " |")
     print("|---" * (len(names) + 1) + "|")
     for fraction, entry in per_fraction.items():
@@ -240,7 +245,12 @@ def print_table(title, unit, per_fraction, configurations):
             result = entry["configurations"][name]
             cell = f"{result['median']:.1f}"
             if name != "plain" and result["speed_vs_plain"] is not None:
-                cell += f" ({result['speed_vs_plain']:.2f}x)"
+                cell += f" ({result['speed_vs_plain']:.2f}x"
+                interval = result.get("time_ratio") or {}
+                if interval.get("low") is not None:
+                    # The speed interval is the inverse of the time ratio's.
+                    cell += f" [{1 / interval['high']:.2f}, {1 / interval['low']:.2f}]"
+                cell += ")"
             if result.get("mean_auto_depth") is not None:
                 cell += f", depth ~{result['mean_auto_depth']:.0f}"
             cells.append(cell)
@@ -273,7 +283,7 @@ def plot(title, per_fraction, configurations, path):
 def main():
     arguments = parse_arguments()
     fractions = arguments.fractions or (QUICK_FRACTIONS if arguments.quick else FULL_FRACTIONS)
-    rounds = arguments.rounds or (2 if arguments.quick else 3)
+    rounds = arguments.rounds or (QUICK_ROUNDS if arguments.quick else FULL_ROUNDS)
     suffix = "-quick" if arguments.quick else ""
     plans = {}  # workload -> (module, configurations)
     if "bptree" in arguments.workloads:
@@ -288,10 +298,8 @@ def main():
         leveldb.build_drivers()
         plans["leveldb"] = (leveldb, LEVELDB_QUICK_CONFIGURATIONS if arguments.quick
                             else LEVELDB_CONFIGURATIONS)
-    load_before = os.getloadavg()
-    if load_before[0] > 1.5:
-        say(f"warning: load average {load_before[0]:.2f}: other work is running, "
-            "the figures will be noisy")
+    record = run_record.begin("cached_fraction", ROOT / "data", PAGE_BYTES, arguments, rounds,
+                              FULL_ROUNDS, QUICK_ROUNDS)
     started = time.monotonic()
     report = progress.Progress(len(fractions) * rounds * sum(len(configurations)
                                                              for _, configurations in plans.values()))
@@ -332,6 +340,10 @@ def main():
         print_table(title, result["unit"], result["per_fraction"], configurations)
         plot_paths.append(plot(title, result["per_fraction"], configurations,
                                output.with_name(f"cached_fraction{suffix}-{workload}.png")))
+    run_record.finish(record, [entry.get("time_ratio") for result in measured.values()
+                               for fraction in result["per_fraction"].values()
+                               for name, entry in fraction["configurations"].items()
+                               if name != "plain"])
     data = {
         "benchmark": "cached_fraction", "quick": arguments.quick, "rounds": rounds,
         "fractions": list(fractions),
@@ -341,8 +353,7 @@ def main():
                    "pages (random, seed 11, POSIX_FADV_RANDOM on the reading descriptor; for "
                    "LevelDB, of every file of the image), then one run (a scan; LevelDB: the Gets, no "
                    "memory limit); the cached share is measured with fincore"),
-        "machine": machine.describe_machine(ROOT / "data"),
-        "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
+        "run": record,
         "elapsed_seconds": round(time.monotonic() - started, 1),
     }
     if "bptree" in measured:

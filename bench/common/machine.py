@@ -26,7 +26,8 @@ def _memory_gib():
 
 
 def device_of(path):
-    """The block device holding `path` and its queue settings, as far as sysfs says."""
+    """The block device holding `path`, its model and queue settings, as far
+    as sysfs says."""
     try:
         device_number = os.stat(path).st_dev
     except OSError:
@@ -37,9 +38,17 @@ def device_of(path):
     if sys_dir.exists():
         resolved = sys_dir.resolve()
         info["name"] = resolved.name
-        queue = resolved / "queue"
-        if not queue.exists():  # a partition: the queue is its parent's
-            queue = resolved.parent / "queue"
+        disk = resolved if (resolved / "queue").exists() else resolved.parent  # a partition
+        queue = disk / "queue"
+        for detail in ("model", "vendor"):
+            try:
+                info[detail] = (disk / "device" / detail).read_text().strip()
+            except OSError:
+                pass
+        try:
+            info["size_gib"] = round(int((disk / "size").read_text()) * 512 / (1 << 30), 1)
+        except (OSError, ValueError):
+            pass
         for setting in ("rotational", "scheduler", "nr_requests", "read_ahead_kb",
                         "logical_block_size"):
             try:
@@ -47,6 +56,47 @@ def device_of(path):
             except OSError:
                 pass
     return info
+
+
+def filesystem_of(path, mountinfo="/proc/self/mountinfo"):
+    """{"mount_point", "type", "source"} of the mount holding `path` (the
+    longest mount point that is a prefix of its real path), or None."""
+    real = os.path.realpath(path)
+    best = None
+    try:
+        lines = Path(mountinfo).read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        # id parent major:minor root mount-point options [optional...] - type source super
+        fields = line.split()
+        if "-" not in fields:
+            continue
+        separator = fields.index("-")
+        mount_point = fields[4].replace("\\040", " ")
+        inside = real == mount_point or real.startswith(mount_point.rstrip("/") + "/")
+        if inside and (best is None or len(mount_point) >= len(best["mount_point"])):
+            best = {"mount_point": mount_point, "type": fields[separator + 1],
+                    "source": fields[separator + 2]}
+    return best
+
+
+def virtualization():
+    """What this machine runs inside: {"vm": ..., "container": ...} as
+    systemd-detect-virt says ("none" when it says none), else from the
+    hypervisor flag of /proc/cpuinfo; None entries when unknown."""
+    found = {"vm": None, "container": None}
+    for kind in ("vm", "container"):
+        try:
+            completed = subprocess.run(["systemd-detect-virt", f"--{kind}"],
+                                       capture_output=True, text=True, timeout=10)
+            found[kind] = completed.stdout.strip() or None
+        except (OSError, subprocess.SubprocessError):
+            pass
+    if found["vm"] is None:
+        flags = _first_line_with("/proc/cpuinfo", "flags") or ""
+        found["vm"] = "yes (cpuinfo hypervisor flag)" if "hypervisor" in flags.split() else None
+    return found
 
 
 def git_commit(root=ROOT):
@@ -67,7 +117,8 @@ def git_commit(root=ROOT):
 
 
 def describe_machine(data_path=ROOT):
-    """A dict describing this machine and the device under `data_path`."""
+    """A dict describing this machine, and the device and filesystem under
+    `data_path` (the commit and the load are recorded by run_record)."""
     return {
         "nproc": os.cpu_count(),
         "cpu": _first_line_with("/proc/cpuinfo", "model name"),
@@ -75,7 +126,25 @@ def describe_machine(data_path=ROOT):
         "kernel": platform.release(),
         "python": platform.python_version(),
         "root": os.geteuid() == 0,
+        "data_folder": str(data_path),
         "device": device_of(data_path),
-        "load_average": list(os.getloadavg()),
-        "git_commit": git_commit(),
+        "filesystem": filesystem_of(data_path),
+        "virtualization": virtualization(),
     }
+
+
+def describe(machine):
+    """The machine of describe_machine() in one line."""
+    device = machine.get("device") or {}
+    filesystem = machine.get("filesystem") or {}
+    virtual = machine.get("virtualization") or {}
+    inside = [value for value in (virtual.get("vm"), virtual.get("container"))
+              if value and value != "none"]
+    model = " ".join(filter(None, (device.get("vendor"), device.get("model"))))
+    disk = device.get("name", "?") + (f" ({model})" if model else "")
+    if device.get("rotational") is not None:
+        disk += ", rotational" if device["rotational"] == "1" else ", non-rotational"
+    return (f"{machine.get('cpu') or 'unknown CPU'}, {machine.get('nproc')} cores, "
+            f"{machine.get('memory_gib')} GiB, Linux {machine.get('kernel')}; "
+            f"data on {disk}, {filesystem.get('type', '?')} at {filesystem.get('mount_point', '?')}"
+            f"; {'inside ' + ' / '.join(inside) if inside else 'no virtualization detected'}")

@@ -20,7 +20,9 @@ only the variables of its own list, so a foreactor build runs with
 foreactor off unless the list has FOREACTOR=1.  Each program's list is
 printed beside its figures.
 Prints per program the median wall ms and the median CPU ms (user+sys,
-from wait4, microseconds), with ratios to the first program, and the load average.
+from wait4, microseconds), with ratios to the first program (for wall time
+also the paired ratio with its 95% interval, bench/common/ratios), and the
+load average.
 """
 import argparse
 import filecmp
@@ -29,6 +31,11 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.common import ratios  # noqa: E402
 
 
 def run_once(argv, environment):
@@ -106,11 +113,14 @@ def main():
     print(f"{'hot' if not options.cold else 'cold'}, {options.rounds} rounds, "
           f"{'cp' if options.copy else 'du'} {' '.join(du_args)} {' '.join(operands)}, "
           f"load {os.getloadavg()}")
+    first = programs[0][0]
     for name, _, _, variables in programs:
         wall = statistics.median(walls[name])
         cpu = statistics.median(cpus[name])
-        print(f"  {name:24s} wall {wall:7.1f} ms {wall / base_wall:5.2f}x   "
-              f"cpu {cpu:7.1f} ms {cpu / base_cpu:5.2f}x   {variables or '(no variables)'}")
+        paired = ratios.format_ratio(ratios.paired_ratio(walls[first], walls[name]))
+        print(f"  {name:24s} wall {wall:7.1f} ms {wall / base_wall:5.2f}x "
+              f"(paired {paired})   cpu {cpu:7.1f} ms {cpu / base_cpu:5.2f}x   "
+              f"{variables or '(no variables)'}")
 
 
 if __name__ == "__main__":

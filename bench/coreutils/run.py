@@ -34,8 +34,9 @@ round to the next: stock; foreactor io_uring and threads at depths 4, 16, 64
 and auto (du-foreactor's plugin also asks for walk-ahead).  du also runs the
 programs as Debian installs them, with no plugin: /usr/bin/du and
 `/usr/bin/find TREE -size +1k`, each plain and under `foreactor run
---walk-ahead` (ratios of find to plain find).  Times are wall-clock milliseconds of the whole process; medians
-over rounds; ratio = time / stock time (below 1 is faster).
+--walk-ahead` (ratios of find to plain find).  Times are wall-clock
+milliseconds of the whole process; medians over rounds; ratio = time /
+stock time (below 1 is faster).
 
 Usage: run.py [--quick] [--tiny] [--rounds N] [--depths N,..] [--only du|cp]
        run.py --setup-peers          (install diskus and gdu, nothing else)
@@ -62,7 +63,7 @@ ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import cache, machine, progress, results, runs  # noqa: E402
+from bench.common import cache, progress, ratios, results, run_record, runs  # noqa: E402
 
 BIN_DIR = ROOT / "third_party" / "coreutils-bin"
 BUILD_SCRIPT = ROOT / "apps" / "coreutils" / "build.sh"
@@ -75,6 +76,10 @@ FULL_DEPTHS = (4, 16, 64)
 AUTO_DEPTH = "auto"
 FULL_ROUNDS = 3
 QUICK_ROUNDS = 2
+PEERS_READ_AGAINST = ("diskus", "stock copy_file_range")
+# The device reference's request size: du's reads are inode and directory
+# blocks of the filesystem (4 KiB).
+DU_REQUEST_BYTES = 4096
 RUN_TIMEOUT_SECONDS = 900
 DU_GRAPH = "du_stat_entries"
 CP_GRAPH = "cp_copy_chunks"
@@ -397,10 +402,13 @@ class Samples:
         summary = {}
         for name, values in self.milliseconds.items():
             median = runs.median_or_none(values)
-            baseline = plain_find if SYSTEM_CONFIGS.get(name, (0, 0, 0, ""))[3] == "find" else stock
+            is_find = SYSTEM_CONFIGS.get(name, (0, 0, 0, ""))[3] == "find"
+            baseline = plain_find if is_find else stock
+            baseline_samples = self.milliseconds["find" if is_find else "stock"]
             entry = {"median_ms": median, "ratio_to_stock": runs.ratio_or_none(median, baseline),
+                     "time_ratio": ratios.paired_ratio(baseline_samples, values),
                      "ms_per_round": values}
-            if baseline is plain_find:
+            if is_find:
                 entry["ratio_is_to"] = "find"
             syncs = self.sync_milliseconds[name]
             if any(value is not None for value in syncs):
@@ -434,7 +442,7 @@ def measure_du(spec, tree, state, configs, peers, rounds, context):
               [(name, "peer", None) for name in peer_argvs] + \
               [(name, "system", None) for name in SYSTEM_CONFIGS]
     for round_index in range(rounds):
-        context["load_averages"].append(os.getloadavg()[0])
+        run_record.sample_load(context["record"])
         for name, engine, depth in runs.alternating_order(entries, round_index):
             label = f"du {spec.key} {state} {name} round {round_index + 1}"
             if state == "cold":
@@ -493,7 +501,7 @@ def measure_cp(spec, sources, configs, rounds, context):
     foreactor_run("cp", list(CP_PLAIN_OPTIONS) + sources + [warm_up_target], None, None,
                   context["stats_file"], CP_GRAPH, f"cp {spec.key} warm-up")
     for round_index in range(rounds):
-        context["load_averages"].append(os.getloadavg()[0])
+        run_record.sample_load(context["record"])
         for name, engine, depth, options in runs.alternating_order(entries, round_index):
             label = f"cp {spec.key} {name} round {round_index + 1}"
             if copies_dir.exists():
@@ -593,7 +601,12 @@ def format_count(value):
 
 
 def table_lines(title, summary, with_sync=False):
-    header = ["configuration", "ms", "ratio"]
+    # The peer whose gain foreactor is read against: diskus for du, stock
+    # cp's copy_file_range for cp.
+    peer_name = next((name for name in PEERS_READ_AGAINST if name in summary), None)
+    peer = (summary[peer_name].get("time_ratio") or {}).get("ratio") if peer_name else None
+    header = ["configuration", "ms", "ratio", "paired ratio [95% interval]",
+              f"share of {peer_name or 'peer'}'s gain"]
     if with_sync:
         header += ["ms + sync", "ratio"]
     header += ["issued early", "consumed", "mispredicted"]
@@ -603,7 +616,11 @@ def table_lines(title, summary, with_sync=False):
         def number(value, pattern):
             return "-" if value is None else pattern.format(value)
         row = [name, number(entry["median_ms"], "{:.0f}"),
-               number(entry["ratio_to_stock"], "{:.2f}x")]
+               number(entry["ratio_to_stock"], "{:.2f}x"),
+               ratios.format_ratio(entry.get("time_ratio")) if name != "stock" else "1",
+               ratios.format_share(ratios.share_realized(
+                   (entry.get("time_ratio") or {}).get("ratio"), peer))
+               if name not in ("stock", peer_name) else "-"]
         if with_sync:
             row += [number(entry.get("median_ms_with_sync"), "{:.0f}"),
                     number(entry.get("ratio_to_stock_with_sync"), "{:.2f}x")]
@@ -698,6 +715,7 @@ def parse_arguments():
                         help="install diskus and gdu, measure nothing")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
+    run_record.add_arguments(parser)
     arguments = parser.parse_args()
     if arguments.rounds is None:
         arguments.rounds = QUICK_ROUNDS if arguments.quick else FULL_ROUNDS
@@ -744,14 +762,12 @@ def main():
     depths = arguments.depths or FULL_DEPTHS
     configs = configurations(depths)
     prefix = "coreutils" + ("-tiny" if arguments.tiny else "-quick" if arguments.quick else "")
-    load_before = os.getloadavg()
-    if load_before[0] > 1.5:
-        say(f"warning: load average {load_before[0]:.2f}: other work is running, "
-            "the figures will be noisy")
+    record = run_record.begin("coreutils", DATA_DIR, DU_REQUEST_BYTES, arguments,
+                              arguments.rounds, FULL_ROUNDS, QUICK_ROUNDS)
 
     started = time.monotonic()
     context = {"cache_method": None, "du_reference": {}, "peer_outputs": {},
-               "cp_metadata": {}, "load_averages": [load_before[0]], "progress": None}
+               "cp_metadata": {}, "record": record, "progress": None}
     all_results = {"du": {}, "cp": {}}
     tree_counts = {}
     failure = None
@@ -784,8 +800,6 @@ def main():
             if context["progress"] is not None:
                 context["progress"].finish()
     elapsed = time.monotonic() - started
-    load_after = os.getloadavg()
-    context["load_averages"].append(load_after[0])
     if failure:
         print(f"\nFAILED, benchmark aborted: {failure}", file=sys.stderr)
         return 1
@@ -794,8 +808,6 @@ def main():
           f"{', '.join(cp_plan) or 'nothing'}; {arguments.rounds} round(s); "
           f"{len(configs)} configurations alternating; {elapsed / 60:.1f} min in all.")
     print(f"Cold runs: before each one, {cache.describe_cache_drop(context['cache_method'])}.")
-    print(f"Load average (1 min): {min(context['load_averages']):.2f} .. "
-          f"{max(context['load_averages']):.2f} during the run.")
     for name, reason in peer_notes.items():
         print(f"Peer {name} skipped: {reason}")
     print()
@@ -810,6 +822,9 @@ def main():
     print("\nEvery du run printed exactly stock du's lines; every copy was byte-identical to "
           "its source, with stock cp's mode, size, owner and group.")
 
+    run_record.finish(record, [entry.get("time_ratio")
+                               for _, _, _, summary in phases_of(all_results)
+                               for name, entry in summary.items() if name != "stock"])
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     plots = plot(all_results, prefix)
     output = results.write_json(RESULTS_DIR / f"{prefix}.json", {
@@ -832,9 +847,7 @@ def main():
             "peer_versions": {"diskus": DISKUS_VERSION},
             "peers_skipped": peer_notes,
         },
-        "machine": machine.describe_machine(DATA_DIR),
-        "load_average_1min": {"before": load_before[0], "after": load_after[0],
-                              "samples": context["load_averages"]},
+        "run": record,
         "cold_cache_method": context["cache_method"],
         "elapsed_seconds": round(elapsed, 1),
         "results": all_results,

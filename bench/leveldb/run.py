@@ -60,7 +60,7 @@ BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench.common import cache, machine, progress, results, runs  # noqa: E402
+from bench.common import cache, progress, ratios, results, run_record, runs  # noqa: E402
 import images  # noqa: E402
 import memory  # noqa: E402
 
@@ -83,6 +83,10 @@ ALL_SWEEPS = {
 }
 DEFAULT_POINT = {"ratio": 10, "value_size": 1024, "threads": 1, "workload": "c"}
 QUICK_IMAGE_BYTES = 256 << 20
+DEFAULT_ROUNDS = 3
+# LevelDB's table block size (4 KiB, uncompressed): the request size of the
+# device reference.
+BLOCK_BYTES = 4096
 # The Python tool and perf that run around the driver under --bound (about
 # 20 MiB resident, and perf's buffers), so the page cache share stays the
 # point's.
@@ -120,9 +124,10 @@ def parse_arguments():
     parser.add_argument("--output", help="results file (default bench/results/leveldb[-quick].json)")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
+    run_record.add_arguments(parser)
     arguments = parser.parse_args()
     if arguments.rounds is None:
-        arguments.rounds = 3
+        arguments.rounds = DEFAULT_ROUNDS
     try:
         arguments.depths = [depth if depth == "auto" else int(depth)
                             for depth in arguments.depths.split(",") if depth]
@@ -337,6 +342,10 @@ def run_point(sweep, point, arguments, tick, cold_reports):
         entry = result["configurations"][name]
         entry["ratio_to_plain"] = {metric: runs.ratio_or_none(entry["median"][metric], plain[metric])
                                    for metric in METRICS}
+        # Average Get latency over plain's, paired by round.
+        entry["time_ratio"] = ratios.paired_ratio(
+            [s["latency_us"]["average"] for s in samples["plain"]],
+            [s["latency_us"]["average"] for s in samples[name]])
     return result
 
 
@@ -353,14 +362,23 @@ def bound_line(figures):
             f"({figures['share_in_calls']:.0%} of Get time in pread)")
 
 
+def bound_share(entry, config):
+    """The share of the gain `foreactor bound` allows (average latency) that a
+    configuration realizes at a point, as text ('-' without a bound)."""
+    bound = ((entry.get("bound") or {}).get("ratio") or {}).get("average")
+    return ratios.format_share(ratios.share_realized(
+        (config.get("time_ratio") or {}).get("ratio"), bound))
+
+
 def markdown(data):
     """Tables of a results dict, one per sweep, and the bounds measured."""
     lines = []
     for sweep in dict.fromkeys(entry["sweep"] for entry in data["points"]):
         lines += [f"### {sweep}", "",
-                  "| point | configuration | avg µs | p50 µs | p99 µs | ops/s | avg x | p99 x | "
-                  "early | consumed | wasted | mispredicted |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| point | configuration | avg µs | p50 µs | p99 µs | ops/s | avg x | "
+                  "paired avg x [95%] | share of bound's gain | p99 x | early | consumed | "
+                  "wasted | mispredicted |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for entry in data["points"]:
             if entry["sweep"] != sweep:
                 continue
@@ -370,7 +388,9 @@ def markdown(data):
                 lines.append(
                     f"| {point_label(entry['point'])} | {name} | {median['average']:.0f} | "
                     f"{median['p50']:.0f} | {median['p99']:.0f} | {median['throughput']:.0f} | "
-                    f"{ratio['average']:.2f} | {ratio['p99']:.2f} | "
+                    f"{ratio['average']:.2f} | {ratios.format_ratio(config.get('time_ratio'))} | "
+                    f"{bound_share(entry, config) if name != 'plain' else '-'} | "
+                    f"{ratio['p99']:.2f} | "
                     f"{stats.get('issued_early', '')} | {stats.get('consumed', '')} | "
                     f"{stats.get('wasted', '')} | {stats.get('mispredicted', '')} |")
         lines.append("")
@@ -432,6 +452,8 @@ def main():
         print(markdown(json.loads(Path(arguments.markdown).read_text())))
         return
     build_drivers()
+    record = run_record.begin("leveldb", RUN_DIR.parent, BLOCK_BYTES, arguments,
+                              arguments.rounds, DEFAULT_ROUNDS, DEFAULT_ROUNDS)
     if memory.available() == "none":
         say("run.py: no memory cgroup can be made here: runs below 100% are NOT limited")
     plan = points(arguments)
@@ -439,7 +461,7 @@ def main():
     meter = progress.Progress(total)
     cold_reports = set()
     started = time.time()
-    data = {"benchmark": "leveldb", "quick": arguments.quick, "machine": machine.describe_machine(),
+    data = {"benchmark": "leveldb", "quick": arguments.quick, "run": record,
             "settings": {"rounds": arguments.rounds, "ops": arguments.ops,
                          "records": arguments.records, "allowance_mib": arguments.allowance_mib,
                          "cold": arguments.cold, "memory_cgroup": memory.available(),
@@ -453,12 +475,14 @@ def main():
     meter.finish()
     data["cache_drop"] = sorted(cache.describe_cache_drop(report) for report in cold_reports)
     data["seconds"] = time.time() - started
-    data["load_average_after"] = list(os.getloadavg())
     name = "leveldb-quick" if arguments.quick else "leveldb"
     output = Path(arguments.output) if arguments.output else RESULTS_DIR / f"{name}.json"
+    print(markdown(data))
+    run_record.finish(record, [config.get("time_ratio") for entry in data["points"]
+                               for name, config in entry["configurations"].items()
+                               if name != "plain"])
     results.write_json(output, data)
     plots = plot(data, output.with_suffix(""))
-    print(markdown(data))
     say(f"run.py: results in {output}; plots: {', '.join(str(p) for p in plots)}")
 
 

@@ -3,7 +3,8 @@
  *
  *   overhead CALL MODE COUNT FILE
  *
- *   CALL   pread (1 byte at offset 0 of FILE) or fstat (of FILE)
+ *   CALL   pread (1 byte at offset 0 of FILE), fstat (of FILE) or fstatat
+ *          (AT_FDCWD, FILE's path: a stat by path, as du makes)
  *   MODE   plain     the bare loop; the environment decides the rest:
  *                    no library, LD_PRELOAD with FOREACTOR unset, or
  *                    FOREACTOR=1 with no scope open
@@ -40,7 +41,13 @@
 
 enum { kWarmUpCalls = 10000 };
 
-typedef enum { CALL_PREAD, CALL_FSTAT } call_kind;
+typedef enum { CALL_PREAD, CALL_FSTAT, CALL_FSTATAT } call_kind;
+
+/* The file every call of a run is about: open (pread, fstat) and by path (fstatat). */
+typedef struct {
+  int fd;
+  const char *path;
+} call_target;
 typedef enum { MODE_PLAIN, MODE_FOREIGN, MODE_MATCHING, MODE_SCOPED, MODE_GATED } run_mode;
 
 /* The parts of the C API this program uses, found in the preloaded library. */
@@ -87,7 +94,8 @@ static int find_api(foreactor_api *api) {
 
 /* What the graph callbacks need to know about one run of the loop. */
 typedef struct {
-  int fd;
+  call_kind call;
+  call_target target;
   uint64_t count;
 } loop_state;
 
@@ -95,9 +103,15 @@ static foreactor_readiness loop_call_arguments(const foreactor_visit *visit,
                                                foreactor_call *call) {
   const loop_state *state = visit->scope_state;
   if (visit->iteration[0] >= state->count) return FOREACTOR_NEVER;
-  call->fd = state->fd;
-  call->length = 1;
-  call->offset = 0;
+  if (state->call == CALL_FSTATAT) {
+    call->fd = AT_FDCWD;
+    call->path = state->target.path;
+    call->flags = 0;
+  } else {
+    call->fd = state->target.fd;
+    call->length = 1;
+    call->offset = 0;
+  }
   return FOREACTOR_READY;
 }
 
@@ -129,7 +143,9 @@ static foreactor_graph *build_graph(const foreactor_api *api, run_mode mode, cal
   } else {
     graph = api->graph_create("overhead_matching");
     if (graph == NULL) return NULL;
-    foreactor_call_type type = call == CALL_PREAD ? FOREACTOR_CALL_PREAD : FOREACTOR_CALL_FSTAT;
+    foreactor_call_type type = call == CALL_PREAD   ? FOREACTOR_CALL_PREAD
+                               : call == CALL_FSTAT ? FOREACTOR_CALL_FSTAT
+                                                    : FOREACTOR_CALL_FSTATAT;
     int call_node = api->add_syscall(graph, "loop_call", type, loop_call_arguments, NULL, NULL);
     int more = api->add_branch(graph, "more", loop_more_choice, NULL);
     api->set_next(graph, FOREACTOR_START_NODE, call_node, 0);
@@ -145,15 +161,17 @@ static foreactor_graph *build_graph(const foreactor_api *api, run_mode mode, cal
 }
 
 /* Makes `count` calls; returns how many of them failed. */
-static uint64_t run_loop(call_kind call, int fd, uint64_t count) {
+static uint64_t run_loop(call_kind call, call_target target, uint64_t count) {
   uint64_t failures = 0;
   char byte;
   struct stat status;
   for (uint64_t i = 0; i < count; i++) {
     if (call == CALL_PREAD) {
-      failures += pread(fd, &byte, 1, 0) != 1;
+      failures += pread(target.fd, &byte, 1, 0) != 1;
+    } else if (call == CALL_FSTAT) {
+      failures += fstat(target.fd, &status) != 0;
     } else {
-      failures += fstat(fd, &status) != 0;
+      failures += fstatat(AT_FDCWD, target.path, &status, 0) != 0;
     }
   }
   return failures;
@@ -161,29 +179,29 @@ static uint64_t run_loop(call_kind call, int fd, uint64_t count) {
 
 /* One scope per call (MODE_SCOPED), or per call the gate opens for. */
 static uint64_t run_scope_per_call(const foreactor_api *api, foreactor_graph *graph, int gated,
-                                   call_kind call, int fd, uint64_t count) {
+                                   call_kind call, call_target target, uint64_t count) {
   uint64_t failures = 0;
-  loop_state state = {fd, 1};
+  loop_state state = {call, target, 1};
   for (uint64_t i = 0; i < count; i++) {
     if (gated && !api->scope_gate(graph)) {
-      failures += run_loop(call, fd, 1);
+      failures += run_loop(call, target, 1);
       continue;
     }
     api->scope_enter(graph, &state);
-    failures += run_loop(call, fd, 1);
+    failures += run_loop(call, target, 1);
     api->scope_exit(graph);
   }
   return failures;
 }
 
 static uint64_t run_once(const foreactor_api *api, foreactor_graph *graph, run_mode mode,
-                         call_kind call, int fd, uint64_t count) {
+                         call_kind call, call_target target, uint64_t count) {
   if (mode == MODE_SCOPED || mode == MODE_GATED) {
-    return run_scope_per_call(api, graph, mode == MODE_GATED, call, fd, count);
+    return run_scope_per_call(api, graph, mode == MODE_GATED, call, target, count);
   }
-  loop_state state = {fd, count};
+  loop_state state = {call, target, count};
   if (graph != NULL) api->scope_enter(graph, &state);
-  uint64_t failures = run_loop(call, fd, count);
+  uint64_t failures = run_loop(call, target, count);
   if (graph != NULL) api->scope_exit(graph);
   return failures;
 }
@@ -195,7 +213,8 @@ static double now_ns(void) {
 }
 
 static int usage(const char *program) {
-  fprintf(stderr, "usage: %s pread|fstat plain|foreign|matching|scoped|gated COUNT FILE\n",
+  fprintf(stderr,
+          "usage: %s pread|fstat|fstatat plain|foreign|matching|scoped|gated COUNT FILE\n",
           program);
   return 2;
 }
@@ -207,6 +226,8 @@ int main(int argc, char **argv) {
     call = CALL_PREAD;
   } else if (strcmp(argv[1], "fstat") == 0) {
     call = CALL_FSTAT;
+  } else if (strcmp(argv[1], "fstatat") == 0) {
+    call = CALL_FSTATAT;
   } else {
     return usage(argv[0]);
   }
@@ -228,8 +249,8 @@ int main(int argc, char **argv) {
   unsigned long long count = strtoull(argv[3], &end, 10);
   if (end == argv[3] || *end != '\0' || count == 0) return usage(argv[0]);
 
-  int fd = open(argv[4], O_RDONLY);
-  if (fd < 0) {
+  call_target target = {open(argv[4], O_RDONLY), argv[4]};
+  if (target.fd < 0) {
     perror(argv[4]);
     return 1;
   }
@@ -241,13 +262,13 @@ int main(int argc, char **argv) {
     if (graph == NULL) return 1;
   }
 
-  uint64_t failures = run_once(&api, graph, mode, call, fd, kWarmUpCalls);
+  uint64_t failures = run_once(&api, graph, mode, call, target, kWarmUpCalls);
   double start = now_ns();
-  failures += run_once(&api, graph, mode, call, fd, count);
+  failures += run_once(&api, graph, mode, call, target, count);
   double elapsed = now_ns() - start;
 
   printf("ns_per_call %.2f\n", elapsed / (double)count);
-  close(fd);
+  close(target.fd);
   if (failures != 0) {
     fprintf(stderr, "overhead: %llu calls failed\n", (unsigned long long)failures);
     return 1;

@@ -2,8 +2,8 @@
 """Micro-benchmark of what foreactor costs per intercepted call.
 
 Runs bench/overhead/overhead.c (built here, with the system C compiler, into
-the build directory) in five situations, for cached 1-byte preads and for
-fstats:
+the build directory) in these situations, for each call type: cached 1-byte
+preads, fstats, and fstatats by path:
 
   a  no library
   b  libforeactor.so preloaded, FOREACTOR unset
@@ -13,18 +13,23 @@ fstats:
   f  FOREACTOR=1, depth 0, a scope entered and left around every call
   g  FOREACTOR=1, automatic depth, the scope gate asked before every call
      (cached data: the gate finds that scopes do not pay and keeps them shut)
+  h-k  FOREACTOR=1, inside a scope whose graph matches every call, each
+     engine (io_uring, threads) at depth 4 and at the automatic depth: the
+     per-call cost of issuing ahead (or of deciding not to) on cached data
 
 Each situation runs --runs times, alternating with the others, and the table
-shows the median nanoseconds per call and the difference to (a).  This is a
-measurement, not a test: nothing here fails because of a number.
+shows the median nanoseconds per call, the difference to (a) and the paired
+time ratio to (a) with its 95% interval; a second table gives the cost inside
+a scope per call type and engine.  This is a measurement, not a test: nothing
+here fails because of a number.
 
-Usage: run.py [--quick] [--calls N] [--runs N]   (or: ./run bench overhead)
+Usage: run.py [--quick] [--calls N] [--runs N] [--output FILE] [--no-device-reference]
+       (or: ./run bench overhead)
 """
 
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -36,7 +41,7 @@ from pathlib import Path
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import c_program  # noqa: E402
+from bench.common import c_program, ratios, results, run_record, runs  # noqa: E402
 
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 SOURCE = Path(__file__).resolve().parent / "overhead.c"
@@ -53,8 +58,18 @@ CASES = [
     ("f", "a scope per call, depth 0", "scoped", True,
      {"FOREACTOR": "1", "FOREACTOR_DEPTH": "0"}),
     ("g", "scope gate per call, automatic depth", "gated", True, {"FOREACTOR": "1"}),
+] + [
+    (key, f"scope, {engine} depth {depth}, every call matches", "matching", True,
+     {"FOREACTOR": "1", "FOREACTOR_ENGINE": engine, "FOREACTOR_DEPTH": str(depth)})
+    for key, engine, depth in (("h", "io_uring", 4), ("i", "io_uring", "auto"),
+                               ("j", "threads", 4), ("k", "threads", "auto"))
 ]
-CALLS = ["pread", "fstat"]
+CALLS = ["pread", "fstat", "fstatat"]
+# The table of the cost inside a scope: (column, case key).
+SCOPE_COLUMNS = [("depth 0", "e"), ("io_uring 4", "h"), ("io_uring auto", "i"),
+                 ("threads 4", "j"), ("threads auto", "k")]
+FULL_RUNS = 5
+QUICK_RUNS = 3
 
 
 def parse_arguments():
@@ -63,11 +78,14 @@ def parse_arguments():
                         help="200,000 calls and 3 runs instead of 2,000,000 and 5")
     parser.add_argument("--calls", type=int, help="calls per measurement")
     parser.add_argument("--runs", type=int, help="measurements per situation")
+    parser.add_argument("--output", type=Path, default=RESULTS,
+                        help="results file (bench/results/overhead.json)")
+    run_record.add_arguments(parser)
     arguments = parser.parse_args()
     if arguments.calls is None:
         arguments.calls = 200_000 if arguments.quick else 2_000_000
     if arguments.runs is None:
-        arguments.runs = 3 if arguments.quick else 5
+        arguments.runs = QUICK_RUNS if arguments.quick else FULL_RUNS
     if arguments.calls <= 0 or arguments.runs <= 0:
         parser.error("--calls and --runs must be positive")
     return arguments
@@ -86,16 +104,10 @@ def build_program():
                             flags=[f"-I{ROOT / 'include'}"], libraries=["-ldl"])
 
 
-def clean_environment():
-    """The current environment without anything that would switch foreactor on."""
-    return {name: value for name, value in os.environ.items()
-            if not name.startswith("FOREACTOR") and name != "LD_PRELOAD"}
-
-
 def measure(program, library, case, call, count, data_file, stats_file):
     """Runs one measurement; returns (ns per call, statistics dict or None)."""
     _, _, mode, preload, extra = case
-    environment = clean_environment()
+    environment = runs.clean_environment()
     environment.update(extra)
     if preload:
         environment["LD_PRELOAD"] = str(library)
@@ -132,6 +144,9 @@ def main():
     program = build_program()
     work_dir = Path(tempfile.mkdtemp(prefix="foreactor-overhead-"))
     try:
+        # The calls measured are cached: the reference only places the run.
+        record = run_record.begin("overhead", ROOT / "data", 4096, arguments, arguments.runs,
+                                  FULL_RUNS, QUICK_RUNS)
         data_file = work_dir / "data"
         data_file.write_bytes(os.urandom(4096))
         data_file.read_bytes()  # in the page cache from now on
@@ -142,7 +157,7 @@ def main():
         started = time.monotonic()
         for run in range(arguments.runs):
             for call in CALLS:
-                for case in CASES:
+                for case in runs.alternating_order(CASES, run):
                     ns, graph_stats = measure(program, library, case, call, arguments.calls,
                                               data_file, stats_file)
                     samples[(case[0], call)].append(ns)
@@ -157,25 +172,28 @@ def main():
 
     print()
     print(f"foreactor overhead: {arguments.calls:,} cached calls per measurement, median of "
-          f"{arguments.runs} alternating runs, on {os.cpu_count()} CPUs, "
-          f"Linux {platform.release()} ({elapsed:.0f} s)")
+          f"{arguments.runs} alternating runs ({elapsed:.0f} s)")
     print()
-    header = (f"{'call':6} {'situation':42} {'ns/call':>9} {'vs (a)':>9} "
-              f"{'matched':>8} {'passed':>7}")
+    header = (f"{'call':7} {'situation':50} {'ns/call':>9} {'vs (a)':>9} "
+              f"{'time ratio to (a) [95%]':>28} {'matched':>8} {'passed':>7}")
     print(header)
     print("-" * len(header))
-    results = []
+    rows = []
     for call in CALLS:
         baseline = statistics.median(samples[("a", call)])
         for key, description, _, _, _ in CASES:
             median = statistics.median(samples[(key, call)])
             per_call = seen.get((key, call))
             matched, passed = ("-", "-") if per_call is None else (f"{v:.2f}" for v in per_call)
-            print(f"{call:6} ({key}) {description:38} {median:9.1f} "
-                  f"{median - baseline:+9.1f} {matched:>8} {passed:>7}")
-            results.append({"call": call, "case": key, "description": description,
+            interval = ratios.paired_ratio(samples[("a", call)], samples[(key, call)])
+            print(f"{call:7} ({key}) {description:46} {median:9.1f} "
+                  f"{median - baseline:+9.1f} "
+                  f"{ratios.format_ratio(interval) if key != 'a' else '1':>28} "
+                  f"{matched:>8} {passed:>7}")
+            rows.append({"call": call, "case": key, "description": description,
                             "median_ns_per_call": median,
                             "difference_to_a_ns": median - baseline,
+                            "time_ratio": interval,
                             "matched_per_call": None if per_call is None else per_call[0],
                             "passed_through_per_call": None if per_call is None else per_call[1],
                             "samples_ns_per_call": samples[(key, call)]})
@@ -183,16 +201,35 @@ def main():
     print("matched / passed: calls that the runtime matched to a graph node / let through")
     print("unmatched inside a scope, per call made (from FOREACTOR_STATS; '-': no scope).")
     print("Differences of a few ns are noise.")
+    print_scope_costs(rows)
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
+    run_record.finish(record, [row["time_ratio"] for row in rows if row["case"] != "a"])
+    results.write_json(arguments.output, {
         "benchmark": "overhead",
         "calls_per_measurement": arguments.calls,
         "runs": arguments.runs,
-        "machine": {"nproc": os.cpu_count(), "kernel": platform.release()},
-        "results": results,
-    }, indent=2) + "\n")
-    print(f"results written to {RESULTS.relative_to(ROOT)}")
+        "run": record,
+        "results": rows,
+    })
+    print(f"results written to {arguments.output}")
+
+
+def scope_costs(rows):
+    """{call: {column: ns per call over (a)}} of the SCOPE_COLUMNS cases."""
+    difference = {(row["call"], row["case"]): row["difference_to_a_ns"] for row in rows}
+    return {call: {column: difference.get((call, key)) for column, key in SCOPE_COLUMNS}
+            for call in CALLS}
+
+
+def print_scope_costs(rows):
+    print("\nCost per call inside a scope whose graph matches every call, ns over (a), by call "
+          "type and engine (cached data):")
+    header = f"  {'call':8}" + "".join(f" {column:>14}" for column, _ in SCOPE_COLUMNS)
+    print(header)
+    print("  " + "-" * (len(header) - 2))
+    for call, costs in scope_costs(rows).items():
+        print(f"  {call:8}" + "".join(f" {'-' if cost is None else f'{cost:+.0f}':>14}"
+                                     for cost in costs.values()))
 
 
 if __name__ == "__main__":

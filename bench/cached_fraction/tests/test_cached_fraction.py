@@ -21,7 +21,7 @@ def test_leveldb_sweep_on_a_tiny_image(tmp_path):
     completed = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "cached_fraction" / "run.py"), "--quick",
          "--workloads", "leveldb", "--leveldb-records", "5000", "--leveldb-ops", "300",
-         "--fractions", "0,1", "--rounds", "1", "--output", str(output)],
+         "--fractions", "0,1", "--rounds", "1", "--no-device-reference", "--output", str(output)],
         env=environment, capture_output=True, text=True, timeout=900)
     assert completed.returncode == 0, completed.stderr[-3000:]
     data = json.loads(output.read_text())

@@ -150,7 +150,6 @@ def test_describe_machine_has_the_basics():
     description = machine.describe_machine(ROOT)
     assert description["nproc"] == os.cpu_count()
     assert description["kernel"]
-    assert len(description["load_average"]) == 3
     assert description["device"]["dev"]
 
 

@@ -78,9 +78,12 @@ def test_targets_met_and_not_met(bench):
     results = {
         "du": {"wide-100k": {
             "cold": {"stock": entry(1000, 1.0), "io_uring 16": entry(450, 0.45),
-                     "threads auto": entry(700, 0.7), "diskus": entry(400, 0.4)},
+                     "threads auto": entry(700, 0.7), "diskus": entry(400, 0.4),
+                     "io_uring auto": entry(580, 0.58), "system du walk-ahead": entry(720, 0.72),
+                     "find": entry(900, 1.0), "find walk-ahead": entry(630, 0.7)},
             "hot": {"stock": entry(200, 1.0), "io_uring auto": entry(204, 1.02),
-                    "threads auto": entry(220, 1.10)}}},
+                    "threads auto": entry(220, 1.10),
+                    "system du walk-ahead": entry(202, 1.01)}}},
         "cp": {"file-2g": {"stock": entry(1000, 1.0), "threads 4": entry(790, 0.79),
                            "stock copy_file_range": entry(500, 0.5)}},
     }
@@ -88,4 +91,9 @@ def test_targets_met_and_not_met(bench):
     assert targets["du, 100k files, cold: best foreactor at most 0.5x stock"]
     assert not targets["du, 100k files, cold: best foreactor no slower than diskus"]
     assert targets["cp file-2g, cold: best foreactor at most 0.8x stock read/write"]
-    assert not targets["du wide-100k, hot: depth auto at most 3% slower than stock (ratio <= 1.03)"]
+    assert not targets["du wide-100k, hot: default settings (depth auto, walk-ahead) at most 1.03x"]
+    assert targets["walk-ahead, du wide-100k, cold: du-foreactor (io_uring auto) at most 0.6x stock"]
+    # 580 ms against diskus' 400 ms: more than 10% slower.
+    assert not targets["walk-ahead, du wide-100k, cold: du-foreactor within 10% of diskus"]
+    assert not targets["walk-ahead, du wide-100k, cold: /usr/bin/du under --walk-ahead at most 0.7x stock"]
+    assert targets["walk-ahead, find wide-100k -size +1k, cold: at most 0.75x plain find"]

@@ -29,17 +29,21 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
     completed = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "leveldb" / "run.py"), "--records", "5000",
          "--ops", "500", "--sweeps", "memory", "--rounds", "1", "--depths", "8",
-         "--cold", "fadvise", "--bound", "--output", str(output)],
+         "--cold", "fadvise", "--bound", "--no-device-reference", "--output", str(output)],
         env=environment, capture_output=True, text=True, timeout=900)
     assert completed.returncode == 0, completed.stderr[-3000:]
     data = json.loads(output.read_text())
     assert [entry["point"]["ratio"] for entry in data["points"]] == [10, 25, 50, 100]
+    assert data["run"]["device_reference"]["skipped"] == "--no-device-reference"
+    assert len(data["run"]["load_average"]["end"]) == 3
     for entry in data["points"]:
         assert set(entry["configurations"]) == {"plain", "io_uring 8", "threads 8"}
         for name, config in entry["configurations"].items():
             sample = config["samples"][0]
             assert sample["gets"] == 500 and sample["mismatches"] == 0
             if name != "plain":
+                # One round: a paired ratio without an interval.
+                assert config["time_ratio"]["pairs"] == 1 and config["time_ratio"]["low"] is None
                 # A Get runs in a scope when the plugin could plan it (not the
                 # memtable hits, nor a table's first Gets before its layout is
                 # in the page cache).

@@ -1,0 +1,155 @@
+"""Tests of what every benchmark records about its run: the machine, the
+commit, the load and the fio device reference (bench/common/run_record,
+device_reference, machine).
+
+Run with: python3 -m pytest -q bench/common/tests
+"""
+
+import argparse
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import device_reference, machine, run_record  # noqa: E402
+
+FIO_OUTPUT = json.dumps({
+    "fio version": "fio-3.33",
+    "jobs": [{"jobname": "device_reference", "error": 0,
+              "read": {"iops": 13000.5, "lat_ns": {"mean": 76500.0},
+                       "clat_ns": {"percentile": {"99.000000": 180224}}}}]})
+
+
+def test_parse_fio_json_reads_iops_and_latencies_after_a_note():
+    figures = device_reference.parse_fio_json("note: both iodepth >= 1\n" + FIO_OUTPUT)
+    assert figures == {"iops": 13000.5, "mean_latency_us": 76.5, "p99_latency_us": 180.224,
+                       "fio": "fio-3.33"}
+
+
+def test_parse_fio_json_rejects_errors_and_garbage():
+    with pytest.raises(ValueError):
+        device_reference.parse_fio_json("fio: something went wrong")
+    failed = json.loads(FIO_OUTPUT)
+    failed["jobs"][0]["error"] = 22
+    with pytest.raises(ValueError):
+        device_reference.parse_fio_json(json.dumps(failed))
+
+
+def fake_fio(iops_by_depth):
+    def run(command, **_):
+        depth = int(next(arg for arg in command if arg.startswith("--iodepth=")).split("=")[1])
+        document = json.loads(FIO_OUTPUT)
+        document["jobs"][0]["read"]["iops"] = iops_by_depth[depth]
+        return subprocess.CompletedProcess(command, 0, json.dumps(document), "")
+    return run
+
+
+def test_measure_records_every_depth_and_the_qd64_bound(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    record = device_reference.measure(tmp_path, 8192, run=fake_fio({1: 13000, 16: 57000,
+                                                                    64: 65000}))
+    assert record["request_bytes"] == 8192
+    assert sorted(record["depths"], key=int) == ["1", "16", "64"]
+    assert record["qd64_time_ratio"] == pytest.approx(0.2)
+    assert record["fio"] == "fio-3.33"
+    line = device_reference.describe(record)
+    assert "8 KiB" in line and "QD64 65.0k IOPS (5.0x QD1)" in line
+
+
+def test_measure_reports_a_failing_fio_instead_of_raising(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+
+    def failing(command, **_):
+        return subprocess.CompletedProcess(command, 1, "", "O_DIRECT not supported")
+    record = device_reference.measure(tmp_path, 4096, run=failing)
+    assert "O_DIRECT not supported" in record["error"]
+    assert device_reference.time_ratio_bound(record) is None
+    assert "failed" in device_reference.describe(record)
+
+
+def test_a_tiny_real_fio_run_is_parsed_and_recorded(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    record = device_reference.measure(tmp_path, 4096, depths=(1, 4), seconds=1, file_mib=4)
+    # tmpfs, for one, refuses O_DIRECT ("does not support direct=1", EINVAL).
+    if "error" in record and ("direct" in record["error"].lower()
+                              or "invalid argument" in record["error"].lower()):
+        pytest.skip(f"the filesystem of {tmp_path} refuses O_DIRECT: {record['error']}")
+    assert "error" not in record, record
+    assert record["depths"]["1"]["iops"] > 0
+    assert record["depths"]["4"]["mean_latency_us"] > 0
+    assert record["fio"].startswith("fio-")
+    assert (tmp_path / device_reference.FILE_NAME).stat().st_size == 4 << 20
+
+
+def parse(arguments):
+    parser = argparse.ArgumentParser()
+    run_record.add_arguments(parser)
+    return parser.parse_args(arguments)
+
+
+def test_begin_and_finish_record_and_print_machine_commit_load_and_device(tmp_path):
+    stream = io.StringIO()
+    calls = []
+
+    def measure(folder, request_bytes):
+        calls.append((folder, request_bytes))
+        return {"request_bytes": request_bytes, "seconds_per_depth": 4, "fio": "fio-3.33",
+                "depths": {"1": {"iops": 10000}, "64": {"iops": 50000}},
+                "qd64_time_ratio": 0.2}
+    record = run_record.begin("demo", tmp_path, 8192, parse([]), 3, 3, None, stream=stream,
+                              measure=measure)
+    assert calls == [(tmp_path, 8192)]
+    assert run_record.device_bound(record) == pytest.approx(0.2)
+    assert record["machine"]["kernel"] and record["machine"]["nproc"]
+    assert record["machine"]["filesystem"]["type"]
+    assert len(record["load_average"]["start"]) == 3
+    header = stream.getvalue()
+    for words in ("machine:", "commit:", "load average at start", "QD64 50.0k IOPS (5.0x QD1)",
+                  "rounds: 3 (defaults: 3, no --quick mode)"):
+        assert words in header
+    run_record.sample_load(record)
+    run_record.finish(record, [{"ratio": 0.5, "low": 0.45, "high": 0.55, "pairs": 3}, None],
+                      stream=stream)
+    assert len(record["load_average"]["end"]) == 3
+    assert len(record["load_average"]["samples"]) == 1
+    assert "during the run" in stream.getvalue()
+    assert "3 pairs" in record["intervals"]
+    assert json.loads(json.dumps(record)) == record
+
+
+def test_no_device_reference_flag_skips_fio(tmp_path):
+    def measure(*_):
+        raise AssertionError("fio must not run")
+    record = run_record.begin("x", tmp_path, 4096, parse(["--no-device-reference"]), 1, 5, 2,
+                              stream=io.StringIO(), measure=measure)
+    assert record["device_reference"]["skipped"] == "--no-device-reference"
+    assert run_record.device_bound(record) is None
+
+
+def test_filesystem_of_picks_the_longest_mount_point(tmp_path):
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(
+        "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+        "30 22 0:26 / /work/data rw shared:2 - xfs /dev/vdb rw\n"
+        "31 22 0:27 / /work/data2 rw - tmpfs tmpfs rw\n")
+    found = machine.filesystem_of("/work/data/x/y", mountinfo)
+    assert found == {"mount_point": "/work/data", "type": "xfs", "source": "/dev/vdb"}
+    assert machine.filesystem_of("/etc", mountinfo)["type"] == "ext4"
+
+
+def test_describe_machine_names_device_filesystem_and_virtualization():
+    description = machine.describe_machine(ROOT)
+    assert description["device"]["dev"]
+    assert description["filesystem"]["mount_point"]
+    assert set(description["virtualization"]) == {"vm", "container"}
+    assert "cores" in machine.describe(description)

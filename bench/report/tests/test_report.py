@@ -1,0 +1,119 @@
+"""Tests of `./run bench report` (bench/report/run.py): the page and the
+README table from results files of the new and of the old format.
+
+Run with: python3 -m pytest -q bench/report/tests
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+spec = importlib.util.spec_from_file_location("report", ROOT / "bench" / "report" / "run.py")
+report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(report)
+
+RUN = {
+    "benchmark": "demo", "started_utc": "2026-11-25 19:00", "command": "demo.py",
+    "commit": "0123456789abcdef", "rounds": 5, "rounds_default": 3, "rounds_quick": None,
+    "machine": {"nproc": 2, "cpu": "AMD EPYC", "memory_gib": 23.5, "kernel": "6.1",
+                "device": {"name": "vda"}, "filesystem": {"type": "ext4", "mount_point": "/"},
+                "virtualization": {"vm": "kvm", "container": "none"}},
+    "load_average": {"start": [0.1, 0.2, 0.3], "end": [0.4, 0.5, 0.6]},
+    "intervals": "95% intervals over 5 pairs: width 2.0% to 4.0% of the ratio",
+    "device_reference": {"request_bytes": 8192, "seconds_per_depth": 4, "fio": "fio-3.33",
+                         "depths": {"1": {"iops": 10000}, "16": {"iops": 40000},
+                                    "64": {"iops": 50000}},
+                         "qd64_time_ratio": 0.2},
+}
+
+
+def configuration(ratio, low, high, pairs=5):
+    return {"median_ms": 100 * ratio, "ratio_to_plain": 1 / ratio,
+            "time_ratio": {"ratio": ratio, "low": low, "high": high, "pairs": pairs,
+                           "confidence": 0.95}}
+
+
+def demo_results(new_format):
+    def entry(ratio):
+        if new_format:
+            return configuration(ratio, ratio - 0.02, ratio + 0.03)
+        return {"median_ms": 100 * ratio, "ratio_to_plain": 1 / ratio}
+    names = ["io_uring depth auto", "io_uring depth 64", "threads depth auto"]
+    data = {"results": {"cold": {name: entry(0.4) for name in names},
+                        "hot": {name: entry(1.01) for name in names}}}
+    if new_format:
+        data["run"] = RUN
+    else:
+        data["machine"] = {"nproc": 2, "kernel": "6.1"}
+    return data
+
+
+def write_page(tmp_path, data):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "demo.json").write_text(json.dumps(data))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{report.README_BEGIN}\nold\n{report.README_END}\nrest\n")
+    page = tmp_path / "docs" / "RESULTS.md"
+    page.parent.mkdir()
+    text, readme_lines, plots = report.build_page(results, tmp_path / "docs" / "images", page)
+    return text, report.replace_between_markers(readme.read_text(), readme_lines), plots
+
+
+def test_new_format_shows_interval_bound_and_share(tmp_path):
+    text, readme, plots = write_page(tmp_path, demo_results(True))
+    # Cold io_uring auto: 0.40x against the device's 0.20x: (1 - 0.4) / (1 - 0.2) = 75%.
+    assert "| cold cache | io_uring auto | toward the device bound | 0.40x | [0.38, 0.43] " \
+           "(5 pairs) | device QD64 0.20x | 75% |" in text
+    assert "QD64 50.0k IOPS (5.0x QD1)" in text
+    assert "commit 0123456789ab" in text
+    assert "AMD EPYC, 2 cores" in text
+    assert "![Random reads" in text and plots and plots[0].stat().st_size > 0
+    assert "| Random reads | cold cache | 0.40x | [0.38, 0.43] (5 pairs) | 75% |" in readme
+    assert readme.startswith("intro\n") and readme.endswith("rest\n") and "\nold\n" not in readme
+    # The cases without a results file say how to make one.
+    assert "No results: run `./run bench bptree --degrees 256 --rounds 10`." in text
+    assert len(text.splitlines()) <= 200
+
+
+def test_old_format_is_shown_as_not_recorded_not_invented(tmp_path):
+    text, _, _ = write_page(tmp_path, demo_results(False))
+    assert "| cold cache | io_uring auto | toward the device bound | 0.40x | not recorded " \
+           "(ratio of medians) | device QD64: not recorded | - |" in text
+    assert "old format" in text and "device reference and intervals: not recorded" in text
+
+
+def test_readme_without_markers_is_an_error():
+    with pytest.raises(ValueError):
+        report.replace_between_markers("no markers here", ["x"])
+
+
+def test_the_committed_results_make_a_page_of_at_most_200_lines(tmp_path):
+    text, _, _ = report.build_page(report.RESULTS_DIR, tmp_path / "images",
+                                   tmp_path / "RESULTS.md")
+    assert len(text.splitlines()) <= 200
+
+
+def test_du_is_read_against_diskus_and_leveldb_against_foreactor_bound():
+    coreutils = {"run": RUN, "results": {"du": {"wide-100k": {"cold": {
+        "stock": configuration(1.0, 1.0, 1.0),
+        "io_uring auto": configuration(0.8, 0.78, 0.83),
+        "threads auto": configuration(1.1, 1.05, 1.2),
+        "diskus": configuration(0.6, 0.58, 0.61)}}}, "cp": {}}}
+    du_rows, cp_rows = report.coreutils_rows(coreutils)
+    assert cp_rows == []
+    cells = {row.configuration: row.cells() for row in du_rows}
+    # (1 - 0.8) / (1 - 0.6) = 50%; slower than stock is a negative share.
+    assert cells["io_uring auto"][5:] == ["diskus 0.60x", "50%"]
+    assert cells["threads auto"][6] == "-25%"
+    leveldb = {"run": RUN, "points": [{
+        "sweep": "memory", "point": {"ratio": 10},
+        "bound": {"ratio": {"average": 0.9}},
+        "configurations": {"io_uring auto": configuration(0.95, 0.93, 0.97),
+                           "threads auto": configuration(1.0, 0.98, 1.02)}}]}
+    rows = report.leveldb_rows(leveldb)
+    assert rows[0].cells()[5:] == ["foreactor bound 0.90x", "50%"]
+    assert rows[1].cells()[6] == "0%"
