@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,6 +53,16 @@ constexpr auto kWaitForProgram = std::chrono::milliseconds(2);
 constexpr uint64_t kInitialDistance = 32;
 constexpr uint64_t kDistanceGrowth = 2;
 constexpr size_t kDirectoryBufferBytes = 64 * 1024;
+// A directory counts as cached when opening it and its first read took at
+// most kColdDirectoryNanoseconds and each stat at most kColdStatNanoseconds:
+// a read from the device takes 70 us or more on the virtual disks measured,
+// a cached stat 1-2 us.  After kWarmStreakForSampling cached directories in
+// a row the walk only samples (ReadDirectory): it keeps its place in the
+// tree at a fraction of the cost, and reads fully again at the first
+// directory that is not cached.
+constexpr uint64_t kColdDirectoryNanoseconds = 60000;
+constexpr uint64_t kColdStatNanoseconds = 30000;
+constexpr uint64_t kWarmStreakForSampling = 32;
 constexpr size_t kThreadStackBytes = 256 * 1024;
 
 // Flags of every directory walk-ahead opens; O_NOATIME is tried first.
@@ -60,6 +71,12 @@ constexpr uint64_t kDirectoryOpenFlags =
 // Beneath a root: no symbolic link, no magic link, no mount point, never above it.
 constexpr uint64_t kBeneathRoot =
     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+
+uint64_t NowNanoseconds() {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
 
 void RaiseTo(std::atomic<uint64_t>& most, uint64_t value) {
   uint64_t seen = most.load(std::memory_order_relaxed);
@@ -74,6 +91,8 @@ struct Counters {
   std::atomic<uint64_t> roots_refused{0};
   std::atomic<uint64_t> program_directories{0};
   std::atomic<uint64_t> directories_read{0};
+  std::atomic<uint64_t> directories_sampled{0};
+  std::atomic<uint64_t> directories_cold{0};
   std::atomic<uint64_t> entries_stated{0};
   std::atomic<uint64_t> directories_failed{0};
   std::atomic<uint64_t> directories_dropped{0};
@@ -210,7 +229,7 @@ class WalkAhead {
     int root_descriptor = -1;
     dev_t device = 0;
     bool no_access_time = true;
-    int old_descriptor = -1;  // kOpenRoot: the slot's previous tree, to close
+    bool sampling = false;    // read it the cheap way: the tree has been cached so far
   };
 
   uint64_t NoteProgramDirectory() {
@@ -324,7 +343,7 @@ class WalkAhead {
       while (!stale_descriptors_.empty()) {
         raw::Close(stale_descriptors_.back());
         stale_descriptors_.pop_back();
-        descriptors_--;
+        descriptors_.fetch_sub(1, std::memory_order_relaxed);
       }
       for (unsigned i = 0; i < kMaxRoots; ++i) {
         Root& root = roots_[i];
@@ -358,6 +377,7 @@ class WalkAhead {
           task->root_descriptor = root.descriptor;
           task->device = root.device;
           task->no_access_time = root.no_access_time;
+          task->sampling = warm_streak_ >= kWarmStreakForSampling;
           return;
         }
         // `distance` ahead: wait for the program, and drop the walk when it
@@ -413,14 +433,15 @@ class WalkAhead {
         lock.lock();
         continue;
       }
-      bool access_time_refused = false;
-      ReadDirectory(task, buffer.get(), &found, &access_time_refused);
+      DirectoryOutcome outcome;
+      ReadDirectory(task, task.sampling, buffer.get(), &found, &outcome);
       lock.lock();
       in_flight_--;
       read_++;
+      warm_streak_ = outcome.warm ? warm_streak_ + 1 : 0;
       Root& root = roots_[task.root];
       if (root.generation == task.generation) {
-        if (access_time_refused) root.no_access_time = false;
+        if (outcome.access_time_refused) root.no_access_time = false;
         counters.directories_dropped.fetch_add(queue_.PushFront(&found), std::memory_order_relaxed);
         RaiseTo(counters.most_queued, queue_.size());
         RaiseTo(counters.most_queued_path_bytes, queue_.path_bytes());
@@ -459,7 +480,7 @@ class WalkAhead {
     root.descriptor = static_cast<int>(fd);
     root.device = status.st_dev;
     root.no_access_time = no_access_time;
-    descriptors_++;
+    RaiseTo(counters.most_descriptors, descriptors_.fetch_add(1, std::memory_order_relaxed) + 1);
     counters.roots_walked.fetch_add(1, std::memory_order_relaxed);
     std::vector<PendingDirectory> top(1);
     top[0].root = task.root;
@@ -468,29 +489,42 @@ class WalkAhead {
     wake_.notify_all();
   }
 
+  // What reading one directory found out.
+  struct DirectoryOutcome {
+    bool warm = true;                  // nothing of it waited for the device
+    bool access_time_refused = false;  // O_NOATIME was refused under this root
+  };
+
   // Reads the directory of `task` and stats its entries; appends the
   // subdirectories on the same filesystem to `found`, in the order read.
-  void ReadDirectory(const Task& task, char* buffer, std::vector<PendingDirectory>* found,
-                     bool* access_time_refused) {
+  //
+  // `sampling`: the walk has found the tree cached for a while, so only the
+  // first entry (and entries of unknown type) are stat'ed, as a probe, and
+  // subdirectories are known by their type in the directory; a mount point
+  // among them is refused later by the open (RESOLVE_NO_XDEV).  A read or a
+  // stat slower than the cold thresholds marks the directory not warm.
+  void ReadDirectory(const Task& task, bool sampling, char* buffer,
+                     std::vector<PendingDirectory>* found, DirectoryOutcome* outcome) {
     const char* relative = task.path.empty() ? "." : task.path.c_str();
+    const uint64_t started = NowNanoseconds();
     int64_t fd = -EPERM;
     if (task.no_access_time) {
       fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags | O_NOATIME, kBeneathRoot);
-      if (fd == -EPERM) *access_time_refused = true;
+      if (fd == -EPERM) outcome->access_time_refused = true;
     }
     if (fd == -EPERM) fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags, kBeneathRoot);
     if (fd < 0) {
       counters.directories_failed.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      RaiseTo(counters.most_descriptors, ++descriptors_);
-    }
+    RaiseTo(counters.most_descriptors, descriptors_.fetch_add(1, std::memory_order_relaxed) + 1);
     const int directory = static_cast<int>(fd);
     uint64_t stated = 0;
+    bool first_read = true;
     for (;;) {
       const int64_t length = raw::GetDents64(directory, buffer, kDirectoryBufferBytes);
+      if (first_read && NowNanoseconds() - started > kColdDirectoryNanoseconds) outcome->warm = false;
+      first_read = false;
       if (length < 0) {
         counters.directories_failed.fetch_add(1, std::memory_order_relaxed);
         break;
@@ -501,12 +535,17 @@ class WalkAhead {
         offset += entry->d_reclen;
         const char* name = entry->d_name;
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-        struct stat status;
-        const bool stat_ok =
-            raw::Fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
-        stated++;
-        const bool is_directory = stat_ok ? S_ISDIR(status.st_mode) : false;
-        if (!is_directory || status.st_dev != task.device) continue;
+        bool is_directory = entry->d_type == DT_DIR;
+        if (!sampling || stated == 0 || entry->d_type == DT_UNKNOWN) {
+          struct stat status;
+          const uint64_t before = NowNanoseconds();
+          const bool stat_ok =
+              raw::Fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
+          if (NowNanoseconds() - before > kColdStatNanoseconds) outcome->warm = false;
+          stated++;
+          is_directory = stat_ok && S_ISDIR(status.st_mode) && status.st_dev == task.device;
+        }
+        if (!is_directory) continue;
         const size_t name_length = std::strlen(name);
         if (task.path.size() + 1 + name_length >= PATH_MAX) continue;
         try {
@@ -526,12 +565,11 @@ class WalkAhead {
       }
     }
     raw::Close(directory);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      descriptors_--;
-    }
+    descriptors_.fetch_sub(1, std::memory_order_relaxed);
     counters.entries_stated.fetch_add(stated, std::memory_order_relaxed);
     counters.directories_read.fetch_add(1, std::memory_order_relaxed);
+    if (sampling) counters.directories_sampled.fetch_add(1, std::memory_order_relaxed);
+    if (!outcome->warm) counters.directories_cold.fetch_add(1, std::memory_order_relaxed);
   }
 
   const unsigned workers_;
@@ -547,7 +585,8 @@ class WalkAhead {
   uint64_t in_flight_ = 0;               // directories being read now
   uint64_t walk_begin_program_ = 0;      // the program's directory count when the walk began
   uint64_t walk_begin_read_ = 0;         // read_ when the walk began
-  uint64_t descriptors_ = 0;             // walk-ahead's descriptors open now
+  std::atomic<uint64_t> descriptors_{0}; // walk-ahead's descriptors open now
+  uint64_t warm_streak_ = 0;             // directories read in a row that were all cached
   bool threads_started_ = false;
   std::atomic<bool> walking_{false};     // a walk is under way: relative opens only count
 };
@@ -656,6 +695,8 @@ WalkAheadStatistics WalkAheadStatisticsSnapshot() {
   s.roots_refused = counters.roots_refused.load(std::memory_order_relaxed);
   s.program_directories = counters.program_directories.load(std::memory_order_relaxed);
   s.directories_read = counters.directories_read.load(std::memory_order_relaxed);
+  s.directories_sampled = counters.directories_sampled.load(std::memory_order_relaxed);
+  s.directories_cold = counters.directories_cold.load(std::memory_order_relaxed);
   s.entries_stated = counters.entries_stated.load(std::memory_order_relaxed);
   s.directories_failed = counters.directories_failed.load(std::memory_order_relaxed);
   s.directories_dropped = counters.directories_dropped.load(std::memory_order_relaxed);
@@ -681,6 +722,8 @@ bool WriteWalkAheadStatisticsJson(FILE* out) {
       {"roots_refused", s.roots_refused},
       {"program_directories", s.program_directories},
       {"directories_read", s.directories_read},
+      {"directories_sampled", s.directories_sampled},
+      {"directories_cold", s.directories_cold},
       {"entries_stated", s.entries_stated},
       {"directories_failed", s.directories_failed},
       {"directories_dropped", s.directories_dropped},

@@ -346,3 +346,19 @@ def test_programs_on_a_changing_tree_never_crash_hang_or_differ_once_it_settles(
     # Once the tree is still, walk-ahead changes nothing again.
     plain, walked, _ = run_both(command[:1] + [str(root)] + command[1:], tmp_path)
     assert walked.as_tuple() == plain.as_tuple()
+
+
+def test_the_tool_runs_a_program_with_walk_ahead_and_shows_its_statistics(tree, tmp_path):
+    tool = pathlib.Path(library()).parent / "tools" / "foreactor"
+    stats = tmp_path / "stats.json"
+    outcome = run([tool, "run", "--walk-ahead", "--walk-ahead-workers", "2",
+                   "--walk-ahead-distance", "100", "--stats", stats, "--", "du", "-s", tree],
+                  environment())
+    plain = run(["du", "-s", tree], environment())
+    assert outcome.as_tuple() == plain.as_tuple()
+    statistics = walk_statistics(stats)
+    assert statistics["distance"] == 100 and statistics["walks_started"] == 1, statistics
+    shown = run([tool, "stats", stats], environment(), check=True).stdout.decode()
+    assert "walk-ahead" in shown and "walks started" in shown and "limit" in shown
+    bad = run([tool, "run", "--walk-ahead-workers", "65", "--", "true"], environment())
+    assert bad.returncode == 2 and b"must be a whole number from 1 to 64" in bad.stderr
