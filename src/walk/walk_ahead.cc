@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -138,13 +139,18 @@ class WalkAhead {
   }
 
   // Program side --------------------------------------------------------
+  //
+  // These run inside the program's calls.  They never wait for walk-ahead's
+  // threads: when a thread holds the lock, the observation is skipped (the
+  // directory still counts as the program's progress).
 
   void OpenedByPath(const char* path, int opened_fd) {
     const uint64_t opened = NoteProgramDirectory();
     if (path == nullptr || path[0] == '\0') return;
     bool start = false;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+      if (!lock.owns_lock()) return;  // never wait for walk-ahead's threads
       Root* within = nullptr;
       for (Root& root : roots_) {
         if (root.state == Root::State::kEmpty) continue;
@@ -171,7 +177,8 @@ class WalkAhead {
     bool start = false;
     bool have_root = false;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+      if (!lock.owns_lock()) return;  // never wait for walk-ahead's threads
       if (most_recent_ != nullptr && most_recent_->state != Root::State::kEmpty) {
         have_root = true;
         most_recent_->last_used = opened;
@@ -187,7 +194,8 @@ class WalkAhead {
       if (length <= 0 || target[0] != '/') return;
       target[length] = '\0';
       const bool walkable = OnWalkableFilesystem(opened_fd, target);
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+      if (!lock.owns_lock()) return;  // never wait for walk-ahead's threads
       Root& slot = LeastRecentlyUsedSlot();
       if (Assign(&slot, target, opened, walkable) && walkable) start = Promote(&slot);
     }
@@ -196,11 +204,22 @@ class WalkAhead {
 
   // Walk-ahead's threads -------------------------------------------------
 
+  // Gives the calling thread the lowest priority (nice 19): walk-ahead uses
+  // a core only when the program's threads (and the machine's other work)
+  // leave it idle, as they do while the program waits for the device, so a
+  // walk that does not pay costs the program next to no CPU.  (Not
+  // SCHED_IDLE: a thread holding a directory's lock must still get to run
+  // on a busy machine.)
+  static void YieldToTheProgram() {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  }
+
   // The first thread: takes a descriptor table of its own, starts the
   // others in it, then walks.
   static void* LeaderMain(void* self) {
     auto* walk = static_cast<WalkAhead*>(self);
     prctl(PR_SET_NAME, "foreactor-walk", 0, 0, 0);
+    YieldToTheProgram();
     if (raw::CloseRange(0, ~0U, CLOSE_RANGE_UNSHARE) < 0) {
       walk->Disable("walk-ahead needs close_range(2) with CLOSE_RANGE_UNSHARE (Linux 5.9); walk-ahead is off");
       return nullptr;
@@ -215,6 +234,7 @@ class WalkAhead {
 
   static void* WorkerMain(void* self) {
     prctl(PR_SET_NAME, "foreactor-walk", 0, 0, 0);
+    YieldToTheProgram();
     static_cast<WalkAhead*>(self)->Work();
     return nullptr;
   }
@@ -287,13 +307,7 @@ class WalkAhead {
   }
 
   void StartedWalk() {
-    bool start_threads = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      start_threads = !threads_started_;
-      threads_started_ = true;
-    }
-    if (start_threads) {
+    if (!threads_started_.exchange(true)) {
       if (!StartThread(&LeaderMain, this)) {
         Disable("cannot start the walk-ahead thread; walk-ahead is off");
       }
@@ -587,7 +601,7 @@ class WalkAhead {
   uint64_t walk_begin_read_ = 0;         // read_ when the walk began
   std::atomic<uint64_t> descriptors_{0}; // walk-ahead's descriptors open now
   uint64_t warm_streak_ = 0;             // directories read in a row that were all cached
-  bool threads_started_ = false;
+  std::atomic<bool> threads_started_{false};
   std::atomic<bool> walking_{false};     // a walk is under way: relative opens only count
 };
 
