@@ -308,6 +308,12 @@ class WalkAhead {
 
   void StartedWalk() {
     if (!threads_started_.exchange(true)) {
+      // A seccomp filter may forbid the calls walk-ahead's threads make
+      // (close_range, openat2), and may kill the process for them.
+      if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0) {
+        Disable("walk-ahead does not run under a seccomp filter; walk-ahead is off");
+        return;
+      }
       if (!StartThread(&LeaderMain, this)) {
         Disable("cannot start the walk-ahead thread; walk-ahead is off");
       }

@@ -362,3 +362,17 @@ def test_the_tool_runs_a_program_with_walk_ahead_and_shows_its_statistics(tree, 
     assert "walk-ahead" in shown and "walks started" in shown and "limit" in shown
     bad = run([tool, "run", "--walk-ahead-workers", "65", "--", "true"], environment())
     assert bad.returncode == 2 and b"must be a whole number from 1 to 64" in bad.stderr
+
+
+def test_under_a_seccomp_filter_walk_ahead_stays_off_and_says_so(tree, tmp_path):
+    # The filter kills the process at the first openat2 or close_range:
+    # walk-ahead's threads would make both.
+    command = [program("kill_on_new_calls"), "du", "-a", str(tree)]
+    stats = tmp_path / "stats.json"
+    walked = run(command, walk_ahead_environment(stats))
+    plain = run(["du", "-a", str(tree)], environment())
+    assert walked.returncode == 0, walked
+    assert walked.stdout == plain.stdout
+    assert walked.stderr == b"foreactor: walk-ahead does not run under a seccomp filter; " \
+                            b"walk-ahead is off\n"
+    assert walk_statistics(stats)["threads"] == 0
