@@ -52,6 +52,7 @@ import json
 import math
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -338,38 +339,44 @@ def configurations(depths):
 
 
 def timed_run(argv, executable, environment, label):
-    """Runs argv; returns (milliseconds, stdout bytes).  Raises on failure."""
+    """Runs argv; returns (wall milliseconds, stdout bytes, CPU milliseconds:
+    user + system time of the process and its threads).  Raises on failure."""
     started = time.perf_counter()
+    usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         completed = subprocess.run(argv, executable=executable, env=environment,
                                    capture_output=True, timeout=RUN_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s")
     elapsed_ms = (time.perf_counter() - started) * 1000
+    usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_ms = ((usage_after.ru_utime - usage_before.ru_utime)
+              + (usage_after.ru_stime - usage_before.ru_stime)) * 1000
     if completed.returncode != 0:
         raise MismatchError(f"{label}: exit status {completed.returncode}: "
                             f"{completed.stderr.decode(errors='replace').strip()}")
-    return elapsed_ms, completed.stdout
+    return elapsed_ms, completed.stdout, cpu_ms
 
 
 def foreactor_run(program, arguments, engine, depth, stats_file, graph, label):
     """Runs the stock (engine None) or the foreactor build of `program` ('du'
-    or 'cp') with argv[0] the stock name; returns (ms, stdout, statistics)."""
+    or 'cp') with argv[0] the stock name; returns (ms, stdout, statistics,
+    CPU ms)."""
     executable = BIN_DIR / (program if engine is None else f"{program}-foreactor")
     if stats_file.exists():
         stats_file.unlink()
     environment = runs.foreactor_environment(engine, depth, stats_file)
     environment["LC_ALL"] = "C"
-    elapsed_ms, stdout = timed_run([program] + [str(a) for a in arguments], str(executable),
-                                   environment, label)
+    elapsed_ms, stdout, cpu_ms = timed_run([program] + [str(a) for a in arguments],
+                                           str(executable), environment, label)
     statistics = runs.read_graph_statistics(stats_file, graph) if engine else None
-    return elapsed_ms, stdout, statistics
+    return elapsed_ms, stdout, statistics, cpu_ms
 
 
 def system_run(name, tree, stats_file, label):
     """Runs the installed program of SYSTEM_CONFIGS[name] over `tree`, under
     walk-ahead (libforeactor.so preloaded, no plugin) when the configuration
-    says so; returns (ms, stdout)."""
+    says so; returns (ms, stdout, CPU ms)."""
     before, after, walk_ahead, _ = SYSTEM_CONFIGS[name]
     environment = runs.clean_environment()
     environment["LC_ALL"] = "C"
@@ -385,11 +392,13 @@ class Samples:
 
     def __init__(self, names, rounds):
         self.milliseconds = {name: [None] * rounds for name in names}
+        self.cpu_milliseconds = {name: [None] * rounds for name in names}
         self.sync_milliseconds = {name: [None] * rounds for name in names}
         self.statistics = {name: [None] * rounds for name in names}
 
-    def add(self, name, round_index, milliseconds, statistics=None, sync_ms=None):
+    def add(self, name, round_index, milliseconds, statistics=None, sync_ms=None, cpu_ms=None):
         self.milliseconds[name][round_index] = milliseconds
+        self.cpu_milliseconds[name][round_index] = cpu_ms
         self.sync_milliseconds[name][round_index] = sync_ms
         self.statistics[name][round_index] = statistics
 
@@ -407,7 +416,9 @@ class Samples:
             baseline_samples = self.milliseconds["find" if is_find else "stock"]
             entry = {"median_ms": median, "ratio_to_stock": runs.ratio_or_none(median, baseline),
                      "time_ratio": ratios.paired_ratio(baseline_samples, values),
-                     "ms_per_round": values}
+                     "ms_per_round": values,
+                     "cpu_ms_per_round": self.cpu_milliseconds[name],
+                     "median_cpu_ms": runs.median_or_none(self.cpu_milliseconds[name])}
             if is_find:
                 entry["ratio_is_to"] = "find"
             syncs = self.sync_milliseconds[name]
@@ -435,8 +446,8 @@ def measure_du(spec, tree, state, configs, peers, rounds, context):
     samples = Samples(names, rounds)
     reference = context["du_reference"].get(spec.key)
     if reference is None:
-        _, reference, _ = foreactor_run("du", [tree], None, None, context["stats_file"],
-                                        DU_GRAPH, f"du {spec.key} reference")
+        _, reference, _, _ = foreactor_run("du", [tree], None, None, context["stats_file"],
+                                           DU_GRAPH, f"du {spec.key} reference")
         context["du_reference"][spec.key] = reference
     entries = [(name, engine, depth) for name, engine, depth in configs] + \
               [(name, "peer", None) for name in peer_argvs] + \
@@ -448,7 +459,7 @@ def measure_du(spec, tree, state, configs, peers, rounds, context):
             if state == "cold":
                 context["cache_method"] = cache.drop_page_cache([tree])
             if engine == "system":
-                elapsed_ms, stdout = system_run(name, tree, context["stats_file"], label)
+                elapsed_ms, stdout, cpu_ms = system_run(name, tree, context["stats_file"], label)
                 # Each installed program must print what it prints plainly
                 # (the plain run of the first round sets the reference).
                 key = (spec.key, SYSTEM_CONFIGS[name][0][0], tuple(SYSTEM_CONFIGS[name][1]))
@@ -462,18 +473,19 @@ def measure_du(spec, tree, state, configs, peers, rounds, context):
                 statistics = None
             elif engine == "peer":
                 argv = peer_argvs[name]
-                elapsed_ms, stdout = timed_run(argv, argv[0], runs.clean_environment(), label)
+                elapsed_ms, stdout, cpu_ms = timed_run(argv, argv[0], runs.clean_environment(),
+                                                       label)
                 context["peer_outputs"].setdefault(f"{spec.key} {name}",
                                                    stdout.decode(errors="replace").strip())
                 statistics = None
             else:
-                elapsed_ms, stdout, statistics = foreactor_run(
+                elapsed_ms, stdout, statistics, cpu_ms = foreactor_run(
                     "du", [tree], engine, depth, context["stats_file"], DU_GRAPH, label)
                 if stdout != reference:
                     raise MismatchError(f"{label}: output differs from stock du's "
                                         f"({len(stdout.splitlines())} vs "
                                         f"{len(reference.splitlines())} lines)")
-            samples.add(name, round_index, elapsed_ms, statistics)
+            samples.add(name, round_index, elapsed_ms, statistics, cpu_ms=cpu_ms)
             context["progress"].step(label)
     return samples.summary()
 
@@ -509,7 +521,7 @@ def measure_cp(spec, sources, configs, rounds, context):
             copies_dir.mkdir(parents=True)
             context["cache_method"] = cache.drop_page_cache(sources)
             target = copies_dir if len(sources) > 1 else copies_dir / sources[0].name
-            elapsed_ms, _, statistics = foreactor_run(
+            elapsed_ms, _, statistics, cpu_ms = foreactor_run(
                 "cp", list(options) + sources + [target], engine, depth,
                 context["stats_file"], CP_GRAPH, label)
             started = time.perf_counter()
@@ -524,7 +536,7 @@ def measure_cp(spec, sources, configs, rounds, context):
                 if metadata(copy) != seen[0]:
                     raise MismatchError(f"{label}: metadata {metadata(copy)} of {copy}, but "
                                         f"{seen[1]} made {seen[0]}")
-            samples.add(name, round_index, elapsed_ms, statistics, sync_ms)
+            samples.add(name, round_index, elapsed_ms, statistics, sync_ms, cpu_ms)
             context["progress"].step(label)
     if copies_dir.exists():
         shutil.rmtree(copies_dir)
@@ -606,7 +618,7 @@ def table_lines(title, summary, with_sync=False):
     peer_name = next((name for name in PEERS_READ_AGAINST if name in summary), None)
     peer = (summary[peer_name].get("time_ratio") or {}).get("ratio") if peer_name else None
     header = ["configuration", "ms", "ratio", "paired ratio [95% interval]",
-              f"share of {peer_name or 'peer'}'s gain"]
+              f"share of {peer_name or 'peer'}'s gain", "CPU ms"]
     if with_sync:
         header += ["ms + sync", "ratio"]
     header += ["issued early", "consumed", "mispredicted"]
@@ -620,7 +632,8 @@ def table_lines(title, summary, with_sync=False):
                ratios.format_ratio(entry.get("time_ratio")) if name != "stock" else "1",
                ratios.format_share(ratios.share_realized(
                    (entry.get("time_ratio") or {}).get("ratio"), peer))
-               if name not in ("stock", peer_name) else "-"]
+               if name not in ("stock", peer_name) else "-",
+               number(entry.get("median_cpu_ms"), "{:.0f}")]
         if with_sync:
             row += [number(entry.get("median_ms_with_sync"), "{:.0f}"),
                     number(entry.get("ratio_to_stock_with_sync"), "{:.2f}x")]
