@@ -64,6 +64,9 @@ constexpr size_t kDirectoryBufferBytes = 64 * 1024;
 constexpr uint64_t kColdDirectoryNanoseconds = 60000;
 constexpr uint64_t kColdStatNanoseconds = 30000;
 constexpr uint64_t kWarmStreakForSampling = 32;
+// Directories the program has opened when a walk begins (the root, and the
+// one under it whose open showed the walk is recursive).
+constexpr uint64_t kOpenedBeforeTheWalk = 2;
 constexpr size_t kThreadStackBytes = 256 * 1024;
 
 // Flags of every directory walk-ahead opens; O_NOATIME is tried first.
@@ -94,6 +97,7 @@ struct Counters {
   std::atomic<uint64_t> directories_read{0};
   std::atomic<uint64_t> directories_sampled{0};
   std::atomic<uint64_t> directories_cold{0};
+  std::atomic<uint64_t> directories_behind{0};
   std::atomic<uint64_t> entries_stated{0};
   std::atomic<uint64_t> directories_failed{0};
   std::atomic<uint64_t> directories_dropped{0};
@@ -300,7 +304,10 @@ class WalkAhead {
   bool Promote(Root* root) {
     root->state = Root::State::kToOpen;
     counters.walks_started.fetch_add(1, std::memory_order_relaxed);
-    walk_begin_program_ = counters.program_directories.load(std::memory_order_relaxed);
+    // The program has opened the root and one directory under it already:
+    // the walk begins that far behind.
+    const uint64_t program = counters.program_directories.load(std::memory_order_relaxed);
+    walk_begin_program_ = program - std::min<uint64_t>(program, kOpenedBeforeTheWalk);
     walk_begin_read_ = read_;
     walking_.store(true, std::memory_order_relaxed);
     return true;
@@ -380,6 +387,7 @@ class WalkAhead {
         const uint64_t program_since = program - std::min(program, walk_begin_program_);
         const uint64_t read_since = read_ - walk_begin_read_ + in_flight_;
         const uint64_t lead = read_since > program_since ? read_since - program_since : 0;
+        const bool behind = read_since < program_since;
         if (lead < AllowedLead(program_since)) {
           PendingDirectory next;
           queue_.PopFront(&next);
@@ -397,7 +405,11 @@ class WalkAhead {
           task->root_descriptor = root.descriptor;
           task->device = root.device;
           task->no_access_time = root.no_access_time;
-          task->sampling = warm_streak_ >= kWarmStreakForSampling;
+          // Behind the program, a directory is only passed through: the
+          // program is reading it (or has), and stat'ing its entries twice
+          // at once would only take the CPU the program needs.
+          task->sampling = behind || warm_streak_ >= kWarmStreakForSampling;
+          if (behind) counters.directories_behind.fetch_add(1, std::memory_order_relaxed);
           return;
         }
         // `distance` ahead: wait for the program, and drop the walk when it
@@ -717,6 +729,7 @@ WalkAheadStatistics WalkAheadStatisticsSnapshot() {
   s.directories_read = counters.directories_read.load(std::memory_order_relaxed);
   s.directories_sampled = counters.directories_sampled.load(std::memory_order_relaxed);
   s.directories_cold = counters.directories_cold.load(std::memory_order_relaxed);
+  s.directories_behind = counters.directories_behind.load(std::memory_order_relaxed);
   s.entries_stated = counters.entries_stated.load(std::memory_order_relaxed);
   s.directories_failed = counters.directories_failed.load(std::memory_order_relaxed);
   s.directories_dropped = counters.directories_dropped.load(std::memory_order_relaxed);
@@ -744,6 +757,7 @@ bool WriteWalkAheadStatisticsJson(FILE* out) {
       {"directories_read", s.directories_read},
       {"directories_sampled", s.directories_sampled},
       {"directories_cold", s.directories_cold},
+      {"directories_behind", s.directories_behind},
       {"entries_stated", s.entries_stated},
       {"directories_failed", s.directories_failed},
       {"directories_dropped", s.directories_dropped},

@@ -91,7 +91,8 @@ struct WalkAheadStatistics {
   uint64_t roots_refused = 0;        // candidate roots not walked (filesystem, open failed)
   uint64_t program_directories = 0;  // directory opens of the program it observed
   uint64_t directories_read = 0;     // directories walk-ahead read
-  uint64_t directories_sampled = 0;  // of those, read the cheap way (the tree was cached)
+  uint64_t directories_sampled = 0;  // of those, read the cheap way (cached, or behind the program)
+  uint64_t directories_behind = 0;   // of those, passed through behind the program
   uint64_t directories_cold = 0;     // of those, directories that waited for the device
   uint64_t entries_stated = 0;       // entries it stat'ed
   uint64_t directories_failed = 0;   // its opens or reads that failed (tree changed, permissions)
