@@ -8,12 +8,17 @@ DirectoryQueue::DirectoryQueue(size_t max_directories, size_t max_path_bytes)
     : max_directories_(max_directories), max_path_bytes_(max_path_bytes) {}
 
 size_t DirectoryQueue::PushFront(std::vector<PendingDirectory>* found) {
+  size_t dropped = 0;
   for (auto it = found->rbegin(); it != found->rend(); ++it) {
-    path_bytes_ += it->path.size();
-    entries_.push_front(std::move(*it));
+    try {
+      entries_.push_front(std::move(*it));
+    } catch (...) {  // out of memory: the earlier entries of `found` are dropped
+      dropped += static_cast<size_t>(found->rend() - it);
+      break;
+    }
+    path_bytes_ += entries_.front().path.size();
   }
   found->clear();
-  size_t dropped = 0;
   while (!entries_.empty() &&
          (entries_.size() > max_directories_ || path_bytes_ > max_path_bytes_)) {
     path_bytes_ -= entries_.back().path.size();

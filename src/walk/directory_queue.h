@@ -38,7 +38,8 @@ class DirectoryQueue {
 
   // Moves `found` (in the order given) to the front of the queue, then
   // drops entries from the back until the bounds hold again.  Returns the
-  // number of entries dropped.  `found` is left empty.
+  // number of entries dropped (also those of `found` that found no memory).
+  // `found` is left empty.  Never throws.
   size_t PushFront(std::vector<PendingDirectory>* found);
 
   // Takes the front entry into `*next`.  False when the queue is empty.

@@ -120,7 +120,8 @@ struct Root {
   uint64_t generation = 0;   // bumped each time the slot takes another tree
   uint64_t last_used = 0;    // the program's directory count when it last opened in this tree
   std::string path;          // as the program gave it (relative to the working directory, or absolute)
-  int descriptor = -1;       // in walk-ahead's own table, while kOpen
+  int descriptor = -1;       // in walk-ahead's own table: the open tree's, or until a thread
+                             // opens the slot's new tree, the previous one's
   dev_t device = 0;          // the root's filesystem (descendants on another are not walked)
   bool no_access_time = true;  // O_NOATIME is accepted here (it is tried until refused)
 };
@@ -177,7 +178,10 @@ class WalkAhead {
 
   void OpenedRelative(int opened_fd) {
     const uint64_t opened = NoteProgramDirectory();
-    if (walking_.load(std::memory_order_relaxed)) return;  // the common case: nothing else to do
+    // The common case: a walk under way and no new tree to start.
+    if (walking_.load(std::memory_order_relaxed) && !candidate_waiting_.load(std::memory_order_relaxed)) {
+      return;
+    }
     bool start = false;
     bool have_root = false;
     {
@@ -288,9 +292,11 @@ class WalkAhead {
     } catch (...) {
       return false;
     }
-    if (slot->state == Root::State::kOpen) stale_descriptors_.push_back(slot->descriptor);
-    slot->descriptor = -1;
+    // The previous tree's descriptor, if any, stays open (in walk-ahead's
+    // table, which only its threads may change) until a thread opens this
+    // slot's new tree or drops the walks.
     slot->state = walkable ? Root::State::kCandidate : Root::State::kRefused;
+    if (walkable) candidate_waiting_.store(true, std::memory_order_relaxed);
     if (!walkable) counters.roots_refused.fetch_add(1, std::memory_order_relaxed);
     slot->generation++;
     slot->last_used = opened;
@@ -303,6 +309,7 @@ class WalkAhead {
   // mutex_.  Returns true when the walk threads must be started or woken.
   bool Promote(Root* root) {
     root->state = Root::State::kToOpen;
+    candidate_waiting_.store(false, std::memory_order_relaxed);
     counters.walks_started.fetch_add(1, std::memory_order_relaxed);
     // The program has opened the root and one directory under it already:
     // the walk begins that far behind.
@@ -366,20 +373,19 @@ class WalkAhead {
     auto seen_since = std::chrono::steady_clock::now();
     bool waiting_for_program = false;
     for (;;) {
-      // Close the descriptors of trees that were replaced.
-      while (!stale_descriptors_.empty()) {
-        raw::Close(stale_descriptors_.back());
-        stale_descriptors_.pop_back();
-        descriptors_.fetch_sub(1, std::memory_order_relaxed);
-      }
       for (unsigned i = 0; i < kMaxRoots; ++i) {
         Root& root = roots_[i];
         if (root.state != Root::State::kToOpen) continue;
         root.state = Root::State::kOpen;  // being opened; read tasks wait for the descriptor
+        try {
+          task->path = root.path;
+        } catch (...) {  // out of memory: this tree is not walked
+          root.state = Root::State::kRefused;
+          continue;
+        }
         task->kind = Task::Kind::kOpenRoot;
         task->root = i;
         task->generation = root.generation;
-        task->path = root.path;
         return;
       }
       if (!queue_.empty()) {
@@ -435,15 +441,21 @@ class WalkAhead {
     }
   }
 
+  // Closes `root`'s descriptor in walk-ahead's table, if it has one.  Only
+  // walk-ahead's threads call it.  Caller holds mutex_.
+  void CloseRootDescriptor(Root* root) {
+    if (root->descriptor < 0) return;
+    raw::Close(root->descriptor);
+    root->descriptor = -1;
+    descriptors_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
   // Drops every queued directory and forgets every tree.  Caller holds mutex_.
   void DropWalks() {
     counters.directories_dropped.fetch_add(queue_.size(), std::memory_order_relaxed);
     queue_.Clear();
     for (Root& root : roots_) {
-      if (root.state == Root::State::kOpen && root.descriptor >= 0) {
-        stale_descriptors_.push_back(root.descriptor);
-      }
-      root.descriptor = -1;
+      CloseRootDescriptor(&root);
       root.state = Root::State::kEmpty;
       root.generation++;
     }
@@ -509,15 +521,20 @@ class WalkAhead {
       }
       return;
     }
+    CloseRootDescriptor(&root);  // the slot's previous tree
     root.descriptor = static_cast<int>(fd);
     root.device = status.st_dev;
     root.no_access_time = no_access_time;
     RaiseTo(counters.most_descriptors, descriptors_.fetch_add(1, std::memory_order_relaxed) + 1);
     counters.roots_walked.fetch_add(1, std::memory_order_relaxed);
-    std::vector<PendingDirectory> top(1);
-    top[0].root = task.root;
-    top[0].generation = task.generation;
-    queue_.PushFront(&top);
+    try {
+      std::vector<PendingDirectory> top(1);
+      top[0].root = task.root;
+      top[0].generation = task.generation;
+      queue_.PushFront(&top);
+    } catch (...) {  // out of memory: the tree is not walked
+      counters.directories_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
     wake_.notify_all();
   }
 
@@ -612,7 +629,6 @@ class WalkAhead {
   Root roots_[kMaxRoots];
   Root* most_recent_ = nullptr;          // the tree the program last opened a directory in
   DirectoryQueue queue_;
-  std::vector<int> stale_descriptors_;   // walk-ahead's descriptors of replaced trees, to close
   uint64_t read_ = 0;                    // directories read (or failed) since the start
   uint64_t in_flight_ = 0;               // directories being read now
   uint64_t walk_begin_program_ = 0;      // the program's directory count when the walk began
@@ -621,6 +637,7 @@ class WalkAhead {
   uint64_t warm_streak_ = 0;             // directories read in a row that were all cached
   std::atomic<bool> threads_started_{false};
   std::atomic<bool> walking_{false};     // a walk is under way: relative opens only count
+  std::atomic<bool> candidate_waiting_{false};  // a candidate root waits for a second directory
 };
 
 // The one instance, made when walk-ahead is switched on, never destroyed

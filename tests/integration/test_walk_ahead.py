@@ -376,3 +376,14 @@ def test_under_a_seccomp_filter_walk_ahead_stays_off_and_says_so(tree, tmp_path)
     assert walked.stderr == b"foreactor: walk-ahead does not run under a seccomp filter; " \
                             b"walk-ahead is off\n"
     assert walk_statistics(stats)["threads"] == 0
+
+
+def test_many_trees_in_one_run_reuse_walk_ahead_s_slots(tmp_path):
+    # More trees than walk-ahead remembers (4): slots are taken over, and
+    # the descriptors of the trees they held are closed.
+    trees = [make_tree(tmp_path / f"tree{index}") for index in range(7)]
+    plain, walked, statistics = run_both(["du", "-s"] + [str(t) for t in trees], tmp_path)
+    assert plain.returncode == 0, plain
+    assert walked.as_tuple() == plain.as_tuple()
+    assert statistics["walks_started"] == len(trees), statistics
+    assert statistics["most_descriptors"] <= statistics["threads"] + 4, statistics
