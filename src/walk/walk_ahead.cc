@@ -145,17 +145,19 @@ class WalkAhead {
 
   // Program side --------------------------------------------------------
   //
-  // These run inside the program's calls.  They never wait for walk-ahead's
-  // threads: when a thread holds the lock, the observation is skipped (the
-  // directory still counts as the program's progress).
+  // These run inside the program's calls.  The common one (a directory
+  // opened relative to another while a walk is under way) is an atomic
+  // increment; the others take walk-ahead's lock, which its threads hold
+  // only for short stretches without system calls that wait (a lowest-
+  // priority thread preempted while holding it runs again as soon as the
+  // waiting program leaves a core idle).
 
   void OpenedByPath(const char* path, int opened_fd) {
     const uint64_t opened = NoteProgramDirectory();
     if (path == nullptr || path[0] == '\0') return;
     bool start = false;
     {
-      std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-      if (!lock.owns_lock()) return;  // never wait for walk-ahead's threads
+      std::lock_guard<std::mutex> lock(mutex_);
       Root* within = nullptr;
       for (Root& root : roots_) {
         if (root.state == Root::State::kEmpty) continue;
@@ -185,8 +187,7 @@ class WalkAhead {
     bool start = false;
     bool have_root = false;
     {
-      std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-      if (!lock.owns_lock()) return;  // never wait for walk-ahead's threads
+      std::lock_guard<std::mutex> lock(mutex_);
       if (most_recent_ != nullptr && most_recent_->state != Root::State::kEmpty) {
         have_root = true;
         most_recent_->last_used = opened;
@@ -202,8 +203,7 @@ class WalkAhead {
       if (length <= 0 || target[0] != '/') return;
       target[length] = '\0';
       const bool walkable = OnWalkableFilesystem(opened_fd, target);
-      std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-      if (!lock.owns_lock()) return;  // never wait for walk-ahead's threads
+      std::lock_guard<std::mutex> lock(mutex_);
       Root& slot = LeastRecentlyUsedSlot();
       if (Assign(&slot, target, opened, walkable) && walkable) start = Promote(&slot);
     }
