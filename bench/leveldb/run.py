@@ -38,7 +38,8 @@ and of the throughput, their ratios to plain, and foreactor's statistics
 uprobes on DBImpl::Get, the preads inside it): preads per Get, the share of
 Get time spent in them, and the latency the Gets would have if each waited
 only for its longest pread.  No depth can beat that: it is the floor of
-what the graph of Version::Get can reach on the point.  The
+what the graph of Version::Get can reach on the point.  Only the driver
+runs in the point's memory cgroup; the tool and perf run outside it.  The
 tables show the bound beside each result, and the share of the bound's gain
 each configuration realizes: (1 - ratio) / (1 - bound), on the average.
 
@@ -100,10 +101,6 @@ IMAGE_MODES = {"default": ("own", True), "level0": ("held", False)}
 COMPACTIONS = ("own", "held")
 READ_ONLY_WORKLOADS = ("c", "c-uniform")
 QUICK_IMAGE_BYTES = 256 << 20
-# The Python tool and perf that run around the driver under --bound (about
-# 20 MiB resident, and perf's buffers), so the page cache share stays the
-# point's.
-BOUND_TOOL_ALLOWANCE_BYTES = 64 << 20
 
 
 class MismatchError(RuntimeError):
@@ -252,7 +249,7 @@ def measure(point, configuration, image, trace, operations, arguments, cold_repo
         completed, memory_report = run_at_point(point, driver_command(driver, point, trace,
                                                                        image, operations),
                                                 environment, image, operations, arguments,
-                                                cold_reports)
+                                                cold_reports, around=None)
         summary = driver_summary(completed, f"{point}, {configuration[0]}")
         summary["memory"] = memory_report
         summary["driver_max_rss_kib"] = completed.max_rss_kib
@@ -279,13 +276,11 @@ def measure_bound(point, image, trace, operations, arguments, cold_reports):
     cannot be used here."""
     with tempfile.TemporaryDirectory(prefix="leveldb-bound-") as scratch:
         figures_file = Path(scratch) / "bound.json"
-        command = [sys.executable, ROOT / "tools" / "foreactor", "bound",
-                   "--function", "leveldb::DBImpl::Get", "--calls", "pread64",
-                   "--json", figures_file, "--"] + driver_command(PLAIN_DRIVER, point, trace,
-                                                                 image, operations)
-        completed, _ = run_at_point(point, command, runs.foreactor_environment(None, None, None),
-                                    image, operations, arguments, cold_reports,
-                                    extra_allowance=BOUND_TOOL_ALLOWANCE_BYTES)
+        completed, _ = run_at_point(point, driver_command(PLAIN_DRIVER, point, trace, image,
+                                                          operations),
+                                    runs.foreactor_environment(None, None, None), image,
+                                    operations, arguments, cold_reports,
+                                    around=lambda command: bound_command(command, figures_file))
         if completed.returncode != 0 or not figures_file.exists():
             say(f"run.py: no bound at {point_label(point)} (foreactor bound exited "
                 f"{completed.returncode}): {completed.stderr.strip()[-300:]}")
@@ -300,13 +295,25 @@ def driver_command(driver, point, trace, image, operations):
     return command + ([] if point["fill_cache"] else ["--no-fill-cache"])
 
 
+def bound_command(command, figures_file):
+    """`command` (the plain driver's, possibly behind the memory cgroup's
+    wrapper) run under `foreactor bound`, the figures written to
+    `figures_file`."""
+    return [sys.executable, ROOT / "tools" / "foreactor", "bound", "--binary", PLAIN_DRIVER,
+            "--function", "leveldb::DBImpl::Get", "--calls", "pread64",
+            "--json", figures_file, "--"] + list(command)
+
+
 def run_at_point(point, command, environment, image, operations, arguments, cold_reports,
-                 extra_allowance=0):
-    """Runs `command` with the page cache of `point`: below 100% the image
-    evicted first and the command inside a memory cgroup of the point's
-    ratio (plus `extra_allowance` bytes for processes around the driver); at
-    100% the image read into the cache first and no limit.  Returns
-    (Completed, a description of the memory limit)."""
+                 around):
+    """Runs the driver `command` with the page cache of `point`: below 100%
+    the image evicted first and the driver alone inside a memory cgroup of
+    the point's ratio; at 100% the image read into the cache first and no
+    limit.  `around`, when not None, makes the command that runs the driver
+    (its argument) inside another program (foreactor bound), which stays
+    outside the cgroup.  Returns (Completed, a description of the memory
+    limit)."""
+    around = around or (lambda wrapped: wrapped)
     db_bytes = images.image_summary(image)["bytes"]
     files = images.image_files(image)
     if point["ratio"] < 100:
@@ -314,13 +321,12 @@ def run_at_point(point, command, environment, image, operations, arguments, cold
             cold_reports.add(evict_files(files))
         else:
             cold_reports.add(cache.drop_page_cache(files))
-        limit_bytes = (point["ratio"] * db_bytes // 100 + allowance_bytes(arguments, operations)
-                       + extra_allowance)
+        limit_bytes = point["ratio"] * db_bytes // 100 + allowance_bytes(arguments, operations)
         with memory.MemoryLimit(f"foreactor_leveldb_{os.getpid()}", limit_bytes) as limit:
-            completed = run_driver(limit.wrap_command(command), environment)
+            completed = run_driver(around(limit.wrap_command(command)), environment)
             return completed, limit.describe()
     cache.warm_files(files)
-    return run_driver(command, environment), {"kind": "unlimited (all cached)"}
+    return run_driver(around(command), environment), {"kind": "unlimited (all cached)"}
 
 
 class Completed:

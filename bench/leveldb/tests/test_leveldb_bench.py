@@ -68,3 +68,36 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
         # The bound beside each result: its columns are filled on every row.
         rows = [line for line in completed.stdout.splitlines() if line.startswith("| c v1024")]
         assert rows and all(row.split("|")[9].strip() for row in rows), rows[:3]
+
+
+@pytest.mark.skipif(memory.available() == "none", reason="no memory cgroup can be made here")
+def test_only_the_driver_runs_in_the_memory_cgroup(tmp_path):
+    # `foreactor bound` ran inside the point's cgroup with the driver, and at
+    # 10% memory the kernel's OOM killer killed the tool's Python process
+    # (exit -9) while it parsed perf's output: its memory was charged to the
+    # limit meant for the driver's page cache.  The program around the
+    # driver must stay outside the cgroup, the driver inside.
+    import types
+
+    import run
+    image = tmp_path / "image"
+    image.mkdir()
+    (image / "CURRENT").write_text("MANIFEST-000001\n")
+    (tmp_path / "image.json").write_text(json.dumps({"bytes": 1 << 20}))
+    inner, outer = tmp_path / "inner", tmp_path / "outer"
+    arguments = types.SimpleNamespace(cold="fadvise", allowance_mib=64)
+    completed, report = run.run_at_point(
+        {"ratio": 10}, ["sh", "-c", f"cat /proc/self/cgroup > {inner}"], dict(os.environ), image,
+        100, arguments, set(),
+        around=lambda command: ["sh", "-c", f'cat /proc/self/cgroup > {outer} && exec "$@"',
+                                "sh"] + command)
+    assert completed.returncode == 0, completed.stderr
+    assert report["kind"] == memory.available()
+
+    def memory_cgroup(path):
+        lines = path.read_text().splitlines()
+        return next(line.split(":", 2)[2] for line in lines
+                    if "memory" in line.split(":", 2)[1].split(",") or line.startswith("0::"))
+
+    assert memory_cgroup(inner).startswith("/foreactor_leveldb_"), inner.read_text()
+    assert not memory_cgroup(outer).startswith("/foreactor_leveldb_"), outer.read_text()
