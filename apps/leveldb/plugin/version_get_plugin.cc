@@ -41,8 +41,6 @@
 #include "foreactor/foreactor.hpp"
 #include "leveldb/cache.h"
 #include "leveldb/comparator.h"
-#include "leveldb/db.h"
-#include "leveldb/filter_policy.h"
 #include "leveldb/iterator.h"
 #include "leveldb/table.h"
 #include "table/block.h"
@@ -62,6 +60,7 @@ WRAPPED(VersionGet,
         leveldb::Version*, const leveldb::ReadOptions&, const leveldb::LookupKey&, std::string*, void*);
 WRAPPED(LogAndApply, "_ZN7leveldb10VersionSet11LogAndApplyEPNS_11VersionEditEPNS_4port5MutexE",
         leveldb::VersionSet*, leveldb::VersionEdit*, leveldb::port::Mutex*);
+WRAPPED(Recover, "_ZN7leveldb10VersionSet7RecoverEPb", leveldb::VersionSet*, bool*);
 WRAPPED(TableOpen, "_ZN7leveldb5Table4OpenERKNS_7OptionsEPNS_16RandomAccessFileEmPPS0_",
         const leveldb::Options&, leveldb::RandomAccessFile*, uint64_t, leveldb::Table**);
 WRAPPED(ReadBlock,
@@ -86,10 +85,9 @@ const leveldb::InternalKeyComparator comparator(leveldb::BytewiseComparator());
 // used only under the shared lock: ~Table takes the unique lock first.
 struct Table {
   const leveldb::Table* table = nullptr;
-  uint64_t file_size = 0;
   int fd = -1;  // LevelDB's descriptor of the file
   leveldb::Cache* block_cache = nullptr;  // Table::Open keeps the blocks there under cache_id
-  uint64_t cache_id = 0;
+  uint64_t file_size = 0, cache_id = 0;
   std::unique_ptr<leveldb::Block> index;
   // Null: no filter.  Its policy is the one Table::Open had, LevelDB's
   // internal-key wrapper of the database's: it takes internal keys.
@@ -109,15 +107,14 @@ struct OpeningTable {
 // The open tables by file number, shared by all threads, under `mutex`.
 std::shared_mutex mutex;
 std::unordered_map<uint64_t, Table> tables;
-// Counts installed versions: file lists are taken afresh.
+// Counts the calls that make Versions: file lists are taken afresh.
 std::atomic<uint64_t> epoch{0};
 thread_local OpeningTable opening;
 
 // One pread of a Get: `length` bytes at `offset` of `fd`.
 struct BlockRead {
   int fd = -1;
-  uint64_t offset = 0;
-  uint64_t length = 0;
+  uint64_t offset = 0, length = 0;
 };
 using Plan = std::vector<BlockRead>;
 
@@ -270,12 +267,25 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   return RealVersionGet(version, options, key, value, stats);
 }
 
-leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
-                                leveldb::port::Mutex* mutex) {
-  epoch.fetch_add(1, std::memory_order_relaxed);  // a version is being installed
-  leveldb::Status status = RealLogAndApply(versions, edit, mutex);
+// Runs `call`, which makes Versions (a Version may reuse the address of a
+// freed one): every thread takes its file lists afresh after it.
+template <class Call>
+leveldb::Status MakingVersions(Call&& call) {
+  epoch.fetch_add(1, std::memory_order_relaxed);
+  leveldb::Status status = call();
   epoch.fetch_add(1, std::memory_order_relaxed);
   return status;
+}
+
+leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
+                                leveldb::port::Mutex* mutex) {
+  return MakingVersions([&] { return RealLogAndApply(versions, edit, mutex); });
+}
+
+// A database being opened (with reuse_logs it may install its first
+// Version without LogAndApply).
+leveldb::Status WrapRecover(leveldb::VersionSet* versions, bool* save_manifest) {
+  return MakingVersions([&] { return RealRecover(versions, save_manifest); });
 }
 
 leveldb::Status WrapReadBlock(leveldb::RandomAccessFile* file, const leveldb::ReadOptions& options,
@@ -304,7 +314,7 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
           leveldb::BytewiseComparator();
   if (!status.ok() || !bytewise || opened.fd < 0 || opened.blocks.empty()) return status;
   NoThrow([&] {
-    Table entry{*table, file_size, opened.fd, options.block_cache, 0, nullptr, nullptr};
+    Table entry{*table, opened.fd, options.block_cache, file_size, 0, nullptr, nullptr};
     entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
     // BlockContents: data, cachable, heap_allocated (the view does not own the data).
     entry.index = std::make_unique<leveldb::Block>(leveldb::BlockContents{opened.blocks[0], false, false});
