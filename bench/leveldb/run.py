@@ -9,6 +9,17 @@ run never change the image), table files read with pread, block cache
 8 MiB, no Bloom filter, no compression.  The driver checks every Get
 (status and value); a mismatch aborts the benchmark.
 
+Images (--images): `default`, as LevelDB's own compactions leave the load
+(the common shape), and `level0`, the same with 12 level-0 tables above its
+levels (the published system's setup; a state in which LevelDB stops writes
+until it compacted).  Compactions (--compactions): `own`, LevelDB compacts
+as it does by itself during the run; `held`, its background work is held
+for the run (read-only traces only; bench/leveldb/images.py and
+apps/leveldb/driver/held_compactions_env.h).  By default each image runs in
+its own mode: default with its own compactions and fill_cache on (LevelDB's
+defaults), level0 with compactions held and fill_cache off (the published
+setup).  The tables per level of every image are printed before its runs.
+
 Memory ratio R: the run's page cache is limited to R x the image's size
 with a memory cgroup (bench/leveldb/memory.py), plus an allowance for the
 driver's own memory (--allowance-mib).  Below 100% the image's pages are
@@ -27,7 +38,10 @@ and of the throughput, their ratios to plain, and foreactor's statistics
 uprobes on DBImpl::Get, the preads inside it): preads per Get, the share of
 Get time spent in them, and the latency the Gets would have if each waited
 only for its longest pread.  No depth can beat that: it is the floor of
-what the graph of Version::Get can reach on the point.
+what the graph of Version::Get can reach on the point.  Only the driver
+runs in the point's memory cgroup; the tool and perf run outside it.  The
+tables show the bound beside each result, and the share of the bound's gain
+each configuration realizes: (1 - ratio) / (1 - bound), on the average.
 
 Sweeps (defaults in brackets: 1 KiB values, YCSB-C Zipfian 0.99, 1 client
 thread, 10% memory):
@@ -39,9 +53,9 @@ thread, 10% memory):
 Usage: run.py [--quick] [--sweeps memory,value,...] [--rounds N] [--ops N]
        (or: ./run bench leveldb [--quick])
        run.py --markdown RESULTS_JSON   (the tables of a past run)
---quick: one small image (1 KiB values, 256 MiB), YCSB-C, 10% and 100%
-memory, plain, io_uring 8 and 16, threads 16, 10,000 operations, 3 rounds;
-a few minutes.  Writes bench/results/leveldb[-quick].json and
+--quick: small images (1 KiB values, 256 MiB; default and level0, each in
+its own mode), YCSB-C, 10% and 100% memory, plain, io_uring 8, 16 and auto,
+threads 16, 10,000 operations, 3 rounds.  Writes bench/results/leveldb[-quick].json and
 bench/results/leveldb[-quick]-<sweep>.png.
 """
 
@@ -82,15 +96,15 @@ ALL_SWEEPS = {
     "workload": [{"workload": workload} for workload in ("a", "b", "c", "d", "c-uniform")],
 }
 DEFAULT_POINT = {"ratio": 10, "value_size": 1024, "threads": 1, "workload": "c"}
+# Each image's own run mode: (compactions, fill_cache).
+IMAGE_MODES = {"default": ("own", True), "level0": ("held", False)}
+COMPACTIONS = ("own", "held")
+READ_ONLY_WORKLOADS = ("c", "c-uniform")
 QUICK_IMAGE_BYTES = 256 << 20
 DEFAULT_ROUNDS = 3
 # LevelDB's table block size (4 KiB, uncompressed): the request size of the
 # device reference.
 BLOCK_BYTES = 4096
-# The Python tool and perf that run around the driver under --bound (about
-# 20 MiB resident, and perf's buffers), so the page cache share stays the
-# point's.
-BOUND_TOOL_ALLOWANCE_BYTES = 64 << 20
 
 
 class MismatchError(RuntimeError):
@@ -108,6 +122,13 @@ def parse_arguments():
                              "values; quick 10,000)")
     parser.add_argument("--depths", default="4,8,16,auto",
                         help="foreactor depths, numbers or auto (4,8,16,auto)")
+    parser.add_argument("--images", default=",".join(images.KINDS),
+                        help="comma-separated images: default, level0 (both)")
+    parser.add_argument("--compactions", default="image",
+                        help="image (each image's own mode), own, held, or own,held")
+    parser.add_argument("--fill-cache", choices=("image", "on", "off"), default="image",
+                        help="ReadOptions::fill_cache of the Gets: image (on for default, off "
+                             "for level0), on, off")
     parser.add_argument("--records", type=int,
                         help="records per image instead of about 1 GiB (for trying things out)")
     parser.add_argument("--allowance-mib", type=int,
@@ -133,6 +154,13 @@ def parse_arguments():
                             for depth in arguments.depths.split(",") if depth]
     except ValueError:
         parser.error("--depths: comma-separated numbers or auto, such as 4,8,16,auto")
+    arguments.images = [kind for kind in arguments.images.split(",") if kind]
+    if not arguments.images or any(kind not in images.KINDS for kind in arguments.images):
+        parser.error(f"--images: comma-separated {', '.join(images.KINDS)}")
+    arguments.compactions = [mode for mode in arguments.compactions.split(",") if mode]
+    if arguments.compactions != ["image"] and (
+            not arguments.compactions or any(m not in COMPACTIONS for m in arguments.compactions)):
+        parser.error("--compactions: image, own, held or own,held")
     arguments.sweeps = [sweep for sweep in arguments.sweeps.split(",") if sweep]
     for sweep in arguments.sweeps:
         if sweep not in ALL_SWEEPS:
@@ -161,12 +189,33 @@ def configurations(arguments):
                                        for depth in arguments.depths]
 
 
+def run_modes(arguments):
+    """(image, compactions, fill_cache) triples to measure every point in."""
+    modes = []
+    for kind in arguments.images:
+        own_compactions, own_fill_cache = IMAGE_MODES[kind]
+        fill_cache = {"image": own_fill_cache, "on": True, "off": False}[arguments.fill_cache]
+        compactions = [own_compactions] if arguments.compactions == ["image"] else arguments.compactions
+        modes += [(kind, mode, fill_cache) for mode in compactions]
+    return modes
+
+
 def points(arguments):
-    """(sweep, point) pairs; a point shared by two sweeps is measured once per sweep."""
-    if arguments.quick:
-        return [("memory", dict(DEFAULT_POINT, ratio=ratio)) for ratio in (10, 100)]
-    return [(sweep, dict(DEFAULT_POINT, **change)) for sweep in arguments.sweeps
-            for change in ALL_SWEEPS[sweep]]
+    """(sweep, point) pairs; a point shared by two sweeps is measured once per
+    sweep.  Held compactions run read-only workloads only: the others are
+    left out (said on stderr)."""
+    changes = ([("memory", {"ratio": ratio}) for ratio in (10, 100)] if arguments.quick else
+               [(sweep, change) for sweep in arguments.sweeps for change in ALL_SWEEPS[sweep]])
+    result = []
+    for sweep, change in changes:
+        for kind, compactions, fill_cache in run_modes(arguments):
+            point = dict(DEFAULT_POINT, image=kind, compactions=compactions,
+                         fill_cache=fill_cache, **change)
+            if compactions == "held" and point["workload"] not in READ_ONLY_WORKLOADS:
+                say(f"run.py: {point_label(point)} left out: held compactions stop writes")
+                continue
+            result.append((sweep, point))
+    return result
 
 
 def prepare(point, arguments):
@@ -174,12 +223,18 @@ def prepare(point, arguments):
     operations a run replays (a prefix of the trace with --ops)."""
     value_size = point["value_size"]
     records = arguments.records or images.records_for(value_size)
-    image = images.ensure_image(value_size, records)
+    image = images.ensure_image(value_size, records, kind=point["image"])
+    if str(image) not in DESCRIBED_IMAGES:
+        DESCRIBED_IMAGES.add(str(image))
+        say(f"run.py: image {images.describe(image)}")
     operations = images.operations_for(value_size)
     trace = images.ensure_trace("run", records, point["workload"], operations, value_size)
     if arguments.ops:
         operations = min(operations, arguments.ops)
     return image, trace, operations
+
+
+DESCRIBED_IMAGES = set()
 
 
 def allowance_bytes(arguments, operations):
@@ -199,7 +254,7 @@ def measure(point, configuration, image, trace, operations, arguments, cold_repo
         completed, memory_report = run_at_point(point, driver_command(driver, point, trace,
                                                                        image, operations),
                                                 environment, image, operations, arguments,
-                                                cold_reports)
+                                                cold_reports, around=None)
         summary = driver_summary(completed, f"{point}, {configuration[0]}")
         summary["memory"] = memory_report
         summary["driver_max_rss_kib"] = completed.max_rss_kib
@@ -226,13 +281,11 @@ def measure_bound(point, image, trace, operations, arguments, cold_reports):
     cannot be used here."""
     with tempfile.TemporaryDirectory(prefix="leveldb-bound-") as scratch:
         figures_file = Path(scratch) / "bound.json"
-        command = [sys.executable, ROOT / "tools" / "foreactor", "bound",
-                   "--function", "leveldb::DBImpl::Get", "--calls", "pread64",
-                   "--json", figures_file, "--"] + driver_command(PLAIN_DRIVER, point, trace,
-                                                                 image, operations)
-        completed, _ = run_at_point(point, command, runs.foreactor_environment(None, None, None),
-                                    image, operations, arguments, cold_reports,
-                                    extra_allowance=BOUND_TOOL_ALLOWANCE_BYTES)
+        completed, _ = run_at_point(point, driver_command(PLAIN_DRIVER, point, trace, image,
+                                                          operations),
+                                    runs.foreactor_environment(None, None, None), image,
+                                    operations, arguments, cold_reports,
+                                    around=lambda command: bound_command(command, figures_file))
         if completed.returncode != 0 or not figures_file.exists():
             say(f"run.py: no bound at {point_label(point)} (foreactor bound exited "
                 f"{completed.returncode}): {completed.stderr.strip()[-300:]}")
@@ -241,17 +294,31 @@ def measure_bound(point, image, trace, operations, arguments, cold_reports):
 
 
 def driver_command(driver, point, trace, image, operations):
-    return [driver, "--db", RUN_DIR, "--clone-from", image, "--run", trace,
-            "--ops", operations, "--threads", point["threads"]]
+    command = [driver, "--db", RUN_DIR, "--clone-from", image, "--run", trace,
+               "--ops", operations, "--threads", point["threads"],
+               "--compactions", point["compactions"]]
+    return command + ([] if point["fill_cache"] else ["--no-fill-cache"])
+
+
+def bound_command(command, figures_file):
+    """`command` (the plain driver's, possibly behind the memory cgroup's
+    wrapper) run under `foreactor bound`, the figures written to
+    `figures_file`."""
+    return [sys.executable, ROOT / "tools" / "foreactor", "bound", "--binary", PLAIN_DRIVER,
+            "--function", "leveldb::DBImpl::Get", "--calls", "pread64",
+            "--json", figures_file, "--"] + list(command)
 
 
 def run_at_point(point, command, environment, image, operations, arguments, cold_reports,
-                 extra_allowance=0):
-    """Runs `command` with the page cache of `point`: below 100% the image
-    evicted first and the command inside a memory cgroup of the point's
-    ratio (plus `extra_allowance` bytes for processes around the driver); at
-    100% the image read into the cache first and no limit.  Returns
-    (Completed, a description of the memory limit)."""
+                 around):
+    """Runs the driver `command` with the page cache of `point`: below 100%
+    the image evicted first and the driver alone inside a memory cgroup of
+    the point's ratio; at 100% the image read into the cache first and no
+    limit.  `around`, when not None, makes the command that runs the driver
+    (its argument) inside another program (foreactor bound), which stays
+    outside the cgroup.  Returns (Completed, a description of the memory
+    limit)."""
+    around = around or (lambda wrapped: wrapped)
     db_bytes = images.image_summary(image)["bytes"]
     files = images.image_files(image)
     if point["ratio"] < 100:
@@ -259,13 +326,12 @@ def run_at_point(point, command, environment, image, operations, arguments, cold
             cold_reports.add(evict_files(files))
         else:
             cold_reports.add(cache.drop_page_cache(files))
-        limit_bytes = (point["ratio"] * db_bytes // 100 + allowance_bytes(arguments, operations)
-                       + extra_allowance)
+        limit_bytes = point["ratio"] * db_bytes // 100 + allowance_bytes(arguments, operations)
         with memory.MemoryLimit(f"foreactor_leveldb_{os.getpid()}", limit_bytes) as limit:
-            completed = run_driver(limit.wrap_command(command), environment)
+            completed = run_driver(around(limit.wrap_command(command)), environment)
             return completed, limit.describe()
     cache.warm_files(files)
-    return run_driver(command, environment), {"kind": "unlimited (all cached)"}
+    return run_driver(around(command), environment), {"kind": "unlimited (all cached)"}
 
 
 class Completed:
@@ -350,8 +416,10 @@ def run_point(sweep, point, arguments, tick, cold_reports):
 
 
 def point_label(point):
+    mode = (f" {point.get('image', 'default')} image, compactions {point.get('compactions', 'own')}"
+            f", fill_cache {'on' if point.get('fill_cache', True) else 'off'}")
     return (f"{point['workload']} v{point['value_size']} {point['ratio']}% "
-            f"t{point['threads']}")
+            f"t{point['threads']}{mode}")
 
 
 def bound_line(figures):
@@ -376,21 +444,25 @@ def markdown(data):
     for sweep in dict.fromkeys(entry["sweep"] for entry in data["points"]):
         lines += [f"### {sweep}", "",
                   "| point | configuration | avg µs | p50 µs | p99 µs | ops/s | avg x | "
-                  "paired avg x [95%] | share of bound's gain | p99 x | early | consumed | "
-                  "wasted | mispredicted |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "paired avg x [95%] | p99 x | bound avg x | bound p99 x | "
+                  "share of bound's gain | early | consumed | wasted | mispredicted |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for entry in data["points"]:
             if entry["sweep"] != sweep:
                 continue
+            bound = entry.get("bound")
             for name, config in entry["configurations"].items():
                 median, ratio = config["median"], config["ratio_to_plain"]
                 stats = config["statistics"] or {}
+                bound_columns = "| | - |"
+                if bound:
+                    bound_columns = (f"{bound['ratio']['average']:.2f} | {bound['ratio']['p99']:.2f} | "
+                                     f"{bound_share(entry, config) if name != 'plain' else '-'} |")
                 lines.append(
                     f"| {point_label(entry['point'])} | {name} | {median['average']:.0f} | "
                     f"{median['p50']:.0f} | {median['p99']:.0f} | {median['throughput']:.0f} | "
                     f"{ratio['average']:.2f} | {ratios.format_ratio(config.get('time_ratio'))} | "
-                    f"{bound_share(entry, config) if name != 'plain' else '-'} | "
-                    f"{ratio['p99']:.2f} | "
+                    f"{ratio['p99']:.2f} | {bound_columns} "
                     f"{stats.get('issued_early', '')} | {stats.get('consumed', '')} | "
                     f"{stats.get('wasted', '')} | {stats.get('mispredicted', '')} |")
         lines.append("")
@@ -399,6 +471,12 @@ def markdown(data):
                 lines.append(f"- {point_label(entry['point'])}: {bound_line(entry['bound'])}")
         lines.append("")
     return "\n".join(lines)
+
+
+def run_mode_label(point):
+    """The image and run mode of a point, short (for legends)."""
+    return (f"{point.get('image', 'default')}/{point.get('compactions', 'own')}/"
+            f"fill {'on' if point.get('fill_cache', True) else 'off'}")
 
 
 def plot(data, output_prefix):
@@ -414,14 +492,18 @@ def plot(data, output_prefix):
     key_of = {"memory": "ratio", "value": "value_size", "threads": "threads", "workload": "workload"}
     for sweep in dict.fromkeys(entry["sweep"] for entry in data["points"]):
         entries = [entry for entry in data["points"] if entry["sweep"] == sweep]
-        labels = [str(entry["point"][key_of[sweep]]) for entry in entries]
+        modes = list(dict.fromkeys(run_mode_label(entry["point"]) for entry in entries))
         names = [name for name in entries[0]["configurations"] if name != "plain"]
         figure, axes = plt.subplots(1, 2, figsize=(11, 4))
         for axis, metric in zip(axes, ("average", "p99")):
-            for name in names:
-                values = [entry["configurations"][name]["ratio_to_plain"][metric] or 0
-                          for entry in entries]
-                axis.plot(labels, values, marker="o", label=name)
+            for mode in modes:
+                of_mode = [entry for entry in entries if run_mode_label(entry["point"]) == mode]
+                labels = [str(entry["point"][key_of[sweep]]) for entry in of_mode]
+                for name in names:
+                    values = [entry["configurations"][name]["ratio_to_plain"][metric] or 0
+                              for entry in of_mode]
+                    axis.plot(labels, values, marker="o",
+                              label=name if len(modes) == 1 else f"{mode}: {name}")
             axis.axhline(1.0, color="black", linewidth=0.8)
             axis.set_title(f"{metric} Get latency, foreactor / plain")
             axis.set_xlabel(key_of[sweep])
@@ -465,6 +547,8 @@ def main():
             "settings": {"rounds": arguments.rounds, "ops": arguments.ops,
                          "records": arguments.records, "allowance_mib": arguments.allowance_mib,
                          "cold": arguments.cold, "memory_cgroup": memory.available(),
+                         "images": arguments.images, "compactions": arguments.compactions,
+                         "fill_cache": arguments.fill_cache,
                          "block_cache_mib": 8, "bloom_filter": False, "compression": "none"},
             "points": []}
     try:

@@ -343,10 +343,13 @@ def main(arguments, tool):
         finally:
             remove_probes(group)
         status = locate.exit_status(completed.returncode)
-        script = subprocess.run(["perf", "script", "-i", data, "-F", "tid,time,event"],
-                                capture_output=True, text=True)
-    summary = summarize(invocations_of(parse_perf_script(script.stdout.splitlines(), entry,
-                                                         exit_event, calls)))
+        # Read as perf writes it: the whole listing (hundreds of MiB for a
+        # long run) is never held at once.
+        with subprocess.Popen(["perf", "script", "-i", data, "-F", "tid,time,event"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True) as script:
+            events = parse_perf_script(script.stdout, entry, exit_event, calls)
+    summary = summarize(invocations_of(events))
     if summary is None:
         print("foreactor bound: %s was never called (or never returned)" % options.function)
         return status if status != 0 else 1

@@ -3,12 +3,24 @@
 // recording its latency.  Prints a JSON summary on stdout (or --json FILE).
 //
 //   leveldb_driver --db DIR --load TRACE [--value-size N] [--compact] [options]
+//   leveldb_driver --db DIR --clone-from IMAGE --load TRACE --level0-tables N
+//                  [--value-size N] [options]
 //   leveldb_driver --db DIR --run TRACE [--clone-from IMAGE] [--threads N]
-//                  [--ops N] [options]
+//                  [--ops N] [--compactions own|held] [--no-fill-cache] [options]
 // options: --cache-mib N (block cache, default 8 = LevelDB's default)
 //          --bloom-bits N (Bloom filter bits per key, default 0 = none)
 //          --compression none|snappy (default none)
+//          --write-buffer-kib N (default 4096 = LevelDB's default; the size
+//            of a level-0 table)
 //          --json FILE
+// --level0-tables N: IMAGE's copy gets N level-0 tables of updates of the
+//   load trace's keys above its levels (level0_tables.h).
+// --compactions held: LevelDB's background work is held while the trace
+//   runs (held_compactions_env.h); the trace must be read-only.  own (the
+//   default): LevelDB compacts as it does by itself.
+// --no-fill-cache: Gets run with ReadOptions::fill_cache = false (the blocks
+//   they read do not enter the block cache).
+// Every mode prints the files per level of the database as it leaves it.
 //
 // Table files are read with pread, never mmap (support/no_mmap_reads.h).
 // Exit status: 0 all Gets correct; 1 a Get mismatch or a failed Put;
@@ -25,7 +37,9 @@
 #include <vector>
 
 #include "driver/db_shape.h"
+#include "driver/held_compactions_env.h"
 #include "driver/latency.h"
+#include "driver/level0_tables.h"
 #include "driver/replay.h"
 #include "driver/trace.h"
 #include "leveldb/cache.h"
@@ -47,17 +61,24 @@ struct Arguments {
   uint64_t ops = 0;
   uint32_t value_size = 0;
   uint64_t cache_mib = 8;
+  uint64_t write_buffer_kib = 4096;
   int bloom_bits = 0;
   bool snappy = false;
   bool compact = false;
+  int level0_tables = 0;
+  bool hold_compactions = false;
+  bool fill_cache = true;
 };
 
 [[noreturn]] void Usage(const std::string& message) {
   std::fprintf(stderr,
                "leveldb_driver: %s\n"
                "usage: leveldb_driver --db DIR (--load TRACE [--value-size N] [--compact] |\n"
-               "         --run TRACE [--clone-from IMAGE] [--threads N] [--ops N])\n"
-               "         [--cache-mib N] [--bloom-bits N] [--compression none|snappy] [--json FILE]\n",
+               "         --clone-from IMAGE --load TRACE --level0-tables N [--value-size N] |\n"
+               "         --run TRACE [--clone-from IMAGE] [--threads N] [--ops N]\n"
+               "         [--compactions own|held] [--no-fill-cache])\n"
+               "         [--cache-mib N] [--bloom-bits N] [--compression none|snappy]\n"
+               "         [--write-buffer-kib N] [--json FILE]\n",
                message.c_str());
   std::exit(2);
 }
@@ -80,6 +101,10 @@ Arguments ParseArguments(int argc, char** argv) {
       arguments.compact = true;
       continue;
     }
+    if (option == "--no-fill-cache") {
+      arguments.fill_cache = false;
+      continue;
+    }
     if (i + 1 >= argc) Usage(option + " needs a value");
     const char* value = argv[++i];
     if (option == "--db") arguments.db = value;
@@ -91,7 +116,14 @@ Arguments ParseArguments(int argc, char** argv) {
     else if (option == "--ops") arguments.ops = ParseNumber(option, value);
     else if (option == "--value-size") arguments.value_size = static_cast<uint32_t>(ParseNumber(option, value));
     else if (option == "--cache-mib") arguments.cache_mib = ParseNumber(option, value);
+    else if (option == "--write-buffer-kib") arguments.write_buffer_kib = ParseNumber(option, value);
     else if (option == "--bloom-bits") arguments.bloom_bits = static_cast<int>(ParseNumber(option, value));
+    else if (option == "--level0-tables") arguments.level0_tables = static_cast<int>(ParseNumber(option, value));
+    else if (option == "--compactions") {
+      const std::string name = value;
+      if (name != "own" && name != "held") Usage("--compactions is own or held");
+      arguments.hold_compactions = name == "held";
+    }
     else if (option == "--compression") {
       const std::string name = value;
       if (name != "none" && name != "snappy") Usage("--compression is none or snappy");
@@ -103,7 +135,20 @@ Arguments ParseArguments(int argc, char** argv) {
   if (arguments.db.empty()) Usage("--db is required");
   if (arguments.load_trace.empty() == arguments.run_trace.empty()) Usage("give one of --load and --run");
   if (arguments.threads < 1 || arguments.threads > 256) Usage("--threads is 1..256");
-  if (!arguments.clone_from.empty() && arguments.run_trace.empty()) Usage("--clone-from goes with --run");
+  const bool stacking = arguments.level0_tables > 0;
+  if (arguments.write_buffer_kib < 64 || arguments.write_buffer_kib > (1 << 20)) {
+    Usage("--write-buffer-kib is 64..1048576");
+  }
+  if (arguments.level0_tables < 0 || arguments.level0_tables > 100) Usage("--level0-tables is 1..100");
+  if (stacking && (arguments.load_trace.empty() || arguments.clone_from.empty())) {
+    Usage("--level0-tables goes with --load and --clone-from");
+  }
+  if (!arguments.clone_from.empty() && arguments.run_trace.empty() && !stacking) {
+    Usage("--clone-from goes with --run or --level0-tables");
+  }
+  if ((arguments.hold_compactions || !arguments.fill_cache) && arguments.run_trace.empty()) {
+    Usage("--compactions and --no-fill-cache go with --run");
+  }
   return arguments;
 }
 
@@ -182,6 +227,45 @@ std::string JsonList(const std::vector<uint64_t>& values) {
   return out + "]";
 }
 
+// Writes `json` to `path` (empty: stdout); returns `exit_status`, or 2 when
+// the file cannot be written.
+int Print(const std::string& json, const std::string& path, int exit_status) {
+  FILE* out = stdout;
+  std::unique_ptr<FILE, int (*)(FILE*)> file(nullptr, std::fclose);
+  if (!path.empty()) {
+    file.reset(std::fopen(path.c_str(), "we"));
+    if (!file) {
+      std::fprintf(stderr, "leveldb_driver: cannot write %s\n", path.c_str());
+      return 2;
+    }
+    out = file.get();
+  }
+  std::fputs(json.c_str(), out);
+  return exit_status;
+}
+
+std::string ShapeJson(const DbShape& shape) {
+  return ", \"files_per_level\": " + JsonList(shape.files) + ", \"bytes_per_level\": " + JsonList(shape.bytes);
+}
+
+// --level0-tables: the clone in arguments.db gets its level-0 tables.
+int StackTables(const Arguments& arguments, const leveldb::Options& options, const std::vector<TraceOp>& ops) {
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t updates = 0;
+  DbShape shape;
+  const leveldb::Status status =
+      StackLevel0Tables(arguments.db, options, ops, arguments.value_size, arguments.level0_tables, &updates, &shape);
+  if (!status.ok()) {
+    std::fprintf(stderr, "leveldb_driver: level-0 tables: %s\n", status.ToString().c_str());
+    return 2;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Print("{\"mode\": \"level0_tables\", \"updates\": " + std::to_string(updates) +
+                   ", \"seconds\": " + std::to_string(seconds) + ", \"db\": " + JsonString(arguments.db) +
+                   ShapeJson(shape) + "}\n",
+               arguments.json_path, 0);
+}
+
 int Main(int argc, char** argv) {
   const Arguments arguments = ParseArguments(argc, argv);
   leveldb_case_study::DisableMmapTableReads();  // before the first Env::Default()
@@ -202,18 +286,32 @@ int Main(int argc, char** argv) {
   std::unique_ptr<const leveldb::FilterPolicy> filter(
       arguments.bloom_bits > 0 ? leveldb::NewBloomFilterPolicy(arguments.bloom_bits) : nullptr);
   leveldb::Options options;
-  options.create_if_missing = loading;
-  options.error_if_exists = loading;
+  options.create_if_missing = loading && arguments.level0_tables == 0;
+  options.error_if_exists = options.create_if_missing;
   options.block_cache = cache.get();
   options.filter_policy = filter.get();
   options.compression = arguments.snappy ? leveldb::kSnappyCompression : leveldb::kNoCompression;
+  options.write_buffer_size = static_cast<size_t>(arguments.write_buffer_kib << 10);
+  if (arguments.level0_tables > 0) return StackTables(arguments, options, ops);
+  std::unique_ptr<HeldCompactionsEnv> held_env;
+  if (arguments.hold_compactions) {
+    for (const TraceOp& op : ops) {
+      if (op.kind != OpKind::kRead) {
+        std::fprintf(stderr, "leveldb_driver: --compactions held needs a read-only trace (LevelDB "
+                             "stops writes until its background work ran)\n");
+        return 2;
+      }
+    }
+    held_env = std::make_unique<HeldCompactionsEnv>(options.env);
+    options.env = held_env.get();
+  }
   leveldb::DB* raw_db = nullptr;
   leveldb::Status status = leveldb::DB::Open(options, arguments.db, &raw_db);
   if (!status.ok()) {
     std::fprintf(stderr, "leveldb_driver: open %s: %s\n", arguments.db.c_str(), status.ToString().c_str());
     return 2;
   }
-  std::unique_ptr<leveldb::DB> db(raw_db);
+  HeldDatabase db(raw_db, DatabaseCloser{held_env.get()});
 
   std::string json = "{";
   int exit_status = 0;
@@ -230,7 +328,9 @@ int Main(int argc, char** argv) {
     json += "\"mode\": \"load\", \"records\": " + std::to_string(ops.size()) +
             ", \"seconds\": " + std::to_string(seconds);
   } else {
-    ReplayResult result = Replay(db.get(), ops, arguments.threads);
+    leveldb::ReadOptions read_options;
+    read_options.fill_cache = arguments.fill_cache;
+    ReplayResult result = Replay(db.get(), ops, arguments.threads, read_options);
     const LatencySummary latency = Summarize(&result.get_latencies_ns);
     const uint64_t operations = result.gets + result.puts;
     json += "\"mode\": \"run\", \"threads\": " + std::to_string(arguments.threads) +
@@ -258,22 +358,10 @@ int Main(int argc, char** argv) {
   json += ", \"db\": " + JsonString(arguments.db) + ", \"cache_mib\": " + std::to_string(arguments.cache_mib) +
           ", \"bloom_bits\": " + std::to_string(arguments.bloom_bits) +
           ", \"compression\": " + (arguments.snappy ? "\"snappy\"" : "\"none\"") +
-          ", \"files_per_level\": " + JsonList(shape.files) + ", \"bytes_per_level\": " + JsonList(shape.bytes) +
-          "}\n";
-  db.reset();  // waits for LevelDB's background work
-
-  FILE* out = stdout;
-  std::unique_ptr<FILE, int (*)(FILE*)> file(nullptr, std::fclose);
-  if (!arguments.json_path.empty()) {
-    file.reset(std::fopen(arguments.json_path.c_str(), "we"));
-    if (!file) {
-      std::fprintf(stderr, "leveldb_driver: cannot write %s\n", arguments.json_path.c_str());
-      return 2;
-    }
-    out = file.get();
-  }
-  std::fputs(json.c_str(), out);
-  return exit_status;
+          ", \"compactions\": " + (arguments.hold_compactions ? "\"held\"" : "\"own\"") +
+          ", \"fill_cache\": " + (arguments.fill_cache ? "true" : "false") + ShapeJson(shape) + "}\n";
+  db.reset();  // waits for LevelDB's background work, or runs the held work
+  return Print(json, arguments.json_path, exit_status);
 }
 
 }  // namespace

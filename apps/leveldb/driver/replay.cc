@@ -59,10 +59,9 @@ void RecordMismatch(ClientResult* result, std::string description) {
   if (result->examples.size() < 5) result->examples.push_back(std::move(description));
 }
 
-void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops, KeyTable* keys,
-               std::atomic<size_t>* cursor, ClientResult* result) {
+void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops, const leveldb::ReadOptions& read_options,
+               KeyTable* keys, std::atomic<size_t>* cursor, ClientResult* result) {
   std::string value;
-  const leveldb::ReadOptions read_options;
   const leveldb::WriteOptions write_options;
   for (size_t i; (i = cursor->fetch_add(1, std::memory_order_relaxed)) < ops.size();) {
     const TraceOp& op = ops[i];
@@ -111,7 +110,8 @@ void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops, KeyTable* keys,
 
 }  // namespace
 
-ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int threads) {
+ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int threads,
+                    const leveldb::ReadOptions& read_options) {
   auto keys = std::make_unique<KeyTable>(ops);
   std::atomic<size_t> cursor{0};
   std::vector<ClientResult> results(static_cast<size_t>(threads < 1 ? 1 : threads));
@@ -120,7 +120,8 @@ ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int thread
   {
     std::vector<std::jthread> clients;
     for (ClientResult& result : results) {
-      clients.emplace_back(RunClient, db, std::cref(ops), keys.get(), &cursor, &result);
+      clients.emplace_back(RunClient, db, std::cref(ops), std::cref(read_options), keys.get(), &cursor,
+                           &result);
     }
   }
   ReplayResult total;

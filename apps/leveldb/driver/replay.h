@@ -34,8 +34,10 @@ struct ReplayResult {
 // its key and whose version is at least the last version this replay wrote
 // for that key before the Get started; or NotFound, only for a key the trace
 // inserts that was not yet inserted.  Anything else counts as a mismatch.
-// Puts of one key are serialized, so their versions grow in the DB.
-ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int threads);
+// Puts of one key are serialized, so their versions grow in the DB.  Gets
+// use `read_options`.
+ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int threads,
+                    const leveldb::ReadOptions& read_options);
 
 // Loads `ops` (inserts; reads are ignored) into `db` in write batches of
 // about `batch_bytes`, writing version 1 of each key with `value_size`

@@ -77,11 +77,12 @@ def make_trace(directory, name, **arguments):
     return path
 
 
-def run_driver(arguments, environment, expect_status=0):
-    """Runs leveldb_driver (arguments[0]); returns its JSON summary (None when
-    it printed none: usage and open errors)."""
+def run_driver(arguments, environment, expect_status=0, timeout=600):
+    """Runs leveldb_driver (arguments[0]) for at most `timeout` seconds;
+    returns its JSON summary (None when it printed none: usage and open
+    errors)."""
     completed = subprocess.run([str(a) for a in arguments], env=environment, capture_output=True,
-                               text=True, timeout=600)
+                               text=True, timeout=timeout)
     assert completed.returncode == expect_status, (
         f"exit {completed.returncode}, expected {expect_status}:\n{completed.stderr[-3000:]}")
     return json.loads(completed.stdout) if completed.stdout.strip() else None

@@ -14,7 +14,8 @@
 //
 // `get` opens the database with a small block cache and looks up GETS
 // random numbers (present, overwritten, deleted, never written, past the
-// end) on THREADS threads; `lookup` looks up the NUMBERs in order.  Both
+// end) on THREADS threads; `lookup` looks up the NUMBERs in order, with
+// ReadOptions::fill_cache off (a block read once is read again).  Both
 // check every status and value against the model the shape determines,
 // print "gets N found F mismatches M" (and, for `get`, the file listing to
 // stderr) and exit with status 0 iff M == 0.  Memory-mapped table reads are
@@ -150,8 +151,10 @@ int Build(const std::string& dir, const std::string& shape, bool bloom) {
 
 // Looks up numbers(thread) on `threads` threads and checks each result.
 template <class Numbers>
-int Lookups(const std::string& dir, const std::string& shape, bool bloom, int threads,
+int Lookups(const std::string& dir, const std::string& shape, bool bloom, int threads, bool fill_cache,
             Numbers&& numbers) {
+  leveldb::ReadOptions read_options;
+  read_options.fill_cache = fill_cache;
   const std::map<int, std::string> model = Model(shape);
   DatabaseOptions options(bloom);
   options.options.create_if_missing = false;
@@ -162,7 +165,7 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
     workers.emplace_back([&, t] {
       for (int number : numbers(t)) {
         std::string value;
-        const leveldb::Status status = db->Get({}, Key(number), &value);
+        const leveldb::Status status = db->Get(read_options, Key(number), &value);
         auto expected = model.find(number);
         const bool right = expected == model.end() ? status.IsNotFound()
                                                    : status.ok() && value == expected->second;
@@ -203,7 +206,7 @@ int main(int argc, char** argv) {
     std::mt19937 random(7919);
     std::vector<int> all;  // the same lookups for any number of threads
     for (int i = 0; i < gets; ++i) all.push_back(static_cast<int>(random() % range));
-    return Lookups(args[1], args[2], bloom, threads, [&](int thread) {
+    return Lookups(args[1], args[2], bloom, threads, true, [&](int thread) {
       std::vector<int> numbers;
       for (size_t i = static_cast<size_t>(thread); i < all.size(); i += static_cast<size_t>(threads)) {
         numbers.push_back(all[i]);
@@ -214,7 +217,7 @@ int main(int argc, char** argv) {
   if (mode == "lookup" && args.size() >= 5) {
     std::vector<int> numbers;
     for (size_t i = 4; i < args.size(); ++i) numbers.push_back(std::stoi(args[i]));
-    return Lookups(args[1], args[2], bloom, 1, [&](int) { return numbers; });
+    return Lookups(args[1], args[2], bloom, 1, false, [&](int) { return numbers; });
   }
   std::fprintf(stderr,
                "usage: %s build DIR levels|chain bloom|nobloom\n"
