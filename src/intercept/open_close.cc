@@ -88,11 +88,11 @@ FOREACTOR_INTERCEPTED_PATH int OpenDirectoryAt(const RealFunction<OpenAtFunction
   }
   const int fd = InterceptionWanted() ? InterceptOpenAt(real, directory_fd, path, flags, mode)
                                       : real(directory_fd, path, flags, mode);
-  if (fd < 0) return fd;
-  if (directory_fd == AT_FDCWD || (path != nullptr && path[0] == '/')) {
+  if (fd < 0 || path == nullptr) return fd;
+  if (directory_fd == AT_FDCWD || path[0] == '/') {
     ObserveDirectoryOpenedByPath(path, fd);
-  } else {
-    ObserveDirectoryOpenedAt(fd);
+  } else if (!(path[0] == '.' && path[1] == '.' && path[2] == '\0')) {
+    ObserveDirectoryOpenedAt(fd);  // a step down (fts climbs back up with "..": not a step)
   }
   return fd;
 }

@@ -54,15 +54,16 @@ constexpr auto kWaitForProgram = std::chrono::milliseconds(2);
 constexpr uint64_t kInitialDistance = 32;
 constexpr uint64_t kDistanceGrowth = 2;
 constexpr size_t kDirectoryBufferBytes = 64 * 1024;
-// A directory counts as cached when opening it and its first read took at
-// most kColdDirectoryNanoseconds and each stat at most kColdStatNanoseconds:
-// a read from the device takes 70 us or more on the virtual disks measured,
-// a cached stat 1-2 us.  After kWarmStreakForSampling cached directories in
-// a row the walk only samples (ReadDirectory): it keeps its place in the
-// tree at a fraction of the cost, and reads fully again at the first
-// directory that is not cached.
-constexpr uint64_t kColdDirectoryNanoseconds = 60000;
-constexpr uint64_t kColdStatNanoseconds = 30000;
+// A directory counts as cached when reading it and stat'ing its entries
+// made the reading thread submit no read to a block device (its rusage
+// ru_inblock did not grow; the kernel counts every read bio a thread
+// submits, metadata included).  Timing the calls instead misjudges: a
+// lowest-priority thread is often preempted between two clock reads.
+// After kWarmStreakForSampling cached directories in a row the walk only
+// samples (ReadDirectory): it keeps its place in the tree at a fraction of
+// the cost, and reads fully again at the first directory that is not
+// cached.  Without the kernel's I/O accounting (no /proc/self/io) nothing
+// tells a cached directory apart, and the walk never samples.
 constexpr uint64_t kWarmStreakForSampling = 32;
 // Directories the program has opened when a walk begins (the root, and the
 // one under it whose open showed the walk is recursive).
@@ -76,10 +77,17 @@ constexpr uint64_t kDirectoryOpenFlags =
 constexpr uint64_t kBeneathRoot =
     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
 
-uint64_t NowNanoseconds() {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+// Reads the calling thread submitted to block devices so far (512-byte
+// units), or 0 when they cannot be read.
+uint64_t BlocksReadByThisThread() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+  return static_cast<uint64_t>(usage.ru_inblock);
+}
+
+// True when the kernel accounts each thread's block I/O (rusage ru_inblock).
+bool KernelAccountsBlockReads() {
+  return raw::Result(syscall(SYS_faccessat, AT_FDCWD, "/proc/self/io", R_OK)) == 0;
 }
 
 void RaiseTo(std::atomic<uint64_t>& most, uint64_t value) {
@@ -233,6 +241,7 @@ class WalkAhead {
       return nullptr;
     }
     counters.threads.fetch_add(1, std::memory_order_relaxed);
+    walk->io_accounting_ = KernelAccountsBlockReads();  // before the other threads start
     for (unsigned i = 1; i < walk->workers_; ++i) {
       if (StartThread(&WorkerMain, walk)) counters.threads.fetch_add(1, std::memory_order_relaxed);
     }
@@ -540,7 +549,7 @@ class WalkAhead {
 
   // What reading one directory found out.
   struct DirectoryOutcome {
-    bool warm = true;                  // nothing of it waited for the device
+    bool warm = true;                  // reading it read nothing from a device
     bool access_time_refused = false;  // O_NOATIME was refused under this root
   };
 
@@ -550,12 +559,12 @@ class WalkAhead {
   // `sampling`: the walk has found the tree cached for a while, so only the
   // first entry (and entries of unknown type) are stat'ed, as a probe, and
   // subdirectories are known by their type in the directory; a mount point
-  // among them is refused later by the open (RESOLVE_NO_XDEV).  A read or a
-  // stat slower than the cold thresholds marks the directory not warm.
+  // among them is refused later by the open (RESOLVE_NO_XDEV).  The
+  // directory is warm when none of this made the thread read from a device.
   void ReadDirectory(const Task& task, bool sampling, char* buffer,
                      std::vector<PendingDirectory>* found, DirectoryOutcome* outcome) {
     const char* relative = task.path.empty() ? "." : task.path.c_str();
-    const uint64_t started = NowNanoseconds();
+    const uint64_t blocks_before = BlocksReadByThisThread();
     int64_t fd = -EPERM;
     if (task.no_access_time) {
       fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags | O_NOATIME, kBeneathRoot);
@@ -569,11 +578,8 @@ class WalkAhead {
     RaiseTo(counters.most_descriptors, descriptors_.fetch_add(1, std::memory_order_relaxed) + 1);
     const int directory = static_cast<int>(fd);
     uint64_t stated = 0;
-    bool first_read = true;
     for (;;) {
       const int64_t length = raw::GetDents64(directory, buffer, kDirectoryBufferBytes);
-      if (first_read && NowNanoseconds() - started > kColdDirectoryNanoseconds) outcome->warm = false;
-      first_read = false;
       if (length < 0) {
         counters.directories_failed.fetch_add(1, std::memory_order_relaxed);
         break;
@@ -587,10 +593,8 @@ class WalkAhead {
         bool is_directory = entry->d_type == DT_DIR;
         if (!sampling || stated == 0 || entry->d_type == DT_UNKNOWN) {
           struct stat status;
-          const uint64_t before = NowNanoseconds();
           const bool stat_ok =
               raw::Fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
-          if (NowNanoseconds() - before > kColdStatNanoseconds) outcome->warm = false;
           stated++;
           is_directory = stat_ok && S_ISDIR(status.st_mode) && status.st_dev == task.device;
         }
@@ -615,6 +619,7 @@ class WalkAhead {
     }
     raw::Close(directory);
     descriptors_.fetch_sub(1, std::memory_order_relaxed);
+    outcome->warm = io_accounting_ && BlocksReadByThisThread() == blocks_before;
     counters.entries_stated.fetch_add(stated, std::memory_order_relaxed);
     counters.directories_read.fetch_add(1, std::memory_order_relaxed);
     if (sampling) counters.directories_sampled.fetch_add(1, std::memory_order_relaxed);
@@ -635,6 +640,7 @@ class WalkAhead {
   uint64_t walk_begin_read_ = 0;         // read_ when the walk began
   std::atomic<uint64_t> descriptors_{0}; // walk-ahead's descriptors open now
   uint64_t warm_streak_ = 0;             // directories read in a row that were all cached
+  bool io_accounting_ = false;           // KernelAccountsBlockReads(), set by the first thread
   std::atomic<bool> threads_started_{false};
   std::atomic<bool> walking_{false};     // a walk is under way: relative opens only count
   std::atomic<bool> candidate_waiting_{false};  // a candidate root waits for a second directory
