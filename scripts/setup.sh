@@ -4,7 +4,7 @@
 set -euo pipefail
 
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config liburing-dev
-  libgtest-dev googletest fio graphviz python3)
+  libgtest-dev googletest fio graphviz python3 clang-format)
 PYTHON_MODULES=(pytest matplotlib)
 
 missing=()
