@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "base/engine_options.h"
 
 namespace foreactor {
 

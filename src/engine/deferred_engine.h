@@ -13,8 +13,8 @@
 // calls run as plain calls.
 //
 // Used by the thread that owns it only.
-#ifndef FOREACTOR_RUNTIME_DEFERRED_ENGINE_H_
-#define FOREACTOR_RUNTIME_DEFERRED_ENGINE_H_
+#ifndef FOREACTOR_ENGINE_DEFERRED_ENGINE_H_
+#define FOREACTOR_ENGINE_DEFERRED_ENGINE_H_
 
 #include <memory>
 #include <string>
@@ -59,4 +59,4 @@ class DeferredEngine final : public Engine {
 
 }  // namespace foreactor
 
-#endif  // FOREACTOR_RUNTIME_DEFERRED_ENGINE_H_
+#endif  // FOREACTOR_ENGINE_DEFERRED_ENGINE_H_

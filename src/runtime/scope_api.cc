@@ -13,12 +13,13 @@
 #include <string>
 
 #include "config/settings.h"
+#include "base/out_of_memory.h"
 #include "engine/engine.h"
 #include "engine/high_descriptors.h"
-#include "graph/call_types.h"
+#include "base/call_types.h"
 #include "graph/graph.h"
 #include "graph/graph_handle.h"
-#include "runtime/deferred_engine.h"
+#include "engine/deferred_engine.h"
 #include "runtime/interception.h"
 #include "config/report.h"
 #include "runtime/scope_gate.h"
@@ -60,7 +61,7 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   }
   GraphRuntime* runtime = graph_runtimes[id].load(std::memory_order_acquire);
   if (runtime != nullptr) return runtime;
-  GraphRuntime* fresh = new (std::nothrow) GraphRuntime;
+  GraphRuntime* fresh = NewOrNull<GraphRuntime>();
   if (fresh == nullptr) return nullptr;
   fresh->settings = SettingsForGraph(graph.name());
   // Depth 0 issues nothing early: no engine resources at all.
@@ -139,7 +140,7 @@ struct ThreadState {
         std::string fallback_reason;
         engines[index] = CreateEngine(options, &fallback_reason);
       } else {
-        engines[index].reset(new (std::nothrow) DeferredEngine(options, &EngineMade, this));
+        engines[index].reset(NewOrNull<DeferredEngine>(options, &EngineMade, this));
       }
       if (engines[index] == nullptr) EngineMade(this, options.kind, "", false);
     }
@@ -172,7 +173,7 @@ void MakeThreadStateKey() { pthread_key_create(&thread_state_key, DestroyThreadS
 ThreadState* GetThreadState() {
   if (tls_state != nullptr) return tls_state;
   pthread_once(&thread_state_key_once, MakeThreadStateKey);
-  ThreadState* state = new (std::nothrow) ThreadState;
+  ThreadState* state = NewOrNull<ThreadState>();
   if (state == nullptr) return nullptr;
   tls_state = state;
   pthread_setspecific(thread_state_key, state);
@@ -247,7 +248,17 @@ bool OfferCall(InterceptedCall* intercepted, int64_t* result) {
   }
   for (ScopeInstance* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
     if (!scope->speculating()) continue;
-    if (scope->Offer(intercepted, result)) return true;
+    if (scope->Offer(intercepted, result)) {
+      // A scope that stopped speculating while serving the call (it left
+      // the rest of the scope to the page cache) leaves the list of
+      // speculating scopes when it is the innermost (foreactor_scope_exit
+      // restores the same list): the program's calls then take the
+      // interposers' idle path.
+      if (!scope->speculating() && tls_context.innermost == scope) {
+        tls_context.innermost = scope->outer;
+      }
+      return true;
+    }
     if (intercepted->claimed_by != nullptr) return false;  // claimed: the real call runs
   }
   return false;
@@ -300,7 +311,7 @@ void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
     if (instance == nullptr) {
       foreactor::Engine* engine = state->EngineFor(runtime->settings.engine);
       if (engine != nullptr) {
-        instance = new (std::nothrow) foreactor::ScopeInstance(model, runtime->settings, engine);
+        instance = foreactor::NewOrNull<foreactor::ScopeInstance>(model, runtime->settings, engine);
         if (instance != nullptr && !instance->ok()) {
           delete instance;
           instance = nullptr;
@@ -369,7 +380,7 @@ __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, in
   InsideForeactor inside;
   ThreadState* state = GetThreadState();
   if (state == nullptr) return 0;
-  ScopeGate* gate = new (std::nothrow) ScopeGate(graph, &foreactor_scope_speculation, &RetrySpeculation);
+  ScopeGate* gate = NewOrNull<ScopeGate>(graph, &foreactor_scope_speculation, &RetrySpeculation);
   if (gate == nullptr) return 0;
   state->gates[id] = gate;
   return foreactor_scope_gate(graph);

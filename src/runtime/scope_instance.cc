@@ -8,7 +8,8 @@
 #include <cstring>
 #include <new>
 
-#include "graph/call_types.h"
+#include "base/out_of_memory.h"
+#include "base/call_types.h"
 #include "engine/high_descriptors.h"
 #include "runtime/call_matching.h"
 #include "runtime/monotonic_clock.h"
@@ -153,7 +154,7 @@ ScopeInstance::ScopeInstance(const Graph& graph, const GraphSettings& settings, 
       engine_(engine),
       ring_size_(settings.depth + 1),
       depth_controller_(settings.automatic_depth, settings.depth) {
-  try {
+  ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
     dense_to_node_.resize(graph.syscall_count());
@@ -168,10 +169,7 @@ ScopeInstance::ScopeInstance(const Graph& graph, const GraphSettings& settings, 
       }
     }
     accesses_.reset(new PendingAccess[ring_size_]);
-    ok_ = true;
-  } catch (const std::bad_alloc&) {
-    ok_ = false;
-  }
+  });
 }
 
 ScopeInstance::~ScopeInstance() {
@@ -262,7 +260,7 @@ bool ScopeInstance::AskArguments(int node, const Cursor& cursor, VisitSlot& slot
     size_t length = strnlen(call.path, PATH_MAX);
     if (length >= PATH_MAX) return false;
     if (slot.path_storage == nullptr) {
-      slot.path_storage.reset(new (std::nothrow) char[PATH_MAX]);
+      slot.path_storage.reset(NewArrayOrNull<char>(PATH_MAX));
       if (slot.path_storage == nullptr) return false;
     }
     std::memcpy(slot.path_storage.get(), call.path, length + 1);
@@ -1064,10 +1062,6 @@ bool ScopeInstance::FinishServedFromCache(int node, int64_t done, int64_t* resul
       visits_ahead_ == 0) {
     speculating_ = false;  // OfferCall passes the rest of the scope by
     statistics_.scopes_left_to_cache++;
-    // As the innermost scope, it leaves the list of speculating scopes
-    // (foreactor_scope_exit restores the same list): the program's calls
-    // then take the interposers' idle path.
-    if (tls_context.innermost == this) tls_context.innermost = outer;
   }
   return true;
 }
