@@ -1,6 +1,6 @@
 // call_types.h: the fixed table of facts about each syscall node type.
 //
-// Purity decides what may be issued early (DESIGN §1 rule 3): a pure call
+// Purity decides what may be issued early (DESIGN §2 rule 3): a pure call
 // has no effect other than warming the page cache, so it may be issued on a
 // guess; a non-pure one only when the program is certain to make it.
 #ifndef FOREACTOR_BASE_CALL_TYPES_H_

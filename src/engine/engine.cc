@@ -1,5 +1,5 @@
 // CreateEngine: picks the backend, falling back from io_uring to the
-// thread pool when the kernel does not let us use io_uring (DESIGN §5).
+// thread pool when the kernel does not let us use io_uring (DESIGN §6).
 #include <new>
 
 #include "engine/engine.h"

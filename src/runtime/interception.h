@@ -50,7 +50,7 @@ bool ThreadHasSpeculatingScope();
 // FSTAT/FSTATAT/STAT/LSTAT, struct statx* for STATX, dirent bytes for
 // GETDENTS64), the source of write-like ones.  For READ/WRITE/READV/WRITEV
 // `call.offset` is ignored on input: the runtime finds the file position
-// itself.  `claimed_by` and `visit_slot` are the runtime's own.
+// itself.  `claimed_by` and `claimed_node` are the runtime's own.
 struct InterceptedCall {
   foreactor_call call{};
   ScopeInstance* claimed_by = nullptr;

@@ -389,8 +389,8 @@ __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, in
 // A decision was made: folds the gate's statistics into the graph's.  A
 // gate that starts to rest lets the thread's engines rest too, now or at
 // the exit of the scope that is still open (engines made again on demand
-// cost ~0.1 ms, an io_uring ring kept open with idle kernel workers costs
-// every descriptor call of the program, DESIGN "free when idle").
+// cost a few system calls, an io_uring ring kept open with idle kernel workers costs
+// every descriptor call of the program, DESIGN §2 rule 5: free when idle).
 __attribute__((noinline)) void FoldGateStatistics(const foreactor_graph* graph, ScopeGate* gate,
                                                   ThreadState* state) {
   InsideForeactor inside;

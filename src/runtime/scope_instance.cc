@@ -40,8 +40,8 @@ constexpr unsigned kColdProbeInterval = 8;
 
 // While reads are served from the page cache, one in kCacheCheckInterval is
 // made with RWF_NOWAIT to notice data that left it; the others are plain
-// reads (preadv2 with RWF_NOWAIT costs ~150 ns more than pread for 8 KiB,
-// measured on the development VM).
+// reads (preadv2 with RWF_NOWAIT costs more than pread; bench/cache_probe
+// measures by how much).
 constexpr unsigned kCacheCheckInterval = 8;
 
 // Reads served from the page cache in a row within one scope after which

@@ -1,4 +1,4 @@
-// scope_instance.h: one graph running on one thread (DESIGN §4).
+// scope_instance.h: one graph running on one thread (DESIGN §3).
 //
 // A ScopeInstance is created the first time a thread enters a scope of a
 // graph and is reused by every later scope of that graph on that thread.
@@ -45,9 +45,9 @@
 // the data was found cached only for a while before), with nothing issued
 // ahead, the scope stops following the graph: its remaining calls pass
 // through as plain calls.  Misses cost one failed RWF_NOWAIT call each
-// (~8 us on the development VM: it starts the read before it fails;
-// bench/cache_probe); after a run of misses only one read in eight is
-// probed, until a probe hits again.
+// (it starts the read before it fails; bench/cache_probe); after a run of
+// misses only one read in eight is probed, until a probe hits again.  The
+// thresholds and why they are what they are: DESIGN §5.
 //
 // Depth: how many syscall visits the peek head may have ahead comes from a
 // DepthController, fixed (FOREACTOR_DEPTH=N) or chosen as the program runs
