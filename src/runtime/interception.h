@@ -22,14 +22,14 @@
 
 namespace foreactor {
 
-class ScopeInstance;
+class GraphRunner;
 
 // Per-thread facts every interposer reads.  Plain thread_local data with
 // initial-exec TLS so that reading it never allocates or takes a lock, and
 // constinit so that the compiler knows it has no initialiser to run: a read
 // is one load, with no call to a TLS wrapper function first.
 struct ThreadContext {
-  ScopeInstance* innermost = nullptr;  // innermost speculating scope, or null
+  GraphRunner* innermost = nullptr;  // innermost speculating scope, or null
   int inside_foreactor = 0;            // >0 while foreactor's own code runs on this thread
 };
 
@@ -53,7 +53,7 @@ bool ThreadHasSpeculatingScope();
 // itself.  `claimed_by` and `claimed_node` are the runtime's own.
 struct InterceptedCall {
   foreactor_call call{};
-  ScopeInstance* claimed_by = nullptr;
+  GraphRunner* claimed_by = nullptr;
   int claimed_node = -1;
 };
 

@@ -23,7 +23,7 @@
 #include "runtime/interception.h"
 #include "config/report.h"
 #include "runtime/scope_gate.h"
-#include "runtime/scope_instance.h"
+#include "runtime/graph_runner.h"
 #include "runtime/statistics.h"
 
 namespace foreactor {
@@ -82,15 +82,15 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   return runtime;
 }
 
-// Everything one thread keeps: its instances (one per graph), its engines
+// Everything one thread keeps: its runners (one per graph), its engines
 // (one per kind, shared by its graphs) and its stack of open scopes.
 struct ThreadState {
   struct Frame {
     foreactor_graph* graph;
-    ScopeInstance* instance;  // null when this scope does not speculate
+    GraphRunner* runner;  // null when this scope does not speculate
   };
 
-  ScopeInstance* instances[kMaxGraphs] = {};
+  GraphRunner* runners[kMaxGraphs] = {};
   ScopeGate* gates[kMaxGraphs] = {};  // made by the graph's first foreactor_scope_gate()
   std::unique_ptr<Engine> engines[3];
   bool engine_failed[3] = {};
@@ -115,7 +115,7 @@ struct ThreadState {
       for (auto& engine : engines) (void)engine.release();
       return;
     }
-    for (ScopeInstance* instance : instances) delete instance;
+    for (GraphRunner* runner : runners) delete runner;
     for (ScopeGate* gate : gates) delete gate;
   }
 
@@ -207,7 +207,7 @@ int TableIndexOf(const foreactor_graph* graph) {
 
 bool ScopeOfGraphOpen(const ThreadState& state, const foreactor_graph* graph) {
   for (int i = 0; i < state.depth; ++i) {
-    if (state.stack[i].graph == graph && state.stack[i].instance != nullptr) return true;
+    if (state.stack[i].graph == graph && state.stack[i].runner != nullptr) return true;
   }
   return false;
 }
@@ -242,11 +242,11 @@ bool OfferCall(InterceptedCall* intercepted, int64_t* result) {
   if (IsOpen(intercepted->call.type)) {
     // Whichever scope claims it, the open takes the lowest free number:
     // no early descriptor of any scope on the thread may hold or take one.
-    for (ScopeInstance* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
+    for (GraphRunner* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
       scope->ParkEarlyDescriptors();
     }
   }
-  for (ScopeInstance* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
+  for (GraphRunner* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
     if (!scope->speculating()) continue;
     if (scope->Offer(intercepted, result)) {
       // A scope that stopped speculating while serving the call (it left
@@ -277,8 +277,8 @@ void DisableAfterFork() {
   ThreadState* state = tls_state;
   if (state == nullptr) return;
   state->forked_child = true;
-  for (ScopeInstance* instance : state->instances) {
-    if (instance != nullptr) instance->Abandon();
+  for (GraphRunner* runner : state->runners) {
+    if (runner != nullptr) runner->Abandon();
   }
 }
 
@@ -301,28 +301,28 @@ void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
   }
   ThreadState::Frame& frame = state->stack[state->depth];
   frame.graph = graph;
-  frame.instance = nullptr;
+  frame.runner = nullptr;
   const foreactor::Graph& model = graph->graph;
   bool speculate = foreactor::Enabled() && !state->forked_child && model.valid() &&
                    !foreactor::ScopeOfGraphOpen(*state, graph);
   foreactor::GraphRuntime* runtime = speculate ? foreactor::RuntimeOf(model) : nullptr;
   if (runtime != nullptr && runtime->settings.enabled) {
-    foreactor::ScopeInstance*& instance = state->instances[model.id()];
-    if (instance == nullptr) {
+    foreactor::GraphRunner*& runner = state->runners[model.id()];
+    if (runner == nullptr) {
       foreactor::Engine* engine = state->EngineFor(runtime->settings.engine);
       if (engine != nullptr) {
-        instance = foreactor::NewOrNull<foreactor::ScopeInstance>(model, runtime->settings, engine);
-        if (instance != nullptr && !instance->ok()) {
-          delete instance;
-          instance = nullptr;
+        runner = foreactor::NewOrNull<foreactor::GraphRunner>(model, runtime->settings, engine);
+        if (runner != nullptr && !runner->ok()) {
+          delete runner;
+          runner = nullptr;
         }
       }
     }
-    if (instance != nullptr) {
-      frame.instance = instance;
-      instance->outer = tls_context.innermost;
-      tls_context.innermost = instance;
-      instance->Enter(scope_state);
+    if (runner != nullptr) {
+      frame.runner = runner;
+      runner->outer = tls_context.innermost;
+      tls_context.innermost = runner;
+      runner->Enter(scope_state);
     }
   }
   state->depth++;
@@ -343,13 +343,13 @@ void foreactor_scope_exit(foreactor_graph* graph) {
     return;
   }
   ThreadState::Frame frame = state->stack[--state->depth];
-  if (frame.instance != nullptr) {
-    if (!state->forked_child) tls_context.innermost = frame.instance->outer;
-    frame.instance->outer = nullptr;
-    const foreactor::Statistics& statistics = frame.instance->statistics();
+  if (frame.runner != nullptr) {
+    if (!state->forked_child) tls_context.innermost = frame.runner->outer;
+    frame.runner->outer = nullptr;
+    const foreactor::Statistics& statistics = frame.runner->statistics();
     state->last_outcomes[graph->graph.id()] = {statistics.intercepted, statistics.issued_early,
                                                statistics.found_cached + statistics.served_from_cache};
-    frame.instance->Exit();
+    frame.runner->Exit();
   }
   state->RestEnginesIfIdle();
 }
@@ -371,8 +371,8 @@ namespace {
 void RetrySpeculation(const foreactor_graph* graph) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || id < 0 || state->instances[id] == nullptr) return;
-  state->instances[id]->RetrySpeculation();
+  if (state == nullptr || id < 0 || state->runners[id] == nullptr) return;
+  state->runners[id]->RetrySpeculation();
 }
 
 // The gate's first question on this thread: makes the gate.
@@ -422,8 +422,8 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
   const int id = foreactor::TableIndexOf(graph);
   if (state == nullptr || id < 0 || state->gates[id] == nullptr) return;
   state->gates[id]->ExcludeTime(nanoseconds);
-  foreactor::ScopeInstance* instance = state->instances[id];
-  if (instance != nullptr) instance->ExcludeTime(nanoseconds);
+  foreactor::GraphRunner* runner = state->runners[id];
+  if (runner != nullptr) runner->ExcludeTime(nanoseconds);
 }
 
 int foreactor_enabled(void) { return foreactor::Enabled() ? 1 : 0; }
@@ -449,13 +449,13 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
   if (settings.automatic_depth && settings.engine.kind == foreactor::EngineKind::kSync) {
     return FOREACTOR_SPECULATION_NONE;
   }
-  const foreactor::ScopeInstance* instance = state != nullptr ? state->instances[model.id()] : nullptr;
-  if (instance == nullptr) {
+  const foreactor::GraphRunner* runner = state != nullptr ? state->runners[model.id()] : nullptr;
+  if (runner == nullptr) {
     // Never entered on this thread, or its engine could not be started.
     if (state != nullptr && state->engine_failed[static_cast<int>(settings.engine.kind)]) {
       return FOREACTOR_SPECULATION_NONE;
     }
-  } else if (instance->suspended() || instance->home_depth() == 0) {
+  } else if (runner->suspended() || runner->home_depth() == 0) {
     return FOREACTOR_SPECULATION_NONE;
   }
   return settings.automatic_depth ? FOREACTOR_SPECULATION_AUTOMATIC : FOREACTOR_SPECULATION_REQUESTED;

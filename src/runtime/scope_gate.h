@@ -95,7 +95,7 @@ class ScopeGate {
   // outside tests).
   using SpeculationQuery = foreactor_speculation (*)(const foreactor_graph* graph);
   // Asks the runtime to retry speculation in the next scopes of `graph`
-  // (ScopeInstance::RetrySpeculation outside tests).
+  // (GraphRunner::RetrySpeculation outside tests).
   using RetryRequest = void (*)(const foreactor_graph* graph);
 
   static constexpr uint32_t kTrialCheckpoints = 16;
