@@ -14,7 +14,6 @@
 #include "runtime/call_matching.h"
 #include "runtime/monotonic_clock.h"
 #include "runtime/raw_syscalls.h"
-#include "config/report.h"
 
 namespace foreactor {
 namespace {
@@ -78,7 +77,8 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       settings_(settings),
       engine_(engine),
       ring_size_(settings.depth + 1),
-      depth_controller_(settings.automatic_depth, settings.depth) {
+      depth_controller_(settings.automatic_depth, settings.depth),
+      check_report_(graph) {
   ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
@@ -120,7 +120,7 @@ void GraphRunner::Enter(void* scope_state) {
   following_graph_ = true;
   parking_floor_ = kParkingFloorUnknown;
   misprediction_guard_.ResetMispredictionRun();
-  divergence_reported_ = false;
+  check_report_.StartScope();
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
   peek_blocked_for_scope_ = false;
   for (SyscallNodeState& state : syscall_states_) state.peek_count = state.frontier_count = 0;
@@ -852,29 +852,10 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
 
 // ------------------------------------------------------------ check mode
 
-std::string GraphRunner::DescribeVisit(int node, const Cursor& at) const {
-  const Node& info = graph_.node(node);
-  std::string text = "node '" + info.name + "' (" +
-                     (info.kind == NodeKind::kBranch ? std::string("branch")
-                                                     : std::string(InfoOf(info.call_type).name)) +
-                     ")";
-  uint64_t iteration[FOREACTOR_MAX_LOOPS];
-  unsigned loops = at.GatherIterations(info, iteration);
-  if (loops > 0) {
-    text += " at iteration [";
-    for (unsigned i = 0; i < loops; ++i) text += (i > 0 ? ", " : "") + std::to_string(iteration[i]);
-    text += "]";
-  }
-  return text;
-}
-
 void GraphRunner::ReportDivergence(int node, const Cursor& at, const std::string& what,
                                      const std::string& hint) {
   statistics_.check_divergences++;
-  if (divergence_reported_) return;
-  divergence_reported_ = true;
-  Report("check: graph '" + graph_.name() + "', " + DescribeVisit(node, at) + ": " + what +
-         "; hint: " + hint);
+  check_report_.Divergence(node, at, what, hint);
 }
 
 void GraphRunner::CheckForeignCall(int node, const foreactor_call& real) {

@@ -85,6 +85,7 @@
 #include "config/settings.h"
 #include "engine/engine.h"
 #include "graph/graph.h"
+#include "runtime/check_report.h"
 #include "runtime/cursor.h"
 #include "runtime/depth_controller.h"
 #include "runtime/file_kind_cache.h"
@@ -226,7 +227,6 @@ class GraphRunner {
 
   // Check mode.
   void ReportDivergence(int node, const Cursor& at, const std::string& what, const std::string& hint);
-  std::string DescribeVisit(int node, const Cursor& at) const;
   void CheckForeignCall(int node, const foreactor_call& real);
 
   // Page cache.
@@ -308,7 +308,7 @@ class GraphRunner {
 
   // Suspension after mispredictions (kept across scopes).
   MispredictionGuard misprediction_guard_;
-  bool divergence_reported_ = false;      // check mode: one report per scope
+  CheckReport check_report_;  // check mode: one report per scope
   bool frontier_weak_since_call_ = false;  // a weak edge since the last graph call
 
   // Kept across scopes: whether this graph's data is being found cached.
