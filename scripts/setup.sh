@@ -4,7 +4,7 @@
 set -euo pipefail
 
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config liburing-dev
-  libgtest-dev googletest fio graphviz python3 rsync)
+  libgtest-dev googletest fio graphviz python3 rsync clang-format)
 PYTHON_MODULES=(pytest matplotlib)
 
 missing=()

@@ -291,18 +291,17 @@ FOREACTOR_API foreactor_speculation foreactor_scope_speculation(const foreactor_
  * (a fixed depth above 0, check mode) and 0 when foreactor is off, the
  * graph is NULL or invalid.  With the automatic depth it times stretches of
  * units without and with a scope, per graph and thread, keeps the scope
- * only while it makes the units faster (by 5%, twice in a row to start),
- * and otherwise runs plain and tries again later (docs/USER_GUIDE.md, "The
- * scope gate").  While foreactor_scope_speculation() answers NONE it runs
- * plain too, and after a rest that grows with each retry that finds nothing
- * (64 to 4096 stretches) it lifts a suspension and lets the automatic depth
- * start over, as a plugin that leaves scopes out must.  Its counters appear
- * in the statistics as gate_*.
+ * only while it makes the units measurably faster, and otherwise runs plain
+ * and tries again later (docs/USER_GUIDE.md, "The scope gate"; its
+ * thresholds are in docs/DESIGN.md §5).  While foreactor_scope_speculation()
+ * answers NONE it runs plain too, and after a rest that grows with each
+ * retry that finds nothing it lifts a suspension and lets the automatic
+ * depth start over, as a plugin that leaves scopes out must.  Its counters
+ * appear in the statistics as gate_*.
  *
- * Cost: a few thread-local loads and a decrement per unit; 16 clock reads
- * per timed stretch (a few milliseconds of units), one per other stretch.
- * No system call outside decisions; the first call on a thread allocates
- * the gate.
+ * Cost: a few thread-local loads and a decrement per unit; a few clock
+ * reads per timed stretch of units, one per other stretch.  No system call
+ * outside decisions; the first call on a thread allocates the gate.
  */
 FOREACTOR_API int foreactor_scope_gate(const foreactor_graph *graph);
 

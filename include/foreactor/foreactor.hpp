@@ -68,7 +68,7 @@ namespace foreactor {
 // never collide with foreactor's internal ones at link time.
 inline namespace plugin {
 
-// Whether an edge is weak: the function may return there (DESIGN §3).
+// Whether an edge is weak: the function may return there (docs/DESIGN.md §4).
 enum EdgeKind : int { kStrong = 0, kWeak = 1 };
 
 // One execution of a node, as a callback sees it.

@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/out_of_memory.h"
 #include "config/report.h"
 
 extern char** environ;
@@ -332,7 +333,7 @@ void LoadLocked(SettingsState* state) {
   state->variables.clear();
   state->variable_array.clear();
   state->settings = ProcessSettings();
-  try {
+  const bool loaded = AllocationSucceeds([&] {
     for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
       if (std::string_view(*entry).starts_with(kSwitchVariable)) state->variables.push_back(*entry);
     }
@@ -350,7 +351,8 @@ void LoadLocked(SettingsState* state) {
           "foreactor is off");
     }
     ReportNew(state->settings.problems, &state->reported);
-  } catch (...) {  // only std::bad_alloc can arrive here
+  });
+  if (!loaded) {
     state->settings = ProcessSettings();
     state->variables.clear();
     state->variable_array.clear();
@@ -365,9 +367,9 @@ void LoadLocked(SettingsState* state) {
 
 ProcessSettings ParseSettings(const char* const* environment) {
   ProcessSettings settings;
-  try {
+  const bool parsed = AllocationSucceeds([&] {
     std::optional<std::string_view> on_switch = FindVariable(environment, kSwitchVariable);
-    if (!on_switch || *on_switch == "0") return settings;  // off, and nothing to check
+    if (!on_switch || *on_switch == "0") return;  // off, and nothing to check
     // Statistics are wanted even when the configuration turns out invalid:
     // they are where the user looks to see why nothing ran early.
     if (std::optional<std::string_view> stats = FindVariable(environment, kStatsVariable)) {
@@ -376,7 +378,7 @@ ProcessSettings ParseSettings(const char* const* environment) {
     if (*on_switch != "1") {
       settings.problems.push_back(
           Problem(kSwitchVariable, *on_switch, "1 (on) or 0 (off)", "foreactor is off"));
-      return settings;
+      return;
     }
 
     bool all_valid = ReadTunables(environment, "", "foreactor is off", &settings.defaults,
@@ -388,16 +390,14 @@ ProcessSettings ParseSettings(const char* const* environment) {
       settings.walk_ahead.enabled = false;
       settings.walk_ahead.refused = true;
     }
-    return settings;
-  } catch (...) {  // only std::bad_alloc can arrive here
-    ProcessSettings off;
-    try {
-      off.problems.push_back("out of memory while reading the settings; foreactor is off");
-    } catch (...) {
-      // No room even for the message: off, silently.
-    }
-    return off;
-  }
+  });
+  if (parsed) return settings;
+  ProcessSettings off;
+  // No room even for the message: off, silently.
+  static_cast<void>(AllocationSucceeds([&] {
+    off.problems.push_back("out of memory while reading the settings; foreactor is off");
+  }));
+  return off;
 }
 
 const ProcessSettings& Settings() {
@@ -421,7 +421,7 @@ GraphSettings SettingsForGraph(const std::string& graph_name) {
   }
   SettingsState& state = State();
   std::lock_guard<std::mutex> lock(state.mutex);
-  try {
+  const bool read = AllocationSucceeds([&] {
     std::vector<std::string> problems;
     std::string consequence = "graph " + graph_name + " is off";
     if (!IsValidGraphName(graph_name)) {
@@ -436,7 +436,8 @@ GraphSettings SettingsForGraph(const std::string& graph_name) {
       }
     }
     ReportNew(problems, &state.reported);
-  } catch (...) {  // only std::bad_alloc can arrive here
+  });
+  if (!read) {
     graph.enabled = false;
     WriteToStderr("foreactor: out of memory while reading a graph's settings; graph is off\n");
   }

@@ -33,12 +33,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "base/engine_options.h"
 
 namespace foreactor {
 
 // The largest depth FOREACTOR_DEPTH=auto chooses.  256 reads of 8 KiB are
-// the 2 MiB the visits ahead may move (ScopeInstance::kMaxBytesAhead); the
+// the 2 MiB the visits ahead may move (GraphRunner::kMaxBytesAhead); the
 // B+-tree's direct scans gain up to there (bench/results/bptree.json).
 constexpr unsigned kAutomaticDepthMaximum = 256;
 

@@ -1,8 +1,9 @@
 // CreateEngine: picks the backend, falling back from io_uring to the
-// thread pool when the kernel does not let us use io_uring (DESIGN §5).
+// thread pool when the kernel does not let us use io_uring (DESIGN §6).
 #include <new>
 
 #include "engine/engine.h"
+#include "base/out_of_memory.h"
 #include "engine/fault_injection_engine.h"
 #include "engine/io_uring_engine.h"
 #include "engine/sync_engine.h"
@@ -13,31 +14,33 @@ namespace {
 
 std::unique_ptr<Engine> CreateRealEngine(const EngineOptions& options,
                                          std::string* fallback_reason) {
-  try {
+  std::unique_ptr<Engine> engine;
+  // Out of memory while composing the message: run without speculation.
+  static_cast<void>(AllocationSucceeds([&] {
     if (fallback_reason != nullptr) fallback_reason->clear();
     switch (options.kind) {
       case EngineKind::kIoUring: {
         std::string error;
-        std::unique_ptr<Engine> engine = IoUringEngine::Create(options, &error);
-        if (engine) return engine;
-        if (fallback_reason != nullptr) {
-          try {
-            *fallback_reason = "io_uring unavailable (" + error + "): using the thread pool";
-          } catch (const std::bad_alloc&) {
-            fallback_reason->assign("no io_uring");  // short enough never to allocate
-          }
+        engine = IoUringEngine::Create(options, &error);
+        if (engine) return;
+        if (fallback_reason != nullptr &&
+            !AllocationSucceeds([&] {
+              *fallback_reason = "io_uring unavailable (" + error + "): using the thread pool";
+            })) {
+          fallback_reason->assign("no io_uring");  // short enough never to allocate
         }
-        return ThreadPoolEngine::Create(options);
+        engine = ThreadPoolEngine::Create(options);
+        return;
       }
       case EngineKind::kThreads:
-        return ThreadPoolEngine::Create(options);
+        engine = ThreadPoolEngine::Create(options);
+        return;
       case EngineKind::kSync:
-        return std::unique_ptr<Engine>(new (std::nothrow) SyncEngine());
+        engine.reset(NewOrNull<SyncEngine>());
+        return;
     }
-  } catch (const std::bad_alloc&) {
-    // Out of memory while composing the message: run without speculation.
-  }
-  return nullptr;
+  }));
+  return engine;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "base/engine_options.h"
 #include "engine/request.h"
 
 namespace foreactor {
@@ -57,16 +58,6 @@ class Engine {
   // which slow every descriptor call of the program while they exist).
   // Does nothing when requests are prepared or in flight.
   virtual void Rest() {}
-};
-
-// Which engine a thread uses.
-enum class EngineKind { kIoUring, kThreads, kSync };
-
-struct EngineOptions {
-  EngineKind kind = EngineKind::kIoUring;
-  unsigned queue_size = 256;      // io_uring SQ entries; thread pool batch bound
-  unsigned workers = 0;           // thread pool workers (0: default); io-wq bound
-  bool io_uring_async = false;    // IOSQE_ASYNC on every io_uring request
 };
 
 // Creates the engine for `options` on the calling thread.  When io_uring is

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <new>
 
+#include "base/out_of_memory.h"
 #include "engine/request_rules.h"
 
 namespace foreactor {
@@ -51,8 +52,10 @@ MachineFaults ParseMachineFaults(const char* text) {
 std::unique_ptr<Engine> FaultInjectionEngine::Wrap(std::unique_ptr<Engine> inner,
                                                    foreactor_fault_decide_function* decide,
                                                    const MachineFaults& faults) {
-  return std::unique_ptr<Engine>(new (std::nothrow)
-                                     FaultInjectionEngine(std::move(inner), decide, faults));
+  std::unique_ptr<Engine> engine;
+  static_cast<void>(AllocationSucceeds(
+      [&] { engine.reset(new FaultInjectionEngine(std::move(inner), decide, faults)); }));
+  return engine;
 }
 
 FaultInjectionEngine::FaultInjectionEngine(std::unique_ptr<Engine> inner,

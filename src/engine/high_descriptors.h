@@ -10,8 +10,8 @@
 //
 // The kernel grows a process's descriptor table to cover the highest
 // number in use.  In a process with more than one thread, growing it waits
-// for an RCU grace period (5-11 ms measured on the development VM); with one
-// thread it takes tens of microseconds.  ReserveHighDescriptors() grows it
+// for an RCU grace period (milliseconds); with one thread it takes tens of
+// microseconds.  ReserveHighDescriptors() grows it
 // once, at library load, so that foreactor's first high descriptor later
 // costs nothing.  The cap bounds what the table costs the kernel (512 KiB of
 // pointers at 65,536 entries) under a limit of a million or more.

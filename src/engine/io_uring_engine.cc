@@ -1,5 +1,6 @@
 #include "engine/io_uring_engine.h"
 
+#include "base/out_of_memory.h"
 #include "engine/high_descriptors.h"
 
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <new>
 
+#include "base/fork.h"
 #include "engine/request_rules.h"
 
 namespace foreactor {
@@ -27,18 +29,6 @@ constexpr size_t kMaxTransferBytes = 0x7ffff000;
 constexpr __u64 kInternalUserData = 0;
 // CQ slots requests leave free, so a cancellation always finds one.
 constexpr unsigned kReservedForCancel = 1;
-
-// Counts the forks this process came out of as a child, so engines can tell
-// that their ring belongs to the parent.
-std::atomic<unsigned> g_fork_generation{0};
-
-void NoteForkInChild() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
-
-unsigned CurrentForkGeneration() {
-  static const bool registered = pthread_atfork(nullptr, nullptr, &NoteForkInChild) == 0;
-  static_cast<void>(registered);
-  return g_fork_generation.load(std::memory_order_relaxed);
-}
 
 // True when io_uring can run `call` with the same result as the system call.
 bool Expressible(const foreactor_call& call) {
@@ -75,8 +65,8 @@ std::string ErrorText(int negative_errno) {
 
 std::unique_ptr<IoUringEngine> IoUringEngine::Create(const EngineOptions& options,
                                                      std::string* error) {
-  std::unique_ptr<IoUringEngine> engine(new (std::nothrow) IoUringEngine(options));
-  if (!engine) {
+  std::unique_ptr<IoUringEngine> engine;
+  if (!AllocationSucceeds([&] { engine.reset(new IoUringEngine(options)); })) {
     *error = ErrorText(-ENOMEM);
     return nullptr;
   }
@@ -140,7 +130,7 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
     return false;
   }
   ring_ready_ = true;
-  fork_generation_ = CurrentForkGeneration();
+  fork_generation_ = StartCountingForks();
   if (!MoveRingDescriptorHigh(&ring_)) {
     *error = "the descriptor limit (RLIMIT_NOFILE) leaves no room for the ring above the "
              "program's descriptors";
@@ -180,9 +170,7 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
   }
 
   completion_capacity_ = ring_.cq.ring_entries;
-  try {
-    pending_.reserve(ring_.sq.ring_entries);
-  } catch (const std::bad_alloc&) {
+  if (!AllocationSucceeds([&] { pending_.reserve(ring_.sq.ring_entries); })) {
     *error = ErrorText(-ENOMEM);
     return false;
   }
@@ -250,7 +238,7 @@ bool IoUringEngine::SupportsType(foreactor_call_type type) {
 }
 
 bool IoUringEngine::Unusable() const {
-  return broken_ || fork_generation_ != g_fork_generation.load(std::memory_order_relaxed);
+  return broken_ || fork_generation_ != ForkGeneration();
 }
 
 bool IoUringEngine::HasRoomFor(unsigned count, unsigned reserved) const {

@@ -49,7 +49,7 @@ struct Request {
   int64_t result = 0;
 
   // When non-null, a request that must run after this one finishes and only
-  // if this one returned exactly `call.length` (the "link" of DESIGN §3).
+  // if this one returned exactly `call.length` (the "link" of DESIGN §4).
   // The engine prepares and submits it together with this one.
   Request* linked_next = nullptr;
 

@@ -3,7 +3,7 @@
 // The engines run every stat-family call (fstat, fstatat, stat, lstat) as
 // statx(2), because that is the one form io_uring offers.  The program still
 // expects a struct stat; this conversion must give the very bytes the plain
-// call would have written (DESIGN §1 rule 1).
+// call would have written (DESIGN §2 rule 1).
 #ifndef FOREACTOR_ENGINE_STAT_CONVERSION_H_
 #define FOREACTOR_ENGINE_STAT_CONVERSION_H_
 

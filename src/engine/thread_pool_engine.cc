@@ -3,8 +3,9 @@
 #include <cerrno>
 #include <new>
 
+#include "base/out_of_memory.h"
 #include "engine/request_rules.h"
-#include "graph/call_types.h"
+#include "base/call_types.h"
 
 namespace foreactor {
 
@@ -14,11 +15,11 @@ std::unique_ptr<ThreadPoolEngine> ThreadPoolEngine::Create(const EngineOptions& 
   const unsigned wanted = options.workers != 0 ? options.workers : kDefaultWorkers;
   if (pool->AllowWorkers(wanted) == 0) return nullptr;
   const unsigned capacity = options.queue_size != 0 ? options.queue_size : 1;
-  std::unique_ptr<ThreadPoolEngine> engine(new (std::nothrow) ThreadPoolEngine(pool, capacity));
-  if (!engine) return nullptr;
-  try {
-    engine->batch_.reserve(capacity);
-  } catch (const std::bad_alloc&) {
+  std::unique_ptr<ThreadPoolEngine> engine;
+  if (!AllocationSucceeds([&] {
+        engine.reset(new ThreadPoolEngine(pool, capacity));
+        engine->batch_.reserve(capacity);
+      })) {
     return nullptr;
   }
   return engine;

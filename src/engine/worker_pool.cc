@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <new>
 
+#include "base/out_of_memory.h"
+#include "base/fork.h"
 #include "engine/engine.h"
 #include "engine/request_rules.h"
 
@@ -22,11 +24,12 @@ WorkerPool* g_pool = nullptr;  // set once by Instance()
 
 WorkerPool* WorkerPool::Instance() {
   static WorkerPool* const pool = [] {
-    WorkerPool* created = new (std::nothrow) WorkerPool();
+    WorkerPool* created = nullptr;
+    static_cast<void>(AllocationSucceeds([&] { created = new WorkerPool(); }));
     if (created != nullptr) {
       g_pool = created;
-      pthread_atfork(&WorkerPool::BeforeFork, &WorkerPool::AfterForkInParent,
-                     &WorkerPool::AfterForkInChild);
+      AddForkHandlers({&WorkerPool::BeforeFork, &WorkerPool::AfterForkInParent,
+                       &WorkerPool::AfterForkInChild});
     }
     return created;
   }();
@@ -111,7 +114,7 @@ bool WorkerPool::GrowQueueLocked(size_t needed) {
   if (needed <= capacity_) return true;
   size_t capacity = capacity_ == 0 ? kInitialQueueCapacity : capacity_;
   while (capacity < needed) capacity *= 2;
-  std::unique_ptr<Job[]> jobs(new (std::nothrow) Job[capacity]);
+  std::unique_ptr<Job[]> jobs(NewArrayOrNull<Job>(capacity));
   if (!jobs) return false;
   for (size_t i = 0; i < queued_; ++i) jobs[i] = jobs_[(first_ + i) & (capacity_ - 1)];
   jobs_ = std::move(jobs);

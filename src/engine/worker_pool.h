@@ -1,12 +1,13 @@
 // worker_pool.h: the process-wide pool of threads that run requests for
-// every ThreadPoolEngine (DESIGN §5).
+// every ThreadPoolEngine (DESIGN §6).
 //
 // There is one pool per process.  It is created on first use and never
 // destroyed (its workers are detached and block in a wait when idle), so
 // process exit can never hang on it.  A worker that has waited
 // kIdleWorkerLifetime without a job exits: while any thread besides the
 // program's shares the descriptor table, the kernel takes a reference on
-// the file in every descriptor call the program makes (~50 ns each), so
+// the file in every descriptor call the program makes (an atomic operation
+// on a shared cache line each), so
 // workers only live while there is work for them.  Workers block every
 // signal, so the host program's signal delivery is unchanged.  After
 // fork() the child starts with an empty pool: no workers, no queued jobs,

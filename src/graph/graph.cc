@@ -20,7 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "graph/call_types.h"
+#include "base/out_of_memory.h"
+#include "base/call_types.h"
 
 namespace foreactor {
 namespace {
@@ -60,11 +61,20 @@ std::string DescribeNode(const std::vector<Node>& nodes, int id) {
 // message cannot be built, a short one that needs no allocation is kept.
 void RememberOutOfMemory(const std::string& graph_name, std::string* first_error) noexcept {
   if (!first_error->empty()) return;
-  try {
-    *first_error = "graph '" + graph_name + "': out of memory while building the graph";
-  } catch (const std::bad_alloc&) {
+  if (!AllocationSucceeds([&] {
+        *first_error = "graph '" + graph_name + "': out of memory while building the graph";
+      })) {
     *first_error = "out of memory";  // fits the string's inline storage
   }
+}
+
+// Runs one step of building the graph and returns its answer, or -1 after
+// remembering that the builder ran out of memory.
+template <typename Step>
+int RunBuildStep(const std::string& graph_name, std::string* first_error, Step&& step) noexcept {
+  int answer = -1;
+  if (!AllocationSucceeds([&] { answer = step(); })) RememberOutOfMemory(graph_name, first_error);
+  return answer;
 }
 
 // One outgoing edge of a node, as the analysis sees it.
@@ -482,7 +492,7 @@ std::string Graph::Describe(int node) const { return DescribeNode(nodes_, node);
 int Graph::AddSyscall(const char* name, foreactor_call_type type, foreactor_arguments_fn arguments,
                       foreactor_result_fn result, void* node_data) {
   if (finished_) return -1;
-  try {
+  return RunBuildStep(name_, &first_error_, [&]() -> int {
     const std::string node_name = name != nullptr ? name : "";
     if (!IsValidCallType(type)) {
       Fail("node '" + node_name + "': call type " + std::to_string(static_cast<int>(type)) +
@@ -498,15 +508,12 @@ int Graph::AddSyscall(const char* name, foreactor_call_type type, foreactor_argu
     node.node_data = node_data;
     nodes_.push_back(std::move(node));
     return static_cast<int>(nodes_.size()) - 1;
-  } catch (const std::bad_alloc&) {
-    RememberOutOfMemory(name_, &first_error_);
-    return -1;
-  }
+  });
 }
 
 int Graph::AddBranch(const char* name, foreactor_choice_fn choice, void* node_data) {
   if (finished_) return -1;
-  try {
+  return RunBuildStep(name_, &first_error_, [&]() -> int {
     Node node;
     node.kind = NodeKind::kBranch;
     node.name = name != nullptr ? name : "";
@@ -514,15 +521,12 @@ int Graph::AddBranch(const char* name, foreactor_choice_fn choice, void* node_da
     node.node_data = node_data;
     nodes_.push_back(std::move(node));
     return static_cast<int>(nodes_.size()) - 1;
-  } catch (const std::bad_alloc&) {
-    RememberOutOfMemory(name_, &first_error_);
-    return -1;
-  }
+  });
 }
 
 int Graph::SetNext(int from, int to, bool weak) {
   if (finished_) return -1;
-  try {
+  return RunBuildStep(name_, &first_error_, [&]() -> int {
     if (from < 0 || from >= node_count()) {
       Fail(Describe(from) + ": does not exist (source of set_next)");
       return -1;
@@ -542,10 +546,7 @@ int Graph::SetNext(int from, int to, bool weak) {
     source.next.to = to;
     source.next.weak = weak;
     return 0;
-  } catch (const std::bad_alloc&) {
-    RememberOutOfMemory(name_, &first_error_);
-    return -1;
-  }
+  });
 }
 
 bool Graph::CheckEdgeTarget(int from, int to, const char* role) {
@@ -560,7 +561,7 @@ bool Graph::CheckEdgeTarget(int from, int to, const char* role) {
 
 int Graph::AddChild(int branch, int to, bool weak) {
   if (finished_) return -1;
-  try {
+  return RunBuildStep(name_, &first_error_, [&]() -> int {
     if (branch < 0 || branch >= node_count()) {
       Fail(Describe(branch) + ": does not exist (branch of add_child)");
       return -1;
@@ -577,16 +578,13 @@ int Graph::AddChild(int branch, int to, bool weak) {
     edge.weak = weak;
     source.children.push_back(edge);
     return static_cast<int>(source.children.size()) - 1;
-  } catch (const std::bad_alloc&) {
-    RememberOutOfMemory(name_, &first_error_);
-    return -1;
-  }
+  });
 }
 
 bool Graph::Finish(std::string* error) {
   if (!finished_) {
     finished_ = true;
-    try {
+    const bool finished = AllocationSucceeds([&] {
       if (!first_error_.empty()) {
         valid_ = false;
       } else if (!IsValidGraphName(name_)) {
@@ -605,7 +603,8 @@ bool Graph::Finish(std::string* error) {
           valid_ = Fail(analysis.error());
         }
       }
-    } catch (const std::bad_alloc&) {
+    });
+    if (!finished) {
       valid_ = false;
       RememberOutOfMemory(name_, &first_error_);
     }

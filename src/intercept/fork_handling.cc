@@ -1,10 +1,10 @@
 // After fork(), the child must not use the parent's engines (an io_uring
 // instance, the thread pool's workers, which do not exist in the child):
-// a child handler registered with pthread_atfork switches every scope of
-// the forking thread to plain system calls.
-#include <pthread.h>
+// a child handler (src/base/fork.h: the one pthread_atfork registration)
+// switches every scope of the forking thread to plain system calls.
 #include <unistd.h>
 
+#include "base/fork.h"
 #include "runtime/interception.h"
 #include "walk/walk_ahead.h"
 
@@ -16,11 +16,11 @@ void ChildAfterFork() {
   StopWalkAheadAfterFork();  // walk-ahead's threads do not exist in the child
 }
 
-// Registered once, when the library is loaded; glibc drops the handler
-// itself if the library is ever unloaded.  If registration fails (out of
+// Added once, when the library is loaded; glibc drops the registration
+// itself if the library is ever unloaded.  If adding fails (out of
 // memory), say so: a child would then not know it must stop speculating.
 __attribute__((constructor)) void RegisterForkHandler() {
-  if (pthread_atfork(nullptr, nullptr, &ChildAfterFork) != 0) {
+  if (!AddForkHandlers({nullptr, nullptr, &ChildAfterFork})) {
     static const char kMessage[] =
         "foreactor: cannot register the fork handler; do not fork inside a scope\n";
     [[maybe_unused]] ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);

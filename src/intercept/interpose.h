@@ -18,7 +18,7 @@
 // Right after a system call the CPU's return predictions are often gone
 // (the kernel refills the return stack buffer on the way back), so each
 // extra return between the system call and the program costs a
-// misprediction: 20 ns a call on the development VM, 1% of a hot du.  For
+// misprediction, measurable on a hot du (bench/overhead).  For
 // the same reason the functions glibc declares __THROW have noexcept types
 // in real_calls.h: a noexcept interposer calling a function that may throw
 // needs a frame for std::terminate and cannot end in a tail call.

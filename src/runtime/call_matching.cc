@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "engine/stat_conversion.h"
-#include "graph/call_types.h"
+#include "base/call_types.h"
 
 namespace foreactor {
 

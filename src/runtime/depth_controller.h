@@ -1,7 +1,7 @@
 // depth_controller.h: how many calls the peek head may run ahead of the
 // program, chosen while the program runs (FOREACTOR_DEPTH=auto).
 //
-// One controller per graph and thread (it lives in the ScopeInstance), so
+// One controller per graph and thread (it lives in the GraphRunner), so
 // each graph finds the depth that suits its calls, its data and the device
 // under the thread's own load.
 //

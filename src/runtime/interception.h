@@ -22,14 +22,14 @@
 
 namespace foreactor {
 
-class ScopeInstance;
+class GraphRunner;
 
 // Per-thread facts every interposer reads.  Plain thread_local data with
 // initial-exec TLS so that reading it never allocates or takes a lock, and
 // constinit so that the compiler knows it has no initialiser to run: a read
 // is one load, with no call to a TLS wrapper function first.
 struct ThreadContext {
-  ScopeInstance* innermost = nullptr;  // innermost speculating scope, or null
+  GraphRunner* innermost = nullptr;  // innermost speculating scope, or null
   int inside_foreactor = 0;            // >0 while foreactor's own code runs on this thread
 };
 
@@ -50,10 +50,10 @@ bool ThreadHasSpeculatingScope();
 // FSTAT/FSTATAT/STAT/LSTAT, struct statx* for STATX, dirent bytes for
 // GETDENTS64), the source of write-like ones.  For READ/WRITE/READV/WRITEV
 // `call.offset` is ignored on input: the runtime finds the file position
-// itself.  `claimed_by` and `visit_slot` are the runtime's own.
+// itself.  `claimed_by` and `claimed_node` are the runtime's own.
 struct InterceptedCall {
   foreactor_call call{};
-  ScopeInstance* claimed_by = nullptr;
+  GraphRunner* claimed_by = nullptr;
   int claimed_node = -1;
 };
 

@@ -39,9 +39,9 @@ inline int64_t FstatxOf(int fd, unsigned mask, struct statx* out) {
 // preadv2(2) of one buffer.  `offset` -1 reads at the file position and
 // advances it, as read(2) does.  With RWF_NOWAIT the kernel never waits for
 // the device: it copies what the page cache holds and fails with EAGAIN when
-// that is nothing, after starting the read of the missing pages (measured on
-// Linux 6.18: a miss takes ~8 us, and the range is in the cache soon after;
-// bench/cache_probe).
+// that is nothing, after starting the read of the missing pages, so a miss
+// costs about a read's start and the range is in the cache soon after
+// (bench/cache_probe measures it).
 inline int64_t Preadv2(int fd, void* buffer, size_t length, int64_t offset, int flags) {
   struct iovec vector = {buffer, length};
   return Result(syscall(SYS_preadv2, fd, &vector, 1, offset, 0L, flags));

@@ -13,16 +13,17 @@
 #include <string>
 
 #include "config/settings.h"
+#include "base/out_of_memory.h"
 #include "engine/engine.h"
 #include "engine/high_descriptors.h"
-#include "graph/call_types.h"
+#include "base/call_types.h"
 #include "graph/graph.h"
 #include "graph/graph_handle.h"
-#include "runtime/deferred_engine.h"
+#include "engine/deferred_engine.h"
 #include "runtime/interception.h"
 #include "config/report.h"
 #include "runtime/scope_gate.h"
-#include "runtime/scope_instance.h"
+#include "runtime/graph_runner.h"
 #include "runtime/statistics.h"
 
 namespace foreactor {
@@ -60,7 +61,7 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   }
   GraphRuntime* runtime = graph_runtimes[id].load(std::memory_order_acquire);
   if (runtime != nullptr) return runtime;
-  GraphRuntime* fresh = new (std::nothrow) GraphRuntime;
+  GraphRuntime* fresh = NewOrNull<GraphRuntime>();
   if (fresh == nullptr) return nullptr;
   fresh->settings = SettingsForGraph(graph.name());
   // Depth 0 issues nothing early: no engine resources at all.
@@ -81,15 +82,15 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   return runtime;
 }
 
-// Everything one thread keeps: its instances (one per graph), its engines
+// Everything one thread keeps: its runners (one per graph), its engines
 // (one per kind, shared by its graphs) and its stack of open scopes.
 struct ThreadState {
   struct Frame {
     foreactor_graph* graph;
-    ScopeInstance* instance;  // null when this scope does not speculate
+    GraphRunner* runner;  // null when this scope does not speculate
   };
 
-  ScopeInstance* instances[kMaxGraphs] = {};
+  GraphRunner* runners[kMaxGraphs] = {};
   ScopeGate* gates[kMaxGraphs] = {};  // made by the graph's first foreactor_scope_gate()
   std::unique_ptr<Engine> engines[3];
   bool engine_failed[3] = {};
@@ -114,7 +115,7 @@ struct ThreadState {
       for (auto& engine : engines) (void)engine.release();
       return;
     }
-    for (ScopeInstance* instance : instances) delete instance;
+    for (GraphRunner* runner : runners) delete runner;
     for (ScopeGate* gate : gates) delete gate;
   }
 
@@ -139,7 +140,7 @@ struct ThreadState {
         std::string fallback_reason;
         engines[index] = CreateEngine(options, &fallback_reason);
       } else {
-        engines[index].reset(new (std::nothrow) DeferredEngine(options, &EngineMade, this));
+        engines[index].reset(NewOrNull<DeferredEngine>(options, &EngineMade, this));
       }
       if (engines[index] == nullptr) EngineMade(this, options.kind, "", false);
     }
@@ -172,7 +173,7 @@ void MakeThreadStateKey() { pthread_key_create(&thread_state_key, DestroyThreadS
 ThreadState* GetThreadState() {
   if (tls_state != nullptr) return tls_state;
   pthread_once(&thread_state_key_once, MakeThreadStateKey);
-  ThreadState* state = new (std::nothrow) ThreadState;
+  ThreadState* state = NewOrNull<ThreadState>();
   if (state == nullptr) return nullptr;
   tls_state = state;
   pthread_setspecific(thread_state_key, state);
@@ -206,7 +207,7 @@ int TableIndexOf(const foreactor_graph* graph) {
 
 bool ScopeOfGraphOpen(const ThreadState& state, const foreactor_graph* graph) {
   for (int i = 0; i < state.depth; ++i) {
-    if (state.stack[i].graph == graph && state.stack[i].instance != nullptr) return true;
+    if (state.stack[i].graph == graph && state.stack[i].runner != nullptr) return true;
   }
   return false;
 }
@@ -241,13 +242,23 @@ bool OfferCall(InterceptedCall* intercepted, int64_t* result) {
   if (IsOpen(intercepted->call.type)) {
     // Whichever scope claims it, the open takes the lowest free number:
     // no early descriptor of any scope on the thread may hold or take one.
-    for (ScopeInstance* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
+    for (GraphRunner* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
       scope->ParkEarlyDescriptors();
     }
   }
-  for (ScopeInstance* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
+  for (GraphRunner* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
     if (!scope->speculating()) continue;
-    if (scope->Offer(intercepted, result)) return true;
+    if (scope->Offer(intercepted, result)) {
+      // A scope that stopped speculating while serving the call (it left
+      // the rest of the scope to the page cache) leaves the list of
+      // speculating scopes when it is the innermost (foreactor_scope_exit
+      // restores the same list): the program's calls then take the
+      // interposers' idle path.
+      if (!scope->speculating() && tls_context.innermost == scope) {
+        tls_context.innermost = scope->outer;
+      }
+      return true;
+    }
     if (intercepted->claimed_by != nullptr) return false;  // claimed: the real call runs
   }
   return false;
@@ -266,8 +277,8 @@ void DisableAfterFork() {
   ThreadState* state = tls_state;
   if (state == nullptr) return;
   state->forked_child = true;
-  for (ScopeInstance* instance : state->instances) {
-    if (instance != nullptr) instance->Abandon();
+  for (GraphRunner* runner : state->runners) {
+    if (runner != nullptr) runner->Abandon();
   }
 }
 
@@ -290,28 +301,28 @@ void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
   }
   ThreadState::Frame& frame = state->stack[state->depth];
   frame.graph = graph;
-  frame.instance = nullptr;
+  frame.runner = nullptr;
   const foreactor::Graph& model = graph->graph;
   bool speculate = foreactor::Enabled() && !state->forked_child && model.valid() &&
                    !foreactor::ScopeOfGraphOpen(*state, graph);
   foreactor::GraphRuntime* runtime = speculate ? foreactor::RuntimeOf(model) : nullptr;
   if (runtime != nullptr && runtime->settings.enabled) {
-    foreactor::ScopeInstance*& instance = state->instances[model.id()];
-    if (instance == nullptr) {
+    foreactor::GraphRunner*& runner = state->runners[model.id()];
+    if (runner == nullptr) {
       foreactor::Engine* engine = state->EngineFor(runtime->settings.engine);
       if (engine != nullptr) {
-        instance = new (std::nothrow) foreactor::ScopeInstance(model, runtime->settings, engine);
-        if (instance != nullptr && !instance->ok()) {
-          delete instance;
-          instance = nullptr;
+        runner = foreactor::NewOrNull<foreactor::GraphRunner>(model, runtime->settings, engine);
+        if (runner != nullptr && !runner->ok()) {
+          delete runner;
+          runner = nullptr;
         }
       }
     }
-    if (instance != nullptr) {
-      frame.instance = instance;
-      instance->outer = tls_context.innermost;
-      tls_context.innermost = instance;
-      instance->Enter(scope_state);
+    if (runner != nullptr) {
+      frame.runner = runner;
+      runner->outer = tls_context.innermost;
+      tls_context.innermost = runner;
+      runner->Enter(scope_state);
     }
   }
   state->depth++;
@@ -332,13 +343,13 @@ void foreactor_scope_exit(foreactor_graph* graph) {
     return;
   }
   ThreadState::Frame frame = state->stack[--state->depth];
-  if (frame.instance != nullptr) {
-    if (!state->forked_child) tls_context.innermost = frame.instance->outer;
-    frame.instance->outer = nullptr;
-    const foreactor::Statistics& statistics = frame.instance->statistics();
+  if (frame.runner != nullptr) {
+    if (!state->forked_child) tls_context.innermost = frame.runner->outer;
+    frame.runner->outer = nullptr;
+    const foreactor::Statistics& statistics = frame.runner->statistics();
     state->last_outcomes[graph->graph.id()] = {statistics.intercepted, statistics.issued_early,
                                                statistics.found_cached + statistics.served_from_cache};
-    frame.instance->Exit();
+    frame.runner->Exit();
   }
   state->RestEnginesIfIdle();
 }
@@ -360,8 +371,8 @@ namespace {
 void RetrySpeculation(const foreactor_graph* graph) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || id < 0 || state->instances[id] == nullptr) return;
-  state->instances[id]->RetrySpeculation();
+  if (state == nullptr || id < 0 || state->runners[id] == nullptr) return;
+  state->runners[id]->RetrySpeculation();
 }
 
 // The gate's first question on this thread: makes the gate.
@@ -369,7 +380,7 @@ __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, in
   InsideForeactor inside;
   ThreadState* state = GetThreadState();
   if (state == nullptr) return 0;
-  ScopeGate* gate = new (std::nothrow) ScopeGate(graph, &foreactor_scope_speculation, &RetrySpeculation);
+  ScopeGate* gate = NewOrNull<ScopeGate>(graph, &foreactor_scope_speculation, &RetrySpeculation);
   if (gate == nullptr) return 0;
   state->gates[id] = gate;
   return foreactor_scope_gate(graph);
@@ -378,8 +389,8 @@ __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, in
 // A decision was made: folds the gate's statistics into the graph's.  A
 // gate that starts to rest lets the thread's engines rest too, now or at
 // the exit of the scope that is still open (engines made again on demand
-// cost ~0.1 ms, an io_uring ring kept open with idle kernel workers costs
-// every descriptor call of the program, DESIGN "free when idle").
+// cost a few system calls, an io_uring ring kept open with idle kernel workers costs
+// every descriptor call of the program, DESIGN §2 rule 5: free when idle).
 __attribute__((noinline)) void FoldGateStatistics(const foreactor_graph* graph, ScopeGate* gate,
                                                   ThreadState* state) {
   InsideForeactor inside;
@@ -411,8 +422,8 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
   const int id = foreactor::TableIndexOf(graph);
   if (state == nullptr || id < 0 || state->gates[id] == nullptr) return;
   state->gates[id]->ExcludeTime(nanoseconds);
-  foreactor::ScopeInstance* instance = state->instances[id];
-  if (instance != nullptr) instance->ExcludeTime(nanoseconds);
+  foreactor::GraphRunner* runner = state->runners[id];
+  if (runner != nullptr) runner->ExcludeTime(nanoseconds);
 }
 
 int foreactor_enabled(void) { return foreactor::Enabled() ? 1 : 0; }
@@ -438,13 +449,13 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
   if (settings.automatic_depth && settings.engine.kind == foreactor::EngineKind::kSync) {
     return FOREACTOR_SPECULATION_NONE;
   }
-  const foreactor::ScopeInstance* instance = state != nullptr ? state->instances[model.id()] : nullptr;
-  if (instance == nullptr) {
+  const foreactor::GraphRunner* runner = state != nullptr ? state->runners[model.id()] : nullptr;
+  if (runner == nullptr) {
     // Never entered on this thread, or its engine could not be started.
     if (state != nullptr && state->engine_failed[static_cast<int>(settings.engine.kind)]) {
       return FOREACTOR_SPECULATION_NONE;
     }
-  } else if (instance->suspended() || instance->home_depth() == 0) {
+  } else if (runner->suspended() || runner->home_depth() == 0) {
     return FOREACTOR_SPECULATION_NONE;
   }
   return settings.automatic_depth ? FOREACTOR_SPECULATION_AUTOMATIC : FOREACTOR_SPECULATION_REQUESTED;

@@ -18,8 +18,8 @@
 //    checkpoints of N / kTrialCheckpoints units each.  A stretch's time is
 //    the sum of its checkpoints' times, each counted at most
 //    kOutlierFactor x the median checkpoint of the pair's plain stretch.
-//    Units with a heavy tail (a LevelDB Get that waits 4 ms behind a
-//    compaction's reads, where most take 0.2 ms) would otherwise decide a
+//    Units with a heavy tail (a LevelDB Get that waits behind a
+//    compaction's reads, twenty times as long as most) would otherwise decide a
 //    comparison by how many tail units each stretch happened to hold.
 //  - Stretch length: N starts at kInitialStretchUnits, doubles while a
 //    plain stretch took less than kShortestStretchNanoseconds (so clock
@@ -95,7 +95,7 @@ class ScopeGate {
   // outside tests).
   using SpeculationQuery = foreactor_speculation (*)(const foreactor_graph* graph);
   // Asks the runtime to retry speculation in the next scopes of `graph`
-  // (ScopeInstance::RetrySpeculation outside tests).
+  // (GraphRunner::RetrySpeculation outside tests).
   using RetryRequest = void (*)(const foreactor_graph* graph);
 
   static constexpr uint32_t kTrialCheckpoints = 16;

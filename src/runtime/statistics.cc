@@ -5,6 +5,7 @@
 // and once at exit, never on the per-call path.
 
 #include "runtime/statistics.h"
+#include "base/out_of_memory.h"
 
 #include <unistd.h>
 
@@ -153,16 +154,17 @@ void Statistics::Add(const Statistics& other) {
 GraphTotals* GraphTotalsFor(const std::string& graph_name, std::string_view engine_name) {
   StatisticsRegistry& registry = Registry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  try {
+  GraphTotals* totals = nullptr;
+  // Out of memory: these counts are lost; the program is not disturbed.
+  static_cast<void>(AllocationSucceeds([&] {
     auto found = registry.graphs.find(graph_name);
     if (found == registry.graphs.end()) {
       found = registry.graphs.emplace(graph_name, GraphTotals()).first;
     }
     NoteEngine(engine_name, &found->second.engine);
-    return &found->second;  // std::map nodes never move
-  } catch (...) {
-    return nullptr;  // out of memory: these counts are lost; the program is not disturbed
-  }
+    totals = &found->second;  // std::map nodes never move
+  }));
+  return totals;
 }
 
 void AccumulateStatistics(GraphTotals* totals, const Statistics& delta) {
@@ -205,11 +207,11 @@ int WriteStatisticsJson(FILE* out) {
   if (out == nullptr) return -1;
   // Copy the totals so that a slow `out` never holds up ending scopes.
   std::vector<std::pair<std::string, GraphTotals>> graphs;
-  try {
-    StatisticsRegistry& registry = Registry();
-    std::lock_guard<std::mutex> lock(registry.mutex);
-    graphs.assign(registry.graphs.begin(), registry.graphs.end());
-  } catch (...) {
+  if (!AllocationSucceeds([&] {
+        StatisticsRegistry& registry = Registry();
+        std::lock_guard<std::mutex> lock(registry.mutex);
+        graphs.assign(registry.graphs.begin(), registry.graphs.end());
+      })) {
     return -1;
   }
 

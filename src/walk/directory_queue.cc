@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "base/out_of_memory.h"
+
 namespace foreactor {
 
 DirectoryQueue::DirectoryQueue(size_t max_directories, size_t max_path_bytes)
@@ -10,9 +12,8 @@ DirectoryQueue::DirectoryQueue(size_t max_directories, size_t max_path_bytes)
 size_t DirectoryQueue::PushFront(std::vector<PendingDirectory>* found) {
   size_t dropped = 0;
   for (auto it = found->rbegin(); it != found->rend(); ++it) {
-    try {
-      entries_.push_front(std::move(*it));
-    } catch (...) {  // out of memory: the earlier entries of `found` are dropped
+    if (!AllocationSucceeds([&] { entries_.push_front(std::move(*it)); })) {
+      // Out of memory: the earlier entries of `found` are dropped.
       dropped += static_cast<size_t>(found->rend() - it);
       break;
     }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/out_of_memory.h"
 #include "config/report.h"
 #include "config/settings.h"
 #include "runtime/raw_syscalls.h"
@@ -296,11 +297,7 @@ class WalkAhead {
   // `walkable` (then directories under it are known and never walked).
   // Caller holds mutex_.
   bool Assign(Root* slot, const char* path, uint64_t opened, bool walkable) {
-    try {
-      slot->path.assign(path);
-    } catch (...) {
-      return false;
-    }
+    if (!AllocationSucceeds([&] { slot->path.assign(path); })) return false;
     // The previous tree's descriptor, if any, stays open (in walk-ahead's
     // table, which only its threads may change) until a thread opens this
     // slot's new tree or drops the walks.
@@ -386,10 +383,8 @@ class WalkAhead {
         Root& root = roots_[i];
         if (root.state != Root::State::kToOpen) continue;
         root.state = Root::State::kOpen;  // being opened; read tasks wait for the descriptor
-        try {
-          task->path = root.path;
-        } catch (...) {  // out of memory: this tree is not walked
-          root.state = Root::State::kRefused;
+        if (!AllocationSucceeds([&] { task->path = root.path; })) {
+          root.state = Root::State::kRefused;  // out of memory: this tree is not walked
           continue;
         }
         task->kind = Task::Kind::kOpenRoot;
@@ -473,7 +468,7 @@ class WalkAhead {
   }
 
   void Work() {
-    std::unique_ptr<char[]> buffer(new (std::nothrow) char[kDirectoryBufferBytes]);
+    std::unique_ptr<char[]> buffer(NewArrayOrNull<char>(kDirectoryBufferBytes));
     if (buffer == nullptr) return;
     std::vector<PendingDirectory> found;
     Task task;
@@ -536,14 +531,13 @@ class WalkAhead {
     root.no_access_time = no_access_time;
     RaiseTo(counters.most_descriptors, descriptors_.fetch_add(1, std::memory_order_relaxed) + 1);
     counters.roots_walked.fetch_add(1, std::memory_order_relaxed);
-    try {
+    const bool queued = AllocationSucceeds([&] {
       std::vector<PendingDirectory> top(1);
       top[0].root = task.root;
       top[0].generation = task.generation;
       queue_.PushFront(&top);
-    } catch (...) {  // out of memory: the tree is not walked
-      counters.directories_dropped.fetch_add(1, std::memory_order_relaxed);
-    }
+    });
+    if (!queued) counters.directories_dropped.fetch_add(1, std::memory_order_relaxed);
     wake_.notify_all();
   }
 
@@ -601,7 +595,8 @@ class WalkAhead {
         if (!is_directory) continue;
         const size_t name_length = std::strlen(name);
         if (task.path.size() + 1 + name_length >= PATH_MAX) continue;
-        try {
+        // Out of memory: this subdirectory is not read ahead.
+        static_cast<void>(AllocationSucceeds([&] {
           PendingDirectory child;
           child.root = task.root;
           child.generation = task.generation;
@@ -612,9 +607,7 @@ class WalkAhead {
           }
           child.path.append(name, name_length);
           found->push_back(std::move(child));
-        } catch (...) {
-          // Out of memory: this subdirectory is not read ahead.
-        }
+        }));
       }
     }
     raw::Close(directory);
@@ -653,7 +646,7 @@ std::atomic<WalkAhead*> instance{nullptr};
 // Makes the instance unless it exists.  False when out of memory.
 bool MakeInstance(const ProcessSettings& settings) {
   if (instance.load(std::memory_order_acquire) != nullptr) return true;
-  WalkAhead* fresh = new (std::nothrow) WalkAhead(settings.walk_ahead);
+  WalkAhead* fresh = NewOrNull<WalkAhead>(settings.walk_ahead);
   if (fresh == nullptr) return false;
   WalkAhead* expected = nullptr;
   if (!instance.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) delete fresh;

@@ -1,6 +1,6 @@
 """Fault injection: the program must see exactly what it sees without
 foreactor under the same faults, and faults in foreactor's own machinery
-must change nothing the program observes (DESIGN rules 1 and 4).
+must change nothing the program observes (DESIGN §2, rules 1 and 4).
 
 Two layers, both driven by the random-graph interpreter
 (tests/random_graphs/random_graph.cc), whose output (every result, errno,

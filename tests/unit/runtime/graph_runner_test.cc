@@ -1,8 +1,8 @@
-// Unit tests of the pre-issuing runtime (ScopeInstance), driven by the
+// Unit tests of the pre-issuing runtime (GraphRunner), driven by the
 // deterministic fake engine on real temporary files.  Each test plays the
 // part of the interposer: it offers a call, and runs it for real when the
 // runtime declines, exactly as src/intercept does.
-#include "runtime/scope_instance.h"
+#include "runtime/graph_runner.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@ constexpr size_t kBlock = 4096;
 constexpr int kBlocks = 64;
 
 // What the interposer does with one program call.
-int64_t ProgramCall(ScopeInstance& scope, const foreactor_call& call, bool* served = nullptr) {
+int64_t ProgramCall(GraphRunner& scope, const foreactor_call& call, bool* served = nullptr) {
   InterceptedCall intercepted;
   intercepted.call = call;
   int64_t result = 0;
@@ -166,7 +166,7 @@ bool EvictBlocksForSure(const std::string& path, int first, int last) {
   return false;
 }
 
-class ScopeInstanceTest : public ::testing::Test {
+class GraphRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     char pattern[] = "/tmp/foreactor-runtime-XXXXXX";
@@ -201,7 +201,7 @@ class ScopeInstanceTest : public ::testing::Test {
   // One scope of `scope` (a pread loop graph) in which the program reads 4
   // blocks, each one byte off the predicted offset: 4 mispredictions in a
   // row suspend speculation.
-  void SuspendWithFourWrongReads(ScopeInstance& scope) {
+  void SuspendWithFourWrongReads(GraphRunner& scope) {
     LoopState state = ReadLoopState({0, 1, 2, 3, 4, 5, 6, 7});
     scope.Enter(&state);
     char buffer[kBlock];
@@ -215,9 +215,9 @@ class ScopeInstanceTest : public ::testing::Test {
   testing::FakeEngine engine_;
 };
 
-TEST_F(ScopeInstanceTest, PreadLoopIsIssuedAheadAndServedWithExactBytes) {
+TEST_F(GraphRunnerTest, PreadLoopIsIssuedAheadAndServedWithExactBytes) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   ASSERT_TRUE(scope.ok());
   LoopState state = ReadLoopState({7, 3, 60, 12, 0, 33, 5, 41, 9, 2});
   scope.Enter(&state);
@@ -247,20 +247,20 @@ TEST_F(ScopeInstanceTest, PreadLoopIsIssuedAheadAndServedWithExactBytes) {
 foreactor_readiness LargePreadArguments(const foreactor_visit* visit, foreactor_call* call) {
   auto* state = static_cast<LoopState*>(visit->scope_state);
   call->fd = state->fd;
-  call->length = ScopeInstance::kMaxBytesAhead / 4 + 1;
+  call->length = GraphRunner::kMaxBytesAhead / 4 + 1;
   call->offset = state->offsets[visit->iteration[0]];
   return FOREACTOR_READY;
 }
 
-TEST_F(ScopeInstanceTest, VisitsAheadMoveAtMostTheByteBudget) {
+TEST_F(GraphRunnerTest, VisitsAheadMoveAtMostTheByteBudget) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LargePreadArguments);
-  ScopeInstance scope(*graph, Depth(32), &engine_);
+  GraphRunner scope(*graph, Depth(32), &engine_);
   ASSERT_TRUE(scope.ok());
   LoopState state = ReadLoopState({0, 1, 2, 3, 4, 5, 6, 7});
   scope.Enter(&state);
   EXPECT_EQ(engine_.prepared().size(), 4u) << "the fourth read crosses the budget, and still goes";
 
-  const size_t length = ScopeInstance::kMaxBytesAhead / 4 + 1;
+  const size_t length = GraphRunner::kMaxBytesAhead / 4 + 1;
   std::vector<char> got(length), expected(length);
   for (size_t i = 0; i < state.offsets.size(); ++i) {
     bool served = false;
@@ -278,9 +278,9 @@ TEST_F(ScopeInstanceTest, VisitsAheadMoveAtMostTheByteBudget) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, NotYetArgumentsStopThePeekHeadUntilKnown) {
+TEST_F(GraphRunnerTest, NotYetArgumentsStopThePeekHeadUntilKnown) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(8), &engine_);
+  GraphRunner scope(*graph, Depth(8), &engine_);
   LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
   state.known = 2;
   scope.Enter(&state);
@@ -298,9 +298,9 @@ TEST_F(ScopeInstanceTest, NotYetArgumentsStopThePeekHeadUntilKnown) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, WrongOffsetIsAMispredictionThatStillReturnsTheRightBytes) {
+TEST_F(GraphRunnerTest, WrongOffsetIsAMispredictionThatStillReturnsTheRightBytes) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6});
   scope.Enter(&state);
   for (size_t i = 0; i < state.offsets.size(); ++i) {
@@ -325,9 +325,9 @@ std::vector<int64_t> FirstBlocks(size_t count) {
   return blocks;
 }
 
-TEST_F(ScopeInstanceTest, RepeatedMispredictionsSuspendSpeculationUntilPredictionsAreRightAgain) {
+TEST_F(GraphRunnerTest, RepeatedMispredictionsSuspendSpeculationUntilPredictionsAreRightAgain) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   LoopState state = ReadLoopState(FirstBlocks(40));
   scope.Enter(&state);
   char buffer[kBlock];
@@ -358,9 +358,9 @@ TEST_F(ScopeInstanceTest, RepeatedMispredictionsSuspendSpeculationUntilPredictio
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, SuspensionCarriesIntoTheNextScope) {
+TEST_F(GraphRunnerTest, SuspensionCarriesIntoTheNextScope) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   SuspendWithFourWrongReads(scope);
   const size_t prepared = engine_.prepared().size();
   LoopState again = ReadLoopState(FirstBlocks(8));
@@ -370,11 +370,11 @@ TEST_F(ScopeInstanceTest, SuspensionCarriesIntoTheNextScope) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, ARetryBetweenScopesLiftsTheSuspension) {
+TEST_F(GraphRunnerTest, ARetryBetweenScopesLiftsTheSuspension) {
   // The scope gate opens no scope while a graph is suspended, so no run of
   // correct predictions can lift it; the gate's retry does.
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   SuspendWithFourWrongReads(scope);
   ASSERT_TRUE(scope.suspended());
   scope.RetrySpeculation();
@@ -391,9 +391,9 @@ TEST_F(ScopeInstanceTest, ARetryBetweenScopesLiftsTheSuspension) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, SuspensionSoonAfterResumingAsksForALongerRun) {
+TEST_F(GraphRunnerTest, SuspensionSoonAfterResumingAsksForALongerRun) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   LoopState state = ReadLoopState(FirstBlocks(200));
   scope.Enter(&state);
   char buffer[kBlock];
@@ -416,9 +416,9 @@ TEST_F(ScopeInstanceTest, SuspensionSoonAfterResumingAsksForALongerRun) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, CallsOnOtherDescriptorsPassThroughUntouched) {
+TEST_F(GraphRunnerTest, CallsOnOtherDescriptorsPassThroughUntouched) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   LoopState state = ReadLoopState({1, 2, 3});
   scope.Enter(&state);
   int other = ::open(data_path_.c_str(), O_RDONLY);
@@ -468,14 +468,14 @@ std::unique_ptr<Graph> WriteLoopGraph(bool weak) {
 // position: early writes further on in the same file stay valid (before,
 // the whole file counted as changed, and the early writes ahead were thrown
 // away after they had run, to run again when the program made them).
-TEST_F(ScopeInstanceTest, WriteAtTheFilePositionKeepsEarlyWritesElsewhere) {
+TEST_F(GraphRunnerTest, WriteAtTheFilePositionKeepsEarlyWritesElsewhere) {
   std::string path = directory_ + "/out";
   WriteState state;
   state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
   state.offsets = {4096, 8192, 12288, 16384};
   state.bytes.assign(kBlock, 'w');
   auto graph = WriteLoopGraph(/*weak=*/false);
-  ScopeInstance scope(*graph, Depth(8), &engine_);
+  GraphRunner scope(*graph, Depth(8), &engine_);
   scope.Enter(&state);
   ASSERT_EQ(engine_.prepared().size(), 4u);
   std::vector<char> header(kBlock, 'h');
@@ -505,14 +505,14 @@ TEST_F(ScopeInstanceTest, WriteAtTheFilePositionKeepsEarlyWritesElsewhere) {
   ::close(state.fd);
 }
 
-TEST_F(ScopeInstanceTest, WritesBeyondAWeakEdgeWaitUntilCertain) {
+TEST_F(GraphRunnerTest, WritesBeyondAWeakEdgeWaitUntilCertain) {
   std::string path = directory_ + "/out";
   WriteState state;
   state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
   state.offsets = {0, 4096, 8192, 12288};
   state.bytes.assign(kBlock, 'w');
   auto graph = WriteLoopGraph(/*weak=*/true);
-  ScopeInstance scope(*graph, Depth(8), &engine_);
+  GraphRunner scope(*graph, Depth(8), &engine_);
   scope.Enter(&state);
   EXPECT_EQ(engine_.prepared().size(), 1u) << "only the write at the frontier is certain";
   foreactor_call call{};
@@ -570,7 +570,7 @@ void BuildReadThenWriteGraph(Graph& graph) {
   ASSERT_TRUE(graph.Finish(&error)) << error;
 }
 
-TEST_F(ScopeInstanceTest, AWriteAfterAWeakEdgeIsHeldBackButTheReadsAfterItAreIssued) {
+TEST_F(GraphRunnerTest, AWriteAfterAWeakEdgeIsHeldBackButTheReadsAfterItAreIssued) {
   // The write after each read's weak edge is not certain until the program
   // made a call after that edge: it is held back for the program to make,
   // while the reads after it are still issued on a guess.  Returning after
@@ -583,7 +583,7 @@ TEST_F(ScopeInstanceTest, AWriteAfterAWeakEdgeIsHeldBackButTheReadsAfterItAreIss
   state.writes.bytes.assign(kBlock, 'w');
   Graph graph("read_then_write");
   BuildReadThenWriteGraph(graph);
-  ScopeInstance scope(graph, Depth(8), &engine_);
+  GraphRunner scope(graph, Depth(8), &engine_);
   scope.Enter(&state);
   std::vector<int64_t> early_read_offsets;
   for (const auto& prepared : engine_.prepared()) {
@@ -605,14 +605,14 @@ TEST_F(ScopeInstanceTest, AWriteAfterAWeakEdgeIsHeldBackButTheReadsAfterItAreIss
   ::close(state.writes.fd);
 }
 
-TEST_F(ScopeInstanceTest, WritesWithoutWeakEdgesAreIssuedToDepth) {
+TEST_F(GraphRunnerTest, WritesWithoutWeakEdgesAreIssuedToDepth) {
   std::string path = directory_ + "/out";
   WriteState state;
   state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
   state.offsets = {0, 4096, 8192, 12288};
   state.bytes.assign(kBlock, 'w');
   auto graph = WriteLoopGraph(/*weak=*/false);
-  ScopeInstance scope(*graph, Depth(8), &engine_);
+  GraphRunner scope(*graph, Depth(8), &engine_);
   scope.Enter(&state);
   EXPECT_EQ(engine_.prepared().size(), 4u);
   for (int64_t offset : state.offsets) {
@@ -633,9 +633,9 @@ TEST_F(ScopeInstanceTest, WritesWithoutWeakEdgesAreIssuedToDepth) {
   ::close(state.fd);
 }
 
-TEST_F(ScopeInstanceTest, PureReadsCrossWeakEdges) {
+TEST_F(GraphRunnerTest, PureReadsCrossWeakEdges) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments, /*weak=*/true);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6});
   scope.Enter(&state);
   EXPECT_EQ(engine_.prepared().size(), 4u);
@@ -645,14 +645,14 @@ TEST_F(ScopeInstanceTest, PureReadsCrossWeakEdges) {
   EXPECT_EQ(scope.statistics().issued_early, 0u) << "statistics were folded into the totals";
 }
 
-TEST_F(ScopeInstanceTest, OverlappingWritesToOneFileStayInOrder) {
+TEST_F(GraphRunnerTest, OverlappingWritesToOneFileStayInOrder) {
   std::string path = directory_ + "/out";
   WriteState state;
   state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
   state.offsets = {0, 100, 4096};  // the first two overlap
   state.bytes.assign(kBlock, 'w');
   auto graph = WriteLoopGraph(/*weak=*/false);
-  ScopeInstance scope(*graph, Depth(8), &engine_);
+  GraphRunner scope(*graph, Depth(8), &engine_);
   scope.Enter(&state);
   EXPECT_EQ(engine_.prepared().size(), 1u) << "the second write overlaps the first: it waits";
   scope.Exit();
@@ -690,7 +690,7 @@ int CopyMore(const foreactor_visit* visit) {
   return visit->iteration[0] + 1 < static_cast<uint64_t>(state->chunks) ? 0 : 1;
 }
 
-TEST_F(ScopeInstanceTest, LinkedReadAndWriteCopyTheFileExactly) {
+TEST_F(GraphRunnerTest, LinkedReadAndWriteCopyTheFileExactly) {
   Graph graph("copy");
   int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, CopyReadArguments, nullptr, nullptr);
   int write = graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, CopyWriteArguments, nullptr, nullptr);
@@ -708,7 +708,7 @@ TEST_F(ScopeInstanceTest, LinkedReadAndWriteCopyTheFileExactly) {
   state.source = data_fd_;
   state.destination = ::open(copy_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
   state.chunks = 8;
-  ScopeInstance scope(graph, Depth(6), &engine_);
+  GraphRunner scope(graph, Depth(6), &engine_);
   scope.Enter(&state);
   ASSERT_GE(engine_.prepared().size(), 2u);
   EXPECT_EQ(engine_.prepared()[0].request->linked_next, engine_.prepared()[1].request);
@@ -767,7 +767,7 @@ int GridNextRow(const foreactor_visit* visit) {
   return visit->iteration[0] + 1 < state->rows ? 0 : 1;
 }
 
-TEST_F(ScopeInstanceTest, NestedLoopsGiveEachVisitItsIterationIndices) {
+TEST_F(GraphRunnerTest, NestedLoopsGiveEachVisitItsIterationIndices) {
   Graph graph("grid");
   int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, GridArguments, GridResult, nullptr);
   int column = graph.AddBranch("next_column", GridNextColumn, nullptr);
@@ -782,7 +782,7 @@ TEST_F(ScopeInstanceTest, NestedLoopsGiveEachVisitItsIterationIndices) {
   ASSERT_TRUE(graph.Finish(&error)) << error;
   ASSERT_EQ(graph.loop_count(), 2);
 
-  ScopeInstance scope(graph, Depth(5), &engine_);
+  GraphRunner scope(graph, Depth(5), &engine_);
   GridState state;
   state.fd = data_fd_;
   scope.Enter(&state);
@@ -830,9 +830,9 @@ foreactor_readiness FlipArguments(const foreactor_visit* visit, foreactor_call* 
   return FOREACTOR_READY;
 }
 
-TEST_F(ScopeInstanceTest, BranchDivergenceDrainsEverythingAhead) {
+TEST_F(GraphRunnerTest, BranchDivergenceDrainsEverythingAhead) {
   auto graph = OneCallLoop("flip", FOREACTOR_CALL_PREAD, FlipArguments, nullptr, FlippingMore, false);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   FlipState state;
   state.loop = ReadLoopState({1, 2, 3, 4, 5});
   scope.Enter(&state);
@@ -880,11 +880,11 @@ foreactor_call OpenCall(const std::string& path) {
   return call;
 }
 
-TEST_F(ScopeInstanceTest, EarlyOpensNeverReachedAreClosedAtScopeExit) {
+TEST_F(GraphRunnerTest, EarlyOpensNeverReachedAreClosedAtScopeExit) {
   OpenState state;
   for (int i = 0; i < 6; ++i) state.paths.push_back(data_path_);
   auto graph = OpenLoopGraph();
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   const int before = testing::OpenDescriptorCount();
   scope.Enter(&state);
   bool served = false;
@@ -898,7 +898,7 @@ TEST_F(ScopeInstanceTest, EarlyOpensNeverReachedAreClosedAtScopeExit) {
   EXPECT_GE(scope.statistics().wasted, 0u);
 }
 
-TEST_F(ScopeInstanceTest, EarlyOpenGivesTheDescriptorAPlainOpenWould) {
+TEST_F(GraphRunnerTest, EarlyOpenGivesTheDescriptorAPlainOpenWould) {
   OpenState state;
   for (int i = 0; i < 4; ++i) state.paths.push_back(data_path_);
   // Plain run: the numbers a program would get.
@@ -907,7 +907,7 @@ TEST_F(ScopeInstanceTest, EarlyOpenGivesTheDescriptorAPlainOpenWould) {
   for (int fd : plain) ::close(fd);
 
   auto graph = OpenLoopGraph();
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   scope.Enter(&state);
   engine_.CompleteAll();  // early opens done before the program asks
   std::vector<int> got;
@@ -927,9 +927,9 @@ foreactor_readiness SequentialReadArguments(const foreactor_visit* visit, foreac
   return FOREACTOR_READY;
 }
 
-TEST_F(ScopeInstanceTest, ReadWithImplicitOffsetKeepsTheFilePositionExact) {
+TEST_F(GraphRunnerTest, ReadWithImplicitOffsetKeepsTheFilePositionExact) {
   auto graph = LoopGraph(FOREACTOR_CALL_READ, SequentialReadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   LoopState state = ReadLoopState({0, 1, 2, 3, 4, 5});
   scope.Enter(&state);
   for (int i = 0; i < 6; ++i) {
@@ -949,9 +949,9 @@ TEST_F(ScopeInstanceTest, ReadWithImplicitOffsetKeepsTheFilePositionExact) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, EngineCancelledRequestRunsSynchronously) {
+TEST_F(GraphRunnerTest, EngineCancelledRequestRunsSynchronously) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   LoopState state = ReadLoopState({1, 2, 3});
   engine_.SetResultForCall(1, -ECANCELED);
   scope.Enter(&state);
@@ -972,12 +972,12 @@ foreactor_readiness LargeLoopPreadArguments(const foreactor_visit* visit, foreac
   return readiness;
 }
 
-TEST_F(ScopeInstanceTest, LargeCachedReadsSwitchToServingFromTheCacheSooner) {
+TEST_F(GraphRunnerTest, LargeCachedReadsSwitchToServingFromTheCacheSooner) {
   // 64 KiB reads of cached data: the streak that switches to serving from
   // the cache counts data, so four hits (256 KiB) make it, not 32 (2 MiB
   // copied into early buffers before the program gets any).
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LargeLoopPreadArguments);
-  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
   LoopState state = ReadLoopState(std::vector<int64_t>(40, 0));
   scope.Enter(&state);
   std::vector<char> got(16 * kBlock), expected(16 * kBlock);
@@ -996,10 +996,10 @@ TEST_F(ScopeInstanceTest, LargeCachedReadsSwitchToServingFromTheCacheSooner) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, CachedReadsAreServedWithoutTheEngine) {
+TEST_F(GraphRunnerTest, CachedReadsAreServedWithoutTheEngine) {
   // The data file was just written: every block is in the page cache.
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
   std::vector<int64_t> blocks;
   for (int i = 0; i < kBlocks; ++i) blocks.push_back((i * 7) % kBlocks);
   LoopState state = ReadLoopState(blocks);
@@ -1022,9 +1022,9 @@ TEST_F(ScopeInstanceTest, CachedReadsAreServedWithoutTheEngine) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, ReadsServedFromTheCacheKeepTheFilePosition) {
+TEST_F(GraphRunnerTest, ReadsServedFromTheCacheKeepTheFilePosition) {
   auto graph = LoopGraph(FOREACTOR_CALL_READ, SequentialReadArguments);
-  ScopeInstance scope(*graph, CacheAware(2), &engine_);
+  GraphRunner scope(*graph, CacheAware(2), &engine_);
   std::vector<int64_t> blocks(kBlocks);
   LoopState state = ReadLoopState(blocks);
   scope.Enter(&state);
@@ -1047,9 +1047,9 @@ TEST_F(ScopeInstanceTest, ReadsServedFromTheCacheKeepTheFilePosition) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, AScopeWhoseReadsAreAllCachedStopsFollowingTheGraph) {
+TEST_F(GraphRunnerTest, AScopeWhoseReadsAreAllCachedStopsFollowingTheGraph) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
   std::vector<int64_t> blocks;
   for (int i = 0; i < 1000; ++i) blocks.push_back((i * 7) % kBlocks);
   LoopState state = ReadLoopState(blocks);
@@ -1075,9 +1075,9 @@ TEST_F(ScopeInstanceTest, AScopeWhoseReadsAreAllCachedStopsFollowingTheGraph) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
+TEST_F(GraphRunnerTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
   std::vector<int64_t> blocks(kBlocks, 0);
   for (int i = 0; i < kBlocks; ++i) blocks[i] = i;
   LoopState state = ReadLoopState(blocks);
@@ -1102,9 +1102,9 @@ TEST_F(ScopeInstanceTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, APartlyCachedFileDoesNotMakeTheCacheModeFlipOnEveryMiss) {
+TEST_F(GraphRunnerTest, APartlyCachedFileDoesNotMakeTheCacheModeFlipOnEveryMiss) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
   constexpr int kPasses = 8;
   std::vector<int64_t> blocks;
   for (int pass = 0; pass < kPasses; ++pass) {
@@ -1127,9 +1127,9 @@ TEST_F(ScopeInstanceTest, APartlyCachedFileDoesNotMakeTheCacheModeFlipOnEveryMis
   scope.Exit();
 }
 
-TEST_F(ScopeInstanceTest, ScopesCanBeEnteredAgainAndStartFresh) {
+TEST_F(GraphRunnerTest, ScopesCanBeEnteredAgainAndStartFresh) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(2), &engine_);
+  GraphRunner scope(*graph, Depth(2), &engine_);
   for (int round = 0; round < 3; ++round) {
     LoopState state = ReadLoopState({4, 8, 15, 16, 23, 42});
     scope.Enter(&state);
@@ -1164,14 +1164,14 @@ int StatMore(const foreactor_visit* visit) {
   return visit->iteration[0] + 1 < state->names.size() ? 0 : 1;
 }
 
-TEST_F(ScopeInstanceTest, FstatatResultsAreExact) {
+TEST_F(GraphRunnerTest, FstatatResultsAreExact) {
   ASSERT_EQ(::symlink("data", (directory_ + "/link").c_str()), 0);
   ASSERT_EQ(::mkdir((directory_ + "/sub").c_str(), 0755), 0);
   StatState state;
   state.directory_fd = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY);
   state.names = {"data", "link", "sub", "missing", "data"};
   auto graph = OneCallLoop("stats", FOREACTOR_CALL_FSTATAT, StatArguments, nullptr, StatMore, false);
-  ScopeInstance scope(*graph, Depth(8), &engine_);
+  GraphRunner scope(*graph, Depth(8), &engine_);
   scope.Enter(&state);
   for (const std::string& name : state.names) {
     struct stat got, expected;
@@ -1207,9 +1207,9 @@ GraphSettings CheckMode(unsigned depth) {
   return settings;
 }
 
-TEST_F(ScopeInstanceTest, CheckModeNamesTheNodeTheVisitAndBothCalls) {
+TEST_F(GraphRunnerTest, CheckModeNamesTheNodeTheVisitAndBothCalls) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, CheckMode(4), &engine_);
+  GraphRunner scope(*graph, CheckMode(4), &engine_);
   LoopState state = ReadLoopState({1, 2, 3, 4});
   ::testing::internal::CaptureStderr();
   scope.Enter(&state);
@@ -1230,9 +1230,9 @@ TEST_F(ScopeInstanceTest, CheckModeNamesTheNodeTheVisitAndBothCalls) {
   EXPECT_EQ(state.results.size(), 4u);
 }
 
-TEST_F(ScopeInstanceTest, CheckModeReportsAReturnWithoutAWeakEdge) {
+TEST_F(GraphRunnerTest, CheckModeReportsAReturnWithoutAWeakEdge) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments, /*weak=*/false);
-  ScopeInstance scope(*graph, CheckMode(4), &engine_);
+  GraphRunner scope(*graph, CheckMode(4), &engine_);
   LoopState state = ReadLoopState({1, 2, 3});
   ::testing::internal::CaptureStderr();
   scope.Enter(&state);
@@ -1246,9 +1246,9 @@ TEST_F(ScopeInstanceTest, CheckModeReportsAReturnWithoutAWeakEdge) {
       << report;
 }
 
-TEST_F(ScopeInstanceTest, CheckModeIsSilentWhenTheGraphIsRight) {
+TEST_F(GraphRunnerTest, CheckModeIsSilentWhenTheGraphIsRight) {
   auto weak_graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments, /*weak=*/true);
-  ScopeInstance scope(*weak_graph, CheckMode(4), &engine_);
+  GraphRunner scope(*weak_graph, CheckMode(4), &engine_);
   LoopState state = ReadLoopState({5, 6, 7});
   ::testing::internal::CaptureStderr();
   scope.Enter(&state);
@@ -1271,11 +1271,11 @@ struct AlignedBuffer {
   void* data = nullptr;
 };
 
-TEST_F(ScopeInstanceTest, DirectReadsAreNeverTakenForPageCacheHits) {
+TEST_F(GraphRunnerTest, DirectReadsAreNeverTakenForPageCacheHits) {
   // RWF_NOWAIT on an O_DIRECT descriptor reads from the device: a probe
   // would always "hit" and nothing would be issued early.
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, CacheAware(4), &engine_);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
   const int direct = ::open(data_path_.c_str(), O_RDONLY | O_DIRECT);
   ASSERT_GE(direct, 0);
   LoopState state = ReadLoopState(FirstBlocks(48));
@@ -1295,9 +1295,9 @@ TEST_F(ScopeInstanceTest, DirectReadsAreNeverTakenForPageCacheHits) {
   ::close(direct);
 }
 
-TEST_F(ScopeInstanceTest, MisalignedDirectReadFailsAsItWouldPlain) {
+TEST_F(GraphRunnerTest, MisalignedDirectReadFailsAsItWouldPlain) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   const int direct = ::open(data_path_.c_str(), O_RDONLY | O_DIRECT);
   ASSERT_GE(direct, 0);
   LoopState state = ReadLoopState({0, 1, 2, 3});
@@ -1315,9 +1315,9 @@ TEST_F(ScopeInstanceTest, MisalignedDirectReadFailsAsItWouldPlain) {
   ::close(direct);
 }
 
-TEST_F(ScopeInstanceTest, MisalignedDirectOffsetIsNotIssuedEarly) {
+TEST_F(GraphRunnerTest, MisalignedDirectOffsetIsNotIssuedEarly) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  ScopeInstance scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph, Depth(4), &engine_);
   const int direct = ::open(data_path_.c_str(), O_RDONLY | O_DIRECT);
   ASSERT_GE(direct, 0);
   LoopState state = ReadLoopState({0, 1, 2});

@@ -1,10 +1,10 @@
 // call_types.h: the fixed table of facts about each syscall node type.
 //
-// Purity decides what may be issued early (DESIGN §1 rule 3): a pure call
+// Purity decides what may be issued early (DESIGN §2 rule 3): a pure call
 // has no effect other than warming the page cache, so it may be issued on a
 // guess; a non-pure one only when the program is certain to make it.
-#ifndef FOREACTOR_GRAPH_CALL_TYPES_H_
-#define FOREACTOR_GRAPH_CALL_TYPES_H_
+#ifndef FOREACTOR_BASE_CALL_TYPES_H_
+#define FOREACTOR_BASE_CALL_TYPES_H_
 
 #include "foreactor/foreactor.h"
 
@@ -48,4 +48,4 @@ inline bool IsValidCallType(int type) {
 
 }  // namespace foreactor
 
-#endif  // FOREACTOR_GRAPH_CALL_TYPES_H_
+#endif  // FOREACTOR_BASE_CALL_TYPES_H_

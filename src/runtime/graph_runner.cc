@@ -1,4 +1,4 @@
-#include "runtime/scope_instance.h"
+#include "runtime/graph_runner.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -8,50 +8,15 @@
 #include <cstring>
 #include <new>
 
-#include "graph/call_types.h"
+#include "base/out_of_memory.h"
+#include "base/call_types.h"
 #include "engine/high_descriptors.h"
 #include "runtime/call_matching.h"
 #include "runtime/monotonic_clock.h"
 #include "runtime/raw_syscalls.h"
-#include "config/report.h"
 
 namespace foreactor {
 namespace {
-
-// Mispredictions in a row after which speculation is suspended.
-constexpr unsigned kMispredictionLimit = 4;
-
-// The longest run of correct predictions a suspension may ask for before
-// speculation resumes.
-constexpr unsigned kMaxCorrectRunToResume = 4096;
-
-// Reads in a row found in the page cache after which reads are served from
-// it at the frontier instead of being issued early.  Each quick return to
-// speculation (a miss before the cache served twice that many reads)
-// doubles it, up to the maximum, so that a file that is only partly cached
-// does not make the instance flip back and forth; a long stay resets it.
-constexpr unsigned kMaxCachedStreakToServeFromCache = 4096;
-
-// Probe misses in a row after which only one read in kColdProbeInterval is
-// probed, until a probe hits again.
-constexpr unsigned kColdMissStreak = 16;
-constexpr unsigned kColdProbeInterval = 8;
-
-// While reads are served from the page cache, one in kCacheCheckInterval is
-// made with RWF_NOWAIT to notice data that left it; the others are plain
-// reads (preadv2 with RWF_NOWAIT costs ~150 ns more than pread for 8 KiB,
-// measured on the development VM).
-constexpr unsigned kCacheCheckInterval = 8;
-
-// Reads served from the page cache in a row within one scope after which
-// the scope stops following the graph (when nothing is issued ahead), per
-// hit needed to start serving from the cache: 256 when the data has stayed
-// cached, more after quick returns to speculation (a partly cached file, or
-// readahead that keeps up only for a while) raised the hits needed.  The
-// scope's remaining calls then run as plain calls, without the runtime's
-// per-call cost; data that leaves the cache later in the scope costs the
-// speedup for the rest of that scope only.
-constexpr unsigned kServedPerNeededHitBeforeLeavingToCache = 8;
 
 // Plain reads of one buffer: the calls that can be served from the page cache.
 bool IsPlainRead(foreactor_call_type type) {
@@ -105,55 +70,16 @@ long DescriptorParkingFloor() {
 
 }  // namespace
 
-// ------------------------------------------------------------ FileKindCache
-
-FileKindCache::Kind FileKindCache::Lookup(int fd) {
-  for (int i = 0; i < used_; ++i) {
-    if (entries_[i].fd == fd) return entries_[i].kind;
-  }
-  Kind kind;
-  struct stat status;
-  if (raw::Fstat(fd, &status) == 0) {
-    kind.regular = S_ISREG(status.st_mode);
-    kind.directory = S_ISDIR(status.st_mode);
-    kind.known = true;
-    kind.device = status.st_dev;
-    kind.inode = status.st_ino;
-    int64_t flags = raw::Fcntl(fd, F_GETFL, 0);
-    kind.append = flags >= 0 && (flags & O_APPEND) != 0;
-    kind.direct = flags >= 0 && (flags & O_DIRECT) != 0;
-    if (kind.direct) {
-      // What the kernel demands of direct I/O on this file; when it cannot
-      // say, a page, which no file system exceeds for memory or offsets.
-      kind.direct_memory_align = kind.direct_offset_align = 4096;
-      struct statx alignment {};
-      if (raw::FstatxOf(fd, STATX_DIOALIGN, &alignment) == 0 && (alignment.stx_mask & STATX_DIOALIGN) &&
-          alignment.stx_dio_mem_align != 0 && alignment.stx_dio_offset_align != 0) {
-        kind.direct_memory_align = alignment.stx_dio_mem_align;
-        kind.direct_offset_align = alignment.stx_dio_offset_align;
-      }
-    }
-  }
-  int index = used_ < kEntries ? used_++ : (next_victim_++ % kEntries);
-  entries_[index] = Entry{fd, kind};
-  return kind;
-}
-
-void FileKindCache::Forget(int fd) {
-  for (int i = 0; i < used_; ++i) {
-    if (entries_[i].fd == fd) entries_[i].fd = -1;
-  }
-}
-
 // ------------------------------------------------------------ construction
 
-ScopeInstance::ScopeInstance(const Graph& graph, const GraphSettings& settings, Engine* engine)
+GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engine* engine)
     : graph_(graph),
       settings_(settings),
       engine_(engine),
       ring_size_(settings.depth + 1),
-      depth_controller_(settings.automatic_depth, settings.depth) {
-  try {
+      depth_controller_(settings.automatic_depth, settings.depth),
+      check_report_(graph) {
+  ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
     dense_to_node_.resize(graph.syscall_count());
@@ -168,22 +94,19 @@ ScopeInstance::ScopeInstance(const Graph& graph, const GraphSettings& settings, 
       }
     }
     accesses_.reset(new PendingAccess[ring_size_]);
-    ok_ = true;
-  } catch (const std::bad_alloc&) {
-    ok_ = false;
-  }
+  });
 }
 
-ScopeInstance::~ScopeInstance() {
+GraphRunner::~GraphRunner() {
   if (!abandoned_ && speculating_) DrainAhead();
 }
 
 // ------------------------------------------------------------ scope life
 
-void ScopeInstance::Enter(void* scope_state) {
+void GraphRunner::Enter(void* scope_state) {
   scope_state_ = scope_state;
   speculating_ = ok_ && !abandoned_ && engine_ != nullptr;
-  served_in_a_row_ = 0;
+  cache_mode_.StartScope();
   frontier_ = Cursor{};
   frontier_.Take(graph_.node(FOREACTOR_START_NODE).next);
   peek_ = frontier_;
@@ -196,8 +119,8 @@ void ScopeInstance::Enter(void* scope_state) {
   guesses_ahead_ = 0;
   following_graph_ = true;
   parking_floor_ = kParkingFloorUnknown;
-  consecutive_mispredictions_ = 0;
-  divergence_reported_ = false;
+  misprediction_guard_.ResetMispredictionRun();
+  check_report_.StartScope();
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
   peek_blocked_for_scope_ = false;
   for (SyscallNodeState& state : syscall_states_) state.peek_count = state.frontier_count = 0;
@@ -208,7 +131,7 @@ void ScopeInstance::Enter(void* scope_state) {
   Fill();
 }
 
-void ScopeInstance::Exit() {
+void GraphRunner::Exit() {
   if (abandoned_) return;
   if (settings_.check && speculating_ && AdvanceFrontierThroughBranches() &&
       graph_.node(frontier_.node).kind == NodeKind::kSyscall && !frontier_weak_since_call_) {
@@ -229,7 +152,7 @@ void ScopeInstance::Exit() {
 
 // ------------------------------------------------------------ helpers
 
-foreactor_visit ScopeInstance::MakeVisit(const Cursor& cursor, uint64_t* iteration_storage) const {
+foreactor_visit GraphRunner::MakeVisit(const Cursor& cursor, uint64_t* iteration_storage) const {
   const Node& node = graph_.node(cursor.node);
   foreactor_visit visit;
   visit.scope_state = scope_state_;
@@ -239,12 +162,12 @@ foreactor_visit ScopeInstance::MakeVisit(const Cursor& cursor, uint64_t* iterati
   return visit;
 }
 
-VisitSlot& ScopeInstance::SlotOf(int node, uint64_t visit_count) {
+VisitSlot& GraphRunner::SlotOf(int node, uint64_t visit_count) {
   SyscallNodeState& state = syscall_states_[graph_.node(node).dense_index];
   return state.slots[visit_count % ring_size_];
 }
 
-bool ScopeInstance::AskArguments(int node, const Cursor& cursor, VisitSlot& slot) {
+bool GraphRunner::AskArguments(int node, const Cursor& cursor, VisitSlot& slot) {
   const Node& info = graph_.node(node);
   uint64_t iteration[FOREACTOR_MAX_LOOPS];
   foreactor_visit visit = MakeVisit(cursor, iteration);
@@ -262,7 +185,7 @@ bool ScopeInstance::AskArguments(int node, const Cursor& cursor, VisitSlot& slot
     size_t length = strnlen(call.path, PATH_MAX);
     if (length >= PATH_MAX) return false;
     if (slot.path_storage == nullptr) {
-      slot.path_storage.reset(new (std::nothrow) char[PATH_MAX]);
+      slot.path_storage.reset(NewArrayOrNull<char>(PATH_MAX));
       if (slot.path_storage == nullptr) return false;
     }
     std::memcpy(slot.path_storage.get(), call.path, length + 1);
@@ -300,7 +223,7 @@ bool CreatesOrTruncates(const foreactor_call& call) {
   return IsOpen(call.type) && EarlyIssueFor(call) != EarlyIssue::kOnGuess;
 }
 
-bool ScopeInstance::SameFile(int fd, int other_fd) {
+bool GraphRunner::SameFile(int fd, int other_fd) {
   if (fd == other_fd) return true;
   if (fd < 0 || other_fd < 0) return false;
   const FileKindCache::Kind kind = file_kinds_.Lookup(fd);
@@ -308,7 +231,7 @@ bool ScopeInstance::SameFile(int fd, int other_fd) {
   return kind.known && other.known && kind.device == other.device && kind.inode == other.inode;
 }
 
-bool ScopeInstance::BytesInteract(int fd, int64_t begin, int64_t end, bool writes, int64_t other_begin,
+bool GraphRunner::BytesInteract(int fd, int64_t begin, int64_t end, bool writes, int64_t other_begin,
                                   int64_t other_end, bool other_writes) {
   if (begin < other_end && other_begin < end) return true;
   // Disjoint bytes still interact when one side writes and the other reads
@@ -321,7 +244,7 @@ bool ScopeInstance::BytesInteract(int fd, int64_t begin, int64_t end, bool write
   return end > size && other_end > size;
 }
 
-bool ScopeInstance::PositionSettledAt(int fd, int64_t offset) const {
+bool GraphRunner::PositionSettledAt(int fd, int64_t offset) const {
   // A write ahead on the descriptor would move the position by what it
   // returns, which a failed or short write makes other than its length.
   for (unsigned i = 0; i < accesses_count_; ++i) {
@@ -330,12 +253,12 @@ bool ScopeInstance::PositionSettledAt(int fd, int64_t offset) const {
   return raw::Lseek(fd, 0, SEEK_CUR) == offset;
 }
 
-bool ScopeInstance::WriteAtPositionSettled(const foreactor_call& call) const {
+bool GraphRunner::WriteAtPositionSettled(const foreactor_call& call) const {
   const CallTypeInfo& info = InfoOf(call.type);
   return !(info.implicit_offset && info.writes_data) || PositionSettledAt(call.fd, call.offset);
 }
 
-bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) {
+bool GraphRunner::BlockedByPendingAccess(const foreactor_call& call) {
   const CallTypeInfo& info = InfoOf(call.type);
   const bool changes = ChangesState(call);
   // A pure call only has to wait for changes; a change for every access.
@@ -354,7 +277,7 @@ bool ScopeInstance::BlockedByPendingAccess(const foreactor_call& call) {
   return false;
 }
 
-void ScopeInstance::RecordPendingAccess(VisitSlot& slot) {
+void GraphRunner::RecordPendingAccess(VisitSlot& slot) {
   const foreactor_call& call = slot.predicted;
   PendingAccess& entry = accesses_[(accesses_head_ + accesses_count_) % ring_size_];
   entry.fd = InfoOf(call.type).uses_fd ? call.fd : -1;
@@ -367,7 +290,7 @@ void ScopeInstance::RecordPendingAccess(VisitSlot& slot) {
   slot.has_access = true;
 }
 
-void ScopeInstance::InvalidateAhead(const foreactor_call& real, const VisitSlot* except) {
+void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* except) {
   // Early results ahead that a call the program makes now (outside the
   // graph, or not as the graph said) may change must not be used.
   const CallTypeInfo& info = InfoOf(real.type);
@@ -420,7 +343,7 @@ void ScopeInstance::InvalidateAhead(const foreactor_call& real, const VisitSlot*
   }
 }
 
-bool ScopeInstance::CanIssue(const foreactor_call& call) {
+bool GraphRunner::CanIssue(const foreactor_call& call) {
   if (!engine_->Supports(IssuedType(call.type))) return false;
   const CallTypeInfo& info = InfoOf(call.type);
   if (call.type == FOREACTOR_CALL_GETDENTS64) return file_kinds_.Lookup(call.fd).directory;
@@ -443,7 +366,7 @@ bool ScopeInstance::CanIssue(const foreactor_call& call) {
   return true;
 }
 
-bool ScopeInstance::DirectIoAllowed(const foreactor_call& call, bool check_buffer) {
+bool GraphRunner::DirectIoAllowed(const foreactor_call& call, bool check_buffer) {
   FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
   if (!kind.direct) return true;
   const CallTypeInfo& info = InfoOf(call.type);
@@ -465,7 +388,7 @@ bool ScopeInstance::DirectIoAllowed(const foreactor_call& call, bool check_buffe
   return !check_buffer || aligned(reinterpret_cast<uintptr_t>(call.buffer), memory_align);
 }
 
-bool ScopeInstance::PrepareRequest(VisitSlot& slot) {
+bool GraphRunner::PrepareRequest(VisitSlot& slot) {
   const foreactor_call& predicted = slot.predicted;
   const CallTypeInfo& info = InfoOf(predicted.type);
   Request& request = slot.request;
@@ -504,18 +427,18 @@ bool ScopeInstance::PrepareRequest(VisitSlot& slot) {
   return true;
 }
 
-void ScopeInstance::TakeEdgeAhead(const Edge& edge) {
+void GraphRunner::TakeEdgeAhead(const Edge& edge) {
   peek_.Take(edge);
   if (edge.weak) peek_weak_edges_++;
 }
 
 // ------------------------------------------------------------ peek head
 
-void ScopeInstance::Fill() {
+void GraphRunner::Fill() {
   // While reads are served from the page cache nothing is issued early, so
   // the peek head rests; the frontier takes it along as it passes it, and
   // the walk resumes when a read would block.
-  if (!speculating_ || suspended_ || cache_mode_ == CacheMode::kServeFromCache) return;
+  if (!speculating_ || misprediction_guard_.suspended() || cache_mode_.serving_from_cache()) return;
   const unsigned depth = depth_controller_.depth();
   while (!peek_blocked_for_scope_ && visits_ahead_ < depth && bytes_ahead_ < kMaxBytesAhead) {
     const Node& node = graph_.node(peek_.node);
@@ -533,7 +456,7 @@ void ScopeInstance::Fill() {
   }
 }
 
-ScopeInstance::PeekStep ScopeInstance::PeekBranch(int node) {
+GraphRunner::PeekStep GraphRunner::PeekBranch(int node) {
   const Node& info = graph_.node(node);
   BranchNodeState& state = branch_states_[info.dense_index];
   uint64_t iteration[FOREACTOR_MAX_LOOPS];
@@ -546,7 +469,7 @@ ScopeInstance::PeekStep ScopeInstance::PeekBranch(int node) {
   return PeekStep::kAdvanced;
 }
 
-ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
+GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   const Node& info = graph_.node(node);
   SyscallNodeState& state = syscall_states_[info.dense_index];
   VisitSlot& slot = state.slots[state.peek_count % ring_size_];
@@ -580,7 +503,7 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
   // the frontier, as the program makes it.
   const bool cacheable_read = issue && settings_.page_cache_aware && IsPlainRead(call.type) &&
                               !file_kinds_.Lookup(call.fd).direct;
-  if (cacheable_read && cache_mode_ == CacheMode::kServeFromCache) {
+  if (cacheable_read && cache_mode_.serving_from_cache()) {
     issue = false;  // the frontier reads it from the page cache
   }
   if (issue && !PrepareRequest(slot)) return PeekStep::kStop;
@@ -666,7 +589,7 @@ ScopeInstance::PeekStep ScopeInstance::PeekSyscall(int node) {
 
 // ------------------------------------------------------------ frontier
 
-bool ScopeInstance::AdvanceFrontierThroughBranches() {
+bool GraphRunner::AdvanceFrontierThroughBranches() {
   for (;;) {
     const Node& info = graph_.node(frontier_.node);
     if (info.kind != NodeKind::kBranch) return true;
@@ -713,7 +636,7 @@ bool ScopeInstance::AdvanceFrontierThroughBranches() {
   }
 }
 
-bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
+bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   if (!speculating_) return false;
   if (!AdvanceFrontierThroughBranches()) {
     PassThrough(intercepted->call);
@@ -750,7 +673,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   // The program went on past any weak edge behind the frontier.
   unconfirmed_weak_edge_ = false;
 
-  if (cache_mode_ == CacheMode::kServeFromCache && IsPlainRead(real.type) &&
+  if (cache_mode_.serving_from_cache() && IsPlainRead(real.type) &&
       slot.state != SlotState::kIssued && slot.state != SlotState::kCached &&
       ServeFromCache(node, intercepted, result)) {
     return true;
@@ -764,7 +687,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
     // length): the program's own call must fail as it would.
     DiscardEarlyResult(slot);
   }
-  if (suspended_ && known && !peek_passed) NoteShadowPrediction(ArgumentsMatch(slot.predicted, real));
+  if (misprediction_guard_.suspended() && known && !peek_passed) NoteShadowPrediction(ArgumentsMatch(slot.predicted, real));
   if (settings_.check) {
     if (!known) {
       ReportDivergence(node, frontier_,
@@ -806,7 +729,7 @@ bool ScopeInstance::Offer(InterceptedCall* intercepted, int64_t* result) {
   return false;
 }
 
-bool ScopeInstance::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
+bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
                                      int64_t* result) {
   const bool from_engine = slot.state == SlotState::kIssued;
   const foreactor_call& real = intercepted.call;
@@ -820,14 +743,14 @@ bool ScopeInstance::ServeEarlyResult(int node, VisitSlot& slot, const Intercepte
   if (from_engine && value > 0 && (type_info.reads_data || type_info.writes_data)) {
     statistics_.bytes_early += static_cast<uint64_t>(value);
   }
-  consecutive_mispredictions_ = 0;
+  misprediction_guard_.ResetMispredictionRun();
   FinishFrontierVisit(node, value);
   Fill();
   *result = value;
   return true;
 }
 
-void ScopeInstance::DeliverOpenResult(VisitSlot& slot, int64_t* result) {
+void GraphRunner::DeliverOpenResult(VisitSlot& slot, int64_t* result) {
   // The program must get the descriptor number the open would have given
   // now: the lowest free one.  F_DUPFD finds the lowest free number other
   // than the early descriptor; whichever of the two is lower is the answer.
@@ -843,7 +766,7 @@ void ScopeInstance::DeliverOpenResult(VisitSlot& slot, int64_t* result) {
   }
 }
 
-void ScopeInstance::ParkEarlyDescriptors() {
+void GraphRunner::ParkEarlyDescriptors() {
   if (!speculating_) return;
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
@@ -872,17 +795,17 @@ void ScopeInstance::ParkEarlyDescriptors() {
   }
 }
 
-long ScopeInstance::ParkingFloor() {
+long GraphRunner::ParkingFloor() {
   if (parking_floor_ == kParkingFloorUnknown) parking_floor_ = DescriptorParkingFloor();
   return parking_floor_;
 }
 
-void ScopeInstance::Complete(InterceptedCall* intercepted, int64_t result) {
+void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
   FinishFrontierVisit(intercepted->claimed_node, result);
   Fill();
 }
 
-void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
+void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
   const Node& info = graph_.node(node);
   SyscallNodeState& state = syscall_states_[info.dense_index];
   VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
@@ -929,32 +852,13 @@ void ScopeInstance::FinishFrontierVisit(int node, int64_t result) {
 
 // ------------------------------------------------------------ check mode
 
-std::string ScopeInstance::DescribeVisit(int node, const Cursor& at) const {
-  const Node& info = graph_.node(node);
-  std::string text = "node '" + info.name + "' (" +
-                     (info.kind == NodeKind::kBranch ? std::string("branch")
-                                                     : std::string(InfoOf(info.call_type).name)) +
-                     ")";
-  uint64_t iteration[FOREACTOR_MAX_LOOPS];
-  unsigned loops = at.GatherIterations(info, iteration);
-  if (loops > 0) {
-    text += " at iteration [";
-    for (unsigned i = 0; i < loops; ++i) text += (i > 0 ? ", " : "") + std::to_string(iteration[i]);
-    text += "]";
-  }
-  return text;
-}
-
-void ScopeInstance::ReportDivergence(int node, const Cursor& at, const std::string& what,
+void GraphRunner::ReportDivergence(int node, const Cursor& at, const std::string& what,
                                      const std::string& hint) {
   statistics_.check_divergences++;
-  if (divergence_reported_) return;
-  divergence_reported_ = true;
-  Report("check: graph '" + graph_.name() + "', " + DescribeVisit(node, at) + ": " + what +
-         "; hint: " + hint);
+  check_report_.Divergence(node, at, what, hint);
 }
 
-void ScopeInstance::CheckForeignCall(int node, const foreactor_call& real) {
+void GraphRunner::CheckForeignCall(int node, const foreactor_call& real) {
   // A call of another type on the very descriptor the graph expects next
   // usually means the graph lacks a node or has them in the wrong order.
   SyscallNodeState& state = syscall_states_[graph_.node(node).dense_index];
@@ -973,54 +877,34 @@ void ScopeInstance::CheckForeignCall(int node, const foreactor_call& real) {
 
 // ------------------------------------------------------------ page cache
 
-bool ScopeInstance::TryReadFromCache(VisitSlot& slot) {
+bool GraphRunner::TryReadFromCache(VisitSlot& slot) {
   const foreactor_call& predicted = slot.predicted;
-  if (nowait_unsupported_ || predicted.offset < 0) return false;
-  // After a run of misses the data is cold: probe only one read in
-  // kColdProbeInterval, so that a cold run pays little for the probes.
-  if (consecutive_cache_misses_ >= kColdMissStreak &&
-      ++reads_since_probe_ % kColdProbeInterval != 0) {
-    return false;
-  }
+  if (cache_mode_.nowait_unsupported() || predicted.offset < 0) return false;
+  // After a run of misses the data is cold: only some reads are probed, so
+  // that a cold run pays little for the probes.
+  if (!cache_mode_.ProbeWanted()) return false;
   int64_t result = raw::Preadv2(predicted.fd, slot.data.data(), predicted.length, predicted.offset,
                                 RWF_NOWAIT);
-  if (result == -EOPNOTSUPP) nowait_unsupported_ = true;
+  if (result == -EOPNOTSUPP) cache_mode_.NoteNowaitUnsupported();
   const bool hit = result == static_cast<int64_t>(predicted.length);
-  NoteCacheProbe(hit, predicted.length);
+  if (cache_mode_.NoteProbe(hit, predicted.length)) statistics_.cache_mode_changes++;
   if (!hit) return false;
   slot.request.result = result;
   slot.request.state.store(RequestState::kCompleted, std::memory_order_relaxed);
   return true;
 }
 
-void ScopeInstance::NoteCacheProbe(bool hit, uint64_t bytes) {
-  if (!hit) {
-    consecutive_cache_hits_ = 0;
-    consecutive_cache_misses_++;
-    return;
-  }
-  consecutive_cache_misses_ = 0;
-  const uint64_t units = std::max<uint64_t>(1, bytes / kCacheHitUnitBytes);
-  consecutive_cache_hits_ = static_cast<unsigned>(
-      std::min<uint64_t>(consecutive_cache_hits_ + units, kMaxCachedStreakToServeFromCache));
-  if (consecutive_cache_hits_ >= cached_streak_needed_ && cache_mode_ == CacheMode::kSpeculate) {
-    cache_mode_ = CacheMode::kServeFromCache;
-    served_since_cache_mode_ = 0;
-    statistics_.cache_mode_changes++;
-  }
-}
-
-bool ScopeInstance::ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result) {
+bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result) {
   const foreactor_call& real = intercepted->call;
   const FileKindCache::Kind kind = file_kinds_.Lookup(real.fd);
-  if (nowait_unsupported_ || !kind.regular || kind.direct) return false;
+  if (cache_mode_.nowait_unsupported() || !kind.regular || kind.direct) return false;
   // The program's own call, made without blocking: READ at the file
   // position (offset -1 to preadv2), PREAD at its offset.  A negative PREAD
   // offset is an error the plain call must report itself.
   if (real.type == FOREACTOR_CALL_PREAD && real.offset < 0) return false;
   const int64_t offset = real.type == FOREACTOR_CALL_PREAD ? real.offset : -1;
   char* buffer = static_cast<char*>(real.buffer);
-  if (++reads_since_cache_check_ % kCacheCheckInterval != 0) {
+  if (!cache_mode_.CheckThisRead()) {
     // The plain call, made here: what it returns is what the program gets
     // (a failure runs again as the program's own call; reads are pure).
     const int64_t done = raw::ReadAt(real.fd, buffer, real.length, offset);
@@ -1029,18 +913,11 @@ bool ScopeInstance::ServeFromCache(int node, InterceptedCall* intercepted, int64
   }
   int64_t done = raw::Preadv2(real.fd, buffer, real.length, offset, RWF_NOWAIT);
   if (done < 0) {
-    if (done == -EOPNOTSUPP) nowait_unsupported_ = true;
+    if (done == -EOPNOTSUPP) cache_mode_.NoteNowaitUnsupported();
     if (done == -EAGAIN || done == -EOPNOTSUPP) {
       // Not cached: speculate again; this call runs as the program made it.
-      served_in_a_row_ = 0;
-      cache_mode_ = CacheMode::kSpeculate;
-      consecutive_cache_hits_ = 0;
+      cache_mode_.LeaveServing();
       statistics_.cache_mode_changes++;
-      if (served_since_cache_mode_ < 2 * cached_streak_needed_) {
-        cached_streak_needed_ = std::min(2 * cached_streak_needed_, kMaxCachedStreakToServeFromCache);
-      } else {
-        cached_streak_needed_ = kInitialCachedStreak;
-      }
     }
     return false;
   }
@@ -1054,34 +931,29 @@ bool ScopeInstance::ServeFromCache(int node, InterceptedCall* intercepted, int64
   return FinishServedFromCache(node, done, result);
 }
 
-bool ScopeInstance::FinishServedFromCache(int node, int64_t done, int64_t* result) {
+bool GraphRunner::FinishServedFromCache(int node, int64_t done, int64_t* result) {
   statistics_.served_from_cache++;
-  served_since_cache_mode_++;
+  cache_mode_.NoteServed();
   FinishFrontierVisit(node, done);
   Fill();
   *result = done;
-  if (++served_in_a_row_ >= kServedPerNeededHitBeforeLeavingToCache * cached_streak_needed_ &&
-      visits_ahead_ == 0) {
+  if (cache_mode_.ServedRunLeavesScope() && visits_ahead_ == 0) {
     speculating_ = false;  // OfferCall passes the rest of the scope by
     statistics_.scopes_left_to_cache++;
-    // As the innermost scope, it leaves the list of speculating scopes
-    // (foreactor_scope_exit restores the same list): the program's calls
-    // then take the interposers' idle path.
-    if (tls_context.innermost == this) tls_context.innermost = outer;
   }
   return true;
 }
 
 // ------------------------------------------------------------ draining
 
-void ScopeInstance::WaitFor(VisitSlot& slot) {
+void GraphRunner::WaitFor(VisitSlot& slot) {
   if (slot.request.state.load(std::memory_order_acquire) == RequestState::kCompleted) return;
   uint64_t start = MonotonicNanoseconds();
   engine_->Wait(&slot.request);
   statistics_.wait_nanoseconds += MonotonicNanoseconds() - start;
 }
 
-void ScopeInstance::DiscardEarlyResult(VisitSlot& slot) {
+void GraphRunner::DiscardEarlyResult(VisitSlot& slot) {
   WaitFor(slot);
   const Request& request = slot.request;
   if (!Executed(request)) {
@@ -1099,7 +971,7 @@ void ScopeInstance::DiscardEarlyResult(VisitSlot& slot) {
   slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
 }
 
-void ScopeInstance::DrainAhead() {
+void GraphRunner::DrainAhead() {
   // Cancel everything first so the engine can drop it together, then wait.
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
@@ -1128,7 +1000,7 @@ void ScopeInstance::DrainAhead() {
   guesses_ahead_ = 0;
 }
 
-void ScopeInstance::PassThrough(const foreactor_call& real) {
+void GraphRunner::PassThrough(const foreactor_call& real) {
   statistics_.passed_through++;
   // A call with side effects that the graph did not expect here: the graph
   // may have lost the program (see following_graph_).
@@ -1136,48 +1008,34 @@ void ScopeInstance::PassThrough(const foreactor_call& real) {
   InvalidateAhead(real, nullptr);
 }
 
-void ScopeInstance::NoteMisprediction() {
+void GraphRunner::NoteMisprediction() {
   following_graph_ = false;
   statistics_.mispredicted++;
-  if (++consecutive_mispredictions_ < kMispredictionLimit || !speculating_ || suspended_) return;
+  if (!misprediction_guard_.MispredictionSuspends(speculating_)) return;
   DrainAhead();
-  suspended_ = true;
-  correct_predictions_ = 0;
+  misprediction_guard_.Suspend();
   statistics_.speculation_stopped++;
-  // Suspended again soon after the last resumption: ask for a longer run
-  // of correct predictions next time.
-  if (calls_since_resume_ < 2 * static_cast<uint64_t>(correct_run_to_resume_)) {
-    correct_run_to_resume_ = std::min(2 * correct_run_to_resume_, kMaxCorrectRunToResume);
-  } else {
-    correct_run_to_resume_ = kInitialCorrectRunToResume;
-  }
 }
 
-void ScopeInstance::RetrySpeculation() {
-  if (suspended_) ResumeSpeculation();
+void GraphRunner::RetrySpeculation() {
+  if (misprediction_guard_.suspended()) ResumeSpeculation();
   if (depth_controller_.home_depth() == 0) depth_controller_.Restart();
 }
 
-void ScopeInstance::ResumeSpeculation() {
-  suspended_ = false;
-  consecutive_mispredictions_ = 0;
-  calls_since_resume_ = 0;
+void GraphRunner::ResumeSpeculation() {
+  misprediction_guard_.Resume();
   statistics_.speculation_resumed++;
 }
 
-void ScopeInstance::NoteShadowPrediction(bool correct) {
-  if (!correct) {
-    correct_predictions_ = 0;
-    return;
-  }
-  if (++correct_predictions_ < correct_run_to_resume_) return;
-  ResumeSpeculation();
+void GraphRunner::NoteShadowPrediction(bool correct) {
+  if (misprediction_guard_.ShadowPredictionResumes(correct)) ResumeSpeculation();
 }
 
-void ScopeInstance::NoteFrontierCallForDepth() {
-  calls_since_resume_++;
+void GraphRunner::NoteFrontierCallForDepth() {
+  misprediction_guard_.NoteFrontierCall();
   // Only calls made while speculation ran say something about the depth.
-  const bool measuring = !suspended_ && cache_mode_ == CacheMode::kSpeculate && !settings_.check;
+  const bool measuring =
+      !misprediction_guard_.suspended() && !cache_mode_.serving_from_cache() && !settings_.check;
   if (measuring != depth_measuring_) {
     depth_measuring_ = measuring;
     depth_controller_.DiscardWindow();
@@ -1186,7 +1044,7 @@ void ScopeInstance::NoteFrontierCallForDepth() {
   if (measuring) depth_controller_.CallFinished();
 }
 
-void ScopeInstance::FoldControllerStatistics() {
+void GraphRunner::FoldControllerStatistics() {
   statistics_.depth_changes += depth_controller_.depth_changes() - reported_depth_changes_;
   statistics_.depth_windows += depth_controller_.windows() - reported_depth_windows_;
   statistics_.depth_window_sum += depth_controller_.window_depth_sum() - reported_window_depth_sum_;

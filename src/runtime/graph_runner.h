@@ -1,6 +1,6 @@
-// scope_instance.h: one graph running on one thread (DESIGN §4).
+// graph_runner.h: one graph running on one thread (DESIGN §3).
 //
-// A ScopeInstance is created the first time a thread enters a scope of a
+// A GraphRunner is created the first time a thread enters a scope of a
 // graph and is reused by every later scope of that graph on that thread.
 // It owns the per-node slot rings, the two cursors and the statistics.
 //
@@ -36,18 +36,12 @@
 // it with RWF_NOWAIT, which copies what the page cache holds and never
 // waits for the device: a full hit is kept in the slot and the engine is
 // not used.
-// After a run of hits (measured in data: 32 reads of 8 KiB, 2 of 128 KiB;
-// kCacheHitUnitBytes) the instance serves reads at the frontier straight
-// into the program's buffer and the peek head rests: one read in
-// kCacheCheckInterval with RWF_NOWAIT, the others as plain reads (cheaper).
-// The first checked read that would block switches speculation back on.
-// After a long run of reads served so within one scope (256, more when
-// the data was found cached only for a while before), with nothing issued
-// ahead, the scope stops following the graph: its remaining calls pass
-// through as plain calls.  Misses cost one failed RWF_NOWAIT call each
-// (~8 us on the development VM: it starts the read before it fails;
-// bench/cache_probe); after a run of misses only one read in eight is
-// probed, until a probe hits again.
+// After a run of hits the runner serves reads at the frontier straight
+// into the program's buffer and the peek head rests; the first checked read
+// that would block switches speculation back on.  After a long run of reads
+// served so within one scope, with nothing issued ahead, the scope stops
+// following the graph: its remaining calls pass through as plain calls.
+// PageCacheMode (page_cache_mode.h) holds the policy and its thresholds.
 //
 // Depth: how many syscall visits the peek head may have ahead comes from a
 // DepthController, fixed (FOREACTOR_DEPTH=N) or chosen as the program runs
@@ -58,15 +52,12 @@
 // reads of 8 KiB, 16 of 128 KiB), and bounds the memory of the buffers and
 // what a scope left early has read for nothing.
 //
-// Mispredictions: after kMispredictionLimit mispredictions in a row the
-// instance suspends speculation (the peek head rests) but the frontier
-// keeps following the program through the graph and compares each call
-// with what the graph predicts.  After a run of correct predictions
-// speculation resumes; a suspension soon after a resumption doubles the
-// run needed next time (up to a maximum), a long good stretch resets it.
-// The suspension outlives the scope: the next scope of the graph on this
-// thread starts suspended.  A plugin that opens no scope while suspended
-// (the scope gate) ends it with RetrySpeculation() after a while instead.
+// Mispredictions: a MispredictionGuard decides when repeated
+// mispredictions suspend speculation (the peek head rests while the
+// frontier keeps comparing each call with the graph) and when a run of
+// correct predictions resumes it.  A plugin that opens no scope while
+// suspended (the scope gate) ends it with RetrySpeculation() after a while
+// instead.
 //
 // Check mode (GraphSettings::check): nothing is issued early; every call
 // that belongs to the graph is compared with the visit the graph predicts,
@@ -81,8 +72,8 @@
 //    ones the peek head passed and the frontier has not reached; they live
 //    in distinct slots because at most `depth` < ring size visits are ahead;
 //  - no request is in flight when the scope is left.
-#ifndef FOREACTOR_RUNTIME_SCOPE_INSTANCE_H_
-#define FOREACTOR_RUNTIME_SCOPE_INSTANCE_H_
+#ifndef FOREACTOR_RUNTIME_GRAPH_RUNNER_H_
+#define FOREACTOR_RUNTIME_GRAPH_RUNNER_H_
 
 #include <sys/types.h>
 
@@ -94,53 +85,27 @@
 #include "config/settings.h"
 #include "engine/engine.h"
 #include "graph/graph.h"
+#include "runtime/check_report.h"
 #include "runtime/cursor.h"
 #include "runtime/depth_controller.h"
+#include "runtime/file_kind_cache.h"
 #include "runtime/interception.h"
+#include "runtime/misprediction_guard.h"
+#include "runtime/page_cache_mode.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
 
 namespace foreactor {
 
-// What the runtime knows about a descriptor for the length of a scope.
-class FileKindCache {
- public:
-  struct Kind {
-    bool regular = false;    // S_ISREG
-    bool directory = false;  // S_ISDIR
-    bool append = false;     // O_APPEND set
-    bool direct = false;     // O_DIRECT set: reads bypass the page cache, buffers must be aligned
-    uint32_t direct_memory_align = 0;  // direct only: buffer address alignment the kernel needs
-    uint32_t direct_offset_align = 0;  // direct only: offset and length alignment
-    bool known = false;      // fstat succeeded: device and inode are set
-    dev_t device = 0;
-    ino_t inode = 0;
-  };
-  // The kind of `fd`, asking the kernel on first use in this scope.
-  Kind Lookup(int fd);
-  void Forget(int fd);
-  void Clear() { used_ = 0; }
-
- private:
-  static constexpr int kEntries = 8;
-  struct Entry {
-    int fd;
-    Kind kind;
-  };
-  Entry entries_[kEntries] = {};
-  int used_ = 0;
-  int next_victim_ = 0;
-};
-
-class ScopeInstance {
+class GraphRunner {
  public:
   // `graph` must be finished and valid and outlive the instance; `engine`
   // is shared by the thread's instances and outlives them.
-  ScopeInstance(const Graph& graph, const GraphSettings& settings, Engine* engine);
-  ~ScopeInstance();
+  GraphRunner(const Graph& graph, const GraphSettings& settings, Engine* engine);
+  ~GraphRunner();
 
-  ScopeInstance(const ScopeInstance&) = delete;
-  ScopeInstance& operator=(const ScopeInstance&) = delete;
+  GraphRunner(const GraphRunner&) = delete;
+  GraphRunner& operator=(const GraphRunner&) = delete;
 
   static constexpr uint64_t kMaxBytesAhead = uint64_t{2} << 20;
 
@@ -178,7 +143,7 @@ class ScopeInstance {
 
   bool speculating() const { return speculating_; }
   // Mispredictions suspended speculation; the frontier still follows the program.
-  bool suspended() const { return suspended_; }
+  bool suspended() const { return misprediction_guard_.suspended(); }
 
   // Called between scopes after a long time without any (the scope gate
   // rested because a scope would issue nothing): lifts a suspension as a run
@@ -195,7 +160,7 @@ class ScopeInstance {
 
   // Scopes outer to this one on the thread that speculate (a list through
   // the thread's scope stack), maintained by the scope API.
-  ScopeInstance* outer = nullptr;
+  GraphRunner* outer = nullptr;
 
  private:
   // Per syscall node and per branch node state, indexed by dense index.
@@ -262,7 +227,6 @@ class ScopeInstance {
 
   // Check mode.
   void ReportDivergence(int node, const Cursor& at, const std::string& what, const std::string& hint);
-  std::string DescribeVisit(int node, const Cursor& at) const;
   void CheckForeignCall(int node, const foreactor_call& real);
 
   // Page cache.
@@ -271,7 +235,6 @@ class ScopeInstance {
   // The frontier visit `node` was served with `done` (its result): counts
   // it, moves the frontier on, stores the result.  Returns true.
   bool FinishServedFromCache(int node, int64_t done, int64_t* result);
-  void NoteCacheProbe(bool hit, uint64_t bytes);
 
   // Draining.
   void WaitFor(VisitSlot& slot);
@@ -343,33 +306,13 @@ class ScopeInstance {
   unsigned pending_changes_ = 0;         // entries of accesses_ with `changes` set
   unsigned pending_unissued_opens_ = 0;  // opens passed but not issued early
 
-  unsigned consecutive_mispredictions_ = 0;
   // Suspension after mispredictions (kept across scopes).
-  bool suspended_ = false;
-  unsigned correct_predictions_ = 0;  // in a row, at the frontier, while suspended
-  static constexpr unsigned kInitialCorrectRunToResume = 16;
-  unsigned correct_run_to_resume_ = kInitialCorrectRunToResume;
-  uint64_t calls_since_resume_ = UINT64_MAX / 2;  // graph calls since speculation last resumed (never: many)
-  bool divergence_reported_ = false;      // check mode: one report per scope
+  MispredictionGuard misprediction_guard_;
+  CheckReport check_report_;  // check mode: one report per scope
   bool frontier_weak_since_call_ = false;  // a weak edge since the last graph call
 
   // Kept across scopes: whether this graph's data is being found cached.
-  enum class CacheMode : unsigned char { kSpeculate, kServeFromCache };
-  CacheMode cache_mode_ = CacheMode::kSpeculate;
-  unsigned consecutive_cache_hits_ = 0;  // in kCacheHitUnitBytes: a hit of 128 KiB counts 16
-  unsigned consecutive_cache_misses_ = 0;
-  unsigned reads_since_probe_ = 0;  // counts reads not probed while the data looks cold
-  unsigned reads_since_cache_check_ = 0;  // counts reads served from the cache (kCacheCheckInterval)
-  unsigned served_in_a_row_ = 0;  // this scope: reads served from the cache since speculating last
-  static constexpr unsigned kInitialCachedStreak = 32;
-  // A hit counts once per kCacheHitUnitBytes it read, so that what switches
-  // to serving from the cache is an amount of data found cached (256 KiB at
-  // first): reads of 8 KiB or less switch after 32 hits, cp's 128 KiB reads
-  // after 2, instead of copying 4 MiB into early buffers first.
-  static constexpr uint64_t kCacheHitUnitBytes = 8192;
-  unsigned cached_streak_needed_ = kInitialCachedStreak;  // hit units in a row that switch to serving from the cache
-  uint64_t served_since_cache_mode_ = 0;   // reads served since the last switch to it
-  bool nowait_unsupported_ = false;  // the file system refuses RWF_NOWAIT
+  PageCacheMode cache_mode_;
   FileKindCache file_kinds_;
   Statistics statistics_;
   GraphTotals* totals_ = nullptr;  // where statistics_ is folded at each Exit (made at the first)
@@ -377,4 +320,4 @@ class ScopeInstance {
 
 }  // namespace foreactor
 
-#endif  // FOREACTOR_RUNTIME_SCOPE_INSTANCE_H_
+#endif  // FOREACTOR_RUNTIME_GRAPH_RUNNER_H_

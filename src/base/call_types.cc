@@ -1,4 +1,4 @@
-#include "graph/call_types.h"
+#include "base/call_types.h"
 
 #include <fcntl.h>
 

@@ -1,7 +1,7 @@
 // deferred_engine.h: an engine that is made at its first request.
 //
 // Making an engine costs a process even when nothing is ever issued early:
-// an io_uring ring's setup, probe and teardown take ~0.15 ms, a thread
+// an io_uring ring's setup, probe and teardown take system calls, a thread
 // pool's first worker is a thread that shares the descriptor table.  A
 // thread whose reads are all found in the page cache issues nothing early
 // and should not pay for it.  A DeferredEngine stands in for the engine of
@@ -13,8 +13,8 @@
 // calls run as plain calls.
 //
 // Used by the thread that owns it only.
-#ifndef FOREACTOR_RUNTIME_DEFERRED_ENGINE_H_
-#define FOREACTOR_RUNTIME_DEFERRED_ENGINE_H_
+#ifndef FOREACTOR_ENGINE_DEFERRED_ENGINE_H_
+#define FOREACTOR_ENGINE_DEFERRED_ENGINE_H_
 
 #include <memory>
 #include <string>
@@ -59,4 +59,4 @@ class DeferredEngine final : public Engine {
 
 }  // namespace foreactor
 
-#endif  // FOREACTOR_RUNTIME_DEFERRED_ENGINE_H_
+#endif  // FOREACTOR_ENGINE_DEFERRED_ENGINE_H_

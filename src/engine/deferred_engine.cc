@@ -1,10 +1,10 @@
-#include "runtime/deferred_engine.h"
+#include "engine/deferred_engine.h"
 
 #include <new>
 
 #include "engine/io_uring_engine.h"
 #include "engine/thread_pool_engine.h"
-#include "graph/call_types.h"
+#include "base/call_types.h"
 
 namespace foreactor {
 

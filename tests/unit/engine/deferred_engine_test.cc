@@ -1,7 +1,7 @@
 // Tests of DeferredEngine: nothing is made before the first request, the
 // first Prepare() makes the engine of the kind and reports it once, and
 // every call goes to it from then on.
-#include "runtime/deferred_engine.h"
+#include "engine/deferred_engine.h"
 
 #include <fcntl.h>
 #include <unistd.h>

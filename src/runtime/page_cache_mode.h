@@ -1,0 +1,123 @@
+// page_cache_mode.h: whether a graph's reads are being found in the page
+// cache, and what the runner does about it (DESIGN §5).
+//
+// An asynchronous engine only costs time on data already in memory.  Before
+// issuing a read early, the runner's peek head tries it with RWF_NOWAIT: a
+// full hit is kept and the engine is not used.  This class decides:
+//  - which reads are probed: all of them, until kColdMissStreak misses in a
+//    row; then one in kColdProbeInterval until a probe hits again (a miss
+//    costs a failed call that also starts the read);
+//  - when to serve reads from the cache at the frontier instead of issuing
+//    them: after hits worth cached_streak_needed() units of
+//    kCacheHitUnitBytes in a row (an amount of data, so small and large
+//    reads switch after the same bytes);
+//  - which of the reads served so are checked with RWF_NOWAIT (one in
+//    kCacheCheckInterval; the others are plain reads, cheaper) and what a
+//    checked read that would block does: back to speculating, and each
+//    quick return (within twice the streak needed) doubles the streak
+//    needed next time, up to kMaxCachedStreak, so a partly cached file does
+//    not flip the mode back and forth; a long stay resets it;
+//  - when a scope stops following its graph: after
+//    kServedPerNeededHitBeforeLeavingToCache x the streak needed reads
+//    served from the cache in a row within it.
+// The mode is kept across scopes; the served run is per scope.
+//
+// A policy only: the runner makes the reads and counts statistics.  One
+// per runner; not thread-safe.
+#ifndef FOREACTOR_RUNTIME_PAGE_CACHE_MODE_H_
+#define FOREACTOR_RUNTIME_PAGE_CACHE_MODE_H_
+
+#include <algorithm>
+#include <cstdint>
+
+namespace foreactor {
+
+class PageCacheMode {
+ public:
+  static constexpr unsigned kInitialCachedStreak = 32;
+  static constexpr unsigned kMaxCachedStreak = 4096;
+  static constexpr uint64_t kCacheHitUnitBytes = 8192;
+  static constexpr unsigned kColdMissStreak = 16;
+  static constexpr unsigned kColdProbeInterval = 8;
+  static constexpr unsigned kCacheCheckInterval = 8;
+  static constexpr unsigned kServedPerNeededHitBeforeLeavingToCache = 8;
+
+  // Reads are served from the page cache at the frontier; the peek head
+  // issues none.
+  bool serving_from_cache() const { return serving_from_cache_; }
+  // Hit units in a row that switch to serving from the cache.
+  unsigned cached_streak_needed() const { return cached_streak_needed_; }
+
+  // The file system refused RWF_NOWAIT: no read is probed or served from
+  // the cache any more.
+  bool nowait_unsupported() const { return nowait_unsupported_; }
+  void NoteNowaitUnsupported() { nowait_unsupported_ = true; }
+
+  // A scope starts: its run of reads served from the cache starts over.
+  void StartScope() { served_in_a_row_ = 0; }
+
+  // Asked before probing a read: false when the data looks cold and this
+  // read is not among the ones still probed.
+  bool ProbeWanted() {
+    return consecutive_misses_ < kColdMissStreak || ++reads_since_probe_ % kColdProbeInterval == 0;
+  }
+
+  // The outcome of a probe of `bytes`.  Returns true when it switches to
+  // serving reads from the cache.
+  bool NoteProbe(bool hit, uint64_t bytes) {
+    if (!hit) {
+      consecutive_hits_ = 0;
+      consecutive_misses_++;
+      return false;
+    }
+    consecutive_misses_ = 0;
+    const uint64_t units = std::max<uint64_t>(1, bytes / kCacheHitUnitBytes);
+    consecutive_hits_ =
+        static_cast<unsigned>(std::min<uint64_t>(consecutive_hits_ + units, kMaxCachedStreak));
+    if (consecutive_hits_ < cached_streak_needed_ || serving_from_cache_) return false;
+    serving_from_cache_ = true;
+    served_since_switch_ = 0;
+    return true;
+  }
+
+  // While serving from the cache, asked for each read: true when this one
+  // is made with RWF_NOWAIT to see whether the data is still cached.
+  bool CheckThisRead() { return ++reads_since_check_ % kCacheCheckInterval == 0; }
+
+  // A checked read found the data not cached: back to speculating.
+  void LeaveServing() {
+    served_in_a_row_ = 0;
+    serving_from_cache_ = false;
+    consecutive_hits_ = 0;
+    if (served_since_switch_ < 2 * static_cast<uint64_t>(cached_streak_needed_)) {
+      cached_streak_needed_ = std::min(2 * cached_streak_needed_, kMaxCachedStreak);
+    } else {
+      cached_streak_needed_ = kInitialCachedStreak;
+    }
+  }
+
+  // A read was served from the cache.
+  void NoteServed() { served_since_switch_++; }
+
+  // Counts the read just served in this scope's run; true when the run is
+  // long enough for the scope to stop following its graph (the runner
+  // also waits until nothing is ahead).
+  bool ServedRunLeavesScope() {
+    return ++served_in_a_row_ >= kServedPerNeededHitBeforeLeavingToCache * cached_streak_needed_;
+  }
+
+ private:
+  bool serving_from_cache_ = false;
+  bool nowait_unsupported_ = false;
+  unsigned consecutive_hits_ = 0;     // in kCacheHitUnitBytes: a hit of 128 KiB counts 16
+  unsigned consecutive_misses_ = 0;
+  unsigned reads_since_probe_ = 0;    // reads not probed while the data looks cold
+  unsigned reads_since_check_ = 0;    // reads served from the cache (kCacheCheckInterval)
+  unsigned served_in_a_row_ = 0;      // this scope: reads served since speculating last
+  unsigned cached_streak_needed_ = kInitialCachedStreak;
+  uint64_t served_since_switch_ = 0;  // reads served since the last switch to serving
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_PAGE_CACHE_MODE_H_

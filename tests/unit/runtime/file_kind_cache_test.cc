@@ -1,0 +1,117 @@
+// Tests of FileKindCache: what it reports about a descriptor, and that it
+// asks the kernel once per descriptor until told to forget.
+#include "runtime/file_kind_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace foreactor {
+namespace {
+
+class FileKindCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/file_kind_cache_testXXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    directory_ = pattern;
+    path_ = directory_ + "/file";
+    int fd = open(path_.c_str(), O_CREAT | O_WRONLY, 0600);
+    ASSERT_GE(fd, 0);
+    close(fd);
+  }
+  void TearDown() override {
+    unlink(path_.c_str());
+    rmdir(directory_.c_str());
+  }
+
+  std::string directory_;
+  std::string path_;
+};
+
+TEST_F(FileKindCacheTest, RegularFileIsKnownWithItsDeviceAndInode) {
+  int fd = open(path_.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  struct stat status;
+  ASSERT_EQ(fstat(fd, &status), 0);
+  FileKindCache cache;
+  FileKindCache::Kind kind = cache.Lookup(fd);
+  EXPECT_TRUE(kind.known);
+  EXPECT_TRUE(kind.regular);
+  EXPECT_FALSE(kind.directory);
+  EXPECT_FALSE(kind.append);
+  EXPECT_FALSE(kind.direct);
+  EXPECT_EQ(kind.device, status.st_dev);
+  EXPECT_EQ(kind.inode, status.st_ino);
+  close(fd);
+}
+
+TEST_F(FileKindCacheTest, AppendFlagAndDirectoryAreSeen) {
+  int append_fd = open(path_.c_str(), O_WRONLY | O_APPEND);
+  int directory_fd = open(directory_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(append_fd, 0);
+  ASSERT_GE(directory_fd, 0);
+  FileKindCache cache;
+  EXPECT_TRUE(cache.Lookup(append_fd).append);
+  EXPECT_TRUE(cache.Lookup(directory_fd).directory);
+  EXPECT_FALSE(cache.Lookup(directory_fd).regular);
+  close(append_fd);
+  close(directory_fd);
+}
+
+TEST_F(FileKindCacheTest, DescriptorThatIsNotOpenIsUnknown) {
+  FileKindCache cache;
+  EXPECT_FALSE(cache.Lookup(-1).known);
+  EXPECT_FALSE(cache.Lookup(-1).regular);
+}
+
+// The answer is kept for the descriptor number: a number that names
+// another file since must be forgotten (or the cache cleared) to be asked
+// again.
+TEST_F(FileKindCacheTest, AnswerIsKeptUntilForgottenOrCleared) {
+  int fd = open(path_.c_str(), O_RDONLY);
+  int directory_fd = open(directory_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(directory_fd, 0);
+  FileKindCache cache;
+  ASSERT_TRUE(cache.Lookup(fd).regular);
+  ASSERT_EQ(dup2(directory_fd, fd), fd);  // the number now names the directory
+  EXPECT_TRUE(cache.Lookup(fd).regular);
+  cache.Forget(fd);
+  EXPECT_TRUE(cache.Lookup(fd).directory);
+  ASSERT_EQ(close(fd), 0);
+  ASSERT_EQ(open(path_.c_str(), O_RDONLY), fd);  // lowest free number: the same again
+  EXPECT_TRUE(cache.Lookup(fd).directory);
+  cache.Clear();
+  EXPECT_TRUE(cache.Lookup(fd).regular);
+  close(fd);
+  close(directory_fd);
+}
+
+// More descriptors than entries: each lookup still answers for its own
+// descriptor.
+TEST_F(FileKindCacheTest, MoreDescriptorsThanEntriesAreAnsweredEachForItself) {
+  int directory_fd = open(directory_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(directory_fd, 0);
+  constexpr int kFiles = 20;
+  int fds[kFiles];
+  for (int& fd : fds) {
+    fd = open(path_.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+  }
+  FileKindCache cache;
+  for (int round = 0; round < 2; ++round) {
+    for (int fd : fds) EXPECT_TRUE(cache.Lookup(fd).regular);
+    EXPECT_TRUE(cache.Lookup(directory_fd).directory);
+  }
+  for (int fd : fds) close(fd);
+  close(directory_fd);
+}
+
+}  // namespace
+}  // namespace foreactor
