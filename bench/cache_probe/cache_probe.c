@@ -182,7 +182,8 @@ static void Measure(const char* way, ProbeFunction probe, int fd, char* mapping,
   }
   long cached = 0;
   for (long i = 0; i < count; ++i) {
-    off_t offset = dropped ? region_start + (off_t)(((uint64_t)i * step + 1) % stride_count) * kDroppedStrideBytes
+    off_t offset = dropped ? region_start + (off_t)(((uint64_t)i * step + 1) % stride_count) *
+                                                kDroppedStrideBytes
                            : region_start + (off_t)(NextRandom(&state) % ranges) * kRangeBytes;
     uint64_t start = NowNanoseconds();
     int answer = probe(fd, mapping, offset, buffer);

@@ -54,8 +54,7 @@ typedef enum { MODE_PLAIN, MODE_FOREIGN, MODE_MATCHING, MODE_SCOPED, MODE_GATED 
 typedef struct {
   foreactor_graph *(*graph_create)(const char *name);
   int (*add_syscall)(foreactor_graph *graph, const char *name, foreactor_call_type type,
-                     foreactor_arguments_fn arguments, foreactor_result_fn result,
-                     void *node_data);
+                     foreactor_arguments_fn arguments, foreactor_result_fn result, void *node_data);
   int (*add_branch)(foreactor_graph *graph, const char *name, foreactor_choice_fn choice,
                     void *node_data);
   int (*set_next)(foreactor_graph *graph, int from, int to, int weak);
@@ -99,8 +98,7 @@ typedef struct {
   uint64_t count;
 } loop_state;
 
-static foreactor_readiness loop_call_arguments(const foreactor_visit *visit,
-                                               foreactor_call *call) {
+static foreactor_readiness loop_call_arguments(const foreactor_visit *visit, foreactor_call *call) {
   const loop_state *state = visit->scope_state;
   if (visit->iteration[0] >= state->count) return FOREACTOR_NEVER;
   if (state->call == CALL_FSTATAT) {
@@ -213,8 +211,7 @@ static double now_ns(void) {
 }
 
 static int usage(const char *program) {
-  fprintf(stderr,
-          "usage: %s pread|fstat|fstatat plain|foreign|matching|scoped|gated COUNT FILE\n",
+  fprintf(stderr, "usage: %s pread|fstat|fstatat plain|foreign|matching|scoped|gated COUNT FILE\n",
           program);
   return 2;
 }

@@ -37,7 +37,8 @@ foreactor::Graph<ReadBlocksCall> BuildReadBlocksGraph() {
       [](ReadBlocksCall& call, const foreactor::Visit& visit, foreactor_call& arguments) {
         const uint64_t block = visit.iteration(0);
         if (block >= call.count) return FOREACTOR_NEVER;  // only when count is 0
-        arguments = foreactor::Pread(call.fd, BLOCK_SIZE, static_cast<int64_t>(call.offsets[block]));
+        arguments =
+            foreactor::Pread(call.fd, BLOCK_SIZE, static_cast<int64_t>(call.offsets[block]));
         return FOREACTOR_READY;
       });
   auto more = builder.Branch("more", [](ReadBlocksCall& call, const foreactor::Visit& visit) {

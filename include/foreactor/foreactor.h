@@ -36,24 +36,24 @@ extern "C" {
 
 /* The system calls a syscall node may stand for. */
 typedef enum foreactor_call_type {
-  FOREACTOR_CALL_OPEN = 0,    /* open(path, flags, mode) */
-  FOREACTOR_CALL_OPENAT,      /* openat(fd, path, flags, mode) */
-  FOREACTOR_CALL_CLOSE,       /* close(fd) */
-  FOREACTOR_CALL_READ,        /* read(fd, buffer, length) at file position `offset` */
-  FOREACTOR_CALL_PREAD,       /* pread(fd, buffer, length, offset) */
-  FOREACTOR_CALL_WRITE,       /* write(fd, buffer, length) at file position `offset` */
-  FOREACTOR_CALL_PWRITE,      /* pwrite(fd, buffer, length, offset) */
-  FOREACTOR_CALL_LSEEK,       /* lseek(fd, offset, whence) */
-  FOREACTOR_CALL_FSTAT,       /* fstat(fd, buffer) */
-  FOREACTOR_CALL_FSTATAT,     /* fstatat(fd, path, buffer, flags) */
-  FOREACTOR_CALL_STAT,        /* stat(path, buffer) */
-  FOREACTOR_CALL_LSTAT,       /* lstat(path, buffer) */
-  FOREACTOR_CALL_STATX,       /* statx(fd, path, flags, mode = mask, buffer) */
-  FOREACTOR_CALL_GETDENTS64,  /* getdents64(fd, buffer, length) */
-  FOREACTOR_CALL_READV,       /* readv(fd, iov, iovcnt) at file position `offset` */
-  FOREACTOR_CALL_PREADV,      /* preadv(fd, iov, iovcnt, offset) */
-  FOREACTOR_CALL_WRITEV,      /* writev(fd, iov, iovcnt) at file position `offset` */
-  FOREACTOR_CALL_PWRITEV,     /* pwritev(fd, iov, iovcnt, offset) */
+  FOREACTOR_CALL_OPEN = 0,   /* open(path, flags, mode) */
+  FOREACTOR_CALL_OPENAT,     /* openat(fd, path, flags, mode) */
+  FOREACTOR_CALL_CLOSE,      /* close(fd) */
+  FOREACTOR_CALL_READ,       /* read(fd, buffer, length) at file position `offset` */
+  FOREACTOR_CALL_PREAD,      /* pread(fd, buffer, length, offset) */
+  FOREACTOR_CALL_WRITE,      /* write(fd, buffer, length) at file position `offset` */
+  FOREACTOR_CALL_PWRITE,     /* pwrite(fd, buffer, length, offset) */
+  FOREACTOR_CALL_LSEEK,      /* lseek(fd, offset, whence) */
+  FOREACTOR_CALL_FSTAT,      /* fstat(fd, buffer) */
+  FOREACTOR_CALL_FSTATAT,    /* fstatat(fd, path, buffer, flags) */
+  FOREACTOR_CALL_STAT,       /* stat(path, buffer) */
+  FOREACTOR_CALL_LSTAT,      /* lstat(path, buffer) */
+  FOREACTOR_CALL_STATX,      /* statx(fd, path, flags, mode = mask, buffer) */
+  FOREACTOR_CALL_GETDENTS64, /* getdents64(fd, buffer, length) */
+  FOREACTOR_CALL_READV,      /* readv(fd, iov, iovcnt) at file position `offset` */
+  FOREACTOR_CALL_PREADV,     /* preadv(fd, iov, iovcnt, offset) */
+  FOREACTOR_CALL_WRITEV,     /* writev(fd, iov, iovcnt) at file position `offset` */
+  FOREACTOR_CALL_PWRITEV,    /* pwritev(fd, iov, iovcnt, offset) */
   FOREACTOR_CALL_TYPE_COUNT
 } foreactor_call_type;
 
@@ -77,17 +77,17 @@ typedef enum foreactor_call_type {
  */
 typedef struct foreactor_call {
   foreactor_call_type type;
-  int fd;                   /* file descriptor, or directory fd for *at calls */
-  const char *path;         /* path for open, openat, stat, lstat, fstatat, statx */
-  int flags;                /* open flags, or AT_* flags for fstatat and statx */
-  unsigned int mode;        /* creation mode for open/openat; mask for statx */
-  void *buffer;             /* data to write, or (intercepted calls) destination */
-  size_t length;            /* byte count for read/write family and getdents64 */
-  int64_t offset;           /* file offset; for lseek the offset argument */
-  int whence;               /* lseek only */
-  const struct iovec *iov;  /* vector forms only */
-  int iovcnt;               /* vector forms only */
-  int link_next;            /* nonzero: run together with the next syscall node */
+  int fd;                  /* file descriptor, or directory fd for *at calls */
+  const char *path;        /* path for open, openat, stat, lstat, fstatat, statx */
+  int flags;               /* open flags, or AT_* flags for fstatat and statx */
+  unsigned int mode;       /* creation mode for open/openat; mask for statx */
+  void *buffer;            /* data to write, or (intercepted calls) destination */
+  size_t length;           /* byte count for read/write family and getdents64 */
+  int64_t offset;          /* file offset; for lseek the offset argument */
+  int whence;              /* lseek only */
+  const struct iovec *iov; /* vector forms only */
+  int iovcnt;              /* vector forms only */
+  int link_next;           /* nonzero: run together with the next syscall node */
 } foreactor_call;
 
 /*
@@ -97,17 +97,17 @@ typedef struct foreactor_call {
  * no loop.
  */
 typedef struct foreactor_visit {
-  void *scope_state;          /* the pointer given to foreactor_scope_enter() */
-  void *node_data;            /* the pointer given when the node was added */
-  const uint64_t *iteration;  /* `loop_count` entries, outermost loop first */
+  void *scope_state;         /* the pointer given to foreactor_scope_enter() */
+  void *node_data;           /* the pointer given when the node was added */
+  const uint64_t *iteration; /* `loop_count` entries, outermost loop first */
   unsigned int loop_count;
 } foreactor_visit;
 
 /* What an arguments callback knows about a visit. */
 typedef enum foreactor_readiness {
-  FOREACTOR_READY = 0,    /* *call holds the arguments */
-  FOREACTOR_NOT_YET = 1,  /* not known yet; ask again later */
-  FOREACTOR_NEVER = 2     /* the program will not make this call: stop looking ahead here */
+  FOREACTOR_READY = 0,   /* *call holds the arguments */
+  FOREACTOR_NOT_YET = 1, /* not known yet; ask again later */
+  FOREACTOR_NEVER = 2    /* the program will not make this call: stop looking ahead here */
 } foreactor_readiness;
 
 /* A branch choice that is not known yet. */
@@ -220,11 +220,11 @@ FOREACTOR_API void foreactor_scope_exit(foreactor_graph *graph);
 
 /* What one scope did with the graph's calls (foreactor_last_scope_outcome). */
 typedef struct foreactor_scope_outcome {
-  uint64_t calls;            /* calls of the program that matched the graph */
-  uint64_t issued_early;     /* requests handed to the engine ahead of the program */
-  uint64_t from_page_cache;  /* reads served from the page cache without the
-                                engine: found there ahead of the program (also
-                                ones it then did not make), or at its call */
+  uint64_t calls;           /* calls of the program that matched the graph */
+  uint64_t issued_early;    /* requests handed to the engine ahead of the program */
+  uint64_t from_page_cache; /* reads served from the page cache without the
+                               engine: found there ahead of the program (also
+                               ones it then did not make), or at its call */
 } foreactor_scope_outcome;
 
 /*

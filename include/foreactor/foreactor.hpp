@@ -438,7 +438,9 @@ class Graph {
   // builder ran out of memory.
   foreactor_graph* handle() const noexcept { return graph_; }
   // foreactor_scope_speculation() for this graph on the calling thread.
-  foreactor_speculation ScopeSpeculation() const noexcept { return foreactor_scope_speculation(graph_); }
+  foreactor_speculation ScopeSpeculation() const noexcept {
+    return foreactor_scope_speculation(graph_);
+  }
   // foreactor_scope_gate() for this graph: whether the next unit runs with a scope.
   bool ScopeGate() const noexcept { return foreactor_scope_gate(graph_) != 0; }
 
@@ -520,9 +522,9 @@ class GraphBuilder {
       callbacks->type = type;
       SyscallCallbacks* data = callbacks.get();
       callbacks_.push_back(std::move(callbacks));
-      const int id = foreactor_graph_add_syscall(
-          state_->graph, name, type, data->arguments ? &ArgumentsTrampoline : nullptr,
-          data->result ? &ResultTrampoline : nullptr, data);
+      const int id = foreactor_graph_add_syscall(state_->graph, name, type,
+                                                 data->arguments ? &ArgumentsTrampoline : nullptr,
+                                                 data->result ? &ResultTrampoline : nullptr, data);
       if (id >= 0) RememberName(id, name);
       return NodeRef(state_.get(), id, nullptr);
     } catch (...) {

@@ -42,9 +42,7 @@ inline bool IsOpen(foreactor_call_type type) {
 }
 
 // True when `type` is a valid call type.
-inline bool IsValidCallType(int type) {
-  return type >= 0 && type < FOREACTOR_CALL_TYPE_COUNT;
-}
+inline bool IsValidCallType(int type) { return type >= 0 && type < FOREACTOR_CALL_TYPE_COUNT; }
 
 }  // namespace foreactor
 

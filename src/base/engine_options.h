@@ -11,9 +11,9 @@ enum class EngineKind { kIoUring, kThreads, kSync };
 
 struct EngineOptions {
   EngineKind kind = EngineKind::kIoUring;
-  unsigned queue_size = 256;      // io_uring SQ entries; thread pool batch bound
-  unsigned workers = 0;           // thread pool workers (0: default); io-wq bound
-  bool io_uring_async = false;    // IOSQE_ASYNC on every io_uring request
+  unsigned queue_size = 256;    // io_uring SQ entries; thread pool batch bound
+  unsigned workers = 0;         // thread pool workers (0: default); io-wq bound
+  bool io_uring_async = false;  // IOSQE_ASYNC on every io_uring request
 };
 
 }  // namespace foreactor

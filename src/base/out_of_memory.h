@@ -36,8 +36,8 @@ template <typename Work>
 template <typename T, typename... Arguments>
 [[nodiscard]] T* NewOrNull(Arguments&&... arguments) noexcept {
   T* made = nullptr;
-  static_cast<void>(AllocationSucceeds(
-      [&] { made = new T(std::forward<Arguments>(arguments)...); }));
+  static_cast<void>(
+      AllocationSucceeds([&] { made = new T(std::forward<Arguments>(arguments)...); }));
   return made;
 }
 

@@ -192,8 +192,7 @@ struct Tunable {
 constexpr Tunable kTunables[] = {
     {TunableId::kDepth, "DEPTH", 0, kMaxDepth, "a number from 0 to 1024 or auto"},
     {TunableId::kEngine, "ENGINE", 0, 0, "one of io_uring, threads, sync"},
-    {TunableId::kQueueSize, "QUEUE_SIZE", kMinQueueSize, kMaxQueueSize,
-     "a number from 1 to 32768"},
+    {TunableId::kQueueSize, "QUEUE_SIZE", kMinQueueSize, kMaxQueueSize, "a number from 1 to 32768"},
     {TunableId::kWorkers, "WORKERS", kMinWorkers, kMaxWorkers, "a number from 1 to 1024"},
     {TunableId::kIoUringAsync, "IO_URING_ASYNC", 0, 1, "0 or 1"},
     {TunableId::kPageCache, "PAGE_CACHE", 0, 1, "0 or 1"},
@@ -270,7 +269,8 @@ void ReadWalkAheadSettings(const char* const* environment, WalkAheadSettings* se
       settings->refused = true;
     }
   }
-  if (std::optional<std::string_view> value = FindVariable(environment, kWalkAheadWorkersVariable)) {
+  if (std::optional<std::string_view> value =
+          FindVariable(environment, kWalkAheadWorkersVariable)) {
     if (!ParseBoundedDecimal(*value, 1, kMaxWalkAheadWorkers, &settings->workers)) {
       problems->push_back(
           Problem(kWalkAheadWorkersVariable, *value, "a number from 1 to 64", kConsequence));
@@ -280,8 +280,8 @@ void ReadWalkAheadSettings(const char* const* environment, WalkAheadSettings* se
   if (std::optional<std::string_view> value =
           FindVariable(environment, kWalkAheadDistanceVariable)) {
     if (!ParseBoundedDecimal(*value, 1, kMaxWalkAheadDistance, &settings->distance)) {
-      problems->push_back(Problem(kWalkAheadDistanceVariable, *value,
-                                  "a number from 1 to 1000000", kConsequence));
+      problems->push_back(
+          Problem(kWalkAheadDistanceVariable, *value, "a number from 1 to 1000000", kConsequence));
       valid = false;
     }
   }
@@ -312,10 +312,10 @@ void ReportNew(const std::vector<std::string>& problems, std::vector<std::string
 struct SettingsState {
   std::mutex mutex;
   std::atomic<bool> loaded{false};
-  ProcessSettings settings;                  // written under `mutex` before `loaded`
-  std::vector<std::string> variables;        // copy of the FOREACTOR_* entries of environ
-  std::vector<const char*> variable_array;   // `variables` as a NULL-terminated array
-  std::vector<std::string> reported;         // problems already printed
+  ProcessSettings settings;                 // written under `mutex` before `loaded`
+  std::vector<std::string> variables;       // copy of the FOREACTOR_* entries of environ
+  std::vector<const char*> variable_array;  // `variables` as a NULL-terminated array
+  std::vector<std::string> reported;        // problems already printed
 };
 
 // The one state object.  Never destroyed: other threads and exit handlers
@@ -381,8 +381,8 @@ ProcessSettings ParseSettings(const char* const* environment) {
       return;
     }
 
-    bool all_valid = ReadTunables(environment, "", "foreactor is off", &settings.defaults,
-                                  &settings.problems);
+    bool all_valid =
+        ReadTunables(environment, "", "foreactor is off", &settings.defaults, &settings.problems);
     settings.enabled = all_valid;
     settings.defaults.enabled = all_valid;
     ReadWalkAheadSettings(environment, &settings.walk_ahead, &settings.problems);
@@ -429,8 +429,8 @@ GraphSettings SettingsForGraph(const std::string& graph_name) {
                          " may hold only letters, digits and '_'; graph is off");
       graph.enabled = false;
     } else {
-      const char* const* variables = state.variable_array.empty() ? nullptr
-                                                                  : state.variable_array.data();
+      const char* const* variables =
+          state.variable_array.empty() ? nullptr : state.variable_array.data();
       if (!ReadTunables(variables, "_" + graph_name, consequence, &graph, &problems)) {
         graph.enabled = false;
       }

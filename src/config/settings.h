@@ -10,8 +10,8 @@
 //   FOREACTOR_QUEUE_SIZE=N         io_uring queue entries, 1..32768, rounded up to a power of two
 //   FOREACTOR_WORKERS=N            thread pool workers (and io-wq bound), 1..1024
 //   FOREACTOR_IO_URING_ASYNC=0|1   IOSQE_ASYNC on every io_uring request
-//   FOREACTOR_PAGE_CACHE=0|1       serve reads found in the page cache without the engine (default 1)
-//   FOREACTOR_CHECK=0|1            check mode: issue nothing early; report where the program
+//   FOREACTOR_PAGE_CACHE=0|1       serve reads found in the page cache without the engine (default
+//   1) FOREACTOR_CHECK=0|1            check mode: issue nothing early; report where the program
 //                                  leaves the graph (also FOREACTOR_CHECK_<graph>)
 //   FOREACTOR_STATS=PATH           write statistics JSON there at exit
 //   FOREACTOR_WALK_AHEAD=0|1       walk directory trees ahead of the program (src/walk/)
@@ -43,31 +43,32 @@ namespace foreactor {
 constexpr unsigned kAutomaticDepthMaximum = 256;
 
 struct GraphSettings {
-  bool enabled = false;        // false: scopes of this graph never speculate
-  bool automatic_depth = true;  // FOREACTOR_DEPTH=auto: `depth` is the most the controller may choose
+  bool enabled = false;  // false: scopes of this graph never speculate
+  bool automatic_depth =
+      true;  // FOREACTOR_DEPTH=auto: `depth` is the most the controller may choose
   unsigned depth = kAutomaticDepthMaximum;  // syscall visits the peek head may run ahead
-  bool page_cache_aware = true;  // probe reads with RWF_NOWAIT before issuing them
-  bool check = false;            // check mode: compare every call with the graph, issue nothing
+  bool page_cache_aware = true;             // probe reads with RWF_NOWAIT before issuing them
+  bool check = false;  // check mode: compare every call with the graph, issue nothing
   EngineOptions engine;
 };
 
 // Walk-ahead (src/walk/walk_ahead.h): process-wide, not per graph.  An
 // invalid value turns walk-ahead off and leaves the rest of foreactor on.
 struct WalkAheadSettings {
-  bool enabled = false;        // FOREACTOR_WALK_AHEAD=1 (and FOREACTOR=1)
-  bool refused = false;        // FOREACTOR_WALK_AHEAD=0 or an invalid value: a plugin's
-                               // request (foreactor_walk_ahead) cannot turn it on
-  unsigned workers = 4;        // threads that walk, sharing one private descriptor table
-  unsigned distance = 1024;    // directories read ahead of the program's, at most
+  bool enabled = false;      // FOREACTOR_WALK_AHEAD=1 (and FOREACTOR=1)
+  bool refused = false;      // FOREACTOR_WALK_AHEAD=0 or an invalid value: a plugin's
+                             // request (foreactor_walk_ahead) cannot turn it on
+  unsigned workers = 4;      // threads that walk, sharing one private descriptor table
+  unsigned distance = 1024;  // directories read ahead of the program's, at most
 };
 
 struct ProcessSettings {
-  bool enabled = false;        // FOREACTOR=1 and no invalid process-wide value
+  bool enabled = false;  // FOREACTOR=1 and no invalid process-wide value
   GraphSettings defaults;
-  std::string stats_path;      // empty: no statistics file
+  std::string stats_path;  // empty: no statistics file
   WalkAheadSettings walk_ahead;
   std::vector<std::string> problems;  // one message per invalid value, already reported
-  bool privileged = false;     // AT_SECURE: foreactor stays off whatever the environment says
+  bool privileged = false;  // AT_SECURE: foreactor stays off whatever the environment says
 };
 
 // Parses `environment` (a NULL-terminated array of "NAME=value" strings, as

@@ -2,9 +2,9 @@
 
 #include <new>
 
+#include "base/call_types.h"
 #include "engine/io_uring_engine.h"
 #include "engine/thread_pool_engine.h"
-#include "base/call_types.h"
 
 namespace foreactor {
 

@@ -2,8 +2,8 @@
 // thread pool when the kernel does not let us use io_uring (DESIGN §6).
 #include <new>
 
-#include "engine/engine.h"
 #include "base/out_of_memory.h"
+#include "engine/engine.h"
 #include "engine/fault_injection_engine.h"
 #include "engine/io_uring_engine.h"
 #include "engine/sync_engine.h"
@@ -23,8 +23,7 @@ std::unique_ptr<Engine> CreateRealEngine(const EngineOptions& options,
         std::string error;
         engine = IoUringEngine::Create(options, &error);
         if (engine) return;
-        if (fallback_reason != nullptr &&
-            !AllocationSucceeds([&] {
+        if (fallback_reason != nullptr && !AllocationSucceeds([&] {
               *fallback_reason = "io_uring unavailable (" + error + "): using the thread pool";
             })) {
           fallback_reason->assign("no io_uring");  // short enough never to allocate

@@ -42,9 +42,9 @@ extern "C" {
 
 // What happens to one call.  Plain C so that a test library can fill it.
 enum foreactor_fault_action {
-  FOREACTOR_FAULT_NONE = 0,        // run the call normally
-  FOREACTOR_FAULT_FAIL = 1,        // do not run it; it fails with `error`
-  FOREACTOR_FAULT_SHORTEN = 2,     // run it with `length` bytes instead (data transfers)
+  FOREACTOR_FAULT_NONE = 0,          // run the call normally
+  FOREACTOR_FAULT_FAIL = 1,          // do not run it; it fails with `error`
+  FOREACTOR_FAULT_SHORTEN = 2,       // run it with `length` bytes instead (data transfers)
   FOREACTOR_FAULT_RUN_THEN_FAIL = 3  // run it, then report `error` (close)
 };
 

@@ -132,8 +132,9 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
   ring_ready_ = true;
   fork_generation_ = StartCountingForks();
   if (!MoveRingDescriptorHigh(&ring_)) {
-    *error = "the descriptor limit (RLIMIT_NOFILE) leaves no room for the ring above the "
-             "program's descriptors";
+    *error =
+        "the descriptor limit (RLIMIT_NOFILE) leaves no room for the ring above the "
+        "program's descriptors";
     return false;
   }
 
@@ -147,10 +148,14 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
     const char* name;
   };
   const Needed needed[] = {
-      {IORING_OP_NOP, "nop"},       {IORING_OP_OPENAT, "openat"},
-      {IORING_OP_CLOSE, "close"},   {IORING_OP_READ, "read"},
-      {IORING_OP_WRITE, "write"},   {IORING_OP_READV, "readv"},
-      {IORING_OP_WRITEV, "writev"}, {IORING_OP_STATX, "statx"},
+      {IORING_OP_NOP, "nop"},
+      {IORING_OP_OPENAT, "openat"},
+      {IORING_OP_CLOSE, "close"},
+      {IORING_OP_READ, "read"},
+      {IORING_OP_WRITE, "write"},
+      {IORING_OP_READV, "readv"},
+      {IORING_OP_WRITEV, "writev"},
+      {IORING_OP_STATX, "statx"},
       {IORING_OP_ASYNC_CANCEL, "async_cancel"},
   };
   for (const Needed& operation : needed) {
@@ -237,9 +242,7 @@ bool IoUringEngine::SupportsType(foreactor_call_type type) {
   }
 }
 
-bool IoUringEngine::Unusable() const {
-  return broken_ || fork_generation_ != ForkGeneration();
-}
+bool IoUringEngine::Unusable() const { return broken_ || fork_generation_ != ForkGeneration(); }
 
 bool IoUringEngine::HasRoomFor(unsigned count, unsigned reserved) const {
   return io_uring_sq_space_left(&ring_) >= count &&

@@ -3,9 +3,9 @@
 #include <cerrno>
 #include <new>
 
+#include "base/call_types.h"
 #include "base/out_of_memory.h"
 #include "engine/request_rules.h"
-#include "base/call_types.h"
 
 namespace foreactor {
 
@@ -36,9 +36,7 @@ ThreadPoolEngine::~ThreadPoolEngine() {
   pool_->Unregister(&submitter_);
 }
 
-bool ThreadPoolEngine::Supports(foreactor_call_type type) const {
-  return IsValidCallType(type);
-}
+bool ThreadPoolEngine::Supports(foreactor_call_type type) const { return IsValidCallType(type); }
 
 bool ThreadPoolEngine::Prepare(Request* request) {
   if (batch_.size() >= batch_capacity_) return false;

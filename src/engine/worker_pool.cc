@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <new>
 
-#include "base/out_of_memory.h"
 #include "base/fork.h"
+#include "base/out_of_memory.h"
 #include "engine/engine.h"
 #include "engine/request_rules.h"
 
@@ -28,8 +28,8 @@ WorkerPool* WorkerPool::Instance() {
     static_cast<void>(AllocationSucceeds([&] { created = new WorkerPool(); }));
     if (created != nullptr) {
       g_pool = created;
-      AddForkHandlers({&WorkerPool::BeforeFork, &WorkerPool::AfterForkInParent,
-                       &WorkerPool::AfterForkInChild});
+      AddForkHandlers(
+          {&WorkerPool::BeforeFork, &WorkerPool::AfterForkInParent, &WorkerPool::AfterForkInChild});
     }
     return created;
   }();

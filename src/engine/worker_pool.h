@@ -93,7 +93,7 @@ class WorkerPool {
 
  private:
   struct Job {
-    Request* head;          // null: cancelled while queued (a tombstone)
+    Request* head;  // null: cancelled while queued (a tombstone)
     Submitter* submitter;
   };
 

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "base/out_of_memory.h"
 #include "base/call_types.h"
+#include "base/out_of_memory.h"
 
 namespace foreactor {
 namespace {
@@ -92,8 +92,8 @@ struct InEdge {
 // What the loop analysis finds about one loop.
 struct LoopFacts {
   Loop loop;
-  int header_preorder = 0;   // position of the header in the search; sorts outer loops first
-  std::vector<bool> body;    // indexed by node id
+  int header_preorder = 0;  // position of the header in the search; sorts outer loops first
+  std::vector<bool> body;   // indexed by node id
   int body_size = 0;
 };
 
@@ -277,13 +277,12 @@ class GraphAnalysis {
       const LoopFacts& first = loops_[i - 1];
       const LoopFacts& second = loops_[i];
       if (first.loop.header == second.loop.header && first.body == second.body) {
-        return FailAt(first.loop.header,
-                      "heads two loops with the same body (closed by child " +
-                          std::to_string(first.loop.child) + " of " +
-                          DescribeNode(nodes_, first.loop.branch) + " and child " +
-                          std::to_string(second.loop.child) + " of " +
-                          DescribeNode(nodes_, second.loop.branch) +
-                          "), but loops sharing a header must nest");
+        return FailAt(first.loop.header, "heads two loops with the same body (closed by child " +
+                                             std::to_string(first.loop.child) + " of " +
+                                             DescribeNode(nodes_, first.loop.branch) +
+                                             " and child " + std::to_string(second.loop.child) +
+                                             " of " + DescribeNode(nodes_, second.loop.branch) +
+                                             "), but loops sharing a header must nest");
       }
     }
     return true;
@@ -444,9 +443,8 @@ void AnnotateLoops(const std::vector<LoopFacts>& facts, const std::vector<Loop>&
     for (int loop = 0; loop < loop_count; ++loop) {
       if (facts[loop].body[id]) node.loops.push_back(loop);
     }
-    std::stable_sort(node.loops.begin(), node.loops.end(), [&loops](int a, int b) {
-      return LoopDepth(loops, a) < LoopDepth(loops, b);
-    });
+    std::stable_sort(node.loops.begin(), node.loops.end(),
+                     [&loops](int a, int b) { return LoopDepth(loops, a) < LoopDepth(loops, b); });
     if (node.kind == NodeKind::kStart || node.kind == NodeKind::kSyscall) {
       annotate(id, -1, &node.next);
     } else if (node.kind == NodeKind::kBranch) {

@@ -24,24 +24,24 @@ enum class NodeKind : unsigned char { kStart, kEnd, kSyscall, kBranch };
 struct Edge {
   int to = -1;
   bool weak = false;
-  int closes_loop = -1;         // set by Finish()
-  uint32_t reset_loops = 0;     // bit i: loop i; set by Finish()
+  int closes_loop = -1;      // set by Finish()
+  uint32_t reset_loops = 0;  // bit i: loop i; set by Finish()
 };
 
 struct Node {
   NodeKind kind = NodeKind::kSyscall;
   std::string name;
   foreactor_call_type call_type = FOREACTOR_CALL_PREAD;  // syscall nodes
-  foreactor_arguments_fn arguments = nullptr;           // syscall nodes
-  foreactor_result_fn result = nullptr;                 // syscall nodes, optional
-  foreactor_choice_fn choice = nullptr;                 // branch nodes
+  foreactor_arguments_fn arguments = nullptr;            // syscall nodes
+  foreactor_result_fn result = nullptr;                  // syscall nodes, optional
+  foreactor_choice_fn choice = nullptr;                  // branch nodes
   void* node_data = nullptr;
-  Edge next;                    // start and syscall nodes
-  std::vector<Edge> children;   // branch nodes
+  Edge next;                   // start and syscall nodes
+  std::vector<Edge> children;  // branch nodes
 
   // Set by Finish():
-  std::vector<int> loops;       // enclosing loops, outermost first
-  int dense_index = -1;         // index among nodes of the same kind (syscall or branch)
+  std::vector<int> loops;  // enclosing loops, outermost first
+  int dense_index = -1;    // index among nodes of the same kind (syscall or branch)
 };
 
 // A loop is closed by one back edge: child `child` of branch node `branch`

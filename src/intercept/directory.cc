@@ -23,7 +23,8 @@ FOREACTOR_INTERCEPTED_PATH ssize_t InterceptGetDents64(int fd, void* buffer, siz
 
 FOREACTOR_INTERCEPTED_PATH DIR* OpenDirectoryStream(const char* path) {
   DIR* stream = real_calls.opendir(path);
-  if (stream != nullptr && tls_context.inside_foreactor == 0) ObserveDirectoryOpenedByPath(path, -1);
+  if (stream != nullptr && tls_context.inside_foreactor == 0)
+    ObserveDirectoryOpenedByPath(path, -1);
   return stream;
 }
 

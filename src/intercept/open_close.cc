@@ -13,9 +13,7 @@ namespace foreactor {
 namespace {
 
 // True when open() reads its third argument (glibc's __OPEN_NEEDS_MODE).
-bool OpenNeedsMode(int flags) {
-  return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
-}
+bool OpenNeedsMode(int flags) { return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE; }
 
 // The intercepted path of open and open64; `real` is the matching libc function.
 FOREACTOR_INTERCEPTED_PATH int InterceptOpen(const RealFunction<OpenFunction>& real,
@@ -39,8 +37,8 @@ FOREACTOR_INTERCEPTED_PATH int InterceptOpenAt(const RealFunction<OpenAtFunction
   intercepted.call.path = path;
   intercepted.call.flags = flags;
   intercepted.call.mode = mode;
-  return static_cast<int>(OfferOrRun(
-      &intercepted, [&]() -> int64_t { return real(directory_fd, path, flags, mode); }));
+  return static_cast<int>(
+      OfferOrRun(&intercepted, [&]() -> int64_t { return real(directory_fd, path, flags, mode); }));
 }
 
 FOREACTOR_INTERCEPTED_PATH int InterceptClose(int fd) {
@@ -59,9 +57,7 @@ inline bool OpensDirectory(int flags) {
 }
 
 // True when walk-ahead follows this thread's directory opens.
-inline bool WalkAheadFollows() {
-  return WalkAheadObserving() && tls_context.inside_foreactor == 0;
-}
+inline bool WalkAheadFollows() { return WalkAheadObserving() && tls_context.inside_foreactor == 0; }
 
 // open and open64 of a directory, reported to walk-ahead when it is on and
 // the open succeeds.
@@ -71,8 +67,8 @@ FOREACTOR_INTERCEPTED_PATH int OpenDirectory(const RealFunction<OpenFunction>& r
     if (!InterceptionWanted()) return real(path, flags, mode);
     return InterceptOpen(real, path, flags, mode);
   }
-  const int fd = InterceptionWanted() ? InterceptOpen(real, path, flags, mode)
-                                      : real(path, flags, mode);
+  const int fd =
+      InterceptionWanted() ? InterceptOpen(real, path, flags, mode) : real(path, flags, mode);
   if (fd >= 0) ObserveDirectoryOpenedByPath(path, fd);
   return fd;
 }
@@ -118,13 +114,13 @@ __attribute__((always_inline)) inline int OpenAt(const RealFunction<OpenAtFuncti
 using foreactor::real_calls;
 
 // The variadic mode argument is read only when the flags say it was passed.
-#define FOREACTOR_READ_MODE(mode, flags)   \
-  mode_t mode = 0;                         \
-  if (foreactor::OpenNeedsMode(flags)) {   \
-    va_list arguments;                     \
-    va_start(arguments, flags);            \
-    mode = va_arg(arguments, mode_t);      \
-    va_end(arguments);                     \
+#define FOREACTOR_READ_MODE(mode, flags) \
+  mode_t mode = 0;                       \
+  if (foreactor::OpenNeedsMode(flags)) { \
+    va_list arguments;                   \
+    va_start(arguments, flags);          \
+    mode = va_arg(arguments, mode_t);    \
+    va_end(arguments);                   \
   }
 
 FOREACTOR_INTERPOSER int open(const char* path, int flags, ...) {

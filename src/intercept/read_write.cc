@@ -40,8 +40,7 @@ InterceptedCall VectorCall(foreactor_call_type type, int fd, const struct iovec*
 
 FOREACTOR_INTERCEPTED_PATH ssize_t InterceptRead(int fd, void* buffer, size_t length) {
   InterceptedCall intercepted = DataCall(FOREACTOR_CALL_READ, fd, buffer, length, 0);
-  return OfferOrRun(&intercepted,
-                    [&]() -> int64_t { return real_calls.read(fd, buffer, length); });
+  return OfferOrRun(&intercepted, [&]() -> int64_t { return real_calls.read(fd, buffer, length); });
 }
 
 ssize_t Read(int fd, void* buffer, size_t length) {
@@ -53,12 +52,11 @@ FOREACTOR_INTERCEPTED_PATH ssize_t InterceptPread(const RealFunction<PositionalR
                                                   int fd, void* buffer, size_t length,
                                                   off_t offset) {
   InterceptedCall intercepted = DataCall(FOREACTOR_CALL_PREAD, fd, buffer, length, offset);
-  return OfferOrRun(&intercepted,
-                    [&]() -> int64_t { return real(fd, buffer, length, offset); });
+  return OfferOrRun(&intercepted, [&]() -> int64_t { return real(fd, buffer, length, offset); });
 }
 
-ssize_t Pread(const RealFunction<PositionalReadFunction>& real, int fd, void* buffer,
-              size_t length, off_t offset) {
+ssize_t Pread(const RealFunction<PositionalReadFunction>& real, int fd, void* buffer, size_t length,
+              off_t offset) {
   if (!InterceptionWanted()) return real(fd, buffer, length, offset);
   return InterceptPread(real, fd, buffer, length, offset);
 }
@@ -69,12 +67,11 @@ FOREACTOR_INTERCEPTED_PATH ssize_t InterceptWrite(int fd, const void* buffer, si
                     [&]() -> int64_t { return real_calls.write(fd, buffer, length); });
 }
 
-FOREACTOR_INTERCEPTED_PATH ssize_t InterceptPwrite(
-    const RealFunction<PositionalWriteFunction>& real, int fd, const void* buffer, size_t length,
-    off_t offset) {
+FOREACTOR_INTERCEPTED_PATH ssize_t
+InterceptPwrite(const RealFunction<PositionalWriteFunction>& real, int fd, const void* buffer,
+                size_t length, off_t offset) {
   InterceptedCall intercepted = DataCall(FOREACTOR_CALL_PWRITE, fd, buffer, length, offset);
-  return OfferOrRun(&intercepted,
-                    [&]() -> int64_t { return real(fd, buffer, length, offset); });
+  return OfferOrRun(&intercepted, [&]() -> int64_t { return real(fd, buffer, length, offset); });
 }
 
 ssize_t Pwrite(const RealFunction<PositionalWriteFunction>& real, int fd, const void* buffer,
@@ -166,8 +163,7 @@ FOREACTOR_INTERPOSER ssize_t pwrite(int fd, const void* buffer, size_t length, o
   return foreactor::Pwrite(real_calls.pwrite, fd, buffer, length, offset);
 }
 
-FOREACTOR_INTERPOSER ssize_t pwrite64(int fd, const void* buffer, size_t length,
-                                      off64_t offset) {
+FOREACTOR_INTERPOSER ssize_t pwrite64(int fd, const void* buffer, size_t length, off64_t offset) {
   return foreactor::Pwrite(real_calls.pwrite64, fd, buffer, length, offset);
 }
 
@@ -189,8 +185,7 @@ FOREACTOR_INTERPOSER ssize_t preadv(int fd, const struct iovec* iov, int iovcnt,
                                      offset);
 }
 
-FOREACTOR_INTERPOSER ssize_t preadv64(int fd, const struct iovec* iov, int iovcnt,
-                                      off64_t offset) {
+FOREACTOR_INTERPOSER ssize_t preadv64(int fd, const struct iovec* iov, int iovcnt, off64_t offset) {
   return foreactor::PositionalVector(real_calls.preadv64, FOREACTOR_CALL_PREADV, fd, iov, iovcnt,
                                      offset);
 }

@@ -8,8 +8,8 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdint>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,9 +21,7 @@ namespace {
 // Each stand-in does what the glibc 2.36 wrapper of the same name does on
 // x86_64, with syscall(2), which sets errno and returns -1 on failure.
 
-bool OpenNeedsMode(int flags) {
-  return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
-}
+bool OpenNeedsMode(int flags) { return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE; }
 
 int RawOpenAt(int directory_fd, const char* path, int flags, mode_t mode) {
   return static_cast<int>(syscall(SYS_openat, directory_fd, path, flags, mode));

@@ -81,8 +81,7 @@ using GetDents64Function = ssize_t(int fd, void* buffer, size_t length) noexcept
 using OpenDirectoryFunction = DIR*(const char* path);
 using OpenDirectoryOfFunction = DIR*(int fd);
 using VectorFunction = ssize_t(int fd, const struct iovec* iov, int iovcnt);
-using PositionalVectorFunction = ssize_t(int fd, const struct iovec* iov, int iovcnt,
-                                         off_t offset);
+using PositionalVectorFunction = ssize_t(int fd, const struct iovec* iov, int iovcnt, off_t offset);
 
 // One member per replaced libc name (fortified names only for the failure
 // path: a valid fortified call goes through the plain function).

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstring>
 
-#include "engine/stat_conversion.h"
 #include "base/call_types.h"
+#include "engine/stat_conversion.h"
 
 namespace foreactor {
 
@@ -108,7 +108,8 @@ int64_t DeliverResult(const VisitSlot& slot, const foreactor_call& real) {
       StatFromStatx(slot.request.statx_buffer, static_cast<struct stat*>(real.buffer));
     }
   } else if (real.type == FOREACTOR_CALL_GETDENTS64 && result > 0) {
-    CopyDirectoryEntries(slot.data.data(), static_cast<size_t>(result), static_cast<char*>(real.buffer));
+    CopyDirectoryEntries(slot.data.data(), static_cast<size_t>(result),
+                         static_cast<char*>(real.buffer));
   } else if (info.reads_data && result > 0) {
     const char* source = slot.data.data();
     if (info.vectored) {
@@ -134,8 +135,10 @@ std::string DescribeCall(const foreactor_call& call) {
     text += part;
   };
   if (info.uses_fd) add("fd=" + std::to_string(call.fd));
-  if (info.uses_path) add(std::string("path=\"") + (call.path != nullptr ? call.path : "(null)") + "\"");
-  if (IsOpen(call.type) || call.type == FOREACTOR_CALL_FSTATAT || call.type == FOREACTOR_CALL_STATX) {
+  if (info.uses_path)
+    add(std::string("path=\"") + (call.path != nullptr ? call.path : "(null)") + "\"");
+  if (IsOpen(call.type) || call.type == FOREACTOR_CALL_FSTATAT ||
+      call.type == FOREACTOR_CALL_STATX) {
     add("flags=" + std::to_string(call.flags));
   }
   if (info.reads_data || info.writes_data) add("length=" + std::to_string(DataLength(call)));

@@ -94,7 +94,8 @@ uint64_t DepthController::TakeWindowNanoseconds() {
 }
 
 double DepthController::WindowRate(uint64_t nanoseconds) const {
-  return static_cast<double>(window_calls_) * 1e9 / static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
+  return static_cast<double>(window_calls_) * 1e9 /
+         static_cast<double>(std::max<uint64_t>(nanoseconds, 1));
 }
 
 bool DepthController::FinishWindow(uint64_t nanoseconds) {
@@ -114,7 +115,8 @@ bool DepthController::CallFinished() {
     // A probe far behind home ends now, lost: a window at depth 0 on a
     // cold workload would otherwise wait for 128 device reads in a row.
     const uint64_t nanoseconds = TakeWindowNanoseconds();
-    if (WindowRate(nanoseconds) < home_rate_ * kLosingProbeFraction) return FinishWindow(nanoseconds);
+    if (WindowRate(nanoseconds) < home_rate_ * kLosingProbeFraction)
+      return FinishWindow(nanoseconds);
   }
   if (window_calls_ < std::max(window_calls_needed_, WindowLength())) return false;
   const uint64_t nanoseconds = TakeWindowNanoseconds();
@@ -194,7 +196,9 @@ bool DepthController::StartProbe() {
       SetLevel(static_cast<unsigned>(target));
       return true;
     }
-    probe_ = probe_ == Probe::kUp ? Probe::kDown : probe_ == Probe::kDown ? Probe::kZero : Probe::kUp;
+    probe_ = probe_ == Probe::kUp     ? Probe::kDown
+             : probe_ == Probe::kDown ? Probe::kZero
+                                      : Probe::kUp;
   }
   return false;
 }

@@ -111,8 +111,8 @@ class DepthController {
   void ExcludeTime(uint64_t nanoseconds);
 
   // Counters for the statistics.
-  uint64_t depth_changes() const { return depth_changes_; }      // moves of the home level
-  uint64_t windows() const { return windows_; }                  // windows completed
+  uint64_t depth_changes() const { return depth_changes_; }        // moves of the home level
+  uint64_t windows() const { return windows_; }                    // windows completed
   uint64_t window_depth_sum() const { return window_depth_sum_; }  // sum of each window's depth
 
  private:
@@ -150,8 +150,8 @@ class DepthController {
   unsigned home_level_ = 0;
   unsigned current_level_ = 0;  // home_level_, or the probed neighbour
   bool probing_ = false;
-  Probe probe_ = Probe::kUp;       // the kind being probed, or the next one to probe
-  bool confirming_ = false;        // a probe down won once; this window must win again
+  Probe probe_ = Probe::kUp;  // the kind being probed, or the next one to probe
+  bool confirming_ = false;   // a probe down won once; this window must win again
   unsigned hold_windows_ = kInitialHoldWindows;  // hold length after a failed probe
   unsigned hold_left_ = 0;                       // windows still to wait before probing
   double home_rate_ = 0;                         // calls per second at home, last measured
@@ -159,7 +159,7 @@ class DepthController {
 
   // The window in progress.
   bool in_scope_ = false;
-  uint64_t scope_mark_ = 0;       // when the window's time in the current scope began
+  uint64_t scope_mark_ = 0;          // when the window's time in the current scope began
   uint64_t window_nanoseconds_ = 0;  // time in scopes of the window, before scope_mark_
   unsigned window_calls_ = 0;
   unsigned window_calls_needed_ = 0;  // calls before the window may end; 0: WindowLength()

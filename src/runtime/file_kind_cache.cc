@@ -25,8 +25,9 @@ FileKindCache::Kind FileKindCache::AskKernel(int fd) {
       // say, a page, which no file system exceeds for memory or offsets.
       kind.direct_memory_align = kind.direct_offset_align = 4096;
       struct statx alignment {};
-      if (raw::FstatxOf(fd, STATX_DIOALIGN, &alignment) == 0 && (alignment.stx_mask & STATX_DIOALIGN) &&
-          alignment.stx_dio_mem_align != 0 && alignment.stx_dio_offset_align != 0) {
+      if (raw::FstatxOf(fd, STATX_DIOALIGN, &alignment) == 0 &&
+          (alignment.stx_mask & STATX_DIOALIGN) && alignment.stx_dio_mem_align != 0 &&
+          alignment.stx_dio_offset_align != 0) {
         kind.direct_memory_align = alignment.stx_dio_mem_align;
         kind.direct_offset_align = alignment.stx_dio_offset_align;
       }

@@ -25,7 +25,7 @@ class FileKindCache {
     bool direct = false;     // O_DIRECT set: reads bypass the page cache, buffers must be aligned
     uint32_t direct_memory_align = 0;  // direct only: buffer address alignment the kernel needs
     uint32_t direct_offset_align = 0;  // direct only: offset and length alignment
-    bool known = false;      // fstat succeeded: device and inode are set
+    bool known = false;                // fstat succeeded: device and inode are set
     dev_t device = 0;
     ino_t inode = 0;
   };

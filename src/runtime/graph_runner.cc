@@ -8,8 +8,8 @@
 #include <cstring>
 #include <new>
 
-#include "base/out_of_memory.h"
 #include "base/call_types.h"
+#include "base/out_of_memory.h"
 #include "engine/high_descriptors.h"
 #include "runtime/call_matching.h"
 #include "runtime/monotonic_clock.h"
@@ -143,7 +143,8 @@ void GraphRunner::Exit() {
   DrainAhead();
   depth_controller_.ScopeLeft();
   FoldControllerStatistics();
-  if (totals_ == nullptr) totals_ = GraphTotalsFor(graph_.name(), engine_ != nullptr ? engine_->name() : "none");
+  if (totals_ == nullptr)
+    totals_ = GraphTotalsFor(graph_.name(), engine_ != nullptr ? engine_->name() : "none");
   AccumulateStatistics(totals_, statistics_);
   statistics_ = Statistics{};
   speculating_ = false;
@@ -231,8 +232,8 @@ bool GraphRunner::SameFile(int fd, int other_fd) {
   return kind.known && other.known && kind.device == other.device && kind.inode == other.inode;
 }
 
-bool GraphRunner::BytesInteract(int fd, int64_t begin, int64_t end, bool writes, int64_t other_begin,
-                                  int64_t other_end, bool other_writes) {
+bool GraphRunner::BytesInteract(int fd, int64_t begin, int64_t end, bool writes,
+                                int64_t other_begin, int64_t other_end, bool other_writes) {
   if (begin < other_end && other_begin < end) return true;
   // Disjoint bytes still interact when one side writes and the other reads
   // across the end of the file: a write that grows the file changes how
@@ -269,7 +270,8 @@ bool GraphRunner::BlockedByPendingAccess(const foreactor_call& call) {
     const PendingAccess& access = accesses_[(accesses_head_ + i) % ring_size_];
     if (!changes && !access.changes) continue;
     if (info.uses_fd && SameFile(access.fd, call.fd) &&
-        BytesInteract(call.fd, begin, end, info.writes_data, access.begin, access.end, access.writes_data)) {
+        BytesInteract(call.fd, begin, end, info.writes_data, access.begin, access.end,
+                      access.writes_data)) {
       return true;
     }
     if (info.uses_path && access.changes_paths) return true;
@@ -323,11 +325,13 @@ void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* e
       bool stale = paths && early_info.uses_path;
       if (early_info.uses_fd) {
         if (closes) stale = stale || early.fd == real.fd;
-        if (seeks) stale = stale || (early.fd == real.fd && early.type == FOREACTOR_CALL_GETDENTS64);
+        if (seeks)
+          stale = stale || (early.fd == real.fd && early.type == FOREACTOR_CALL_GETDENTS64);
         if (writes && !stale && SameFile(early.fd, real.fd)) {
           int64_t early_begin, early_end;
           ByteRangeOf(early, &early_begin, &early_end);
-          stale = BytesInteract(real.fd, begin, end, true, early_begin, early_end, early_info.writes_data);
+          stale = BytesInteract(real.fd, begin, end, true, early_begin, early_end,
+                                early_info.writes_data);
         }
       }
       if (!stale) continue;
@@ -378,7 +382,8 @@ bool GraphRunner::DirectIoAllowed(const foreactor_call& call, bool check_buffer)
     if (call.iov == nullptr) return !check_buffer && aligned(PredictedLength(call), offset_align);
     for (int i = 0; i < call.iovcnt; ++i) {
       if (!aligned(call.iov[i].iov_len, offset_align)) return false;
-      if (check_buffer && !aligned(reinterpret_cast<uintptr_t>(call.iov[i].iov_base), memory_align)) {
+      if (check_buffer &&
+          !aligned(reinterpret_cast<uintptr_t>(call.iov[i].iov_base), memory_align)) {
         return false;
       }
     }
@@ -404,7 +409,8 @@ bool GraphRunner::PrepareRequest(VisitSlot& slot) {
     if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
     request.call.buffer = slot.data.data();
     request.call.length = length;
-  } else if (info.writes_data && (info.vectored ? predicted.iov != nullptr : predicted.buffer != nullptr)) {
+  } else if (info.writes_data &&
+             (info.vectored ? predicted.iov != nullptr : predicted.buffer != nullptr)) {
     size_t length = PredictedLength(predicted);
     if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
     if (info.vectored) {
@@ -687,7 +693,8 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
     // length): the program's own call must fail as it would.
     DiscardEarlyResult(slot);
   }
-  if (misprediction_guard_.suspended() && known && !peek_passed) NoteShadowPrediction(ArgumentsMatch(slot.predicted, real));
+  if (misprediction_guard_.suspended() && known && !peek_passed)
+    NoteShadowPrediction(ArgumentsMatch(slot.predicted, real));
   if (settings_.check) {
     if (!known) {
       ReportDivergence(node, frontier_,
@@ -704,13 +711,15 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
     }
   }
   if (slot.state == SlotState::kCached) {
-    if (ArgumentsMatch(slot.predicted, real)) return ServeEarlyResult(node, slot, *intercepted, result);
+    if (ArgumentsMatch(slot.predicted, real))
+      return ServeEarlyResult(node, slot, *intercepted, result);
     slot.state = SlotState::kPassed;
     NoteMisprediction();
   } else if (slot.state == SlotState::kIssued) {
     const char* written = static_cast<const char*>(slot.request.call.buffer);
-    bool match = ArgumentsMatch(slot.predicted, real) &&
-                 (!type_info.writes_data || (written != nullptr && WrittenBytesMatch(real, written)));
+    bool match =
+        ArgumentsMatch(slot.predicted, real) &&
+        (!type_info.writes_data || (written != nullptr && WrittenBytesMatch(real, written)));
     if (match) {
       WaitFor(slot);
       if (Deliverable(slot.request)) return ServeEarlyResult(node, slot, *intercepted, result);
@@ -730,7 +739,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
 }
 
 bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
-                                     int64_t* result) {
+                                   int64_t* result) {
   const bool from_engine = slot.state == SlotState::kIssued;
   const foreactor_call& real = intercepted.call;
   const CallTypeInfo& type_info = InfoOf(real.type);
@@ -771,7 +780,8 @@ void GraphRunner::ParkEarlyDescriptors() {
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
       VisitSlot& slot = state.slots[visit % ring_size_];
-      if (slot.state != SlotState::kIssued || !IsOpen(slot.predicted.type) || slot.descriptor_parked) {
+      if (slot.state != SlotState::kIssued || !IsOpen(slot.predicted.type) ||
+          slot.descriptor_parked) {
         continue;
       }
       WaitFor(slot);
@@ -780,8 +790,8 @@ void GraphRunner::ParkEarlyDescriptors() {
       if (early < 0) continue;
       const long floor = ParkingFloor();
       const int command = (slot.predicted.flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
-      const int64_t parked = floor >= 0 && early < floor ? raw::Fcntl(static_cast<int>(early), command, floor)
-                                                         : early;
+      const int64_t parked =
+          floor >= 0 && early < floor ? raw::Fcntl(static_cast<int>(early), command, floor) : early;
       if (parked >= 0) {
         if (parked != early) raw::Close(static_cast<int>(early));
         slot.request.result = parked;
@@ -853,7 +863,7 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
 // ------------------------------------------------------------ check mode
 
 void GraphRunner::ReportDivergence(int node, const Cursor& at, const std::string& what,
-                                     const std::string& hint) {
+                                   const std::string& hint) {
   statistics_.check_divergences++;
   check_report_.Divergence(node, at, what, hint);
 }
@@ -883,8 +893,8 @@ bool GraphRunner::TryReadFromCache(VisitSlot& slot) {
   // After a run of misses the data is cold: only some reads are probed, so
   // that a cold run pays little for the probes.
   if (!cache_mode_.ProbeWanted()) return false;
-  int64_t result = raw::Preadv2(predicted.fd, slot.data.data(), predicted.length, predicted.offset,
-                                RWF_NOWAIT);
+  int64_t result =
+      raw::Preadv2(predicted.fd, slot.data.data(), predicted.length, predicted.offset, RWF_NOWAIT);
   if (result == -EOPNOTSUPP) cache_mode_.NoteNowaitUnsupported();
   const bool hit = result == static_cast<int64_t>(predicted.length);
   if (cache_mode_.NoteProbe(hit, predicted.length)) statistics_.cache_mode_changes++;

@@ -13,12 +13,11 @@
 //    `depth` syscall visits.  A call with side effects that is not certain
 //    is passed without being issued (the program makes it at the
 //    frontier), like a call that never runs early.  It stops at an unknown
-//    branch or arguments, before a call whose bytes an earlier pending visit changes (or, for a change, uses;
-//    a write that grows the file also conflicts with reads across its end),
-//    and when the engine's queue is full.  It issues no open while an
-//    earlier open waits to run at the frontier.  Everything it prepares in
-//    one walk is submitted as one batch.  A call the program makes outside
-//    the graph discards the early results it may change.
+//    branch or arguments, before a call whose bytes an earlier pending visit changes (or, for a
+//    change, uses; a write that grows the file also conflicts with reads across its end), and when
+//    the engine's queue is full.  It issues no open while an earlier open waits to run at the
+//    frontier.  Everything it prepares in one walk is submitted as one batch.  A call the program
+//    makes outside the graph discards the early results it may change.
 //  - Certain means: no weak edge lies between the frontier and the call
 //    (one the frontier crossed counts until the program makes its next
 //    graph call), no visit between them rests on a guess the program has
@@ -134,7 +133,10 @@ class GraphRunner {
   void ParkEarlyDescriptors();
 
   // After fork() in the child: never touch the engine again.
-  void Abandon() { abandoned_ = true; speculating_ = false; }
+  void Abandon() {
+    abandoned_ = true;
+    speculating_ = false;
+  }
 
   // Time the plugin leaves out of the scope gate's timing
   // (foreactor_scope_gate_exclude) is left out of the automatic depth's
@@ -180,7 +182,7 @@ class GraphRunner {
   // and write families, the whole file otherwise), so that calls ahead are
   // issued only in an order that cannot change what any of them sees.
   struct PendingAccess {
-    int fd;              // descriptor it uses, or -1
+    int fd;  // descriptor it uses, or -1
     int64_t begin;
     int64_t end;
     bool writes_data;    // a write of [begin, end), which may also grow the file
@@ -223,10 +225,12 @@ class GraphRunner {
   bool AdvanceFrontierThroughBranches();
   void FinishFrontierVisit(int node, int64_t result);
   void DeliverOpenResult(VisitSlot& slot, int64_t* result);
-  bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted, int64_t* result);
+  bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
+                        int64_t* result);
 
   // Check mode.
-  void ReportDivergence(int node, const Cursor& at, const std::string& what, const std::string& hint);
+  void ReportDivergence(int node, const Cursor& at, const std::string& what,
+                        const std::string& hint);
   void CheckForeignCall(int node, const foreactor_call& real);
 
   // Page cache.
@@ -259,7 +263,7 @@ class GraphRunner {
   const unsigned ring_size_;  // the largest depth the controller may choose, plus one
   DepthController depth_controller_;
   bool depth_measuring_ = false;  // the controller's window counts calls that ran speculatively
-  uint64_t reported_depth_changes_ = 0;   // controller counters already in statistics_
+  uint64_t reported_depth_changes_ = 0;  // controller counters already in statistics_
   uint64_t reported_depth_windows_ = 0;
   uint64_t reported_window_depth_sum_ = 0;
   bool ok_ = false;
@@ -279,7 +283,7 @@ class GraphRunner {
   // call since: it may still return there, so that edge still counts as
   // lying ahead for calls with side effects.
   bool unconfirmed_weak_edge_ = false;
-  uint64_t peek_weak_edges_ = 0;      // weak edges the peek head has crossed
+  uint64_t peek_weak_edges_ = 0;  // weak edges the peek head has crossed
   // Visits in [frontier, peek) that rest on a guess the program has not
   // confirmed yet: every call but those with side effects issued as
   // certain and link heads (whose link asserts the pair).
@@ -296,8 +300,8 @@ class GraphRunner {
   // -1 when the descriptor limit leaves no room; looked up once per scope.
   static constexpr long kParkingFloorUnknown = -2;
   long parking_floor_ = kParkingFloorUnknown;
-  unsigned visits_ahead_ = 0;         // syscall visits passed by peek, not by frontier
-  uint64_t bytes_ahead_ = 0;          // data bytes those visits read or write
+  unsigned visits_ahead_ = 0;  // syscall visits passed by peek, not by frontier
+  uint64_t bytes_ahead_ = 0;   // data bytes those visits read or write
   unsigned prepared_unsubmitted_ = 0;
 
   std::unique_ptr<PendingAccess[]> accesses_;  // FIFO ring of ring_size_ entries, in visit order
@@ -308,7 +312,7 @@ class GraphRunner {
 
   // Suspension after mispredictions (kept across scopes).
   MispredictionGuard misprediction_guard_;
-  CheckReport check_report_;  // check mode: one report per scope
+  CheckReport check_report_;               // check mode: one report per scope
   bool frontier_weak_since_call_ = false;  // a weak edge since the last graph call
 
   // Kept across scopes: whether this graph's data is being found cached.

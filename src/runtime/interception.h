@@ -30,7 +30,7 @@ class GraphRunner;
 // is one load, with no call to a TLS wrapper function first.
 struct ThreadContext {
   GraphRunner* innermost = nullptr;  // innermost speculating scope, or null
-  int inside_foreactor = 0;            // >0 while foreactor's own code runs on this thread
+  int inside_foreactor = 0;          // >0 while foreactor's own code runs on this thread
 };
 
 extern constinit thread_local ThreadContext tls_context __attribute__((tls_model("initial-exec")));

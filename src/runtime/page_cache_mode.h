@@ -109,11 +109,11 @@ class PageCacheMode {
  private:
   bool serving_from_cache_ = false;
   bool nowait_unsupported_ = false;
-  unsigned consecutive_hits_ = 0;     // in kCacheHitUnitBytes: a hit of 128 KiB counts 16
+  unsigned consecutive_hits_ = 0;  // in kCacheHitUnitBytes: a hit of 128 KiB counts 16
   unsigned consecutive_misses_ = 0;
-  unsigned reads_since_probe_ = 0;    // reads not probed while the data looks cold
-  unsigned reads_since_check_ = 0;    // reads served from the cache (kCacheCheckInterval)
-  unsigned served_in_a_row_ = 0;      // this scope: reads served since speculating last
+  unsigned reads_since_probe_ = 0;  // reads not probed while the data looks cold
+  unsigned reads_since_check_ = 0;  // reads served from the cache (kCacheCheckInterval)
+  unsigned served_in_a_row_ = 0;    // this scope: reads served since speculating last
   unsigned cached_streak_needed_ = kInitialCachedStreak;
   uint64_t served_since_switch_ = 0;  // reads served since the last switch to serving
 };

@@ -8,7 +8,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>  // struct open_how, RESOLVE_*
-#include <linux/stat.h>  // struct statx, STATX_DIOALIGN
+#include <linux/stat.h>     // struct statx, STATX_DIOALIGN
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>

@@ -12,18 +12,18 @@
 #include <new>
 #include <string>
 
-#include "config/settings.h"
+#include "base/call_types.h"
 #include "base/out_of_memory.h"
+#include "config/report.h"
+#include "config/settings.h"
+#include "engine/deferred_engine.h"
 #include "engine/engine.h"
 #include "engine/high_descriptors.h"
-#include "base/call_types.h"
 #include "graph/graph.h"
 #include "graph/graph_handle.h"
-#include "engine/deferred_engine.h"
-#include "runtime/interception.h"
-#include "config/report.h"
-#include "runtime/scope_gate.h"
 #include "runtime/graph_runner.h"
+#include "runtime/interception.h"
+#include "runtime/scope_gate.h"
 #include "runtime/statistics.h"
 
 namespace foreactor {
@@ -32,8 +32,8 @@ constinit thread_local ThreadContext tls_context;
 
 namespace {
 
-constexpr int kMaxGraphs = 256;      // graphs per process that can speculate
-constexpr int kMaxScopeDepth = 64;   // nested scopes per thread that are tracked
+constexpr int kMaxGraphs = 256;                  // graphs per process that can speculate
+constexpr int kMaxScopeDepth = 64;               // nested scopes per thread that are tracked
 constexpr unsigned kAutomaticDepthWorkers = 32;  // thread pool workers for FOREACTOR_DEPTH=auto
 
 void ReportOnce(std::atomic<bool>& flag, const std::string& message) {
@@ -54,9 +54,9 @@ std::atomic<bool> unbalanced_reported{false};
 GraphRuntime* RuntimeOf(const Graph& graph) {
   const int id = graph.id();
   if (id < 0 || id >= kMaxGraphs) {
-    ReportOnce(too_many_graphs_reported,
-               "more than " + std::to_string(kMaxGraphs) + " graphs; graph '" + graph.name() +
-                   "' and later ones run without speculation");
+    ReportOnce(too_many_graphs_reported, "more than " + std::to_string(kMaxGraphs) +
+                                             " graphs; graph '" + graph.name() +
+                                             "' and later ones run without speculation");
     return nullptr;
   }
   GraphRuntime* runtime = graph_runtimes[id].load(std::memory_order_acquire);
@@ -65,15 +65,16 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   if (fresh == nullptr) return nullptr;
   fresh->settings = SettingsForGraph(graph.name());
   // Depth 0 issues nothing early: no engine resources at all.
-  if (!fresh->settings.automatic_depth && fresh->settings.depth == 0) fresh->settings.engine.kind = EngineKind::kSync;
+  if (!fresh->settings.automatic_depth && fresh->settings.depth == 0)
+    fresh->settings.engine.kind = EngineKind::kSync;
   // A thread pool keeps as many calls in flight as it has workers: unless
   // told otherwise, give it one per call the graph may run ahead (with the
   // automatic depth, up to kAutomaticDepthWorkers: more threads than that
   // only add switching).  The pool starts them as requests wait.
   if (fresh->settings.engine.kind == EngineKind::kThreads && fresh->settings.engine.workers == 0) {
-    fresh->settings.engine.workers =
-        fresh->settings.automatic_depth ? std::min(fresh->settings.depth, kAutomaticDepthWorkers)
-                                        : fresh->settings.depth;
+    fresh->settings.engine.workers = fresh->settings.automatic_depth
+                                         ? std::min(fresh->settings.depth, kAutomaticDepthWorkers)
+                                         : fresh->settings.depth;
   }
   if (graph_runtimes[id].compare_exchange_strong(runtime, fresh, std::memory_order_acq_rel)) {
     return fresh;
@@ -153,7 +154,8 @@ struct ThreadState {
     if (!fallback_reason.empty()) ReportOnce(fallback_reported, fallback_reason);
     if (made) return;
     static_cast<ThreadState*>(context)->engine_failed[static_cast<int>(kind)] = true;
-    ReportOnce(no_engine_reported, "no asynchronous engine could be started; running without speculation");
+    ReportOnce(no_engine_reported,
+               "no asynchronous engine could be started; running without speculation");
   }
 };
 
@@ -347,8 +349,9 @@ void foreactor_scope_exit(foreactor_graph* graph) {
     if (!state->forked_child) tls_context.innermost = frame.runner->outer;
     frame.runner->outer = nullptr;
     const foreactor::Statistics& statistics = frame.runner->statistics();
-    state->last_outcomes[graph->graph.id()] = {statistics.intercepted, statistics.issued_early,
-                                               statistics.found_cached + statistics.served_from_cache};
+    state->last_outcomes[graph->graph.id()] = {
+        statistics.intercepted, statistics.issued_early,
+        statistics.found_cached + statistics.served_from_cache};
     frame.runner->Exit();
   }
   state->RestEnginesIfIdle();
@@ -357,7 +360,8 @@ void foreactor_scope_exit(foreactor_graph* graph) {
 int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_outcome* outcome) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || outcome == nullptr || id < 0 || state->last_outcomes[id].calls == UINT64_MAX) {
+  if (state == nullptr || outcome == nullptr || id < 0 ||
+      state->last_outcomes[id].calls == UINT64_MAX) {
     return 0;
   }
   *outcome = state->last_outcomes[id];
@@ -458,7 +462,8 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
   } else if (runner->suspended() || runner->home_depth() == 0) {
     return FOREACTOR_SPECULATION_NONE;
   }
-  return settings.automatic_depth ? FOREACTOR_SPECULATION_AUTOMATIC : FOREACTOR_SPECULATION_REQUESTED;
+  return settings.automatic_depth ? FOREACTOR_SPECULATION_AUTOMATIC
+                                  : FOREACTOR_SPECULATION_REQUESTED;
 }
 
 int foreactor_write_stats(FILE* out) {

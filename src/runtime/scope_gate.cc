@@ -86,7 +86,8 @@ bool ScopeGate::Rest() {
   phase_ = Phase::kResting;
   confirmed_ = false;
   second_chance_ = false;
-  const double units = std::max(static_cast<double>(rest_stretches_) * stretch_units_, minimum_rest_units_);
+  const double units =
+      std::max(static_cast<double>(rest_stretches_) * stretch_units_, minimum_rest_units_);
   minimum_rest_units_ = 0;
   rest_stretches_ = std::min(2 * rest_stretches_, kMaximumRestStretches);
   return Segment(false, static_cast<uint32_t>(std::min<double>(std::ceil(units), UINT32_MAX)));

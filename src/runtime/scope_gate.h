@@ -147,7 +147,14 @@ class ScopeGate {
 
  private:
   enum class Phase : unsigned char {
-    kStart, kRequested, kResting, kIdle, kSettling, kPlain, kTrial, kKept
+    kStart,
+    kRequested,
+    kResting,
+    kIdle,
+    kSettling,
+    kPlain,
+    kTrial,
+    kKept
   };
 
   // The slow path of BeforeUnit(): the segment of units that just ended is
@@ -190,25 +197,27 @@ class ScopeGate {
 
   Phase phase_ = Phase::kStart;
   bool open_ = false;
-  bool confirmed_ = false;         // a trial won since the last rest: one more win keeps the scope
-  bool second_chance_ = false;     // the pair in progress re-checks a kept scope: a loss gets one more pair
-  bool retrying_ = false;          // the pairs in progress follow a retry: a loss rests idle again
+  bool confirmed_ = false;  // a trial won since the last rest: one more win keeps the scope
+  bool second_chance_ =
+      false;               // the pair in progress re-checks a kept scope: a loss gets one more pair
+  bool retrying_ = false;  // the pairs in progress follow a retry: a loss rests idle again
   bool has_statistics_ = false;
-  uint32_t countdown_ = 0;         // units left before the next decision
-  uint32_t segment_units_ = 0;     // units of the segment in progress
+  uint32_t countdown_ = 0;      // units left before the next decision
+  uint32_t segment_units_ = 0;  // units of the segment in progress
   uint32_t stretch_units_ = kInitialStretchUnits;
-  uint32_t pair_units_ = 0;        // units of the pair's stretches (stretch_units_ may change after its plain one)
+  uint32_t pair_units_ =
+      0;  // units of the pair's stretches (stretch_units_ may change after its plain one)
   uint32_t rest_stretches_ = kInitialRestStretches;  // length of the next rest
   uint32_t retry_stretches_ = kFirstRetryStretches;  // length of the next idle rest
   uint32_t kept_stretches_left_ = 0;
-  uint32_t checkpoint_ = 0;        // checkpoints of the stretch in progress passed
-  uint64_t segment_start_ = 0;     // start of the checkpoint in progress
+  uint32_t checkpoint_ = 0;     // checkpoints of the stretch in progress passed
+  uint64_t segment_start_ = 0;  // start of the checkpoint in progress
   uint64_t plain_checkpoints_[kTrialCheckpoints] = {};  // the pair's plain stretch, per checkpoint
-  double clip_nanoseconds_ = 0;    // kOutlierFactor x the median of plain_checkpoints_
-  double plain_time_ = 0;          // the plain stretch's clipped time
-  double trial_time_ = 0;          // the trial's clipped time so far, first checkpoint left out
+  double clip_nanoseconds_ = 0;  // kOutlierFactor x the median of plain_checkpoints_
+  double plain_time_ = 0;        // the plain stretch's clipped time
+  double trial_time_ = 0;        // the trial's clipped time so far, first checkpoint left out
   double trial_first_checkpoint_time_ = 0;  // the trial's first checkpoint, clipped
-  double minimum_rest_units_ = 0;  // set by a costly lost trial for the next Rest()
+  double minimum_rest_units_ = 0;           // set by a costly lost trial for the next Rest()
 
   Statistics unreported_;  // gate_* counters only
 };

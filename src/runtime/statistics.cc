@@ -31,7 +31,6 @@ struct GraphTotals {
 
 namespace {
 
-
 // One counter: its JSON key and where it lives in Statistics.  Every field
 // of Statistics appears here once; the JSON holds them in this order.
 struct CounterField {
@@ -67,8 +66,8 @@ constexpr CounterField kCounterFields[] = {
     {"gate_scope_units", &Statistics::gate_scope_units},
     {"scopes_left_to_cache", &Statistics::scopes_left_to_cache},
 };
-static_assert(sizeof(Statistics) == sizeof(kCounterFields) / sizeof(kCounterFields[0]) *
-                                        sizeof(uint64_t),
+static_assert(sizeof(Statistics) ==
+                  sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),
               "every counter of Statistics must be listed in kCounterFields");
 
 struct StatisticsRegistry {
@@ -108,11 +107,21 @@ bool WriteJsonString(FILE* out, std::string_view text) {
     unsigned char c = static_cast<unsigned char>(character);
     int status;
     switch (c) {
-      case '"': status = std::fputs("\\\"", out); break;
-      case '\\': status = std::fputs("\\\\", out); break;
-      case '\n': status = std::fputs("\\n", out); break;
-      case '\r': status = std::fputs("\\r", out); break;
-      case '\t': status = std::fputs("\\t", out); break;
+      case '"':
+        status = std::fputs("\\\"", out);
+        break;
+      case '\\':
+        status = std::fputs("\\\\", out);
+        break;
+      case '\n':
+        status = std::fputs("\\n", out);
+        break;
+      case '\r':
+        status = std::fputs("\\r", out);
+        break;
+      case '\t':
+        status = std::fputs("\\t", out);
+        break;
       default:
         if (c < 0x20 || c >= 0x7f) {
           status = std::fprintf(out, "\\u%04x", static_cast<unsigned>(c));

@@ -12,31 +12,31 @@
 namespace foreactor {
 
 struct Statistics {
-  uint64_t scopes = 0;            // scopes entered
-  uint64_t intercepted = 0;       // calls that belonged to the graph (matched a node)
-  uint64_t passed_through = 0;    // calls seen in a scope that did not belong to the graph
-  uint64_t issued_early = 0;      // requests handed to the engine ahead of the program
-  uint64_t consumed = 0;          // early results the program received
-  uint64_t wasted = 0;            // early results never used (scope left, divergence)
-  uint64_t mispredicted = 0;      // early results thrown away because the call differed
-  uint64_t synchronous = 0;       // graph calls run synchronously at the frontier
-  uint64_t cancelled = 0;         // early requests cancelled at scope exit or divergence
+  uint64_t scopes = 0;               // scopes entered
+  uint64_t intercepted = 0;          // calls that belonged to the graph (matched a node)
+  uint64_t passed_through = 0;       // calls seen in a scope that did not belong to the graph
+  uint64_t issued_early = 0;         // requests handed to the engine ahead of the program
+  uint64_t consumed = 0;             // early results the program received
+  uint64_t wasted = 0;               // early results never used (scope left, divergence)
+  uint64_t mispredicted = 0;         // early results thrown away because the call differed
+  uint64_t synchronous = 0;          // graph calls run synchronously at the frontier
+  uint64_t cancelled = 0;            // early requests cancelled at scope exit or divergence
   uint64_t speculation_stopped = 0;  // times mispredictions in a row suspended speculation
   uint64_t speculation_resumed = 0;  // times a run of correct predictions resumed it
-  uint64_t found_cached = 0;      // reads the peek head found in the page cache and read at once
-  uint64_t served_from_cache = 0; // reads served at the frontier straight from the page cache
-  uint64_t cache_mode_changes = 0;  // switches between speculating and serving from the cache
-  uint64_t check_divergences = 0;   // check mode: places where the program left the graph
-  uint64_t bytes_early = 0;       // bytes transferred by consumed early reads and writes
-  uint64_t wait_nanoseconds = 0;  // time the program waited for early results
-  uint64_t depth_changes = 0;     // FOREACTOR_DEPTH=auto: moves of the controller's home depth
-  uint64_t depth_windows = 0;     // measurement windows the controller completed
-  uint64_t depth_window_sum = 0;  // sum of the depth of each window (mean = sum / windows)
-  uint64_t gate_trials = 0;       // scope gate: trial stretches run with a scope
-  uint64_t gate_trials_won = 0;   // scope gate: trials faster than their plain stretch
-  uint64_t gate_retries = 0;      // scope gate: idle rests ended by asking the runtime to retry
-  uint64_t gate_plain_units = 0;  // scope gate: units it ran without a scope
-  uint64_t gate_scope_units = 0;  // scope gate: units it ran with a scope
+  uint64_t found_cached = 0;         // reads the peek head found in the page cache and read at once
+  uint64_t served_from_cache = 0;    // reads served at the frontier straight from the page cache
+  uint64_t cache_mode_changes = 0;   // switches between speculating and serving from the cache
+  uint64_t check_divergences = 0;    // check mode: places where the program left the graph
+  uint64_t bytes_early = 0;          // bytes transferred by consumed early reads and writes
+  uint64_t wait_nanoseconds = 0;     // time the program waited for early results
+  uint64_t depth_changes = 0;        // FOREACTOR_DEPTH=auto: moves of the controller's home depth
+  uint64_t depth_windows = 0;        // measurement windows the controller completed
+  uint64_t depth_window_sum = 0;     // sum of the depth of each window (mean = sum / windows)
+  uint64_t gate_trials = 0;          // scope gate: trial stretches run with a scope
+  uint64_t gate_trials_won = 0;      // scope gate: trials faster than their plain stretch
+  uint64_t gate_retries = 0;         // scope gate: idle rests ended by asking the runtime to retry
+  uint64_t gate_plain_units = 0;     // scope gate: units it ran without a scope
+  uint64_t gate_scope_units = 0;     // scope gate: units it ran with a scope
   uint64_t scopes_left_to_cache = 0;  // scopes that stopped following the graph, all reads cached
 
   void Add(const Statistics& other);

@@ -53,15 +53,15 @@ enum class SlotState : unsigned char {
 
 struct VisitSlot {
   SlotState state = SlotState::kEmpty;
-  foreactor_call predicted{};   // the plugin's arguments; `path` points into path_storage
-  Request request;              // what the engine runs
-  int64_t directory_position = 0;   // getdents64: the directory offset before the early call
-  bool has_access = false;      // this visit holds an entry in the pending-access queue
-  bool unissued_open = false;   // an open passed without early issue (counted until consumed)
-  bool descriptor_parked = false;   // an early open's descriptor moved above the program's numbers
-  bool unconfirmed_guess = false;   // counted in the scope's guesses ahead (see GraphRunner)
-  uint64_t bytes_ahead = 0;     // counted in the scope's bytes ahead while passed by the peek head
-  GrowingBuffer data;           // read destination / write source
+  foreactor_call predicted{};      // the plugin's arguments; `path` points into path_storage
+  Request request;                 // what the engine runs
+  int64_t directory_position = 0;  // getdents64: the directory offset before the early call
+  bool has_access = false;         // this visit holds an entry in the pending-access queue
+  bool unissued_open = false;      // an open passed without early issue (counted until consumed)
+  bool descriptor_parked = false;  // an early open's descriptor moved above the program's numbers
+  bool unconfirmed_guess = false;  // counted in the scope's guesses ahead (see GraphRunner)
+  uint64_t bytes_ahead = 0;  // counted in the scope's bytes ahead while passed by the peek head
+  GrowingBuffer data;        // read destination / write source
   std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes
 };
 

@@ -22,9 +22,9 @@ namespace foreactor {
 
 // One directory to read ahead: a path under one of walk-ahead's roots.
 struct PendingDirectory {
-  unsigned root = 0;          // the root's slot
-  uint64_t generation = 0;    // the slot's generation when the directory was found
-  std::string path;           // relative to the root; empty for the root itself
+  unsigned root = 0;        // the root's slot
+  uint64_t generation = 0;  // the slot's generation when the directory was found
+  std::string path;         // relative to the root; empty for the root itself
 };
 
 class DirectoryQueue {

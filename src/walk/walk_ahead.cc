@@ -126,12 +126,12 @@ Counters counters;
 struct Root {
   enum class State { kEmpty, kCandidate, kToOpen, kOpen, kRefused };
   State state = State::kEmpty;
-  uint64_t generation = 0;   // bumped each time the slot takes another tree
-  uint64_t last_used = 0;    // the program's directory count when it last opened in this tree
-  std::string path;          // as the program gave it (relative to the working directory, or absolute)
-  int descriptor = -1;       // in walk-ahead's own table: the open tree's, or until a thread
-                             // opens the slot's new tree, the previous one's
-  dev_t device = 0;          // the root's filesystem (descendants on another are not walked)
+  uint64_t generation = 0;  // bumped each time the slot takes another tree
+  uint64_t last_used = 0;   // the program's directory count when it last opened in this tree
+  std::string path;     // as the program gave it (relative to the working directory, or absolute)
+  int descriptor = -1;  // in walk-ahead's own table: the open tree's, or until a thread
+                        // opens the slot's new tree, the previous one's
+  dev_t device = 0;     // the root's filesystem (descendants on another are not walked)
   bool no_access_time = true;  // O_NOATIME is accepted here (it is tried until refused)
 };
 
@@ -170,14 +170,16 @@ class WalkAhead {
       Root* within = nullptr;
       for (Root& root : roots_) {
         if (root.state == Root::State::kEmpty) continue;
-        if (PathWithin(root.path, path) && (within == nullptr || root.path.size() > within->path.size())) {
+        if (PathWithin(root.path, path) &&
+            (within == nullptr || root.path.size() > within->path.size())) {
           within = &root;
         }
       }
       if (within != nullptr) {
         within->last_used = opened;
         most_recent_ = within;
-        if (within->state == Root::State::kCandidate && std::strcmp(path, within->path.c_str()) != 0) {
+        if (within->state == Root::State::kCandidate &&
+            std::strcmp(path, within->path.c_str()) != 0) {
           start = Promote(within);  // a second directory under it: a recursive walk
         }
       } else {
@@ -190,7 +192,8 @@ class WalkAhead {
   void OpenedRelative(int opened_fd) {
     const uint64_t opened = NoteProgramDirectory();
     // The common case: a walk under way and no new tree to start.
-    if (walking_.load(std::memory_order_relaxed) && !candidate_waiting_.load(std::memory_order_relaxed)) {
+    if (walking_.load(std::memory_order_relaxed) &&
+        !candidate_waiting_.load(std::memory_order_relaxed)) {
       return;
     }
     bool start = false;
@@ -227,9 +230,7 @@ class WalkAhead {
   // walk that does not pay costs the program next to no CPU.  (Not
   // SCHED_IDLE: a thread holding a directory's lock must still get to run
   // on a busy machine.)
-  static void YieldToTheProgram() {
-    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
-  }
+  static void YieldToTheProgram() { setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19); }
 
   // The first thread: takes a descriptor table of its own, starts the
   // others in it, then walks.
@@ -238,7 +239,9 @@ class WalkAhead {
     prctl(PR_SET_NAME, "foreactor-walk", 0, 0, 0);
     YieldToTheProgram();
     if (raw::CloseRange(0, ~0U, CLOSE_RANGE_UNSHARE) < 0) {
-      walk->Disable("walk-ahead needs close_range(2) with CLOSE_RANGE_UNSHARE (Linux 5.9); walk-ahead is off");
+      walk->Disable(
+          "walk-ahead needs close_range(2) with CLOSE_RANGE_UNSHARE (Linux 5.9); walk-ahead is "
+          "off");
       return nullptr;
     }
     counters.threads.fetch_add(1, std::memory_order_relaxed);
@@ -267,11 +270,12 @@ class WalkAhead {
     int root_descriptor = -1;
     dev_t device = 0;
     bool no_access_time = true;
-    bool sampling = false;    // read it the cheap way: the tree has been cached so far
+    bool sampling = false;  // read it the cheap way: the tree has been cached so far
   };
 
   uint64_t NoteProgramDirectory() {
-    const uint64_t opened = counters.program_directories.fetch_add(1, std::memory_order_relaxed) + 1;
+    const uint64_t opened =
+        counters.program_directories.fetch_add(1, std::memory_order_relaxed) + 1;
     return opened;
   }
 
@@ -426,7 +430,8 @@ class WalkAhead {
         // stopped descending.
         const auto now = std::chrono::steady_clock::now();
         if (!waiting_for_program || program != seen_program) {
-          if (!waiting_for_program) counters.waits_for_program.fetch_add(1, std::memory_order_relaxed);
+          if (!waiting_for_program)
+            counters.waits_for_program.fetch_add(1, std::memory_order_relaxed);
           waiting_for_program = true;
           seen_program = program;
           seen_since = now;
@@ -561,10 +566,12 @@ class WalkAhead {
     const uint64_t blocks_before = BlocksReadByThisThread();
     int64_t fd = -EPERM;
     if (task.no_access_time) {
-      fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags | O_NOATIME, kBeneathRoot);
+      fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags | O_NOATIME,
+                        kBeneathRoot);
       if (fd == -EPERM) outcome->access_time_refused = true;
     }
-    if (fd == -EPERM) fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags, kBeneathRoot);
+    if (fd == -EPERM)
+      fd = raw::Openat2(task.root_descriptor, relative, kDirectoryOpenFlags, kBeneathRoot);
     if (fd < 0) {
       counters.directories_failed.fetch_add(1, std::memory_order_relaxed);
       return;
@@ -625,17 +632,17 @@ class WalkAhead {
   std::mutex mutex_;
   std::condition_variable wake_;
   Root roots_[kMaxRoots];
-  Root* most_recent_ = nullptr;          // the tree the program last opened a directory in
+  Root* most_recent_ = nullptr;  // the tree the program last opened a directory in
   DirectoryQueue queue_;
-  uint64_t read_ = 0;                    // directories read (or failed) since the start
-  uint64_t in_flight_ = 0;               // directories being read now
-  uint64_t walk_begin_program_ = 0;      // the program's directory count when the walk began
-  uint64_t walk_begin_read_ = 0;         // read_ when the walk began
-  std::atomic<uint64_t> descriptors_{0}; // walk-ahead's descriptors open now
-  uint64_t warm_streak_ = 0;             // directories read in a row that were all cached
-  bool io_accounting_ = false;           // KernelAccountsBlockReads(), set by the first thread
+  uint64_t read_ = 0;                     // directories read (or failed) since the start
+  uint64_t in_flight_ = 0;                // directories being read now
+  uint64_t walk_begin_program_ = 0;       // the program's directory count when the walk began
+  uint64_t walk_begin_read_ = 0;          // read_ when the walk began
+  std::atomic<uint64_t> descriptors_{0};  // walk-ahead's descriptors open now
+  uint64_t warm_streak_ = 0;              // directories read in a row that were all cached
+  bool io_accounting_ = false;            // KernelAccountsBlockReads(), set by the first thread
   std::atomic<bool> threads_started_{false};
-  std::atomic<bool> walking_{false};     // a walk is under way: relative opens only count
+  std::atomic<bool> walking_{false};            // a walk is under way: relative opens only count
   std::atomic<bool> candidate_waiting_{false};  // a candidate root waits for a second directory
 };
 

@@ -102,9 +102,9 @@ struct WalkAheadStatistics {
   uint64_t most_ahead = 0;           // largest lead over the program, in directories
   uint64_t most_queued = 0;          // largest number of queued directories
   uint64_t most_queued_path_bytes = 0;  // largest bytes of queued paths
-  uint64_t most_descriptors = 0;     // largest number of descriptors open at once
-  uint64_t threads = 0;              // walk-ahead threads started
-  uint64_t distance = 0;             // the configured distance (0: walk-ahead off)
+  uint64_t most_descriptors = 0;        // largest number of descriptors open at once
+  uint64_t threads = 0;                 // walk-ahead threads started
+  uint64_t distance = 0;                // the configured distance (0: walk-ahead off)
 };
 
 // A snapshot of the counters (consistent enough for a report; each counter

@@ -46,13 +46,13 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <new>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <new>
 #include <type_traits>
 
 #include "engine/fault_injection_engine.h"
@@ -124,7 +124,8 @@ uint64_t Mix(uint64_t x) {
 
 uint64_t HashText(const char* text) {
   uint64_t hash = 1469598103934665603ULL;
-  for (; *text != '\0'; ++text) hash = (hash ^ static_cast<unsigned char>(*text)) * 1099511628211ULL;
+  for (; *text != '\0'; ++text)
+    hash = (hash ^ static_cast<unsigned char>(*text)) * 1099511628211ULL;
   return hash;
 }
 
@@ -217,8 +218,8 @@ void CallPath(const foreactor_call& call, Family family, char* out, size_t size)
   DescriptorPath(at_cwd ? AT_FDCWD : call.fd, base, sizeof(base));
   // Truncation is harmless: both runs truncate the same way.
   size_t used = 0;
-  for (const char* part : {static_cast<const char*>(base), call.path[0] != '\0' ? "/" : "",
-                           call.path}) {
+  for (const char* part :
+       {static_cast<const char*>(base), call.path[0] != '\0' ? "/" : "", call.path}) {
     while (*part != '\0' && used + 1 < size) out[used++] = *part++;
   }
   out[used] = '\0';
@@ -249,8 +250,8 @@ bool Choose(const foreactor_call& call, Family family, bool commit, Kind* kind) 
   }
   const bool has_offset = family == kRead || family == kWrite;
   const int64_t offset = has_offset ? call.offset : 0;
-  const uint64_t identity = Mix(HashText(path) ^ Mix(static_cast<uint64_t>(family) << 56 ^
-                                                     static_cast<uint64_t>(offset)));
+  const uint64_t identity = Mix(
+      HashText(path) ^ Mix(static_cast<uint64_t>(family) << 56 ^ static_cast<uint64_t>(offset)));
   const uint64_t nth = Occurrence(identity, commit);
   if (commit) checked.fetch_add(1, std::memory_order_relaxed);
   if (commit && schedule.trace) {
@@ -267,18 +268,34 @@ bool Choose(const foreactor_call& call, Family family, bool commit, Kind* kind) 
     return true;
   }
   if (!schedule.random) return false;
-  const uint64_t draw =
-      Mix(schedule.seed ^ identity ^ (schedule.per_occurrence && !IsPure(call, family) ? Mix(nth) : 0));
+  const uint64_t draw = Mix(schedule.seed ^ identity ^
+                            (schedule.per_occurrence && !IsPure(call, family) ? Mix(nth) : 0));
   if (draw % 1000 >= schedule.permille) return false;
   const Kind* kinds = kReadKinds;
   size_t count = 0;
   switch (family) {
-    case kRead: kinds = kReadKinds; count = std::size(kReadKinds); break;
-    case kWrite: kinds = kWriteKinds; count = std::size(kWriteKinds); break;
-    case kOpen: kinds = kOpenKinds; count = (call.flags & O_CREAT) != 0 ? 4 : 3; break;
-    case kStat: kinds = kStatKinds; count = std::size(kStatKinds); break;
-    case kClose: kinds = kCloseKinds; count = std::size(kCloseKinds); break;
-    default: return false;
+    case kRead:
+      kinds = kReadKinds;
+      count = std::size(kReadKinds);
+      break;
+    case kWrite:
+      kinds = kWriteKinds;
+      count = std::size(kWriteKinds);
+      break;
+    case kOpen:
+      kinds = kOpenKinds;
+      count = (call.flags & O_CREAT) != 0 ? 4 : 3;
+      break;
+    case kStat:
+      kinds = kStatKinds;
+      count = std::size(kStatKinds);
+      break;
+    case kClose:
+      kinds = kCloseKinds;
+      count = std::size(kCloseKinds);
+      break;
+    default:
+      return false;
   }
   *kind = kinds[(draw >> 32) % count];
   return true;
@@ -342,7 +359,8 @@ bool ParseRule(char* text, Rule* rule) {
     }
   }
   for (int family = 0; family < kFamilies; ++family) {
-    if (std::strcmp(fields[0], kFamilyNames[family]) == 0) rule->family = static_cast<Family>(family);
+    if (std::strcmp(fields[0], kFamilyNames[family]) == 0)
+      rule->family = static_cast<Family>(family);
   }
   int kind = 0;
   while (kind < kKinds && std::strcmp(fields[4], kKindNames[kind]) != 0) ++kind;
@@ -436,7 +454,8 @@ struct NextCalls {
 };
 NextCalls next_calls;
 
-#define FAULTS_RESOLVE(name) next_calls.name = Next<std::remove_pointer_t<decltype(next_calls.name)>>(#name)
+#define FAULTS_RESOLVE(name) \
+  next_calls.name = Next<std::remove_pointer_t<decltype(next_calls.name)>>(#name)
 
 __attribute__((constructor)) void Initialize() {
   FAULTS_RESOLVE(open);
@@ -484,12 +503,13 @@ __attribute__((destructor)) void Report() {
     }
   }
   if (failed_allocations_reported != nullptr && *failed_allocations_reported != 0) {
-    used += std::snprintf(line + used, sizeof(line) - static_cast<size_t>(used), " nothrow_new=%llu",
-                          static_cast<unsigned long long>(*failed_allocations_reported));
+    used +=
+        std::snprintf(line + used, sizeof(line) - static_cast<size_t>(used), " nothrow_new=%llu",
+                      static_cast<unsigned long long>(*failed_allocations_reported));
   }
   line[used++] = '\n';
-  const int fd = static_cast<int>(
-      syscall(SYS_openat, AT_FDCWD, schedule.report, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  const int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, schedule.report,
+                                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (fd < 0) return;
   syscall(SYS_write, fd, line, used);
   syscall(SYS_close, fd);
@@ -559,7 +579,8 @@ int Simple(const foreactor_call& call, Run run) {
   if (!DecideNow(call, &decision)) return run();
   if (decision.action == FOREACTOR_FAULT_FAIL) return static_cast<int>(Fail(decision.error));
   const int result = run();
-  if (decision.action == FOREACTOR_FAULT_RUN_THEN_FAIL) return static_cast<int>(Fail(decision.error));
+  if (decision.action == FOREACTOR_FAULT_RUN_THEN_FAIL)
+    return static_cast<int>(Fail(decision.error));
   return result;
 }
 
@@ -603,26 +624,26 @@ foreactor_call StatCall(foreactor_call_type type, int fd, const char* path, int 
 #define FAULTS_EXPORT extern "C" __attribute__((visibility("default")))
 #define FAULTS_EXPORT_CXX __attribute__((visibility("default")))
 
-#define FAULTS_OPEN(name)                                                                    \
-  FAULTS_EXPORT int name(const char* path, int flags, ...) {                                 \
-    va_list arguments;                                                                       \
-    va_start(arguments, flags);                                                              \
-    const mode_t mode = ModeArgument(flags, arguments);                                      \
-    va_end(arguments);                                                                       \
-    return Simple(OpenCall(FOREACTOR_CALL_OPEN, AT_FDCWD, path, flags),                      \
-                  [&] { return next_calls.name(path, flags, mode); });                       \
+#define FAULTS_OPEN(name)                                               \
+  FAULTS_EXPORT int name(const char* path, int flags, ...) {            \
+    va_list arguments;                                                  \
+    va_start(arguments, flags);                                         \
+    const mode_t mode = ModeArgument(flags, arguments);                 \
+    va_end(arguments);                                                  \
+    return Simple(OpenCall(FOREACTOR_CALL_OPEN, AT_FDCWD, path, flags), \
+                  [&] { return next_calls.name(path, flags, mode); });  \
   }
 FAULTS_OPEN(open)
 FAULTS_OPEN(open64)
 
-#define FAULTS_OPENAT(name)                                                                  \
-  FAULTS_EXPORT int name(int directory_fd, const char* path, int flags, ...) {               \
-    va_list arguments;                                                                       \
-    va_start(arguments, flags);                                                              \
-    const mode_t mode = ModeArgument(flags, arguments);                                      \
-    va_end(arguments);                                                                       \
-    return Simple(OpenCall(FOREACTOR_CALL_OPENAT, directory_fd, path, flags),                \
-                  [&] { return next_calls.name(directory_fd, path, flags, mode); });         \
+#define FAULTS_OPENAT(name)                                                          \
+  FAULTS_EXPORT int name(int directory_fd, const char* path, int flags, ...) {       \
+    va_list arguments;                                                               \
+    va_start(arguments, flags);                                                      \
+    const mode_t mode = ModeArgument(flags, arguments);                              \
+    va_end(arguments);                                                               \
+    return Simple(OpenCall(FOREACTOR_CALL_OPENAT, directory_fd, path, flags),        \
+                  [&] { return next_calls.name(directory_fd, path, flags, mode); }); \
   }
 FAULTS_OPENAT(openat)
 FAULTS_OPENAT(openat64)
@@ -641,17 +662,17 @@ FAULTS_EXPORT ssize_t write(int fd, const void* buffer, size_t length) {
                   [&](size_t bytes) { return next_calls.write(fd, buffer, bytes); });
 }
 
-#define FAULTS_PREAD(name)                                                                   \
-  FAULTS_EXPORT ssize_t name(int fd, void* buffer, size_t length, off_t offset) {            \
-    return Transfer(Data(FOREACTOR_CALL_PREAD, fd, length, offset),                          \
+#define FAULTS_PREAD(name)                                                                     \
+  FAULTS_EXPORT ssize_t name(int fd, void* buffer, size_t length, off_t offset) {              \
+    return Transfer(Data(FOREACTOR_CALL_PREAD, fd, length, offset),                            \
                     [&](size_t bytes) { return next_calls.name(fd, buffer, bytes, offset); }); \
   }
 FAULTS_PREAD(pread)
 FAULTS_PREAD(pread64)
 
-#define FAULTS_PWRITE(name)                                                                  \
-  FAULTS_EXPORT ssize_t name(int fd, const void* buffer, size_t length, off_t offset) {      \
-    return Transfer(Data(FOREACTOR_CALL_PWRITE, fd, length, offset),                         \
+#define FAULTS_PWRITE(name)                                                                    \
+  FAULTS_EXPORT ssize_t name(int fd, const void* buffer, size_t length, off_t offset) {        \
+    return Transfer(Data(FOREACTOR_CALL_PWRITE, fd, length, offset),                           \
                     [&](size_t bytes) { return next_calls.name(fd, buffer, bytes, offset); }); \
   }
 FAULTS_PWRITE(pwrite)
@@ -667,30 +688,29 @@ FAULTS_EXPORT ssize_t writev(int fd, const struct iovec* iov, int iovcnt) {
                         [&](const struct iovec* v, int n) { return next_calls.writev(fd, v, n); });
 }
 
-#define FAULTS_POSITIONAL_VECTOR(name, type)                                                 \
-  FAULTS_EXPORT ssize_t name(int fd, const struct iovec* iov, int iovcnt, off_t offset) {    \
-    return VectorTransfer(Vector(type, fd, iov, iovcnt, offset),                             \
-                          [&](const struct iovec* v, int n) {                                \
-                            return next_calls.name(fd, v, n, offset);                        \
-                          });                                                                \
+#define FAULTS_POSITIONAL_VECTOR(name, type)                                              \
+  FAULTS_EXPORT ssize_t name(int fd, const struct iovec* iov, int iovcnt, off_t offset) { \
+    return VectorTransfer(                                                                \
+        Vector(type, fd, iov, iovcnt, offset),                                            \
+        [&](const struct iovec* v, int n) { return next_calls.name(fd, v, n, offset); }); \
   }
 FAULTS_POSITIONAL_VECTOR(preadv, FOREACTOR_CALL_PREADV)
 FAULTS_POSITIONAL_VECTOR(preadv64, FOREACTOR_CALL_PREADV)
 FAULTS_POSITIONAL_VECTOR(pwritev, FOREACTOR_CALL_PWRITEV)
 FAULTS_POSITIONAL_VECTOR(pwritev64, FOREACTOR_CALL_PWRITEV)
 
-#define FAULTS_FSTAT(name, stat_type)                                                        \
-  FAULTS_EXPORT int name(int fd, stat_type* buffer) {                                        \
-    return Simple(StatCall(FOREACTOR_CALL_FSTAT, fd, nullptr, 0),                            \
-                  [&] { return next_calls.name(fd, buffer); });                              \
+#define FAULTS_FSTAT(name, stat_type)                             \
+  FAULTS_EXPORT int name(int fd, stat_type* buffer) {             \
+    return Simple(StatCall(FOREACTOR_CALL_FSTAT, fd, nullptr, 0), \
+                  [&] { return next_calls.name(fd, buffer); });   \
   }
 FAULTS_FSTAT(fstat, struct stat)
 FAULTS_FSTAT(fstat64, struct stat64)
 
-#define FAULTS_PATH_STAT(name, type, stat_type, flags)                                       \
-  FAULTS_EXPORT int name(const char* path, stat_type* buffer) {                              \
-    return Simple(StatCall(type, AT_FDCWD, path, flags),                                     \
-                  [&] { return next_calls.name(path, buffer); });                            \
+#define FAULTS_PATH_STAT(name, type, stat_type, flags)            \
+  FAULTS_EXPORT int name(const char* path, stat_type* buffer) {   \
+    return Simple(StatCall(type, AT_FDCWD, path, flags),          \
+                  [&] { return next_calls.name(path, buffer); }); \
   }
 FAULTS_PATH_STAT(stat, FOREACTOR_CALL_STAT, struct stat, 0)
 FAULTS_PATH_STAT(stat64, FOREACTOR_CALL_STAT, struct stat64, 0)
@@ -716,7 +736,8 @@ FAULTS_EXPORT int statx(int directory_fd, const char* path, int flags, unsigned 
 namespace {
 
 std::atomic<uint64_t> failed_allocations{0};
-[[maybe_unused]] const bool report_hooked = (failed_allocations_reported = &failed_allocations, true);
+[[maybe_unused]] const bool report_hooked =
+    (failed_allocations_reported = &failed_allocations, true);
 
 void* NothrowAllocate(std::size_t size) noexcept {
   if (schedule.fail_nothrow_new &&

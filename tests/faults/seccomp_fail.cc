@@ -29,11 +29,13 @@ struct Named {
 };
 
 constexpr Named kCalls[] = {
-    {"io_uring_setup", __NR_io_uring_setup}, {"io_uring_enter", __NR_io_uring_enter},
-    {"io_uring_register", __NR_io_uring_register}, {"clone", __NR_clone},
+    {"io_uring_setup", __NR_io_uring_setup},
+    {"io_uring_enter", __NR_io_uring_enter},
+    {"io_uring_register", __NR_io_uring_register},
+    {"clone", __NR_clone},
     {"clone3", __NR_clone3},
 };
-constexpr Named kErrors[] = {{"EPERM", EPERM}, {"EAGAIN", EAGAIN}, {"EBUSY", EBUSY},
+constexpr Named kErrors[] = {{"EPERM", EPERM},   {"EAGAIN", EAGAIN}, {"EBUSY", EBUSY},
                              {"ENOMEM", ENOMEM}, {"ENOSYS", ENOSYS}, {"EINTR", EINTR}};
 
 // The value named `name` in `table`, or -1.
@@ -74,8 +76,8 @@ int main(int argc, char** argv) {
     }
     // if (nr == call) return ERRNO(error);
     filter.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<unsigned>(call), 0, 1));
-    filter.push_back(BPF_STMT(BPF_RET | BPF_K,
-                              SECCOMP_RET_ERRNO | (static_cast<unsigned>(error) & SECCOMP_RET_DATA)));
+    filter.push_back(BPF_STMT(
+        BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (static_cast<unsigned>(error) & SECCOMP_RET_DATA)));
     start = end + 1;
   }
   filter.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));

@@ -66,9 +66,9 @@ namespace {
 
 constexpr int kErrnoSentinel = 4242;
 constexpr unsigned char kFillByte = 0xA5;
-constexpr int kDataFiles = 4;        // data0 .. data3
-constexpr int kFixedSlots = 5;       // data0 rw, data1 ro, data2 rw, dir, pipe
-constexpr int kSlots = 8;            // 5 fixed + 3 opened inside the scope
+constexpr int kDataFiles = 4;                  // data0 .. data3
+constexpr int kFixedSlots = 5;                 // data0 rw, data1 ro, data2 rw, dir, pipe
+constexpr int kSlots = 8;                      // 5 fixed + 3 opened inside the scope
 constexpr int64_t kFrozenAccess = 1900000000;  // 2030: reads never update atime
 constexpr int64_t kFrozenModify = 946684800;   // 2000
 
@@ -105,7 +105,9 @@ class Random {
   uint64_t Below(uint64_t bound) { return bound == 0 ? 0 : Next() % bound; }
   bool Chance(unsigned percent) { return Below(100) < percent; }
   template <class T>
-  const T& Pick(const std::vector<T>& items) { return items[Below(items.size())]; }
+  const T& Pick(const std::vector<T>& items) {
+    return items[Below(items.size())];
+  }
 
  private:
   uint64_t state_;
@@ -116,7 +118,8 @@ std::string Bytes(size_t count, uint64_t seed) {
   Random random(seed);
   for (size_t i = 0; i < count; i += 8) {
     uint64_t word = random.Next();
-    for (size_t j = 0; j < 8 && i + j < count; ++j) bytes[i + j] = static_cast<char>(word >> (8 * j));
+    for (size_t j = 0; j < 8 && i + j < count; ++j)
+      bytes[i + j] = static_cast<char>(word >> (8 * j));
   }
   return bytes;
 }
@@ -137,43 +140,43 @@ struct VisitKey {
 // What a call statement does; the visit's own numbers come from hashing.
 struct CallTemplate {
   foreactor_call_type type = FOREACTOR_CALL_PREAD;
-  int slot = 0;            // descriptor slot (fd-based calls)
-  int write_slot = 0;      // linked copy: the slot the pwrite goes to
-  int open_slot = -1;      // OPEN/OPENAT: the slot the new descriptor goes to
-  std::string path;        // OPEN/OPENAT/FSTATAT: relative to the case directory
+  int slot = 0;        // descriptor slot (fd-based calls)
+  int write_slot = 0;  // linked copy: the slot the pwrite goes to
+  int open_slot = -1;  // OPEN/OPENAT: the slot the new descriptor goes to
+  std::string path;    // OPEN/OPENAT/FSTATAT: relative to the case directory
   int flags = 0;
   unsigned mode = 0;
   size_t length = 0;
-  int64_t offset_span = 1; // explicit offsets are drawn from [0, span)
+  int64_t offset_span = 1;   // explicit offsets are drawn from [0, span)
   bool linked_copy = false;  // pread from slot, then pwrite of those bytes to write_slot
 };
 
 struct Statement {
   enum Kind { kCall, kIf, kLoop } kind = kCall;
   CallTemplate call;
-  bool weak_after = false;       // kCall: the edge out of the call node is weak
-  int node = -1;                 // kCall: syscall node (linked copy: the pread)
-  int second_node = -1;          // linked copy: the pwrite node
-  int branch = -1;               // kIf / kLoop: the branch node
+  bool weak_after = false;                   // kCall: the edge out of the call node is weak
+  int node = -1;                             // kCall: syscall node (linked copy: the pread)
+  int second_node = -1;                      // linked copy: the pwrite node
+  int branch = -1;                           // kIf / kLoop: the branch node
   std::vector<std::vector<Statement>> arms;  // kIf: two arms; kLoop: arms[0] is the body
-  bool pure = true;              // contains only pure calls (recursively)
-  bool wrong_choices = false;    // kIf: the plugin names the other arm sometimes
-  int loop_index = -1;           // kLoop: position of the loop in the nesting
+  bool pure = true;                          // contains only pure calls (recursively)
+  bool wrong_choices = false;                // kIf: the plugin names the other arm sometimes
+  int loop_index = -1;                       // kLoop: position of the loop in the nesting
 };
 
 // One call of the intended path.
 struct Event {
   VisitKey key;
-  foreactor_call actual{};        // what the program calls
-  foreactor_call predicted{};     // what the plugin answers
-  std::vector<size_t> segments;   // readv/preadv: the program's iovec lengths
-  int fd_from_event = -1;         // fd is the result of this earlier (open) event
+  foreactor_call actual{};       // what the program calls
+  foreactor_call predicted{};    // what the plugin answers
+  std::vector<size_t> segments;  // readv/preadv: the program's iovec lengths
+  int fd_from_event = -1;        // fd is the result of this earlier (open) event
   int predicted_fd_from_event = -1;
-  int data_from_event = -1;       // the bytes this earlier read produced are written
+  int data_from_event = -1;  // the bytes this earlier read produced are written
   bool pure = true;
   bool never_ready = false;
-  int lazy_queries = 0;           // "not yet" this many times first
-  bool exit_after = false;        // the program returns after this call
+  int lazy_queries = 0;     // "not yet" this many times first
+  bool exit_after = false;  // the program returns after this call
   bool stable_stat = true;
 };
 
@@ -199,14 +202,14 @@ class Case {
 
   std::vector<Statement> body;
   std::vector<Event> events;
-  std::map<VisitKey, int> event_of;       // visit -> index in events
-  std::map<VisitKey, Choice> choices;     // branch visit -> choice
-  std::vector<int> node_kind;             // node id -> foreactor_call_type, -1 for branches
+  std::map<VisitKey, int> event_of;    // visit -> index in events
+  std::map<VisitKey, Choice> choices;  // branch visit -> choice
+  std::vector<int> node_kind;          // node id -> foreactor_call_type, -1 for branches
   std::vector<const Statement*> node_statement;
   int fixed_fd[kFixedSlots] = {-1, -1, -1, -1, -1};
   bool wrong_guesses = false;
-  bool returns_early = false;             // the program returns at a weak edge
-  std::deque<std::string> storage;        // bytes and paths calls point into
+  bool returns_early = false;       // the program returns at a weak edge
+  std::deque<std::string> storage;  // bytes and paths calls point into
   std::deque<std::vector<struct iovec>> vectors;
   std::vector<std::string> created_names;
 
@@ -258,8 +261,8 @@ bool IsPure(foreactor_call_type type, int flags) {
 }
 
 const std::vector<std::string>& OpenablePaths() {
-  static const std::vector<std::string> paths = {"data0", "data1", "data2", "data3", "dir",
-                                                 "missing", "dir/e001", "dir/sub"};
+  static const std::vector<std::string> paths = {"data0", "data1",   "data2",    "data3",
+                                                 "dir",   "missing", "dir/e001", "dir/sub"};
   return paths;
 }
 
@@ -295,8 +298,8 @@ Statement Case::Call(int open_slots) {
     call.slot = random_.Pick(writable);
     call.length = random_.Pick(std::vector<size_t>{1, 100, 4096, 6000});
   } else if (kind < 54) {
-    call.type = random_.Chance(50) && !avoid_known_bugs ? FOREACTOR_CALL_WRITEV
-                                                        : FOREACTOR_CALL_PWRITEV;
+    call.type =
+        random_.Chance(50) && !avoid_known_bugs ? FOREACTOR_CALL_WRITEV : FOREACTOR_CALL_PWRITEV;
     call.slot = random_.Pick(writable);
     call.length = random_.Pick(std::vector<size_t>{3, 100, 5000});
   } else if (kind < 63) {
@@ -313,7 +316,9 @@ Statement Case::Call(int open_slots) {
     call.length = random_.Pick(std::vector<size_t>{64, 200, 1024, 32768});
   } else if (kind < 84) {
     call.type = FOREACTOR_CALL_LSEEK;
-    call.slot = avoid_known_bugs ? random_.Pick(readable) : random_.Chance(20) ? 3 : random_.Pick(readable);
+    call.slot = avoid_known_bugs     ? random_.Pick(readable)
+                : random_.Chance(20) ? 3
+                                     : random_.Pick(readable);
   } else if (kind < 90) {
     call.type = FOREACTOR_CALL_PREAD;
     call.linked_copy = true;
@@ -347,11 +352,12 @@ std::vector<Statement> Case::Block(int depth, int budget, bool in_loop, int open
       for (const auto& arm : branch.arms) {
         for (const Statement& inner : arm) {
           opens = opens || inner.kind != Statement::kCall ||
-                  inner.call.type == FOREACTOR_CALL_OPEN || inner.call.type == FOREACTOR_CALL_OPENAT;
+                  inner.call.type == FOREACTOR_CALL_OPEN ||
+                  inner.call.type == FOREACTOR_CALL_OPENAT;
         }
       }
-      branch.wrong_choices = wrong_guesses && branch.pure && random_.Chance(60) &&
-                             !(avoid_known_bugs && opens);
+      branch.wrong_choices =
+          wrong_guesses && branch.pure && random_.Chance(60) && !(avoid_known_bugs && opens);
       statements.push_back(std::move(branch));
     } else if (i > 0 && depth < 3 && loops_ < FOREACTOR_MAX_LOOPS && kind < 35) {
       Statement loop;
@@ -456,9 +462,8 @@ void Case::Number(std::vector<Statement>& statements, foreactor_graph* graph,
     const int id = static_cast<int>(node_kind.size());
     node_kind.push_back(type);
     node_statement.push_back(statement);
-    const int node = foreactor_graph_add_syscall(graph, Format("n%d", id).c_str(), type,
-                                                 &ArgumentsCallback, &ResultCallback,
-                                                 &node_ids[id]);
+    const int node = foreactor_graph_add_syscall(
+        graph, Format("n%d", id).c_str(), type, &ArgumentsCallback, &ResultCallback, &node_ids[id]);
     if (first < 0) first = node;
     Connect(graph, ends, ends_weak, end_child_of, node);
     return node;
@@ -656,8 +661,8 @@ void Case::AddEvent(const Statement& statement, Iterations& iterations) {
       default:
         if (call.path != nullptr && !(avoid_known_bugs && t.type != FOREACTOR_CALL_FSTATAT)) {
           event.predicted.path = Keep(root_ + "/data3");
-        }
-        else event.predicted.offset += 512;
+        } else
+          event.predicted.offset += 512;
         break;
     }
   }
@@ -692,8 +697,9 @@ void Case::AddEvent(const Statement& statement, Iterations& iterations) {
       grow(call.offset + static_cast<int64_t>(call.length));
       break;
     case FOREACTOR_CALL_LSEEK: {
-      const int64_t base = call.whence == SEEK_SET ? 0
-                           : call.whence == SEEK_CUR ? position_[t.slot] : size;
+      const int64_t base = call.whence == SEEK_SET   ? 0
+                           : call.whence == SEEK_CUR ? position_[t.slot]
+                                                     : size;
       if (base + call.offset >= 0) position_[t.slot] = base + call.offset;
       break;
     }
@@ -730,8 +736,8 @@ void Case::AddEvent(const Statement& statement, Iterations& iterations) {
     write.actual.type = FOREACTOR_CALL_PWRITE;
     write.actual.fd = fixed_fd[t.write_slot];
     write.actual.length = t.length;
-    write.actual.offset = static_cast<int64_t>(VisitHash(seed_, statement.second_node,
-                                                         iterations, 2) % 20000);
+    write.actual.offset =
+        static_cast<int64_t>(VisitHash(seed_, statement.second_node, iterations, 2) % 20000);
     if (avoid_known_bugs) write.actual.offset = 65536 + static_cast<int64_t>(events.size()) * 8192;
     write.pure = false;
     write.data_from_event = static_cast<int>(events.size()) - 1;
@@ -872,7 +878,8 @@ foreactor_readiness ArgumentsCallback(const foreactor_visit* visit, foreactor_ca
     if (type != FOREACTOR_CALL_PREAD && type != FOREACTOR_CALL_FSTAT) return FOREACTOR_NOT_YET;
     foreactor_call guess{};
     guess.type = type;
-    guess.fd = state->plan->fixed_fd[VisitHash(state->plan->seed(), key.node, key.iterations, 9) % 3];
+    guess.fd =
+        state->plan->fixed_fd[VisitHash(state->plan->seed(), key.node, key.iterations, 9) % 3];
     guess.length = 4096;
     guess.offset = 8192;
     *call = guess;
@@ -880,13 +887,12 @@ foreactor_readiness ArgumentsCallback(const foreactor_visit* visit, foreactor_ca
   }
   const Event& event = state->plan->events[found->second];
   if (event.never_ready) return FOREACTOR_NOT_YET;
-  if (avoid_known_bugs && !writes_past_early_returns && state->plan->returns_early &&
-      !event.pure) {
+  if (avoid_known_bugs && !writes_past_early_returns && state->plan->returns_early && !event.pure) {
     return FOREACTOR_NOT_YET;
   }
-  if (avoid_known_bugs && (event.actual.type == FOREACTOR_CALL_OPEN ||
-                           event.actual.type == FOREACTOR_CALL_OPENAT ||
-                           event.actual.type == FOREACTOR_CALL_GETDENTS64)) {
+  if (avoid_known_bugs &&
+      (event.actual.type == FOREACTOR_CALL_OPEN || event.actual.type == FOREACTOR_CALL_OPENAT ||
+       event.actual.type == FOREACTOR_CALL_GETDENTS64)) {
     return FOREACTOR_NOT_YET;
   }
   int& lazy = state->lazy_left[found->second];
@@ -930,8 +936,8 @@ int ChoiceCallback(const foreactor_visit* visit) {
   auto* state = static_cast<ScopeState*>(visit->scope_state);
   auto found = state->plan->choices.find(KeyOf(visit));
   if (found == state->plan->choices.end()) {
-    return static_cast<int>(VisitHash(state->plan->seed(), KeyOf(visit).node,
-                                      KeyOf(visit).iterations, 5) % 2);
+    return static_cast<int>(
+        VisitHash(state->plan->seed(), KeyOf(visit).node, KeyOf(visit).iterations, 5) % 2);
   }
   return found->second.predicted;
 }
@@ -959,14 +965,14 @@ class Printer {
     auto time_text = [](const struct timespec& time, int64_t frozen) {
       return time.tv_sec == frozen ? Format("frozen.%09ld", time.tv_nsec) : std::string("recent");
     };
-    return Format("ino=%s mode=%o nlink=%ju uid=%u gid=%u size=%jd blocks=%jd blksize=%jd rdev=%ju"
-                  " atime=%s mtime=%s",
-                  identity.c_str(), status.st_mode, static_cast<uintmax_t>(status.st_nlink),
-                  status.st_uid, status.st_gid, static_cast<intmax_t>(status.st_size),
-                  static_cast<intmax_t>(status.st_blocks), static_cast<intmax_t>(status.st_blksize),
-                  static_cast<uintmax_t>(status.st_rdev),
-                  time_text(status.st_atim, kFrozenAccess).c_str(),
-                  time_text(status.st_mtim, kFrozenModify).c_str());
+    return Format(
+        "ino=%s mode=%o nlink=%ju uid=%u gid=%u size=%jd blocks=%jd blksize=%jd rdev=%ju"
+        " atime=%s mtime=%s",
+        identity.c_str(), status.st_mode, static_cast<uintmax_t>(status.st_nlink), status.st_uid,
+        status.st_gid, static_cast<intmax_t>(status.st_size),
+        static_cast<intmax_t>(status.st_blocks), static_cast<intmax_t>(status.st_blksize),
+        static_cast<uintmax_t>(status.st_rdev), time_text(status.st_atim, kFrozenAccess).c_str(),
+        time_text(status.st_mtim, kFrozenModify).c_str());
   }
 
   std::string Dirents(const unsigned char* buffer, size_t length) const {
@@ -976,8 +982,8 @@ class Printer {
       struct dirent64 header;
       std::memcpy(&header, buffer + position, offsetof(struct dirent64, d_name));
       if (header.d_reclen == 0 || position + header.d_reclen > length) return text + " <malformed>";
-      const char* name = reinterpret_cast<const char*>(buffer) + position +
-                         offsetof(struct dirent64, d_name);
+      const char* name =
+          reinterpret_cast<const char*>(buffer) + position + offsetof(struct dirent64, d_name);
       text += Format(" [%.*s type=%u reclen=%u off=%jd]",
                      static_cast<int>(strnlen(name, header.d_reclen)), name, header.d_type,
                      header.d_reclen, static_cast<intmax_t>(header.d_off));
@@ -1046,34 +1052,53 @@ Observed Perform(const Printer& printer, const Event& event, const foreactor_cal
   errno = kErrnoSentinel;
   int64_t returned = -1;
   switch (call.type) {
-    case FOREACTOR_CALL_OPEN: returned = open(call.path, call.flags, call.mode); break;
-    case FOREACTOR_CALL_OPENAT: returned = openat(call.fd, call.path, call.flags, call.mode); break;
-    case FOREACTOR_CALL_CLOSE: returned = close(call.fd); break;
-    case FOREACTOR_CALL_READ: returned = read(call.fd, buffer.data(), call.length); break;
+    case FOREACTOR_CALL_OPEN:
+      returned = open(call.path, call.flags, call.mode);
+      break;
+    case FOREACTOR_CALL_OPENAT:
+      returned = openat(call.fd, call.path, call.flags, call.mode);
+      break;
+    case FOREACTOR_CALL_CLOSE:
+      returned = close(call.fd);
+      break;
+    case FOREACTOR_CALL_READ:
+      returned = read(call.fd, buffer.data(), call.length);
+      break;
     case FOREACTOR_CALL_PREAD:
       returned = pread(call.fd, buffer.data(), call.length, call.offset);
       break;
-    case FOREACTOR_CALL_WRITE: returned = write(call.fd, call.buffer, call.length); break;
+    case FOREACTOR_CALL_WRITE:
+      returned = write(call.fd, call.buffer, call.length);
+      break;
     case FOREACTOR_CALL_PWRITE:
       returned = pwrite(call.fd, call.buffer, call.length, call.offset);
       break;
-    case FOREACTOR_CALL_LSEEK: returned = lseek(call.fd, call.offset, call.whence); break;
-    case FOREACTOR_CALL_FSTAT: returned = fstat(call.fd, &status); break;
+    case FOREACTOR_CALL_LSEEK:
+      returned = lseek(call.fd, call.offset, call.whence);
+      break;
+    case FOREACTOR_CALL_FSTAT:
+      returned = fstat(call.fd, &status);
+      break;
     case FOREACTOR_CALL_FSTATAT:
       returned = fstatat(call.fd, call.path, &status, call.flags);
       break;
     case FOREACTOR_CALL_GETDENTS64:
       returned = getdents64(call.fd, buffer.data(), call.length);
       break;
-    case FOREACTOR_CALL_READV: returned = readv(call.fd, vector.data(), call.iovcnt); break;
+    case FOREACTOR_CALL_READV:
+      returned = readv(call.fd, vector.data(), call.iovcnt);
+      break;
     case FOREACTOR_CALL_PREADV:
       returned = preadv(call.fd, vector.data(), call.iovcnt, call.offset);
       break;
-    case FOREACTOR_CALL_WRITEV: returned = writev(call.fd, call.iov, call.iovcnt); break;
+    case FOREACTOR_CALL_WRITEV:
+      returned = writev(call.fd, call.iov, call.iovcnt);
+      break;
     case FOREACTOR_CALL_PWRITEV:
       returned = pwritev(call.fd, call.iov, call.iovcnt, call.offset);
       break;
-    default: break;
+    default:
+      break;
   }
   const int error = errno;
   observed.result = returned < 0 ? -static_cast<int64_t>(error) : returned;
@@ -1226,8 +1251,8 @@ void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
     std::printf("[%zu] n%d%s %s\n", i, plan.events[i].key.node, iterations.c_str(),
                 lines[i].c_str());
   }
-  if (made < plan.events.size()) std::printf("returned early after %zu of %zu calls\n", made,
-                                              plan.events.size());
+  if (made < plan.events.size())
+    std::printf("returned early after %zu of %zu calls\n", made, plan.events.size());
   // Results the callbacks reported must be what the program saw.
   for (const auto& [key, result] : state.reported) {
     auto found = plan.event_of.find(key);
@@ -1243,7 +1268,8 @@ void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
   // After a wrong guess the program's calls may be taken for visits of
   // other nodes (a call of the node's type on its descriptor is its visit):
   // callbacks are checked in cases without wrong guesses only.
-  std::fprintf(stderr, "random_graph: seed %" PRIu64 " depth %u: callbacks violations=%d reported=%d\n",
+  std::fprintf(stderr,
+               "random_graph: seed %" PRIu64 " depth %u: callbacks violations=%d reported=%d\n",
                seed, depth, plan.wrong_guesses ? 0 : state.violations, state.reported_count);
 
   for (int slot = 0; slot < kFixedSlots; ++slot) {
@@ -1298,9 +1324,12 @@ int main(int argc, char** argv) {
   const uint64_t count = std::strtoull(argv[3], nullptr, 10);
   bool show_plan = false;
   for (int i = 4; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--plan") == 0) show_plan = true;
-    else if (std::strcmp(argv[i], "--avoid-known-bugs") == 0) avoid_known_bugs = true;
-    else if (std::strcmp(argv[i], "--writes-past-early-returns") == 0) writes_past_early_returns = true;
+    if (std::strcmp(argv[i], "--plan") == 0)
+      show_plan = true;
+    else if (std::strcmp(argv[i], "--avoid-known-bugs") == 0)
+      avoid_known_bugs = true;
+    else if (std::strcmp(argv[i], "--writes-past-early-returns") == 0)
+      writes_past_early_returns = true;
     else {
       std::fprintf(stderr, "random_graph: unknown option '%s'\n", argv[i]);
       return 2;

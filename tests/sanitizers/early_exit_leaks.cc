@@ -37,7 +37,7 @@ constexpr size_t kReadLength = 16384;
 
 struct ScanState {
   std::vector<std::string> paths;
-  int current_fd = -1;   // reported by the open's result callback
+  int current_fd = -1;      // reported by the open's result callback
   uint64_t stop_after = 0;  // the function leaves after this many files
 };
 
@@ -82,14 +82,15 @@ foreactor::Graph<ScanState> MakeGraph() {
                           call.fd = s.current_fd;
                           return FOREACTOR_READY;
                         });
-  auto close = b.Syscall("close", FOREACTOR_CALL_CLOSE,
-                         [](ScanState& s, const foreactor::Visit&, foreactor_call& call) {
-                           if (s.current_fd < 0) return FOREACTOR_NOT_YET;
-                           call = foreactor::Call(FOREACTOR_CALL_CLOSE);
-                           call.fd = s.current_fd;
-                           return FOREACTOR_READY;
-                         },
-                         [](ScanState& s, const foreactor::Visit&, int64_t) { s.current_fd = -1; });
+  auto close = b.Syscall(
+      "close", FOREACTOR_CALL_CLOSE,
+      [](ScanState& s, const foreactor::Visit&, foreactor_call& call) {
+        if (s.current_fd < 0) return FOREACTOR_NOT_YET;
+        call = foreactor::Call(FOREACTOR_CALL_CLOSE);
+        call.fd = s.current_fd;
+        return FOREACTOR_READY;
+      },
+      [](ScanState& s, const foreactor::Visit&, int64_t) { s.current_fd = -1; });
   auto more = b.Branch("more", [](ScanState& s, const foreactor::Visit& v) {
     return v.iteration(0) + 1 < s.paths.size() ? 0 : 1;
   });
@@ -113,7 +114,8 @@ uint64_t Scan(const foreactor::Graph<ScanState>& graph, ScanState& state, bool t
     const int fd = ::open(state.paths[i].c_str(), O_RDONLY);
     if (fd < 0) continue;
     const ssize_t got = ::pread(fd, buffer.data(), buffer.size(), 0);
-    if (got > 0) checksum += static_cast<unsigned char>(buffer[got - 1]) + static_cast<uint64_t>(got);
+    if (got > 0)
+      checksum += static_cast<unsigned char>(buffer[got - 1]) + static_cast<uint64_t>(got);
     if (i == state.stop_after) {
       ::close(fd);
       if (throw_out) throw EarlyExit();

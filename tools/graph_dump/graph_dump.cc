@@ -52,8 +52,8 @@ std::string JsonString(const std::string& text) {
 std::string FileStem(const char* name) {
   std::string stem;
   for (const char* c = name; c != nullptr && *c != '\0'; ++c) {
-    const bool safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-                      *c == '_' || *c == '-' || *c == '.';
+    const bool safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.';
     stem += safe ? *c : '_';
   }
   return stem.empty() ? "graph" : stem;
@@ -64,7 +64,8 @@ std::string FileStem(const char* name) {
 FILE* CreateDotFile(const std::string& directory, const std::string& stem, std::string* file_name) {
   for (int number = 1; number < 10000; ++number) {
     *file_name = stem + (number == 1 ? "" : "." + std::to_string(number)) + ".dot";
-    const int fd = open((directory + "/" + *file_name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd =
+        open((directory + "/" + *file_name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) return fdopen(fd, "w");
     if (errno != EEXIST) return nullptr;
   }
@@ -72,7 +73,8 @@ FILE* CreateDotFile(const std::string& directory, const std::string& stem, std::
 }
 
 void AppendIndexLine(const std::string& directory, const std::string& line) {
-  const int fd = open((directory + "/graphs.jsonl").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd =
+      open((directory + "/graphs.jsonl").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return;
   const std::string text = line + "\n";
   if (write(fd, text.data(), text.size()) < 0) {
@@ -87,8 +89,10 @@ void DumpGraph(foreactor_graph* graph, bool valid, const char* error) {
   const int saved_errno = errno;
   // Looked up, not linked: this library must load even where libforeactor.so
   // is not (then no graph is ever finished and nothing here runs).
-  const auto graph_name = reinterpret_cast<NameFunction>(dlsym(RTLD_DEFAULT, "foreactor_graph_name"));
-  const auto write_dot = reinterpret_cast<WriteDotFunction>(dlsym(RTLD_DEFAULT, "foreactor_graph_write_dot"));
+  const auto graph_name =
+      reinterpret_cast<NameFunction>(dlsym(RTLD_DEFAULT, "foreactor_graph_name"));
+  const auto write_dot =
+      reinterpret_cast<WriteDotFunction>(dlsym(RTLD_DEFAULT, "foreactor_graph_write_dot"));
   if (graph_name == nullptr || write_dot == nullptr) return;
   const char* name = graph_name(graph);
   std::string file_name;
@@ -110,9 +114,11 @@ void DumpGraph(foreactor_graph* graph, bool valid, const char* error) {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int foreactor_graph_finish(foreactor_graph* graph, char* error,
+extern "C" __attribute__((visibility("default"))) int foreactor_graph_finish(foreactor_graph* graph,
+                                                                             char* error,
                                                                              size_t error_size) {
-  static const FinishFunction real = reinterpret_cast<FinishFunction>(dlsym(RTLD_NEXT, "foreactor_graph_finish"));
+  static const FinishFunction real =
+      reinterpret_cast<FinishFunction>(dlsym(RTLD_NEXT, "foreactor_graph_finish"));
   if (real == nullptr) {
     static const char kMessage[] =
         "foreactor graph: libforeactor.so is not loaded after libforeactor_graph_dump.so\n";

@@ -23,7 +23,8 @@ class MappedFile {
     if (fd < 0) return;
     struct stat status;
     if (fstat(fd, &status) == 0 && status.st_size > 0) {
-      void* data = mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      void* data =
+          mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
       if (data != MAP_FAILED) {
         data_ = static_cast<const unsigned char*>(data);
         size_ = static_cast<size_t>(status.st_size);
@@ -70,7 +71,8 @@ bool FindFunctionSymbol(const std::string& path, const std::string& name, Functi
       file.at(header->e_phoff, uint64_t{header->e_phnum} * sizeof(Elf64_Phdr)));
   bool have_load = false;
   for (unsigned i = 0; programs != nullptr && i < header->e_phnum; ++i) {
-    if (programs[i].p_type == PT_LOAD && (!have_load || programs[i].p_vaddr < symbol->lowest_load_address)) {
+    if (programs[i].p_type == PT_LOAD &&
+        (!have_load || programs[i].p_vaddr < symbol->lowest_load_address)) {
       symbol->lowest_load_address = programs[i].p_vaddr & ~uint64_t{0xfff};
       have_load = true;
     }
@@ -84,12 +86,15 @@ bool FindFunctionSymbol(const std::string& path, const std::string& name, Functi
   for (uint32_t wanted : {uint32_t{SHT_SYMTAB}, uint32_t{SHT_DYNSYM}}) {
     for (unsigned i = 0; i < header->e_shnum; ++i) {
       const Elf64_Shdr& table = sections[i];
-      if (table.sh_type != wanted || table.sh_entsize != sizeof(Elf64_Sym) || table.sh_link >= header->e_shnum) {
+      if (table.sh_type != wanted || table.sh_entsize != sizeof(Elf64_Sym) ||
+          table.sh_link >= header->e_shnum) {
         continue;
       }
       const Elf64_Shdr& strings = sections[table.sh_link];
-      const auto* names = reinterpret_cast<const char*>(file.at(strings.sh_offset, strings.sh_size));
-      const auto* entries = reinterpret_cast<const Elf64_Sym*>(file.at(table.sh_offset, table.sh_size));
+      const auto* names =
+          reinterpret_cast<const char*>(file.at(strings.sh_offset, strings.sh_size));
+      const auto* entries =
+          reinterpret_cast<const Elf64_Sym*>(file.at(table.sh_offset, table.sh_size));
       if (names == nullptr || entries == nullptr) continue;
       const size_t count = table.sh_size / sizeof(Elf64_Sym);
       for (size_t k = 0; k < count; ++k) {
@@ -119,7 +124,8 @@ bool FindFunctionSymbol(const std::string& path, const std::string& name, Functi
   return false;
 }
 
-uint64_t RuntimeAddress(pid_t pid, const std::string& executable_path, const FunctionSymbol& symbol) {
+uint64_t RuntimeAddress(pid_t pid, const std::string& executable_path,
+                        const FunctionSymbol& symbol) {
   if (!symbol.position_independent) return symbol.file_address;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
   std::string line;

@@ -31,7 +31,8 @@ bool FindFunctionSymbol(const std::string& path, const std::string& name, Functi
 // executable, the start of its first mapping (file offset 0) in
 // /proc/PID/maps minus the symbol file's lowest load address.  Returns 0 when
 // the mapping cannot be found.
-uint64_t RuntimeAddress(pid_t pid, const std::string& executable_path, const FunctionSymbol& symbol);
+uint64_t RuntimeAddress(pid_t pid, const std::string& executable_path,
+                        const FunctionSymbol& symbol);
 
 }  // namespace foreactor_trace
 

@@ -79,7 +79,9 @@ class Breakpoints {
   }
   bool Has(uint64_t address) const { return points_.count(address) != 0; }
   // Restores the original byte for a moment (Rearm puts the int3 back).
-  void Disarm(pid_t pid, uint64_t address) const { WriteByte(pid, address, points_.at(address).original); }
+  void Disarm(pid_t pid, uint64_t address) const {
+    WriteByte(pid, address, points_.at(address).original);
+  }
   void Rearm(pid_t pid, uint64_t address) const {
     if (Has(address)) WriteByte(pid, address, kInt3);
   }
@@ -217,8 +219,10 @@ int Recorder::Run(char** command) {
       threads_.erase(tid);
       if (tid == main_pid_) {
         exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        log_->Line(WIFEXITED(status) ? "{\"event\":\"exit\",\"status\":" + std::to_string(WEXITSTATUS(status)) + "}"
-                                     : "{\"event\":\"exit\",\"signal\":" + std::to_string(WTERMSIG(status)) + "}");
+        log_->Line(
+            WIFEXITED(status)
+                ? "{\"event\":\"exit\",\"status\":" + std::to_string(WEXITSTATUS(status)) + "}"
+                : "{\"event\":\"exit\",\"signal\":" + std::to_string(WTERMSIG(status)) + "}");
       }
       continue;
     }
@@ -248,19 +252,22 @@ bool Recorder::Start(pid_t pid) {
       hint = "similar names:";
       for (const std::string& name : similar) hint += " " + name;
     }
-    fprintf(stderr, "foreactor trace: %s; %s (a static function needs a binary with its symbol table, not stripped)\n",
+    fprintf(stderr,
+            "foreactor trace: %s; %s (a static function needs a binary with its symbol table, not "
+            "stripped)\n",
             error.c_str(), hint.c_str());
     log_->Line("{\"event\":\"error\",\"message\":" + JsonString(error + "; " + hint) + "}");
     return false;
   }
   entry_ = RuntimeAddress(pid, executable, symbol);
   if (entry_ == 0 || !breakpoints_.Insert(pid, entry_)) {
-    fprintf(stderr, "foreactor trace: cannot place a breakpoint at %s in %s\n", function_.c_str(), executable);
+    fprintf(stderr, "foreactor trace: cannot place a breakpoint at %s in %s\n", function_.c_str(),
+            executable);
     log_->Line("{\"event\":\"error\",\"message\":\"cannot place a breakpoint\"}");
     return false;
   }
-  log_->Line("{\"event\":\"start\",\"function\":" + JsonString(function_) + ",\"executable\":" +
-             JsonString(executable) + ",\"address\":\"" + Hex(entry_) + "\"}");
+  log_->Line("{\"event\":\"start\",\"function\":" + JsonString(function_) +
+             ",\"executable\":" + JsonString(executable) + ",\"address\":\"" + Hex(entry_) + "\"}");
   return true;
 }
 
@@ -331,7 +338,7 @@ void Recorder::HandleEvent(pid_t tid, int event) {
     unsigned long message = 0;
     ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &message);
     const pid_t child = static_cast<pid_t>(message);
-    const ChildKind kind = event == PTRACE_EVENT_CLONE ? ChildKind::kThread
+    const ChildKind kind = event == PTRACE_EVENT_CLONE  ? ChildKind::kThread
                            : event == PTRACE_EVENT_FORK ? ChildKind::kFork
                                                         : ChildKind::kVfork;
     // A clone without CLONE_THREAD that shares memory (posix_spawn) is a vfork.
@@ -362,7 +369,8 @@ void Recorder::HandleSyscall(pid_t tid) {
       thread.pending_call = DescribeEntry(tid, info.entry.nr, info.entry.args);
     }
   } else if (info.op == PTRACE_SYSCALL_INFO_EXIT && !thread.pending_call.empty()) {
-    thread.calls.push_back(thread.pending_call + ",\"result\":" + std::to_string(info.exit.rval) + "}");
+    thread.calls.push_back(thread.pending_call + ",\"result\":" + std::to_string(info.exit.rval) +
+                           "}");
     thread.pending_call.clear();
   }
 }
@@ -420,8 +428,8 @@ void Recorder::StepOver(pid_t tid, uint64_t address) {
 void Recorder::FinishInvocation(pid_t tid, bool finished) {
   ThreadState& thread = threads_[tid];
   std::string line = "{\"event\":\"invocation\",\"index\":" + std::to_string(thread.index) +
-                     ",\"thread\":" + std::to_string(tid) + ",\"finished\":" + (finished ? "true" : "false") +
-                     ",\"arguments\":[";
+                     ",\"thread\":" + std::to_string(tid) +
+                     ",\"finished\":" + (finished ? "true" : "false") + ",\"arguments\":[";
   for (int i = 0; i < 6; ++i) line += (i ? "," : "") + std::to_string(thread.arguments[i]);
   line += "],\"calls\":[";
   for (size_t i = 0; i < thread.calls.size(); ++i) line += (i ? "," : "") + thread.calls[i];
@@ -461,7 +469,8 @@ int main(int argc, char** argv) {
       return Usage(("unknown argument '" + argument + "'").c_str());
     }
   }
-  if (function == nullptr || output == nullptr) return Usage("--function and --output are required");
+  if (function == nullptr || output == nullptr)
+    return Usage("--function and --output are required");
   if (command_at < 0 || command_at >= argc) return Usage("no command after '--'");
   Log log(output);
   if (!log.valid()) {

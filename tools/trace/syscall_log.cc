@@ -43,7 +43,8 @@ std::string ReadString(pid_t tid, uint64_t address) {
 
 // The file offset of `fd` in thread `tid` ("pos:" of /proc/TID/fdinfo/FD), or -1.
 int64_t FilePosition(pid_t tid, uint64_t fd) {
-  std::ifstream info("/proc/" + std::to_string(tid) + "/fdinfo/" + std::to_string(static_cast<int>(fd)));
+  std::ifstream info("/proc/" + std::to_string(tid) + "/fdinfo/" +
+                     std::to_string(static_cast<int>(fd)));
   std::string key;
   long long value = -1;
   while (info >> key) {
@@ -76,7 +77,8 @@ class Fields {
   }
   Fields& Fd(const char* key, uint64_t value) { return Int(key, static_cast<int>(value)); }
   Fields& Path(pid_t tid, uint64_t address) {
-    text_ += ",\"path\":" + (address == 0 ? std::string("null") : JsonString(ReadString(tid, address)));
+    text_ +=
+        ",\"path\":" + (address == 0 ? std::string("null") : JsonString(ReadString(tid, address)));
     return *this;
   }
   std::string text() const { return text_; }
@@ -91,10 +93,26 @@ int64_t Signed(uint64_t value) { return static_cast<int64_t>(value); }
 
 bool IsLoggedSyscall(uint64_t number) {
   switch (number) {
-    case SYS_open: case SYS_openat: case SYS_close: case SYS_read: case SYS_pread64:
-    case SYS_write: case SYS_pwrite64: case SYS_readv: case SYS_writev: case SYS_preadv:
-    case SYS_pwritev: case SYS_preadv2: case SYS_pwritev2: case SYS_lseek: case SYS_stat:
-    case SYS_lstat: case SYS_fstat: case SYS_newfstatat: case SYS_statx: case SYS_getdents64:
+    case SYS_open:
+    case SYS_openat:
+    case SYS_close:
+    case SYS_read:
+    case SYS_pread64:
+    case SYS_write:
+    case SYS_pwrite64:
+    case SYS_readv:
+    case SYS_writev:
+    case SYS_preadv:
+    case SYS_pwritev:
+    case SYS_preadv2:
+    case SYS_pwritev2:
+    case SYS_lseek:
+    case SYS_stat:
+    case SYS_lstat:
+    case SYS_fstat:
+    case SYS_newfstatat:
+    case SYS_statx:
+    case SYS_getdents64:
       return true;
     default:
       return false;
@@ -104,35 +122,60 @@ bool IsLoggedSyscall(uint64_t number) {
 std::string DescribeEntry(pid_t tid, uint64_t number, const uint64_t a[6]) {
   switch (number) {
     case SYS_open:
-      return Fields("open").Path(tid, a[0]).Int("flags", Signed(a[1])).Int("mode", Signed(a[2])).text();
+      return Fields("open")
+          .Path(tid, a[0])
+          .Int("flags", Signed(a[1]))
+          .Int("mode", Signed(a[2]))
+          .text();
     case SYS_openat:
-      return Fields("openat").Fd("dirfd", a[0]).Path(tid, a[1]).Int("flags", Signed(a[2]))
-          .Int("mode", Signed(a[3])).text();
+      return Fields("openat")
+          .Fd("dirfd", a[0])
+          .Path(tid, a[1])
+          .Int("flags", Signed(a[2]))
+          .Int("mode", Signed(a[3]))
+          .text();
     case SYS_close:
       return Fields("close").Fd("fd", a[0]).text();
     case SYS_read:
     case SYS_write:
-      return Fields(number == SYS_read ? "read" : "write").Fd("fd", a[0]).Int("count", Signed(a[2]))
-          .Int("position", FilePosition(tid, a[0])).text();
+      return Fields(number == SYS_read ? "read" : "write")
+          .Fd("fd", a[0])
+          .Int("count", Signed(a[2]))
+          .Int("position", FilePosition(tid, a[0]))
+          .text();
     case SYS_pread64:
     case SYS_pwrite64:
-      return Fields(number == SYS_pread64 ? "pread" : "pwrite").Fd("fd", a[0]).Int("count", Signed(a[2]))
-          .Int("offset", Signed(a[3])).text();
+      return Fields(number == SYS_pread64 ? "pread" : "pwrite")
+          .Fd("fd", a[0])
+          .Int("count", Signed(a[2]))
+          .Int("offset", Signed(a[3]))
+          .text();
     case SYS_readv:
     case SYS_writev:
-      return Fields(number == SYS_readv ? "readv" : "writev").Fd("fd", a[0])
-          .Int("count", VectorLength(tid, a[1], a[2])).Int("iovcnt", Signed(a[2]))
-          .Int("position", FilePosition(tid, a[0])).text();
+      return Fields(number == SYS_readv ? "readv" : "writev")
+          .Fd("fd", a[0])
+          .Int("count", VectorLength(tid, a[1], a[2]))
+          .Int("iovcnt", Signed(a[2]))
+          .Int("position", FilePosition(tid, a[0]))
+          .text();
     case SYS_preadv:
     case SYS_preadv2:
     case SYS_pwritev:
     case SYS_pwritev2: {
       const bool read = number == SYS_preadv || number == SYS_preadv2;
-      return Fields(read ? "preadv" : "pwritev").Fd("fd", a[0]).Int("count", VectorLength(tid, a[1], a[2]))
-          .Int("iovcnt", Signed(a[2])).Int("offset", Signed(a[3])).text();
+      return Fields(read ? "preadv" : "pwritev")
+          .Fd("fd", a[0])
+          .Int("count", VectorLength(tid, a[1], a[2]))
+          .Int("iovcnt", Signed(a[2]))
+          .Int("offset", Signed(a[3]))
+          .text();
     }
     case SYS_lseek:
-      return Fields("lseek").Fd("fd", a[0]).Int("offset", Signed(a[1])).Int("whence", Signed(a[2])).text();
+      return Fields("lseek")
+          .Fd("fd", a[0])
+          .Int("offset", Signed(a[1]))
+          .Int("whence", Signed(a[2]))
+          .text();
     case SYS_stat:
       return Fields("stat").Path(tid, a[0]).text();
     case SYS_lstat:
@@ -142,8 +185,12 @@ std::string DescribeEntry(pid_t tid, uint64_t number, const uint64_t a[6]) {
     case SYS_newfstatat:
       return Fields("fstatat").Fd("dirfd", a[0]).Path(tid, a[1]).Int("flags", Signed(a[3])).text();
     case SYS_statx:
-      return Fields("statx").Fd("dirfd", a[0]).Path(tid, a[1]).Int("flags", Signed(a[2]))
-          .Int("mask", Signed(a[3])).text();
+      return Fields("statx")
+          .Fd("dirfd", a[0])
+          .Path(tid, a[1])
+          .Int("flags", Signed(a[2]))
+          .Int("mask", Signed(a[3]))
+          .text();
     case SYS_getdents64:
       return Fields("getdents64").Fd("fd", a[0]).Int("count", Signed(a[2])).text();
     default:

@@ -33,9 +33,10 @@ const foreactor::Graph<LoadState> load_graph = [] {
                                  static_cast<int64_t>((load.first_page + i) * BPTREE_PAGE_SIZE));
         return FOREACTOR_READY;
       });
-  auto more_pages = builder.Branch("more_pages", [](LoadState& load, const foreactor::Visit& visit) {
-    return visit.iteration(0) + 1 < load.page_count ? 0 : 1;
-  });
+  auto more_pages =
+      builder.Branch("more_pages", [](LoadState& load, const foreactor::Visit& visit) {
+        return visit.iteration(0) + 1 < load.page_count ? 0 : 1;
+      });
   builder.start().Then(write_leaf).Then(more_pages);
   more_pages.Children({write_leaf, builder.end()});
   return builder.Build();
@@ -43,9 +44,11 @@ const foreactor::Graph<LoadState> load_graph = [] {
 
 }  // namespace
 
-extern "C" int __real_bptree_write_leaves(int fd, uint64_t first_page, const void* pages, size_t page_count);
+extern "C" int __real_bptree_write_leaves(int fd, uint64_t first_page, const void* pages,
+                                          size_t page_count);
 
-extern "C" int __wrap_bptree_write_leaves(int fd, uint64_t first_page, const void* pages, size_t page_count) {
+extern "C" int __wrap_bptree_write_leaves(int fd, uint64_t first_page, const void* pages,
+                                          size_t page_count) {
   if (page_count == 0) return __real_bptree_write_leaves(fd, first_page, pages, 0);
   LoadState load{fd, first_page, static_cast<const char*>(pages), page_count};
   foreactor::Scope scope(load_graph, load);

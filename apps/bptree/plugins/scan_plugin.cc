@@ -23,16 +23,18 @@ struct ScanState {
 
 const foreactor::Graph<ScanState> scan_graph = [] {
   foreactor::GraphBuilder<ScanState> builder("bptree_scan");
-  auto read_leaf = builder.Syscall(
-      "read_leaf", FOREACTOR_CALL_PREAD,
-      [](ScanState& scan, const foreactor::Visit& visit, foreactor_call& call) {
-        const uint64_t page = scan.leaf_pages[visit.iteration(0)];
-        call = foreactor::Pread(scan.fd, BPTREE_PAGE_SIZE, static_cast<int64_t>(page * BPTREE_PAGE_SIZE));
-        return FOREACTOR_READY;
+  auto read_leaf =
+      builder.Syscall("read_leaf", FOREACTOR_CALL_PREAD,
+                      [](ScanState& scan, const foreactor::Visit& visit, foreactor_call& call) {
+                        const uint64_t page = scan.leaf_pages[visit.iteration(0)];
+                        call = foreactor::Pread(scan.fd, BPTREE_PAGE_SIZE,
+                                                static_cast<int64_t>(page * BPTREE_PAGE_SIZE));
+                        return FOREACTOR_READY;
+                      });
+  auto more_leaves =
+      builder.Branch("more_leaves", [](ScanState& scan, const foreactor::Visit& visit) {
+        return visit.iteration(0) + 1 < scan.leaf_count ? 0 : 1;
       });
-  auto more_leaves = builder.Branch("more_leaves", [](ScanState& scan, const foreactor::Visit& visit) {
-    return visit.iteration(0) + 1 < scan.leaf_count ? 0 : 1;
-  });
   builder.start().Then(read_leaf).Then(more_leaves, foreactor::kWeak);
   more_leaves.Children({read_leaf, builder.end()});
   return builder.Build();
@@ -47,7 +49,8 @@ extern "C" int64_t __real_bptree_read_leaves(int fd, const uint64_t* leaf_pages,
 extern "C" int64_t __wrap_bptree_read_leaves(int fd, const uint64_t* leaf_pages, size_t leaf_count,
                                              uint64_t low, uint64_t high, bptree_pair* out,
                                              size_t out_capacity) {
-  if (leaf_count == 0) return __real_bptree_read_leaves(fd, leaf_pages, 0, low, high, out, out_capacity);
+  if (leaf_count == 0)
+    return __real_bptree_read_leaves(fd, leaf_pages, 0, low, high, out, out_capacity);
   ScanState scan{fd, leaf_pages, leaf_count};
   foreactor::Scope scope(scan_graph, scan);
   return __real_bptree_read_leaves(fd, leaf_pages, leaf_count, low, high, out, out_capacity);

@@ -170,8 +170,8 @@ int RunLoad(int argc, char** argv) {
   bptree::Status status = bptree::BulkLoader::Load(path, options, &source, &meta);
   const double elapsed_ms = MillisecondsSince(start);
   if (!status.ok()) return Fail(status);
-  std::printf("loaded %" PRIu64 " pairs into %s: degree %u, height %u, %" PRIu64
-              " leaves, %" PRIu64 " pages, elapsed_ms %.3f\n",
+  std::printf("loaded %" PRIu64 " pairs into %s: degree %u, height %u, %" PRIu64 " leaves, %" PRIu64
+              " pages, elapsed_ms %.3f\n",
               meta.entry_count, path.c_str(), meta.degree, meta.height, meta.leaf_count,
               meta.page_count, elapsed_ms);
   return 0;

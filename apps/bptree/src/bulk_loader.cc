@@ -24,8 +24,8 @@ Status BulkLoader::Load(const std::string& path, const Options& options, SortedP
                         TreeMeta* meta) {
   if (options.degree < kMinDegree || options.degree > kMaxDegree) {
     return Status::InvalidArgument("degree " + std::to_string(options.degree) + " is outside [" +
-                                   std::to_string(kMinDegree) + ", " +
-                                   std::to_string(kMaxDegree) + "]");
+                                   std::to_string(kMinDegree) + ", " + std::to_string(kMaxDegree) +
+                                   "]");
   }
   if (options.leaves_per_batch == 0) return Status::InvalidArgument("leaves_per_batch is 0");
 

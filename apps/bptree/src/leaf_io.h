@@ -47,9 +47,8 @@ typedef struct bptree_pair {
  * On error out[] holds an unspecified prefix.  The caller must pass leaf
  * pages in key order for the result to be in key order.
  */
-int64_t bptree_read_leaves(int fd, const uint64_t* leaf_pages, size_t leaf_count,
-                           uint64_t low, uint64_t high, bptree_pair* out,
-                           size_t out_capacity);
+int64_t bptree_read_leaves(int fd, const uint64_t* leaf_pages, size_t leaf_count, uint64_t low,
+                           uint64_t high, bptree_pair* out, size_t out_capacity);
 
 /* The serial loop of a bulk load.
  *
@@ -69,7 +68,7 @@ int64_t bptree_read_leaves(int fd, const uint64_t* leaf_pages, size_t leaf_count
 int bptree_write_leaves(int fd, uint64_t first_page, const void* pages, size_t page_count);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* BPTREE_LEAF_IO_H_ */
+#endif /* BPTREE_LEAF_IO_H_ */

@@ -14,8 +14,9 @@ Status CheckNodePage(const NodePageView& view, NodeType type, uint32_t degree) {
     return Status::Corruption(std::string("page is not a well-formed ") + type_name);
   }
   if (view.key_count() > degree) {
-    return Status::Corruption(std::string(type_name) + " holds " + std::to_string(view.key_count()) +
-                              " keys, more than the degree " + std::to_string(degree));
+    return Status::Corruption(std::string(type_name) + " holds " +
+                              std::to_string(view.key_count()) + " keys, more than the degree " +
+                              std::to_string(degree));
   }
   for (uint32_t i = 1; i < view.key_count(); ++i) {
     if (view.key(i - 1) >= view.key(i)) {

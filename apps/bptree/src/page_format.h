@@ -76,13 +76,9 @@ static_assert(sizeof(Page) == kPageSize);
 
 // Byte offset of page `page_number` in the file.  Callers check that the
 // page number is below MaxPageNumber() first.
-inline constexpr uint64_t PageOffset(uint64_t page_number) {
-  return page_number * kPageSize;
-}
+inline constexpr uint64_t PageOffset(uint64_t page_number) { return page_number * kPageSize; }
 // The largest page number whose page still lies within a 63-bit file offset.
-inline constexpr uint64_t MaxPageNumber() {
-  return (UINT64_C(1) << 63) / kPageSize - 1;
-}
+inline constexpr uint64_t MaxPageNumber() { return (UINT64_C(1) << 63) / kPageSize - 1; }
 
 inline uint64_t LoadU64(const uint8_t* at) {
   uint64_t value;
@@ -120,9 +116,13 @@ class NodePageView {
   // Requires index < key_count().
   uint64_t key(uint32_t index) const { return LoadU64(bytes_ + kKeysOffset + 8 * size_t{index}); }
   // Leaf only; requires index < key_count().
-  uint64_t value(uint32_t index) const { return LoadU64(bytes_ + kSlotsOffset + 8 * size_t{index}); }
+  uint64_t value(uint32_t index) const {
+    return LoadU64(bytes_ + kSlotsOffset + 8 * size_t{index});
+  }
   // Inner node only; requires index <= key_count().
-  uint64_t child(uint32_t index) const { return LoadU64(bytes_ + kSlotsOffset + 8 * size_t{index}); }
+  uint64_t child(uint32_t index) const {
+    return LoadU64(bytes_ + kSlotsOffset + 8 * size_t{index});
+  }
 
   // True if the page is a node of type `expected` whose key count is at most
   // kMaxDegree.  Says nothing about the keys themselves.
@@ -177,11 +177,17 @@ class NodePageWriter {
     StoreU16(bytes_ + kNodeTypeOffset, static_cast<uint16_t>(type));
   }
   void set_key_count(uint32_t count) { StoreU32(bytes_ + kKeyCountOffset, count); }
-  void set_right_sibling(uint64_t page_number) { StoreU64(bytes_ + kRightSiblingOffset, page_number); }
+  void set_right_sibling(uint64_t page_number) {
+    StoreU64(bytes_ + kRightSiblingOffset, page_number);
+  }
   // Requires index < kMaxDegree.
-  void set_key(uint32_t index, uint64_t key) { StoreU64(bytes_ + kKeysOffset + 8 * size_t{index}, key); }
+  void set_key(uint32_t index, uint64_t key) {
+    StoreU64(bytes_ + kKeysOffset + 8 * size_t{index}, key);
+  }
   // Leaf; requires index < kMaxDegree.
-  void set_value(uint32_t index, uint64_t value) { StoreU64(bytes_ + kSlotsOffset + 8 * size_t{index}, value); }
+  void set_value(uint32_t index, uint64_t value) {
+    StoreU64(bytes_ + kSlotsOffset + 8 * size_t{index}, value);
+  }
   // Inner node; requires index <= kMaxDegree.
   void set_child(uint32_t index, uint64_t page_number) {
     StoreU64(bytes_ + kSlotsOffset + 8 * size_t{index}, page_number);

@@ -25,9 +25,8 @@ Status Pager::Open(const std::string& path, OpenMode mode, IoMode io_mode,
   if (fd < 0) {
     int error = errno;
     if (error == ENOENT && mode == OpenMode::kOpenExisting) return Status::NotFound(path);
-    return Status::IOError(std::string("open ") + path +
-                               (io_mode == IoMode::kDirect ? " with O_DIRECT" : ""),
-                           error);
+    return Status::IOError(
+        std::string("open ") + path + (io_mode == IoMode::kDirect ? " with O_DIRECT" : ""), error);
   }
   pager->reset(new Pager(fd, path, io_mode));
   return Status::OK();

@@ -20,8 +20,8 @@ bool ReadWholePage(int fd, uint64_t page_number, bptree::Page* page) {
   const off_t offset = static_cast<off_t>(bptree::PageOffset(page_number));
   size_t done = 0;
   while (done < bptree::kPageSize) {
-    ssize_t result = pread(fd, page->bytes + done, bptree::kPageSize - done,
-                           offset + static_cast<off_t>(done));
+    ssize_t result =
+        pread(fd, page->bytes + done, bptree::kPageSize - done, offset + static_cast<off_t>(done));
     if (result < 0) {
       if (errno == EINTR) continue;
       return false;

@@ -4,13 +4,9 @@
 
 namespace bptree {
 
-Status Status::NotFound(std::string_view message) {
-  return Status(Code::kNotFound, message);
-}
+Status Status::NotFound(std::string_view message) { return Status(Code::kNotFound, message); }
 
-Status Status::Corruption(std::string_view message) {
-  return Status(Code::kCorruption, message);
-}
+Status Status::Corruption(std::string_view message) { return Status(Code::kCorruption, message); }
 
 Status Status::InvalidArgument(std::string_view message) {
   return Status(Code::kInvalidArgument, message);

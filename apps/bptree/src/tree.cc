@@ -24,8 +24,8 @@ Status Tree::Create(const std::string& path, uint32_t degree, const Options& opt
                     std::unique_ptr<Tree>* tree) {
   if (degree < kMinDegree || degree > kMaxDegree) {
     return Status::InvalidArgument("degree " + std::to_string(degree) + " is outside [" +
-                                   std::to_string(kMinDegree) + ", " +
-                                   std::to_string(kMaxDegree) + "]");
+                                   std::to_string(kMinDegree) + ", " + std::to_string(kMaxDegree) +
+                                   "]");
   }
   std::unique_ptr<Pager> pager;
   Status status = Pager::Open(path, Pager::OpenMode::kCreateOrTruncate, IoModeOf(options), &pager);
@@ -212,7 +212,8 @@ Status Tree::Put(uint64_t key, uint64_t value) {
     if (!status.ok()) return status;
     InnerNode node;
     status = InnerNode::Decode(page, meta_.degree, &node);
-    if (!status.ok()) return Status::Corruption(PageName(step.inner_page) + ": " + status.ToString());
+    if (!status.ok())
+      return Status::Corruption(PageName(step.inner_page) + ": " + status.ToString());
     node.keys.insert(node.keys.begin() + step.child_index, separator);
     node.children.insert(node.children.begin() + step.child_index + 1, new_child);
     if (node.keys.size() <= meta_.degree) {

@@ -56,8 +56,7 @@ class Tree {
   // Opens the tree in `path`.  Returns NotFound if there is no such file,
   // Corruption if its meta page is invalid or the file is shorter than the
   // page count the meta page records.
-  static Status Open(const std::string& path, const Options& options,
-                     std::unique_ptr<Tree>* tree);
+  static Status Open(const std::string& path, const Options& options, std::unique_ptr<Tree>* tree);
 
   Tree(const Tree&) = delete;
   Tree& operator=(const Tree&) = delete;

@@ -31,8 +31,8 @@ Status TreeChecker::Run() {
                               std::to_string(meta_.leaf_count));
   }
   if (entries_seen_ != meta_.entry_count) {
-    return Status::Corruption("found " + std::to_string(entries_seen_) +
-                              " pairs, meta page says " + std::to_string(meta_.entry_count));
+    return Status::Corruption("found " + std::to_string(entries_seen_) + " pairs, meta page says " +
+                              std::to_string(meta_.entry_count));
   }
   if (node_pages_seen_ + 1 != meta_.page_count) {
     return Status::Corruption("found " + std::to_string(node_pages_seen_) +
@@ -61,7 +61,8 @@ Status TreeChecker::CheckSubtree(uint64_t page_number, uint32_t level, std::opti
   InnerNode node;
   status = InnerNode::Decode(page, meta_.degree, &node);
   if (!status.ok()) return Status::Corruption(PageName(page_number) + ": " + status.ToString());
-  if (node.keys.empty()) return Status::Corruption(PageName(page_number) + ": inner node without keys");
+  if (node.keys.empty())
+    return Status::Corruption(PageName(page_number) + ": inner node without keys");
   for (uint64_t key : node.keys) {
     if (!InRange(key, low, high)) {
       return Status::Corruption(PageName(page_number) + ": separator outside the node's range");

@@ -25,8 +25,8 @@ extern "C" int bptree_write_leaves(int fd, uint64_t first_page, const void* page
     const off_t offset = static_cast<off_t>(bptree::PageOffset(page_number));
     size_t done = 0;
     while (done < bptree::kPageSize) {
-      ssize_t result = pwrite(fd, page + done, bptree::kPageSize - done,
-                              offset + static_cast<off_t>(done));
+      ssize_t result =
+          pwrite(fd, page + done, bptree::kPageSize - done, offset + static_cast<off_t>(done));
       if (result < 0) {
         if (errno == EINTR) continue;
         return -1;

@@ -61,8 +61,9 @@ TEST_F(LeafIoTest, WriteLeavesPutsEachPageAtItsOffset) {
   ASSERT_EQ(8 * static_cast<off_t>(kPageSize), ::lseek(fd_, 0, SEEK_END));
   Page read_back;
   for (uint64_t page_number = 0; page_number < 8; ++page_number) {
-    ASSERT_EQ(static_cast<ssize_t>(kPageSize),
-              ::pread(fd_, read_back.bytes, kPageSize, static_cast<off_t>(page_number * kPageSize)));
+    ASSERT_EQ(
+        static_cast<ssize_t>(kPageSize),
+        ::pread(fd_, read_back.bytes, kPageSize, static_cast<off_t>(page_number * kPageSize)));
     const int expected = page_number < 5 ? 0 : 'a' + int(page_number - 5);
     for (size_t byte = 0; byte < kPageSize; ++byte) {
       ASSERT_EQ(expected, read_back.bytes[byte]) << "page " << page_number << " byte " << byte;

@@ -44,11 +44,11 @@ Tree::Options CacheOptions(size_t pages, bool direct_io = false) {
 
 // Skips the current test when direct I/O is asked for and the file system
 // of the test directory refuses O_DIRECT (e.g. an old tmpfs as TMPDIR).
-#define SKIP_IF_NO_DIRECT_IO(directory, direct_io)                   \
-  do {                                                               \
-    if ((direct_io) && !bptree_test::SupportsDirectIo(directory)) {  \
+#define SKIP_IF_NO_DIRECT_IO(directory, direct_io)                         \
+  do {                                                                     \
+    if ((direct_io) && !bptree_test::SupportsDirectIo(directory)) {        \
       GTEST_SKIP() << "the test directory's file system refuses O_DIRECT"; \
-    }                                                                \
+    }                                                                      \
   } while (0)
 
 std::vector<bptree_pair> ModelRange(const Model& model, uint64_t low, uint64_t high) {
@@ -162,8 +162,7 @@ void ReopenTree(const std::string& path, bool direct_io, std::mt19937_64& random
 // Randomized puts, gets and scans against std::map.
 
 // (degree, seed, direct I/O)
-class RandomizedPutTest
-    : public ::testing::TestWithParam<std::tuple<uint32_t, uint64_t, bool>> {};
+class RandomizedPutTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint64_t, bool>> {};
 
 TEST_P(RandomizedPutTest, MatchesStdMap) {
   const auto [degree, seed, direct_io] = GetParam();
@@ -303,17 +302,16 @@ TEST_P(RandomizedBulkLoadTest, MatchesStdMap) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, RandomizedBulkLoadTest,
-    ::testing::Combine(
-        ::testing::Values(
-            // Empty, one pair, exactly full and one over at each level.
-            BulkCase{4, 0, 1024}, BulkCase{4, 1, 1024}, BulkCase{4, 4, 1024},
-            BulkCase{4, 5, 1}, BulkCase{4, 20, 3}, BulkCase{4, 21, 3}, BulkCase{4, 100, 7},
-            BulkCase{4, 101, 7}, BulkCase{4, 3000, 16}, BulkCase{3, 1000, 2},
-            BulkCase{64, 64, 1024}, BulkCase{64, 65, 1}, BulkCase{64, 4160, 5},
-            BulkCase{64, 4161, 5}, BulkCase{64, 40000, 64}, BulkCase{510, 1, 1024},
-            BulkCase{510, 510, 1024}, BulkCase{510, 511, 1}, BulkCase{510, 260610, 100},
-            BulkCase{510, 260611, 1024}),
-        ::testing::Values<uint64_t>(1, 2), ::testing::Values(false)));
+    ::testing::Combine(::testing::Values(
+                           // Empty, one pair, exactly full and one over at each level.
+                           BulkCase{4, 0, 1024}, BulkCase{4, 1, 1024}, BulkCase{4, 4, 1024},
+                           BulkCase{4, 5, 1}, BulkCase{4, 20, 3}, BulkCase{4, 21, 3},
+                           BulkCase{4, 100, 7}, BulkCase{4, 101, 7}, BulkCase{4, 3000, 16},
+                           BulkCase{3, 1000, 2}, BulkCase{64, 64, 1024}, BulkCase{64, 65, 1},
+                           BulkCase{64, 4160, 5}, BulkCase{64, 4161, 5}, BulkCase{64, 40000, 64},
+                           BulkCase{510, 1, 1024}, BulkCase{510, 510, 1024}, BulkCase{510, 511, 1},
+                           BulkCase{510, 260610, 100}, BulkCase{510, 260611, 1024}),
+                       ::testing::Values<uint64_t>(1, 2), ::testing::Values(false)));
 // (Seed 1: dense keys; seed 2: keys spread over 64 bits.)
 INSTANTIATE_TEST_SUITE_P(
     DirectIo, RandomizedBulkLoadTest,
@@ -329,8 +327,8 @@ INSTANTIATE_TEST_SUITE_P(
 // model and a bulk-loaded tree of the same pairs.
 
 // (degree, seed, direct I/O for the reads)
-class InsertBuiltTreeTest
-    : public ::testing::TestWithParam<std::tuple<uint32_t, uint64_t, bool>> {};
+class InsertBuiltTreeTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint64_t, bool>> {
+};
 
 TEST_P(InsertBuiltTreeTest, ScatteredLeavesMatchStdMapAndBulkLoad) {
   const auto [degree, seed, direct_io] = GetParam();
@@ -355,7 +353,8 @@ TEST_P(InsertBuiltTreeTest, ScatteredLeavesMatchStdMapAndBulkLoad) {
   // The leaves are scattered: most sibling links do not go to the next page.
   std::unique_ptr<bptree::Pager> pager;
   ASSERT_TRUE(bptree::Pager::Open(directory.File("inserted"),
-                                  bptree::Pager::OpenMode::kOpenExisting, &pager).ok());
+                                  bptree::Pager::OpenMode::kOpenExisting, &pager)
+                  .ok());
   uint64_t links = 0, links_to_next_page = 0;
   for (uint64_t leaf_page = tree->meta().first_leaf_page; leaf_page != bptree::kNoPage;) {
     bptree::Page page;
@@ -395,8 +394,7 @@ TEST_P(InsertBuiltTreeTest, ScatteredLeavesMatchStdMapAndBulkLoad) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, InsertBuiltTreeTest,
                          ::testing::Combine(::testing::Values(16u, 64u),
-                                            ::testing::Values<uint64_t>(1),
-                                            ::testing::Bool()));
+                                            ::testing::Values<uint64_t>(1), ::testing::Bool()));
 
 // ---------------------------------------------------------------------------
 // Direct I/O bypasses the kernel's page cache.
@@ -614,9 +612,8 @@ TEST_F(TreeTest, CorruptLeafIsReportedByGetScanAndCheck) {
 }
 
 TEST_F(TreeTest, BulkLoadRejectsUnsortedOrDuplicateKeys) {
-  for (const std::vector<bptree_pair>& pairs :
-       {std::vector<bptree_pair>{{1, 1}, {3, 3}, {2, 2}},
-        std::vector<bptree_pair>{{1, 1}, {2, 2}, {2, 3}}}) {
+  for (const std::vector<bptree_pair>& pairs : {std::vector<bptree_pair>{{1, 1}, {3, 3}, {2, 2}},
+                                                std::vector<bptree_pair>{{1, 1}, {2, 2}, {2, 3}}}) {
     bptree::VectorPairSource source(pairs);
     BulkLoader::Options options;
     options.degree = 4;

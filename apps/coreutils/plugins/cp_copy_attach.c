@@ -17,32 +17,25 @@
 #include <sys/types.h>
 
 #include "backupfile.h"
-#include "hash.h"
 #include "copy.h"
+#include "hash.h"
 
 #include "cp_copy_plugin.h"
 
-bool __real_copy (char const *src_name, char const *dst_name, int dst_dirfd,
-                  char const *dst_relname, int nonexistent_dst,
-                  const struct cp_options *options, bool *copy_into_self,
-                  bool *rename_succeeded);
-bool __wrap_copy (char const *src_name, char const *dst_name, int dst_dirfd,
-                  char const *dst_relname, int nonexistent_dst,
-                  const struct cp_options *options, bool *copy_into_self,
-                  bool *rename_succeeded);
+bool __real_copy(char const *src_name, char const *dst_name, int dst_dirfd, char const *dst_relname,
+                 int nonexistent_dst, const struct cp_options *options, bool *copy_into_self,
+                 bool *rename_succeeded);
+bool __wrap_copy(char const *src_name, char const *dst_name, int dst_dirfd, char const *dst_relname,
+                 int nonexistent_dst, const struct cp_options *options, bool *copy_into_self,
+                 bool *rename_succeeded);
 
-bool
-__wrap_copy (char const *src_name, char const *dst_name, int dst_dirfd,
-             char const *dst_relname, int nonexistent_dst,
-             const struct cp_options *options, bool *copy_into_self,
-             bool *rename_succeeded)
-{
-  int plain_loop = options->sparse_mode == SPARSE_NEVER
-                   && options->reflink_mode == REFLINK_NEVER;
-  int previous = cp_copy_set_plain_loop (plain_loop);
-  bool copied = __real_copy (src_name, dst_name, dst_dirfd, dst_relname,
-                             nonexistent_dst, options, copy_into_self,
-                             rename_succeeded);
-  cp_copy_set_plain_loop (previous);
+bool __wrap_copy(char const *src_name, char const *dst_name, int dst_dirfd, char const *dst_relname,
+                 int nonexistent_dst, const struct cp_options *options, bool *copy_into_self,
+                 bool *rename_succeeded) {
+  int plain_loop = options->sparse_mode == SPARSE_NEVER && options->reflink_mode == REFLINK_NEVER;
+  int previous = cp_copy_set_plain_loop(plain_loop);
+  bool copied = __real_copy(src_name, dst_name, dst_dirfd, dst_relname, nonexistent_dst, options,
+                            copy_into_self, rename_succeeded);
+  cp_copy_set_plain_loop(previous);
   return copied;
 }

@@ -37,11 +37,10 @@
 // Visit v of read_chunk is chunk i = first_chunk + v: read(source, chunk) at
 // position i*chunk; while
 // the destination is known (from the second chunk on) and the chunk is
-// expected to be full, it is linked with visit v of write_chunk, write(dest, <the bytes read>, chunk)
-// at position i*chunk, so the pair runs in order and the write only when
-// the read returned a full chunk.  The last, partial chunk and the final
-// zero-byte read are predicted without a write (the program writes that
-// chunk itself).  The edge after each write is weak: the loop writes what
+// expected to be full, it is linked with visit v of write_chunk, write(dest, <the bytes read>,
+// chunk) at position i*chunk, so the pair runs in order and the write only when the read returned a
+// full chunk.  The last, partial chunk and the final zero-byte read are predicted without a write
+// (the program writes that chunk itself).  The edge after each write is weak: the loop writes what
 // it read until the end of the file, but the plugin may leave the scope
 // after any write (the scope gate), so no write beyond the next one is
 // certain.  A file that changes size while it is copied only
@@ -104,7 +103,8 @@ const foreactor::Graph<CopyState>& copy_graph = *new foreactor::Graph<CopyState>
                                 static_cast<int64_t>(i) * copy.chunk);
         return FOREACTOR_READY;
       });
-  auto more_chunks = builder.Branch("more_chunks", [](CopyState&, const foreactor::Visit&) { return 0; });
+  auto more_chunks =
+      builder.Branch("more_chunks", [](CopyState&, const foreactor::Visit&) { return 0; });
   builder.start().Then(read_chunk).Then(write_chunk).Then(more_chunks, foreactor::kWeak);
   more_chunks.Children({read_chunk, builder.end()});
   return builder.Build();

@@ -53,8 +53,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "fts_.h"
 #include "foreactor/foreactor.hpp"
+#include "fts_.h"
 
 extern "C" {
 FTSENT* __real_rpl_fts_read(FTS* fts);
@@ -109,7 +109,8 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
       [](WalkState& state, const foreactor::Visit& visit, int64_t) {
         state.completed = visit.iteration(0) + 1;
       });
-  auto next_entry = builder.Branch("next_entry", [](WalkState&, const foreactor::Visit&) { return 0; });
+  auto next_entry =
+      builder.Branch("next_entry", [](WalkState&, const foreactor::Visit&) { return 0; });
   builder.start().Then(stat_entry).Then(next_entry, foreactor::kWeak);
   next_entry.Children({stat_entry, builder.end()});
   return builder.Build();
@@ -117,12 +118,14 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
 
 bool Predictable(const FTS* fts) {
   const int options = fts->fts_options;
-  return (options & FTS_CWDFD) && (options & FTS_PHYSICAL) && !(options & (FTS_NOCHDIR | FTS_LOGICAL));
+  return (options & FTS_CWDFD) && (options & FTS_PHYSICAL) &&
+         !(options & (FTS_NOCHDIR | FTS_LOGICAL));
 }
 
 bool Deferred(const FTSENT* entry) {
   const off_t mark = entry->fts_statp->st_size;
-  return entry->fts_info == FTS_NSOK && (mark == kDeferredStatRequired || mark == kDeferredNoStatRequired);
+  return entry->fts_info == FTS_NSOK &&
+         (mark == kDeferredStatRequired || mark == kDeferredNoStatRequired);
 }
 
 bool ExpectedAs(const FTSENT* entry, uint64_t visit) {
@@ -147,7 +150,8 @@ __attribute__((noinline)) void ExpectUpcomingStats(const FTS* fts, const FTSENT*
     if (entry->fts_level > FTS_ROOTLEVEL) {
       if (Deferred(entry)) {
         walk.next_unexpected = entry;
-      } else if (entry->fts_info != FTS_D && entry->fts_info != FTS_DNR && entry->fts_info != FTS_ERR) {
+      } else if (entry->fts_info != FTS_D && entry->fts_info != FTS_DNR &&
+                 entry->fts_info != FTS_ERR) {
         walk.next_unexpected = entry->fts_link;
       }
     }
@@ -211,8 +215,10 @@ FTSENT* __wrap_rpl_fts_read(FTS* fts) {
   walk.directory_read_next = entry != nullptr && entry->fts_info == FTS_D;
   if (walk.in_scope) {
     const int saved_errno = errno;
-    if (entry == nullptr) LeaveScope();
-    else ExpectUpcomingStats(fts, entry);
+    if (entry == nullptr)
+      LeaveScope();
+    else
+      ExpectUpcomingStats(fts, entry);
     errno = saved_errno;
   }
   return entry;

@@ -19,7 +19,8 @@ void HeldCompactionsEnv::Schedule(void (*function)(void* arg), void* arg) {
   held_.emplace_back(function, arg);
 }
 
-leveldb::Status HeldCompactionsEnv::NewWritableFile(const std::string& name, leveldb::WritableFile** file) {
+leveldb::Status HeldCompactionsEnv::NewWritableFile(const std::string& name,
+                                                    leveldb::WritableFile** file) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closing_) {
@@ -30,7 +31,8 @@ leveldb::Status HeldCompactionsEnv::NewWritableFile(const std::string& name, lev
   return target()->NewWritableFile(name, file);
 }
 
-leveldb::Status HeldCompactionsEnv::NewAppendableFile(const std::string& name, leveldb::WritableFile** file) {
+leveldb::Status HeldCompactionsEnv::NewAppendableFile(const std::string& name,
+                                                      leveldb::WritableFile** file) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closing_) {

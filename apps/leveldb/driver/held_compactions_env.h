@@ -59,7 +59,7 @@ class HeldCompactionsEnv : public leveldb::EnvWrapper {
 
  private:
   mutable std::mutex mutex_;
-  bool closing_ = false;                                   // guarded by mutex_
+  bool closing_ = false;                                 // guarded by mutex_
   std::vector<std::pair<void (*)(void*), void*>> held_;  // guarded by mutex_
 };
 

@@ -8,7 +8,8 @@ namespace leveldb_driver {
 namespace {
 
 double Percentile(const std::vector<uint64_t>& sorted, double percent) {
-  const auto rank = static_cast<size_t>(std::ceil(percent / 100.0 * static_cast<double>(sorted.size())));
+  const auto rank =
+      static_cast<size_t>(std::ceil(percent / 100.0 * static_cast<double>(sorted.size())));
   const size_t index = rank == 0 ? 0 : rank - 1;
   return static_cast<double>(sorted[std::min(index, sorted.size() - 1)]) / 1000.0;
 }

@@ -47,7 +47,8 @@ leveldb::Status WriteUpdates(const std::string& db_path, leveldb::Options option
     ++*updates;
   }
   if (status.ok() && MemtableBytes(db.get(), options) < target) {
-    status = leveldb::Status::InvalidArgument("the trace has too few inserts for the level-0 tables");
+    status =
+        leveldb::Status::InvalidArgument("the trace has too few inserts for the level-0 tables");
   }
   return status;
 }

@@ -107,24 +107,35 @@ Arguments ParseArguments(int argc, char** argv) {
     }
     if (i + 1 >= argc) Usage(option + " needs a value");
     const char* value = argv[++i];
-    if (option == "--db") arguments.db = value;
-    else if (option == "--load") arguments.load_trace = value;
-    else if (option == "--run") arguments.run_trace = value;
-    else if (option == "--clone-from") arguments.clone_from = value;
-    else if (option == "--json") arguments.json_path = value;
-    else if (option == "--threads") arguments.threads = static_cast<int>(ParseNumber(option, value));
-    else if (option == "--ops") arguments.ops = ParseNumber(option, value);
-    else if (option == "--value-size") arguments.value_size = static_cast<uint32_t>(ParseNumber(option, value));
-    else if (option == "--cache-mib") arguments.cache_mib = ParseNumber(option, value);
-    else if (option == "--write-buffer-kib") arguments.write_buffer_kib = ParseNumber(option, value);
-    else if (option == "--bloom-bits") arguments.bloom_bits = static_cast<int>(ParseNumber(option, value));
-    else if (option == "--level0-tables") arguments.level0_tables = static_cast<int>(ParseNumber(option, value));
+    if (option == "--db")
+      arguments.db = value;
+    else if (option == "--load")
+      arguments.load_trace = value;
+    else if (option == "--run")
+      arguments.run_trace = value;
+    else if (option == "--clone-from")
+      arguments.clone_from = value;
+    else if (option == "--json")
+      arguments.json_path = value;
+    else if (option == "--threads")
+      arguments.threads = static_cast<int>(ParseNumber(option, value));
+    else if (option == "--ops")
+      arguments.ops = ParseNumber(option, value);
+    else if (option == "--value-size")
+      arguments.value_size = static_cast<uint32_t>(ParseNumber(option, value));
+    else if (option == "--cache-mib")
+      arguments.cache_mib = ParseNumber(option, value);
+    else if (option == "--write-buffer-kib")
+      arguments.write_buffer_kib = ParseNumber(option, value);
+    else if (option == "--bloom-bits")
+      arguments.bloom_bits = static_cast<int>(ParseNumber(option, value));
+    else if (option == "--level0-tables")
+      arguments.level0_tables = static_cast<int>(ParseNumber(option, value));
     else if (option == "--compactions") {
       const std::string name = value;
       if (name != "own" && name != "held") Usage("--compactions is own or held");
       arguments.hold_compactions = name == "held";
-    }
-    else if (option == "--compression") {
+    } else if (option == "--compression") {
       const std::string name = value;
       if (name != "none" && name != "snappy") Usage("--compression is none or snappy");
       arguments.snappy = name == "snappy";
@@ -133,13 +144,15 @@ Arguments ParseArguments(int argc, char** argv) {
     }
   }
   if (arguments.db.empty()) Usage("--db is required");
-  if (arguments.load_trace.empty() == arguments.run_trace.empty()) Usage("give one of --load and --run");
+  if (arguments.load_trace.empty() == arguments.run_trace.empty())
+    Usage("give one of --load and --run");
   if (arguments.threads < 1 || arguments.threads > 256) Usage("--threads is 1..256");
   const bool stacking = arguments.level0_tables > 0;
   if (arguments.write_buffer_kib < 64 || arguments.write_buffer_kib > (1 << 20)) {
     Usage("--write-buffer-kib is 64..1048576");
   }
-  if (arguments.level0_tables < 0 || arguments.level0_tables > 100) Usage("--level0-tables is 1..100");
+  if (arguments.level0_tables < 0 || arguments.level0_tables > 100)
+    Usage("--level0-tables is 1..100");
   if (stacking && (arguments.load_trace.empty() || arguments.clone_from.empty())) {
     Usage("--level0-tables goes with --load and --clone-from");
   }
@@ -245,24 +258,27 @@ int Print(const std::string& json, const std::string& path, int exit_status) {
 }
 
 std::string ShapeJson(const DbShape& shape) {
-  return ", \"files_per_level\": " + JsonList(shape.files) + ", \"bytes_per_level\": " + JsonList(shape.bytes);
+  return ", \"files_per_level\": " + JsonList(shape.files) +
+         ", \"bytes_per_level\": " + JsonList(shape.bytes);
 }
 
 // --level0-tables: the clone in arguments.db gets its level-0 tables.
-int StackTables(const Arguments& arguments, const leveldb::Options& options, const std::vector<TraceOp>& ops) {
+int StackTables(const Arguments& arguments, const leveldb::Options& options,
+                const std::vector<TraceOp>& ops) {
   const auto start = std::chrono::steady_clock::now();
   uint64_t updates = 0;
   DbShape shape;
-  const leveldb::Status status =
-      StackLevel0Tables(arguments.db, options, ops, arguments.value_size, arguments.level0_tables, &updates, &shape);
+  const leveldb::Status status = StackLevel0Tables(arguments.db, options, ops, arguments.value_size,
+                                                   arguments.level0_tables, &updates, &shape);
   if (!status.ok()) {
     std::fprintf(stderr, "leveldb_driver: level-0 tables: %s\n", status.ToString().c_str());
     return 2;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Print("{\"mode\": \"level0_tables\", \"updates\": " + std::to_string(updates) +
-                   ", \"seconds\": " + std::to_string(seconds) + ", \"db\": " + JsonString(arguments.db) +
-                   ShapeJson(shape) + "}\n",
+                   ", \"seconds\": " + std::to_string(seconds) +
+                   ", \"db\": " + JsonString(arguments.db) + ShapeJson(shape) + "}\n",
                arguments.json_path, 0);
 }
 
@@ -273,7 +289,8 @@ int Main(int argc, char** argv) {
   const bool loading = !arguments.load_trace.empty();
   std::vector<TraceOp> ops;
   std::string error;
-  if (!ReadTrace(loading ? arguments.load_trace : arguments.run_trace, arguments.ops, &ops, &error)) {
+  if (!ReadTrace(loading ? arguments.load_trace : arguments.run_trace, arguments.ops, &ops,
+                 &error)) {
     std::fprintf(stderr, "leveldb_driver: %s\n", error.c_str());
     return 2;
   }
@@ -297,8 +314,9 @@ int Main(int argc, char** argv) {
   if (arguments.hold_compactions) {
     for (const TraceOp& op : ops) {
       if (op.kind != OpKind::kRead) {
-        std::fprintf(stderr, "leveldb_driver: --compactions held needs a read-only trace (LevelDB "
-                             "stops writes until its background work ran)\n");
+        std::fprintf(stderr,
+                     "leveldb_driver: --compactions held needs a read-only trace (LevelDB "
+                     "stops writes until its background work ran)\n");
         return 2;
       }
     }
@@ -308,7 +326,8 @@ int Main(int argc, char** argv) {
   leveldb::DB* raw_db = nullptr;
   leveldb::Status status = leveldb::DB::Open(options, arguments.db, &raw_db);
   if (!status.ok()) {
-    std::fprintf(stderr, "leveldb_driver: open %s: %s\n", arguments.db.c_str(), status.ToString().c_str());
+    std::fprintf(stderr, "leveldb_driver: open %s: %s\n", arguments.db.c_str(),
+                 status.ToString().c_str());
     return 2;
   }
   HeldDatabase db(raw_db, DatabaseCloser{held_env.get()});
@@ -324,7 +343,8 @@ int Main(int argc, char** argv) {
     }
     if (arguments.compact) db->CompactRange(nullptr, nullptr);
     WaitForCompactions(db.get());
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     json += "\"mode\": \"load\", \"records\": " + std::to_string(ops.size()) +
             ", \"seconds\": " + std::to_string(seconds);
   } else {
@@ -335,9 +355,11 @@ int Main(int argc, char** argv) {
     const uint64_t operations = result.gets + result.puts;
     json += "\"mode\": \"run\", \"threads\": " + std::to_string(arguments.threads) +
             ", \"operations\": " + std::to_string(operations) +
-            ", \"gets\": " + std::to_string(result.gets) + ", \"found\": " + std::to_string(result.found) +
+            ", \"gets\": " + std::to_string(result.gets) +
+            ", \"found\": " + std::to_string(result.found) +
             ", \"not_found\": " + std::to_string(result.not_found) +
-            ", \"puts\": " + std::to_string(result.puts) + ", \"put_errors\": " + std::to_string(result.put_errors) +
+            ", \"puts\": " + std::to_string(result.puts) +
+            ", \"put_errors\": " + std::to_string(result.put_errors) +
             ", \"mismatches\": " + std::to_string(result.mismatches) + ", \"mismatch_examples\": [";
     for (size_t i = 0; i < result.mismatch_examples.size(); ++i) {
       json += (i ? ", " : "") + JsonString(result.mismatch_examples[i]);
@@ -346,8 +368,9 @@ int Main(int argc, char** argv) {
     std::snprintf(numbers, sizeof(numbers),
                   "], \"latency_us\": {\"average\": %.3f, \"p50\": %.3f, \"p99\": %.3f, "
                   "\"p999\": %.3f, \"max\": %.3f}, \"seconds\": %.6f, \"throughput_ops\": %.1f",
-                  latency.average_us, latency.p50_us, latency.p99_us, latency.p999_us, latency.max_us,
-                  result.seconds, result.seconds > 0 ? static_cast<double>(operations) / result.seconds : 0.0);
+                  latency.average_us, latency.p50_us, latency.p99_us, latency.p999_us,
+                  latency.max_us, result.seconds,
+                  result.seconds > 0 ? static_cast<double>(operations) / result.seconds : 0.0);
     json += numbers;
     if (result.mismatches != 0 || result.put_errors != 0) exit_status = 1;
     for (const std::string& example : result.mismatch_examples) {
@@ -355,11 +378,13 @@ int Main(int argc, char** argv) {
     }
   }
   const DbShape shape = ReadShape(db.get());
-  json += ", \"db\": " + JsonString(arguments.db) + ", \"cache_mib\": " + std::to_string(arguments.cache_mib) +
+  json += ", \"db\": " + JsonString(arguments.db) +
+          ", \"cache_mib\": " + std::to_string(arguments.cache_mib) +
           ", \"bloom_bits\": " + std::to_string(arguments.bloom_bits) +
           ", \"compression\": " + (arguments.snappy ? "\"snappy\"" : "\"none\"") +
           ", \"compactions\": " + (arguments.hold_compactions ? "\"held\"" : "\"own\"") +
-          ", \"fill_cache\": " + (arguments.fill_cache ? "true" : "false") + ShapeJson(shape) + "}\n";
+          ", \"fill_cache\": " + (arguments.fill_cache ? "true" : "false") + ShapeJson(shape) +
+          "}\n";
   db.reset();  // waits for LevelDB's background work, or runs the held work
   return Print(json, arguments.json_path, exit_status);
 }

@@ -1,8 +1,8 @@
 #include "driver/replay.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -59,8 +59,9 @@ void RecordMismatch(ClientResult* result, std::string description) {
   if (result->examples.size() < 5) result->examples.push_back(std::move(description));
 }
 
-void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops, const leveldb::ReadOptions& read_options,
-               KeyTable* keys, std::atomic<size_t>* cursor, ClientResult* result) {
+void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops,
+               const leveldb::ReadOptions& read_options, KeyTable* keys,
+               std::atomic<size_t>* cursor, ClientResult* result) {
   std::string value;
   const leveldb::WriteOptions write_options;
   for (size_t i; (i = cursor->fetch_add(1, std::memory_order_relaxed)) < ops.size();) {
@@ -83,8 +84,8 @@ void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops, const leveldb::
     const auto start = Clock::now();
     const leveldb::Status status = db->Get(read_options, op.key, &value);
     const auto end = Clock::now();
-    result->latencies.push_back(
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()));
+    result->latencies.push_back(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()));
     ++result->gets;
     uint32_t version = 0;
     if (status.ok()) {
@@ -103,7 +104,8 @@ void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops, const leveldb::
         RecordMismatch(result, "op " + std::to_string(i) + " Get(" + op.key + "): NotFound");
       }
     } else {
-      RecordMismatch(result, "op " + std::to_string(i) + " Get(" + op.key + "): " + status.ToString());
+      RecordMismatch(result,
+                     "op " + std::to_string(i) + " Get(" + op.key + "): " + status.ToString());
     }
   }
 }
@@ -120,8 +122,8 @@ ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int thread
   {
     std::vector<std::jthread> clients;
     for (ClientResult& result : results) {
-      clients.emplace_back(RunClient, db, std::cref(ops), std::cref(read_options), keys.get(), &cursor,
-                           &result);
+      clients.emplace_back(RunClient, db, std::cref(ops), std::cref(read_options), keys.get(),
+                           &cursor, &result);
     }
   }
   ReplayResult total;
@@ -133,7 +135,8 @@ ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int thread
     total.puts += result.puts;
     total.put_errors += result.put_errors;
     total.mismatches += result.mismatches;
-    for (std::string& example : result.examples) total.mismatch_examples.push_back(std::move(example));
+    for (std::string& example : result.examples)
+      total.mismatch_examples.push_back(std::move(example));
     total.get_latencies_ns.insert(total.get_latencies_ns.end(), result.latencies.begin(),
                                   result.latencies.end());
   }

@@ -18,9 +18,9 @@ struct ReplayResult {
   uint64_t not_found = 0;
   uint64_t puts = 0;
   uint64_t put_errors = 0;
-  uint64_t mismatches = 0;                // Gets whose status or value is wrong
+  uint64_t mismatches = 0;                     // Gets whose status or value is wrong
   std::vector<std::string> mismatch_examples;  // the first few, described
-  std::vector<uint64_t> get_latencies_ns;     // one per Get, in no order
+  std::vector<uint64_t> get_latencies_ns;      // one per Get, in no order
   double seconds = 0;                          // wall time of the replay
 };
 

@@ -17,10 +17,17 @@ struct FileCloser {
 bool ParseLine(std::string_view line, TraceOp* op) {
   if (line.size() < 3 || line[1] != ' ') return false;
   switch (line[0]) {
-    case 'R': op->kind = OpKind::kRead; break;
-    case 'U': op->kind = OpKind::kUpdate; break;
-    case 'I': op->kind = OpKind::kInsert; break;
-    default: return false;
+    case 'R':
+      op->kind = OpKind::kRead;
+      break;
+    case 'U':
+      op->kind = OpKind::kUpdate;
+      break;
+    case 'I':
+      op->kind = OpKind::kInsert;
+      break;
+    default:
+      return false;
   }
   std::string_view rest = line.substr(2);
   const size_t space = rest.find(' ');
@@ -33,8 +40,8 @@ bool ParseLine(std::string_view line, TraceOp* op) {
   if (space == std::string_view::npos || space == 0) return false;
   op->key.assign(rest.substr(0, space));
   std::string_view number = rest.substr(space + 1);
-  auto [end, status] = std::from_chars(number.data(), number.data() + number.size(),
-                                       op->value_length);
+  auto [end, status] =
+      std::from_chars(number.data(), number.data() + number.size(), op->value_length);
   return status == std::errc() && end == number.data() + number.size();
 }
 

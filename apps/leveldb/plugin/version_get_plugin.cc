@@ -50,14 +50,15 @@
 // The functions wrapped with -Wl,--wrap (plugin.cmake names them), by their
 // mangled names: Real<Name> calls LevelDB's, Wrap<Name> is defined below.
 // Member functions take `this` first.
-#define WRAPPED(name, symbol, ...)                  \
-  using name = leveldb::Status(__VA_ARGS__);         \
-  name Real##name asm("__real_" symbol);             \
+#define WRAPPED(name, symbol, ...)           \
+  using name = leveldb::Status(__VA_ARGS__); \
+  name Real##name asm("__real_" symbol);     \
   name Wrap##name asm("__wrap_" symbol)
 WRAPPED(VersionGet,
         "_ZN7leveldb7Version3GetERKNS_11ReadOptionsERKNS_9LookupKeyEPNSt7__cxx1112basic_string"
         "IcSt11char_traitsIcESaIcEEEPNS0_8GetStatsE",
-        leveldb::Version*, const leveldb::ReadOptions&, const leveldb::LookupKey&, std::string*, void*);
+        leveldb::Version*, const leveldb::ReadOptions&, const leveldb::LookupKey&, std::string*,
+        void*);
 WRAPPED(LogAndApply, "_ZN7leveldb10VersionSet11LogAndApplyEPNS_11VersionEditEPNS_4port5MutexE",
         leveldb::VersionSet*, leveldb::VersionEdit*, leveldb::port::Mutex*);
 WRAPPED(Recover, "_ZN7leveldb10VersionSet7RecoverEPb", leveldb::VersionSet*, bool*);
@@ -85,7 +86,7 @@ const leveldb::InternalKeyComparator comparator(leveldb::BytewiseComparator());
 // used only under the shared lock: ~Table takes the unique lock first.
 struct Table {
   const leveldb::Table* table = nullptr;
-  int fd = -1;  // LevelDB's descriptor of the file
+  int fd = -1;                            // LevelDB's descriptor of the file
   leveldb::Cache* block_cache = nullptr;  // Table::Open keeps the blocks there under cache_id
   uint64_t file_size = 0, cache_id = 0;
   std::unique_ptr<leveldb::Block> index;
@@ -136,7 +137,8 @@ void FileOpened(const char* path, int fd) {
   const char* slash = std::strrchr(path, '/');
   uint64_t number = 0;
   leveldb::FileType type;
-  if (slash != nullptr && leveldb::ParseFileName(slash + 1, &number, &type) && type == leveldb::kTableFile) {
+  if (slash != nullptr && leveldb::ParseFileName(slash + 1, &number, &type) &&
+      type == leveldb::kTableFile) {
     opening = OpeningTable{number, fd, false, {}};
   }
 }
@@ -184,7 +186,8 @@ bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
   if (handle.DecodeFrom(&value).ok() &&
       (table.filter == nullptr || table.filter->KeyMayMatch(handle.offset(), key.internal_key())) &&
       !BlockCached(table, handle.offset())) {
-    plan->push_back(BlockRead{table.fd, handle.offset(), handle.size() + leveldb::kBlockTrailerSize});
+    plan->push_back(
+        BlockRead{table.fd, handle.offset(), handle.size() + leveldb::kBlockTrailerSize});
   }
   return true;
 }
@@ -202,15 +205,17 @@ bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* pla
   // after the user key.
   const leveldb::Slice user_key = key.user_key();
   for (const leveldb::FileMetaData* file : files.levels[0]) {
-    if (user_key.compare(file->smallest.user_key()) >= 0 && user_key.compare(file->largest.user_key()) <= 0 &&
-        !PlanTable(*file, key, plan)) {
+    if (user_key.compare(file->smallest.user_key()) >= 0 &&
+        user_key.compare(file->largest.user_key()) <= 0 && !PlanTable(*file, key, plan)) {
       return plan->size() >= 2;
     }
   }
   for (int level = 1; level < leveldb::config::kNumLevels; ++level) {
     const auto& level_files = files.levels[level];
-    const size_t index = static_cast<size_t>(leveldb::FindFile(comparator, level_files, key.internal_key()));
-    if (index < level_files.size() && user_key.compare(level_files[index]->smallest.user_key()) >= 0 &&
+    const size_t index =
+        static_cast<size_t>(leveldb::FindFile(comparator, level_files, key.internal_key()));
+    if (index < level_files.size() &&
+        user_key.compare(level_files[index]->smallest.user_key()) >= 0 &&
         !PlanTable(*level_files[index], key, plan)) {
       break;
     }
@@ -291,7 +296,8 @@ leveldb::Status WrapRecover(leveldb::VersionSet* versions, bool* save_manifest) 
 leveldb::Status WrapReadBlock(leveldb::RandomAccessFile* file, const leveldb::ReadOptions& options,
                               const leveldb::BlockHandle& handle, leveldb::BlockContents* result) {
   leveldb::Status status = RealReadBlock(file, options, handle, result);
-  if (opening.in_table_open && status.ok()) NoThrow([&] { opening.blocks.push_back(result->data); });
+  if (opening.in_table_open && status.ok())
+    NoThrow([&] { opening.blocks.push_back(result->data); });
   return status;
 }
 
@@ -309,7 +315,8 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
   // more changes nothing LevelDB does).
   // Only the tables of a database (keys compared by LevelDB's internal key
   // comparator) whose user keys are ordered bytewise.
-  const bool bytewise = options.comparator->Name() == std::string_view("leveldb.InternalKeyComparator") &&
+  const bool bytewise =
+      options.comparator->Name() == std::string_view("leveldb.InternalKeyComparator") &&
       static_cast<const leveldb::InternalKeyComparator*>(options.comparator)->user_comparator() ==
           leveldb::BytewiseComparator();
   if (!status.ok() || !bytewise || opened.fd < 0 || opened.blocks.empty()) return status;
@@ -317,9 +324,11 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     Table entry{*table, opened.fd, options.block_cache, file_size, 0, nullptr, nullptr};
     entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
     // BlockContents: data, cachable, heap_allocated (the view does not own the data).
-    entry.index = std::make_unique<leveldb::Block>(leveldb::BlockContents{opened.blocks[0], false, false});
+    entry.index =
+        std::make_unique<leveldb::Block>(leveldb::BlockContents{opened.blocks[0], false, false});
     if (options.filter_policy != nullptr && opened.blocks.size() == 3) {
-      entry.filter = std::make_unique<leveldb::FilterBlockReader>(options.filter_policy, opened.blocks[2]);
+      entry.filter =
+          std::make_unique<leveldb::FilterBlockReader>(options.filter_policy, opened.blocks[2]);
     }
     std::unique_lock lock(mutex);
     tables.insert_or_assign(opened.number, std::move(entry));

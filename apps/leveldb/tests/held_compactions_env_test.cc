@@ -93,7 +93,8 @@ TEST(HeldCompactionsEnv, DatabaseKeepsItsLevel0TablesAndCloses) {
     HeldCompactionsEnv env(leveldb::Env::Default());
     HeldDatabase db = Open(directory, &env, 64 << 20);
     for (int i = 0; i < 4000; ++i) {
-      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "key" + std::to_string(i * 7919 % 4000), value).ok());
+      ASSERT_TRUE(
+          db->Put(leveldb::WriteOptions(), "key" + std::to_string(i * 7919 % 4000), value).ok());
     }
     EXPECT_EQ(Level0Files(db.get()), 0u);
   }

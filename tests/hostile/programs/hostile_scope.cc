@@ -50,7 +50,15 @@ namespace {
 constexpr size_t kBlock = 4096;
 
 // How the plugin misbehaves (kNone: a correct plugin).
-enum class Misbehaviour { kNone, kWrongArgs, kWrongBranch, kThrowArgs, kThrowChoice, kThrowResult, kGarbage };
+enum class Misbehaviour {
+  kNone,
+  kWrongArgs,
+  kWrongBranch,
+  kThrowArgs,
+  kThrowChoice,
+  kThrowResult,
+  kGarbage
+};
 Misbehaviour misbehaviour = Misbehaviour::kNone;
 
 struct ReadState {
@@ -72,7 +80,8 @@ std::vector<int64_t> Offsets(size_t count, uint64_t seed) {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    offsets.push_back(static_cast<int64_t>(x % 255) * static_cast<int64_t>(kBlock) + static_cast<int64_t>(x % 7));
+    offsets.push_back(static_cast<int64_t>(x % 255) * static_cast<int64_t>(kBlock) +
+                      static_cast<int64_t>(x % 7));
   }
   return offsets;
 }
@@ -113,12 +122,15 @@ foreactor::Graph<ReadState>& ReadGraph() {
       const uint64_t i = visit.iteration(0);
       const int truth = i + 1 < state.offsets->size() ? 0 : 1;
       switch (misbehaviour) {
-        case Misbehaviour::kWrongBranch: return i % 7 == 3 || i + 1 == state.offsets->size() ? 1 - truth : truth;
+        case Misbehaviour::kWrongBranch:
+          return i % 7 == 3 || i + 1 == state.offsets->size() ? 1 - truth : truth;
         case Misbehaviour::kThrowChoice:
           if (i % 4 == 0) throw std::runtime_error("choice");
           return truth;
-        case Misbehaviour::kGarbage: return i % 5 == 0 ? 99 : i % 5 == 1 ? -5 : truth;
-        default: return truth;
+        case Misbehaviour::kGarbage:
+          return i % 5 == 0 ? 99 : i % 5 == 1 ? -5 : truth;
+        default:
+          return truth;
       }
     });
     builder.start().Then(read).Then(more);
@@ -219,14 +231,15 @@ int NoFile(const char* path) {
         [](OpenState& state, const foreactor::Visit&, int64_t result) {
           state.fds.push_back(static_cast<int>(result));
         });
-    auto read = builder.Syscall(
-        "read", FOREACTOR_CALL_PREAD,
-        [](OpenState& state, const foreactor::Visit& visit, foreactor_call& call) {
-          const uint64_t i = visit.iteration(0);
-          if (i >= state.fds.size()) return FOREACTOR_NOT_YET;
-          call = foreactor::Pread(state.fds[i] < 0 ? -1 : state.fds[i], 512, static_cast<int64_t>(i) * 512);
-          return FOREACTOR_READY;
-        });
+    auto read =
+        builder.Syscall("read", FOREACTOR_CALL_PREAD,
+                        [](OpenState& state, const foreactor::Visit& visit, foreactor_call& call) {
+                          const uint64_t i = visit.iteration(0);
+                          if (i >= state.fds.size()) return FOREACTOR_NOT_YET;
+                          call = foreactor::Pread(state.fds[i] < 0 ? -1 : state.fds[i], 512,
+                                                  static_cast<int64_t>(i) * 512);
+                          return FOREACTOR_READY;
+                        });
     auto more = builder.Branch("more", [](OpenState& state, const foreactor::Visit& visit) {
       return visit.iteration(0) + 1 < state.count ? 0 : 1;
     });
@@ -265,7 +278,9 @@ int NoFile(const char* path) {
 }
 
 int MemLock(const char* path) {
-  struct rlimit limit {0, 0};
+  struct rlimit limit {
+    0, 0
+  };
   if (setrlimit(RLIMIT_MEMLOCK, &limit) != 0) return 1;
   return Reads(path, 300);
 }
@@ -310,7 +325,8 @@ int Threads(const char* path) {
   std::vector<std::thread> workers;
   for (int t = 0; t < kWorkers; ++t) {
     workers.emplace_back([&, t] {
-      for (int round = 0; round < 50; ++round) ReadScope(fd, Offsets(40, 100 * t + round), outputs[t]);
+      for (int round = 0; round < 50; ++round)
+        ReadScope(fd, Offsets(40, 100 * t + round), outputs[t]);
     });
   }
   std::vector<std::string> short_lived(60);
@@ -327,13 +343,20 @@ int Threads(const char* path) {
 }
 
 int Plugin(const char* path, const std::string& kind) {
-  if (kind == "wrong-args") misbehaviour = Misbehaviour::kWrongArgs;
-  else if (kind == "wrong-branch") misbehaviour = Misbehaviour::kWrongBranch;
-  else if (kind == "throw-args") misbehaviour = Misbehaviour::kThrowArgs;
-  else if (kind == "throw-choice") misbehaviour = Misbehaviour::kThrowChoice;
-  else if (kind == "throw-result") misbehaviour = Misbehaviour::kThrowResult;
-  else if (kind == "garbage") misbehaviour = Misbehaviour::kGarbage;
-  else return 2;
+  if (kind == "wrong-args")
+    misbehaviour = Misbehaviour::kWrongArgs;
+  else if (kind == "wrong-branch")
+    misbehaviour = Misbehaviour::kWrongBranch;
+  else if (kind == "throw-args")
+    misbehaviour = Misbehaviour::kThrowArgs;
+  else if (kind == "throw-choice")
+    misbehaviour = Misbehaviour::kThrowChoice;
+  else if (kind == "throw-result")
+    misbehaviour = Misbehaviour::kThrowResult;
+  else if (kind == "garbage")
+    misbehaviour = Misbehaviour::kGarbage;
+  else
+    return 2;
   const int fd = OpenFile(path);
   std::string out;
   for (int round = 0; round < 3; ++round) ReadScope(fd, Offsets(200, 50 + round), out);
@@ -352,13 +375,20 @@ int main(int argc, char** argv) {
   const std::string mode = argv[1];
   const char* path = argv[2];
   int status = 2;
-  if (mode == "reads" && argc == 4) status = Reads(path, std::strtoul(argv[3], nullptr, 10));
-  else if (mode == "signals" && argc == 4) status = Signals(path, std::strcmp(argv[3], "restart") == 0);
-  else if (mode == "nofile") status = NoFile(path);
-  else if (mode == "memlock") status = MemLock(path);
-  else if (mode == "forkexec" && argc == 4) status = ForkExec(path, argv[3]);
-  else if (mode == "threads") status = Threads(path);
-  else if (mode == "plugin" && argc == 4) status = Plugin(path, argv[3]);
+  if (mode == "reads" && argc == 4)
+    status = Reads(path, std::strtoul(argv[3], nullptr, 10));
+  else if (mode == "signals" && argc == 4)
+    status = Signals(path, std::strcmp(argv[3], "restart") == 0);
+  else if (mode == "nofile")
+    status = NoFile(path);
+  else if (mode == "memlock")
+    status = MemLock(path);
+  else if (mode == "forkexec" && argc == 4)
+    status = ForkExec(path, argv[3]);
+  else if (mode == "threads")
+    status = Threads(path);
+  else if (mode == "plugin" && argc == 4)
+    status = Plugin(path, argv[3]);
   if (status == 2) std::fprintf(stderr, "hostile_scope: bad usage\n");
   std::fflush(stdout);
   return status;

@@ -63,14 +63,14 @@ constexpr unsigned char kFillByte = 0xA5;
 
 // One call of one iteration.
 struct Step {
-  foreactor_call actual{};        // what the program calls (read buffers are its own)
-  foreactor_call predicted{};     // what the arguments callback answers
-  std::vector<size_t> segments;   // READV/PREADV: the program's iovec lengths
-  int fd_from_step = -1;          // the fd is what this earlier step of the iteration returned
-  int data_from_step = -1;        // WRITE: sends the bytes this earlier step read
-  bool never_ready = false;       // the arguments callback keeps saying "not yet"
-  bool outside_graph = false;     // the program makes the call, but no node stands for it
-  bool stable_identity = true;    // stat results name objects that are the same in every run
+  foreactor_call actual{};       // what the program calls (read buffers are its own)
+  foreactor_call predicted{};    // what the arguments callback answers
+  std::vector<size_t> segments;  // READV/PREADV: the program's iovec lengths
+  int fd_from_step = -1;         // the fd is what this earlier step of the iteration returned
+  int data_from_step = -1;       // WRITE: sends the bytes this earlier step read
+  bool never_ready = false;      // the arguments callback keeps saying "not yet"
+  bool outside_graph = false;    // the program makes the call, but no node stands for it
+  bool stable_identity = true;   // stat results name objects that are the same in every run
 };
 
 struct Case {
@@ -99,9 +99,9 @@ Step MakeStep(foreactor_call_type type) {
 }
 
 // Sets a field in both the actual and the predicted call.
-#define BOTH(step, field, value)    \
-  do {                              \
-    (step).actual.field = (value);  \
+#define BOTH(step, field, value)      \
+  do {                                \
+    (step).actual.field = (value);    \
     (step).predicted.field = (value); \
   } while (0)
 
@@ -294,8 +294,8 @@ void SingleStepIterations(Case& c, std::vector<Step> steps) {
 }
 
 void OpenReadClose(const Places& p, Case& c) {
-  std::vector<std::string> names = {"small.txt", "medium.bin", "large.bin", "empty",
-                                    "link_to_small", "missing", "hole.bin"};
+  std::vector<std::string> names = {"small.txt",     "medium.bin", "large.bin", "empty",
+                                    "link_to_small", "missing",    "hole.bin"};
   for (int i = 0; i < 16; ++i) names.push_back(Format("dir/f%03d", i * 17));
   for (const std::string& name : names) {
     Step fstat_step = Fstat(-1);
@@ -306,8 +306,8 @@ void OpenReadClose(const Places& p, Case& c) {
     second.fd_from_step = 0;
     Step close_step = Close(-1);
     close_step.fd_from_step = 0;
-    c.iterations.push_back({Open(c, p.fixture + "/" + name, O_RDONLY), fstat_step, first, second,
-                            close_step});
+    c.iterations.push_back(
+        {Open(c, p.fixture + "/" + name, O_RDONLY), fstat_step, first, second, close_step});
   }
 }
 
@@ -483,12 +483,21 @@ void PreadMatrix(const Places& p, Case& c) {
   const int writer = OpenOrDie(p.scratch + "/write_only", O_CREAT | O_WRONLY, 0600);
   c.descriptors = {large, hole, directory, writer};
   SingleStepIterations(c, {
-      Pread(large, 4096, 0), Pread(large, 4096, 4096), Pread(large, 100000, 500000),
-      Pread(large, 0, 10), Pread(large, 4096, 1048580), Pread(large, 4096, 1048583),
-      Pread(large, 4096, int64_t{1} << 40), Pread(large, 10, -1), Pread(hole, 8192, 0),
-      Pread(hole, 8192, (1 << 20) - 4096), Pread(directory, 100, 0), Pread(-1, 100, 0),
-      Pread(writer, 100, 0), Pread(large, 1 << 20, 3),
-  });
+                              Pread(large, 4096, 0),
+                              Pread(large, 4096, 4096),
+                              Pread(large, 100000, 500000),
+                              Pread(large, 0, 10),
+                              Pread(large, 4096, 1048580),
+                              Pread(large, 4096, 1048583),
+                              Pread(large, 4096, int64_t{1} << 40),
+                              Pread(large, 10, -1),
+                              Pread(hole, 8192, 0),
+                              Pread(hole, 8192, (1 << 20) - 4096),
+                              Pread(directory, 100, 0),
+                              Pread(-1, 100, 0),
+                              Pread(writer, 100, 0),
+                              Pread(large, 1 << 20, 3),
+                          });
 }
 
 void PreadRandom(const Places& p, Case& c) {
@@ -550,12 +559,16 @@ void PwriteOverlapping(const Places& p, Case& c) {
   const int read_only = OpenOrDie(p.fixture + "/small.txt", O_RDONLY);
   c.descriptors = {fd, read_only};
   SingleStepIterations(c, {
-      Pwrite(c, fd, std::string(100, 'A'), 0), Pwrite(c, fd, std::string(50, 'B'), 25),
-      Pwrite(c, fd, std::string(10, 'C'), 1000000), Pwrite(c, fd, "", 5),
-      Pwrite(c, fd, std::string(20, 'E'), 90), Pwrite(c, fd, std::string(10, 'F'), -1),
-      Pwrite(c, fd, Bytes(70000, 5), 4000), Pwrite(c, fd, std::string(3, 'G'), 4001),
-      Pwrite(c, read_only, "x", 0),
-  });
+                              Pwrite(c, fd, std::string(100, 'A'), 0),
+                              Pwrite(c, fd, std::string(50, 'B'), 25),
+                              Pwrite(c, fd, std::string(10, 'C'), 1000000),
+                              Pwrite(c, fd, "", 5),
+                              Pwrite(c, fd, std::string(20, 'E'), 90),
+                              Pwrite(c, fd, std::string(10, 'F'), -1),
+                              Pwrite(c, fd, Bytes(70000, 5), 4000),
+                              Pwrite(c, fd, std::string(3, 'G'), 4001),
+                              Pwrite(c, read_only, "x", 0),
+                          });
   c.outputs = {path};
 }
 
@@ -567,10 +580,17 @@ void LseekMix(const Places& p, Case& c) {
     int64_t offset;
     int whence;
   };
-  const Move moves[] = {{0, SEEK_SET},       {10, SEEK_CUR},     {-5, SEEK_END},
-                        {0, SEEK_DATA},      {0, SEEK_HOLE},     {2 << 20, SEEK_DATA},
-                        {-100000000, SEEK_CUR}, {5, 99},         {1 << 20, SEEK_SET},
-                        {100, SEEK_DATA},    {(1 << 20) + 4095, SEEK_SET}};
+  const Move moves[] = {{0, SEEK_SET},
+                        {10, SEEK_CUR},
+                        {-5, SEEK_END},
+                        {0, SEEK_DATA},
+                        {0, SEEK_HOLE},
+                        {2 << 20, SEEK_DATA},
+                        {-100000000, SEEK_CUR},
+                        {5, 99},
+                        {1 << 20, SEEK_SET},
+                        {100, SEEK_DATA},
+                        {(1 << 20) + 4095, SEEK_SET}};
   PositionTracker tracker(path);
   for (const Move& move : moves) {
     tracker.Seek(move.offset, move.whence);
@@ -601,28 +621,36 @@ void FstatatMatrix(const Places& p, Case& c) {
   c.descriptors = {fixture_fd, file_fd};
   const foreactor_call_type t = FOREACTOR_CALL_FSTATAT;
   SingleStepIterations(c, {
-      PathStat(c, t, fixture_fd, "small.txt", 0),
-      PathStat(c, t, fixture_fd, "link_to_small", 0),
-      PathStat(c, t, fixture_fd, "link_to_small", AT_SYMLINK_NOFOLLOW),
-      PathStat(c, t, fixture_fd, "dangling", 0),
-      PathStat(c, t, fixture_fd, "dangling", AT_SYMLINK_NOFOLLOW),
-      PathStat(c, t, fixture_fd, "dir/sub/a", 0),
-      PathStat(c, t, fixture_fd, "", AT_EMPTY_PATH),
-      PathStat(c, t, fixture_fd, "", 0),
-      PathStat(c, t, fixture_fd, "small.txt", 0x40000000),
-      PathStat(c, t, fixture_fd, "small.txt/x", 0),
-      PathStat(c, t, AT_FDCWD, p.fixture + "/large.bin", 0),
-      PathStat(c, t, -1, "small.txt", 0),
-      PathStat(c, t, file_fd, "x", 0),
-      PathStat(c, t, file_fd, "", AT_EMPTY_PATH),
-      PathStat(c, t, fixture_fd, "link_to_dir", AT_SYMLINK_NOFOLLOW),
-  });
+                              PathStat(c, t, fixture_fd, "small.txt", 0),
+                              PathStat(c, t, fixture_fd, "link_to_small", 0),
+                              PathStat(c, t, fixture_fd, "link_to_small", AT_SYMLINK_NOFOLLOW),
+                              PathStat(c, t, fixture_fd, "dangling", 0),
+                              PathStat(c, t, fixture_fd, "dangling", AT_SYMLINK_NOFOLLOW),
+                              PathStat(c, t, fixture_fd, "dir/sub/a", 0),
+                              PathStat(c, t, fixture_fd, "", AT_EMPTY_PATH),
+                              PathStat(c, t, fixture_fd, "", 0),
+                              PathStat(c, t, fixture_fd, "small.txt", 0x40000000),
+                              PathStat(c, t, fixture_fd, "small.txt/x", 0),
+                              PathStat(c, t, AT_FDCWD, p.fixture + "/large.bin", 0),
+                              PathStat(c, t, -1, "small.txt", 0),
+                              PathStat(c, t, file_fd, "x", 0),
+                              PathStat(c, t, file_fd, "", AT_EMPTY_PATH),
+                              PathStat(c, t, fixture_fd, "link_to_dir", AT_SYMLINK_NOFOLLOW),
+                          });
 }
 
 std::vector<std::string> InterestingPaths(const std::string& f) {
-  return {f + "/small.txt", f + "/link_to_small", f + "/link_to_dir", f + "/dangling",
-          f + "/dir",       f + "/dir/sub",       f + "/missing",     "",
-          f + "/" + std::string(NAME_MAX + 1, 'n'), f + "/small.txt/x", f + "/dir/sub/../f003",
+  return {f + "/small.txt",
+          f + "/link_to_small",
+          f + "/link_to_dir",
+          f + "/dangling",
+          f + "/dir",
+          f + "/dir/sub",
+          f + "/missing",
+          "",
+          f + "/" + std::string(NAME_MAX + 1, 'n'),
+          f + "/small.txt/x",
+          f + "/dir/sub/../f003",
           f + "/empty"};
 }
 
@@ -643,20 +671,21 @@ void StatxMatrix(const Places& p, Case& c) {
   const int medium = OpenOrDie(p.fixture + "/medium.bin", O_RDONLY);
   c.descriptors = {fixture_fd, medium};
   const foreactor_call_type t = FOREACTOR_CALL_STATX;
-  SingleStepIterations(c, {
-      PathStat(c, t, fixture_fd, "small.txt", 0, STATX_BASIC_STATS),
-      PathStat(c, t, fixture_fd, "link_to_small", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS),
-      PathStat(c, t, fixture_fd, "link_to_small", 0, STATX_ALL),
-      PathStat(c, t, fixture_fd, "dir", 0, STATX_SIZE | STATX_MODE),
-      PathStat(c, t, medium, "", AT_EMPTY_PATH, STATX_ALL),
-      PathStat(c, t, fixture_fd, "missing", 0, STATX_BASIC_STATS),
-      PathStat(c, t, fixture_fd, "small.txt", 0, STATX__RESERVED),
-      PathStat(c, t, fixture_fd, "small.txt", 0x40000000, STATX_BASIC_STATS),
-      PathStat(c, t, fixture_fd, "small.txt", AT_STATX_DONT_SYNC, STATX_BASIC_STATS),
-      PathStat(c, t, AT_FDCWD, p.fixture + "/large.bin", 0, STATX_BTIME),
-      PathStat(c, t, fixture_fd, "hole.bin", AT_STATX_FORCE_SYNC, 0),
-      PathStat(c, t, -1, "small.txt", 0, STATX_BASIC_STATS),
-  });
+  SingleStepIterations(
+      c, {
+             PathStat(c, t, fixture_fd, "small.txt", 0, STATX_BASIC_STATS),
+             PathStat(c, t, fixture_fd, "link_to_small", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS),
+             PathStat(c, t, fixture_fd, "link_to_small", 0, STATX_ALL),
+             PathStat(c, t, fixture_fd, "dir", 0, STATX_SIZE | STATX_MODE),
+             PathStat(c, t, medium, "", AT_EMPTY_PATH, STATX_ALL),
+             PathStat(c, t, fixture_fd, "missing", 0, STATX_BASIC_STATS),
+             PathStat(c, t, fixture_fd, "small.txt", 0, STATX__RESERVED),
+             PathStat(c, t, fixture_fd, "small.txt", 0x40000000, STATX_BASIC_STATS),
+             PathStat(c, t, fixture_fd, "small.txt", AT_STATX_DONT_SYNC, STATX_BASIC_STATS),
+             PathStat(c, t, AT_FDCWD, p.fixture + "/large.bin", 0, STATX_BTIME),
+             PathStat(c, t, fixture_fd, "hole.bin", AT_STATX_FORCE_SYNC, 0),
+             PathStat(c, t, -1, "small.txt", 0, STATX_BASIC_STATS),
+         });
 }
 
 void GetdentsWholeDirectory(const Places& p, Case& c) {
@@ -698,7 +727,8 @@ void ReadvMatrix(const Places& p, Case& c) {
   const std::vector<std::vector<size_t>> shapes = {{1, 4095, 333}, {0, 10, 0}, {65536}, {7, 7}};
   for (int i = 0; i < 12; ++i) {
     const std::vector<size_t>& shape = shapes[i % shapes.size()];
-    c.iterations.push_back({VectorRead(FOREACTOR_CALL_READV, fd, shape, tracker.Read(Total(shape)))});
+    c.iterations.push_back(
+        {VectorRead(FOREACTOR_CALL_READV, fd, shape, tracker.Read(Total(shape)))});
   }
 }
 
@@ -707,11 +737,14 @@ void PreadvMatrix(const Places& p, Case& c) {
   c.descriptors = {fd};
   const foreactor_call_type t = FOREACTOR_CALL_PREADV;
   SingleStepIterations(c, {
-      VectorRead(t, fd, {7, 300, 33}, 0), VectorRead(t, fd, {4096, 4096, 4096, 4096}, 1048000),
-      VectorRead(t, fd, {10}, int64_t{1} << 40), VectorRead(t, fd, {1, 1}, -1),
-      VectorRead(t, fd, {}, 5), VectorRead(t, fd, {100, 0, 100}, 77777),
-      VectorRead(t, -1, {10}, 0),
-  });
+                              VectorRead(t, fd, {7, 300, 33}, 0),
+                              VectorRead(t, fd, {4096, 4096, 4096, 4096}, 1048000),
+                              VectorRead(t, fd, {10}, int64_t{1} << 40),
+                              VectorRead(t, fd, {1, 1}, -1),
+                              VectorRead(t, fd, {}, 5),
+                              VectorRead(t, fd, {100, 0, 100}, 77777),
+                              VectorRead(t, -1, {10}, 0),
+                          });
 }
 
 void WritevSequential(const Places& p, Case& c) {
@@ -735,13 +768,13 @@ void PwritevOffsets(const Places& p, Case& c) {
   c.descriptors = {fd};
   const foreactor_call_type t = FOREACTOR_CALL_PWRITEV;
   SingleStepIterations(c, {
-      VectorWrite(c, t, fd, {"0123456789", "abc"}, 0),
-      VectorWrite(c, t, fd, {"XY"}, 5),
-      VectorWrite(c, t, fd, {Bytes(10000, 4), Bytes(10, 5)}, 200000),
-      VectorWrite(c, t, fd, {"late"}, -1),
-      VectorWrite(c, t, fd, {"", ""}, 3),
-      VectorWrite(c, t, fd, {"over", "lap"}, 199998),
-  });
+                              VectorWrite(c, t, fd, {"0123456789", "abc"}, 0),
+                              VectorWrite(c, t, fd, {"XY"}, 5),
+                              VectorWrite(c, t, fd, {Bytes(10000, 4), Bytes(10, 5)}, 200000),
+                              VectorWrite(c, t, fd, {"late"}, -1),
+                              VectorWrite(c, t, fd, {"", ""}, 3),
+                              VectorWrite(c, t, fd, {"over", "lap"}, 199998),
+                          });
   c.outputs = {path};
 }
 
@@ -774,10 +807,11 @@ void DuLike(const Places& p, Case& c) {
   const int directory = OpenOrDie(p.fixture + "/dir", O_RDONLY | O_DIRECTORY);
   c.descriptors = {directory};
   for (int i = 0; i < 300; ++i) {
-    c.iterations.push_back({PathStat(c, FOREACTOR_CALL_FSTATAT, directory, Format("f%03d", i),
-                                     AT_SYMLINK_NOFOLLOW)});
+    c.iterations.push_back(
+        {PathStat(c, FOREACTOR_CALL_FSTATAT, directory, Format("f%03d", i), AT_SYMLINK_NOFOLLOW)});
   }
-  c.iterations.push_back({PathStat(c, FOREACTOR_CALL_FSTATAT, directory, "sub", AT_SYMLINK_NOFOLLOW)});
+  c.iterations.push_back(
+      {PathStat(c, FOREACTOR_CALL_FSTATAT, directory, "sub", AT_SYMLINK_NOFOLLOW)});
 }
 
 void EarlyExitPread(const Places& p, Case& c) {
@@ -834,7 +868,8 @@ const std::vector<NamedCase>& AllCases() {
       {"read_sequential", ReadSequential},
       {"read_two_files", ReadTwoFiles},
       {"read_mispredicted", ReadMispredicted},
-      {"read_foreign_seeks_known", [](const Places& p, Case& c) { ReadWithForeignSeeks(p, c, true); }},
+      {"read_foreign_seeks_known",
+       [](const Places& p, Case& c) { ReadWithForeignSeeks(p, c, true); }},
       {"read_foreign_seeks_unknown",
        [](const Places& p, Case& c) { ReadWithForeignSeeks(p, c, false); }},
       {"read_pipe", ReadPipe},
@@ -877,7 +912,7 @@ struct ScopeState {
   std::vector<std::vector<int>> report_count;
   size_t expected_iteration = 0;  // the visit the next result callback must be for
   size_t expected_step = 0;
-  int protocol_errors = 0;        // callbacks out of order, bad visits
+  int protocol_errors = 0;  // callbacks out of order, bad visits
 
   explicit ScopeState(const Case& c) : plan(&c) {
     for (const auto& iteration : c.iterations) {
@@ -968,9 +1003,9 @@ foreactor_graph* BuildGraph(const Case& c) {
   const std::vector<Step>& steps = c.iterations[0];
   for (size_t j = 0; j < steps.size(); ++j) {
     if (steps[j].outside_graph) continue;
-    const int node = foreactor_graph_add_syscall(
-        graph, Format("step%zu", j).c_str(), steps[j].actual.type, &Arguments, &ResultReported,
-        &step_indices[j]);
+    const int node =
+        foreactor_graph_add_syscall(graph, Format("step%zu", j).c_str(), steps[j].actual.type,
+                                    &Arguments, &ResultReported, &step_indices[j]);
     if (first < 0) first = node;
     foreactor_graph_set_next(graph, previous, node, 0);
     previous = node;
@@ -998,8 +1033,8 @@ std::string Describe(const foreactor_call& call, const std::vector<size_t>& segm
     case FOREACTOR_CALL_OPEN:
       return Format("%s(%s, %#x, %o)", type, names.Show(call.path).c_str(), call.flags, call.mode);
     case FOREACTOR_CALL_OPENAT:
-      return Format("%s(%d, %s, %#x, %o)", type, call.fd, names.Show(call.path).c_str(),
-                    call.flags, call.mode);
+      return Format("%s(%d, %s, %#x, %o)", type, call.fd, names.Show(call.path).c_str(), call.flags,
+                    call.mode);
     case FOREACTOR_CALL_CLOSE:
     case FOREACTOR_CALL_FSTAT:
       return Format("%s(%d)", type, call.fd);
@@ -1029,8 +1064,8 @@ std::string Describe(const foreactor_call& call, const std::vector<size_t>& segm
     }
     case FOREACTOR_CALL_WRITEV:
     case FOREACTOR_CALL_PWRITEV:
-      return Format("%s(%d, %zu bytes, %d, %" PRId64 ")", type, call.fd, call.length,
-                    call.iovcnt, call.type == FOREACTOR_CALL_PWRITEV ? call.offset : 0);
+      return Format("%s(%d, %zu bytes, %d, %" PRId64 ")", type, call.fd, call.length, call.iovcnt,
+                    call.type == FOREACTOR_CALL_PWRITEV ? call.offset : 0);
     default:
       return Format("type%d", static_cast<int>(call.type));
   }
@@ -1038,8 +1073,8 @@ std::string Describe(const foreactor_call& call, const std::vector<size_t>& segm
 
 // What one call showed the program.
 struct Observed {
-  int64_t result = 0;   // return value, or -errno
-  std::string text;     // the printed line(s)
+  int64_t result = 0;                // return value, or -errno
+  std::string text;                  // the printed line(s)
   std::vector<unsigned char> bytes;  // data read (read family), for linked writes
 };
 
@@ -1138,9 +1173,9 @@ Observed Perform(const Step& step, const foreactor_call& call) {
     case FOREACTOR_CALL_FSTATAT:
     case FOREACTOR_CALL_STAT:
     case FOREACTOR_CALL_LSTAT:
-      observed.text += " " + (returned == 0 ? DescribeStat(status, step.stable_identity)
-                                            : Format("bytes=%016" PRIx64,
-                                                     Hash(&status, sizeof(status))));
+      observed.text +=
+          " " + (returned == 0 ? DescribeStat(status, step.stable_identity)
+                               : Format("bytes=%016" PRIx64, Hash(&status, sizeof(status))));
       break;
     case FOREACTOR_CALL_STATX:
       observed.text += " " + DescribeStatx(extended);

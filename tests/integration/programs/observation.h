@@ -16,8 +16,8 @@
 
 #include <cerrno>
 #include <cinttypes>
-#include <cstddef>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -97,7 +97,8 @@ inline std::string DescribeStatxTimestamp(const struct statx_timestamp& time) {
 
 // Every field of a struct statx, and a hash of all its bytes.
 inline std::string DescribeStatx(const struct statx& status) {
-  return Format("mask=%#x blksize=%u attributes=%#" PRIx64 " nlink=%u uid=%u gid=%u mode=%o"
+  return Format("mask=%#x blksize=%u attributes=%#" PRIx64
+                " nlink=%u uid=%u gid=%u mode=%o"
                 " ino=%" PRIu64 " size=%" PRIu64 " blocks=%" PRIu64 " attributes_mask=%#" PRIx64
                 " atime=%s btime=%s ctime=%s mtime=%s rdev=%u:%u dev=%u:%u bytes=%016" PRIx64,
                 status.stx_mask, status.stx_blksize, static_cast<uint64_t>(status.stx_attributes),
@@ -128,8 +129,8 @@ inline std::string DescribeDirents(const char* buffer, size_t length) {
     const char* name = buffer + position + offsetof(struct dirent64, d_name);
     text += Format("  ino=%ju off=%jd type=%u reclen=%u name=%.*s\n",
                    static_cast<uintmax_t>(header.d_ino), static_cast<intmax_t>(header.d_off),
-                   header.d_type, header.d_reclen,
-                   static_cast<int>(strnlen(name, header.d_reclen)), name);
+                   header.d_type, header.d_reclen, static_cast<int>(strnlen(name, header.d_reclen)),
+                   name);
     position += header.d_reclen;
   }
   return text;

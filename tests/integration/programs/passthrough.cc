@@ -72,8 +72,8 @@ void ExerciseOpens(const std::string& fixture, const std::string& scratch, int* 
   descriptors[2] = static_cast<int>(Observe(
       "open(fixture, O_DIRECTORY)", [&] { return open(fixture.c_str(), O_RDONLY | O_DIRECTORY); }));
   const int fixture_fd = descriptors[2];
-  descriptors[3] = static_cast<int>(
-      Observe("openat(large.bin)", [&] { return openat(fixture_fd, "large.bin", Flags(O_RDONLY)); }));
+  descriptors[3] = static_cast<int>(Observe(
+      "openat(large.bin)", [&] { return openat(fixture_fd, "large.bin", Flags(O_RDONLY)); }));
   descriptors[4] = static_cast<int>(Observe(
       "openat64(dir)", [&] { return openat64(fixture_fd, "dir", Flags(O_RDONLY | O_DIRECTORY)); }));
   descriptors[5] = static_cast<int>(Observe("open(created, O_CREAT, 0640)", [&] {
@@ -92,8 +92,7 @@ void ExerciseOpens(const std::string& fixture, const std::string& scratch, int* 
     return open(scratch.c_str(), O_TMPFILE | O_RDWR, 0600);
   }));
   Observe("open(missing)", [&] { return open((fixture + "/missing").c_str(), Flags(O_RDONLY)); });
-  Observe("open64(small.txt/x)",
-          [&] { return open64((small + "/x").c_str(), Flags(O_RDONLY)); });
+  Observe("open64(small.txt/x)", [&] { return open64((small + "/x").c_str(), Flags(O_RDONLY)); });
   Observe("openat(bad dirfd)", [&] { return openat(-5, "small.txt", Flags(O_RDONLY)); });
   Observe("openat64(missing)", [&] { return openat64(fixture_fd, "missing", Flags(O_RDONLY)); });
   Observe("openat(created_at again, O_CREAT|O_EXCL)", [&] {
@@ -127,7 +126,8 @@ void ExerciseReads(int small_fd, int medium_fd, int large_fd) {
   Show("read(-1)", got, errno);
 
   char first[7], second[300], third[33];
-  struct iovec vectors[3] = {{first, sizeof(first)}, {second, sizeof(second)}, {third, sizeof(third)}};
+  struct iovec vectors[3] = {
+      {first, sizeof(first)}, {second, sizeof(second)}, {third, sizeof(third)}};
   const off_t vector_offsets[] = {0, 5000, 1048580, 1048583};
   for (int i = 0; i < 2; ++i) {
     std::memset(first, 1, sizeof(first));

@@ -1,7 +1,8 @@
 // scope_concurrency: scopes meeting fork() and threads.
 //
 // Every scope runs the same graph, a loop over files:
-//   open(dir/fNNN) -> fstat(fd) -> pread(fd, 4096, 0) -> pread(large.bin, 8192, offset) -> close(fd)
+//   open(dir/fNNN) -> fstat(fd) -> pread(fd, 4096, 0) -> pread(large.bin, 8192, offset) ->
+//   close(fd)
 // and prints everything each call showed, so that the output with
 // foreactor off and on can be compared.
 //
@@ -47,7 +48,7 @@ int step_ids[kStepCount] = {kOpen, kFstat, kPreadOwn, kPreadLarge, kClose};
 // One scope's plan and what its result callbacks reported.
 struct LoopState {
   std::string fixture;
-  int first_file = 0;     // iteration i opens dir/f((first_file + 7 * i) % 300)
+  int first_file = 0;  // iteration i opens dir/f((first_file + 7 * i) % 300)
   int large_fd = -1;
   int64_t offset_step = 0;
   bool show_descriptors = true;  // false where threads race for descriptor numbers
@@ -264,9 +265,9 @@ void* RunPlainThread(void* argument) {
     struct stat status;
     int stat_result = stat(path.c_str(), &status);
     close(fd);
-    work->out += Format("plain %d: read %zd stat %d size %jd buffer=%016" PRIx64 "\n", i, got,
-                        stat_result, static_cast<intmax_t>(status.st_size),
-                        Hash(buffer, sizeof(buffer)));
+    work->out +=
+        Format("plain %d: read %zd stat %d size %jd buffer=%016" PRIx64 "\n", i, got, stat_result,
+               static_cast<intmax_t>(status.st_size), Hash(buffer, sizeof(buffer)));
   }
   return nullptr;
 }
@@ -287,7 +288,8 @@ int RunThreads(const std::string& fixture) {
     works[t].state.Plan();
   }
   PlainWork plain{fixture, ""};
-  for (int t = 0; t < kThreads; ++t) pthread_create(&threads[t], nullptr, &RunScopeThread, &works[t]);
+  for (int t = 0; t < kThreads; ++t)
+    pthread_create(&threads[t], nullptr, &RunScopeThread, &works[t]);
   pthread_create(&threads[kThreads], nullptr, &RunPlainThread, &plain);
   for (pthread_t& thread : threads) pthread_join(thread, nullptr);
   for (int t = 0; t < kThreads; ++t) std::printf("thread %d:\n%s", t, works[t].out.c_str());

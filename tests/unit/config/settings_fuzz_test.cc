@@ -35,9 +35,12 @@ struct Tunable {
 };
 
 constexpr Tunable kTunables[] = {
-    {"DEPTH", Grammar::kDepth},          {"ENGINE", Grammar::kEngine},
-    {"QUEUE_SIZE", Grammar::kQueueSize}, {"WORKERS", Grammar::kWorkers},
-    {"IO_URING_ASYNC", Grammar::kZeroOrOne}, {"PAGE_CACHE", Grammar::kZeroOrOne},
+    {"DEPTH", Grammar::kDepth},
+    {"ENGINE", Grammar::kEngine},
+    {"QUEUE_SIZE", Grammar::kQueueSize},
+    {"WORKERS", Grammar::kWorkers},
+    {"IO_URING_ASYNC", Grammar::kZeroOrOne},
+    {"PAGE_CACHE", Grammar::kZeroOrOne},
     {"CHECK", Grammar::kZeroOrOne},
 };
 constexpr size_t kTunableCount = sizeof(kTunables) / sizeof(kTunables[0]);
@@ -58,11 +61,16 @@ std::optional<uint64_t> Decimal(const std::string& value, uint64_t minimum, uint
 
 bool Valid(Grammar grammar, const std::string& value) {
   switch (grammar) {
-    case Grammar::kDepth: return value == "auto" || Decimal(value, 0, 1024).has_value();
-    case Grammar::kEngine: return value == "io_uring" || value == "threads" || value == "sync";
-    case Grammar::kQueueSize: return Decimal(value, 1, 32768).has_value();
-    case Grammar::kWorkers: return Decimal(value, 1, 1024).has_value();
-    case Grammar::kZeroOrOne: return value == "0" || value == "1";
+    case Grammar::kDepth:
+      return value == "auto" || Decimal(value, 0, 1024).has_value();
+    case Grammar::kEngine:
+      return value == "io_uring" || value == "threads" || value == "sync";
+    case Grammar::kQueueSize:
+      return Decimal(value, 1, 32768).has_value();
+    case Grammar::kWorkers:
+      return Decimal(value, 1, 1024).has_value();
+    case Grammar::kZeroOrOne:
+      return value == "0" || value == "1";
   }
   return false;
 }
@@ -71,7 +79,9 @@ class Generator {
  public:
   explicit Generator(uint64_t seed) : random_(seed) {}
 
-  size_t Below(size_t bound) { return std::uniform_int_distribution<size_t>(0, bound - 1)(random_); }
+  size_t Below(size_t bound) {
+    return std::uniform_int_distribution<size_t>(0, bound - 1)(random_);
+  }
   bool Chance(unsigned percent) { return Below(100) < percent; }
 
   std::string ValidValue(Grammar grammar) {
@@ -83,36 +93,78 @@ class Generator {
         static const char* const kinds[] = {"io_uring", "threads", "sync"};
         return kinds[Below(3)];
       }
-      case Grammar::kQueueSize: return Padded(1 + Below(32768));
-      case Grammar::kWorkers: return Padded(1 + Below(1024));
-      case Grammar::kZeroOrOne: return Chance(50) ? "0" : "1";
+      case Grammar::kQueueSize:
+        return Padded(1 + Below(32768));
+      case Grammar::kWorkers:
+        return Padded(1 + Below(1024));
+      case Grammar::kZeroOrOne:
+        return Chance(50) ? "0" : "1";
     }
     return "";
   }
 
   // Anything at all, often close to a valid value.
   std::string MangledValue(Grammar grammar) {
-    static const char* const near[] = {
-        "", " ", "-1", "+1", " 1", "1 ", "0x10", "1e3", "1.5", "01a", "auto ", "Auto", "AUTO",
-        "1025", "32769", "0", "4294967296", "4294967312", "18446744073709551617",
-        "99999999999999999999999999999", "io_uring ", "IO_URING", "thread", "threads\n",
-        "sync\t", "uring", "2", "00", "true", "yes", "on", "\xff", "\xc3\xa9", "1\x00", "=",
-        "=1", "1=1", "%s%n", "-0"};
+    static const char* const near[] = {"",
+                                       " ",
+                                       "-1",
+                                       "+1",
+                                       " 1",
+                                       "1 ",
+                                       "0x10",
+                                       "1e3",
+                                       "1.5",
+                                       "01a",
+                                       "auto ",
+                                       "Auto",
+                                       "AUTO",
+                                       "1025",
+                                       "32769",
+                                       "0",
+                                       "4294967296",
+                                       "4294967312",
+                                       "18446744073709551617",
+                                       "99999999999999999999999999999",
+                                       "io_uring ",
+                                       "IO_URING",
+                                       "thread",
+                                       "threads\n",
+                                       "sync\t",
+                                       "uring",
+                                       "2",
+                                       "00",
+                                       "true",
+                                       "yes",
+                                       "on",
+                                       "\xff",
+                                       "\xc3\xa9",
+                                       "1\x00",
+                                       "=",
+                                       "=1",
+                                       "1=1",
+                                       "%s%n",
+                                       "-0"};
     std::string value;
     switch (Below(4)) {
-      case 0: value = near[Below(sizeof(near) / sizeof(near[0]))]; break;
+      case 0:
+        value = near[Below(sizeof(near) / sizeof(near[0]))];
+        break;
       case 1: {  // random bytes
         const size_t length = Below(12);
         for (size_t i = 0; i < length; ++i) value += static_cast<char>(1 + Below(255));
         break;
       }
-      case 2: value = ValidValue(grammar) + static_cast<char>(1 + Below(255)); break;
+      case 2:
+        value = ValidValue(grammar) + static_cast<char>(1 + Below(255));
+        break;
       default: {  // a valid value with one byte changed or dropped
         value = ValidValue(grammar);
         if (!value.empty()) {
           const size_t at = Below(value.size());
-          if (Chance(50)) value.erase(at, 1);
-          else value[at] = static_cast<char>(1 + Below(255));
+          if (Chance(50))
+            value.erase(at, 1);
+          else
+            value[at] = static_cast<char>(1 + Below(255));
         }
         break;
       }
@@ -135,7 +187,8 @@ class Environment {
  public:
   void Add(std::string entry) { entries_.push_back(std::move(entry)); }
   void Shuffle(Generator& generator) {
-    for (size_t i = entries_.size(); i > 1; --i) std::swap(entries_[i - 1], entries_[generator.Below(i)]);
+    for (size_t i = entries_.size(); i > 1; --i)
+      std::swap(entries_[i - 1], entries_[generator.Below(i)]);
   }
   const char* const* get() {
     pointers_.clear();
@@ -158,12 +211,23 @@ struct Chosen {
 
 // Adds random noise that must change nothing.
 void AddNoise(Generator& generator, Environment& environment) {
-  static const char* const noise[] = {
-      "FOREACTOR_DEPTHX=abc", "XFOREACTOR_DEPTH=abc", "FOREACTOR_DEPTH", "FOREACTOR_LIBRARY=/x.so",
-      "FOREACTOR_ROOT=/src", "FOREACTOR_DEPTH_btree=abc", "FOREACTOR_ENGINE_g=7", "", "=", "PATH=/bin",
-      "FOREACTOR_=1", "foreactor_depth=5", "FOREACTOR_QUEUE_SIZE_x=0", "FOREACTOR_WORKERS_=9"};
+  static const char* const noise[] = {"FOREACTOR_DEPTHX=abc",
+                                      "XFOREACTOR_DEPTH=abc",
+                                      "FOREACTOR_DEPTH",
+                                      "FOREACTOR_LIBRARY=/x.so",
+                                      "FOREACTOR_ROOT=/src",
+                                      "FOREACTOR_DEPTH_btree=abc",
+                                      "FOREACTOR_ENGINE_g=7",
+                                      "",
+                                      "=",
+                                      "PATH=/bin",
+                                      "FOREACTOR_=1",
+                                      "foreactor_depth=5",
+                                      "FOREACTOR_QUEUE_SIZE_x=0",
+                                      "FOREACTOR_WORKERS_=9"};
   const size_t count = generator.Below(4);
-  for (size_t i = 0; i < count; ++i) environment.Add(noise[generator.Below(sizeof(noise) / sizeof(noise[0]))]);
+  for (size_t i = 0; i < count; ++i)
+    environment.Add(noise[generator.Below(sizeof(noise) / sizeof(noise[0]))]);
 }
 
 // Checks that `settings` are what the grammar says for `chosen`.
@@ -181,7 +245,7 @@ void ExpectValues(const GraphSettings& settings, const Chosen (&chosen)[kTunable
         }
         break;
       case 1: {
-        const EngineKind kind = value == "io_uring" ? EngineKind::kIoUring
+        const EngineKind kind = value == "io_uring"  ? EngineKind::kIoUring
                                 : value == "threads" ? EngineKind::kThreads
                                                      : EngineKind::kSync;
         EXPECT_EQ(settings.engine.kind, kind) << value;
@@ -193,10 +257,18 @@ void ExpectValues(const GraphSettings& settings, const Chosen (&chosen)[kTunable
         EXPECT_TRUE(size >= asked && size < 2 * asked && (size & (size - 1)) == 0) << value;
         break;
       }
-      case 3: EXPECT_EQ(settings.engine.workers, *Decimal(value, 1, 1024)) << value; break;
-      case 4: EXPECT_EQ(settings.engine.io_uring_async, value == "1"); break;
-      case 5: EXPECT_EQ(settings.page_cache_aware, value == "1"); break;
-      case 6: EXPECT_EQ(settings.check, value == "1"); break;
+      case 3:
+        EXPECT_EQ(settings.engine.workers, *Decimal(value, 1, 1024)) << value;
+        break;
+      case 4:
+        EXPECT_EQ(settings.engine.io_uring_async, value == "1");
+        break;
+      case 5:
+        EXPECT_EQ(settings.page_cache_aware, value == "1");
+        break;
+      case 6:
+        EXPECT_EQ(settings.check, value == "1");
+        break;
     }
   }
 }
@@ -274,7 +346,8 @@ TEST(SettingsFuzzTest, ProcessSettingsFollowTheGrammar) {
         if (!chosen[t].present || Valid(kTunables[t].grammar, chosen[t].value)) continue;
         const std::string name = std::string("FOREACTOR_") + kTunables[t].name + "=";
         bool named = false;
-        for (const std::string& problem : settings.problems) named = named || problem.find(name) != std::string::npos;
+        for (const std::string& problem : settings.problems)
+          named = named || problem.find(name) != std::string::npos;
         EXPECT_TRUE(named) << name << " not reported";
       }
       if (invalid == 0) ExpectValues(settings.defaults, chosen);
@@ -302,12 +375,14 @@ TEST(SettingsFuzzTest, GraphSettingsFollowTheGrammar) {
     Chosen chosen[kTunableCount];
     size_t invalid = 0;
     Build(generator, "_g", environment, chosen, &invalid);
-    for (const Tunable& tunable : kTunables) unsetenv((std::string("FOREACTOR_") + tunable.name + "_g").c_str());
+    for (const Tunable& tunable : kTunables)
+      unsetenv((std::string("FOREACTOR_") + tunable.name + "_g").c_str());
     setenv("FOREACTOR", "1", 1);
     // setenv keeps one value per name: use the first copy of each.
     for (size_t t = 0; t < kTunableCount; ++t) {
       if (chosen[t].present && chosen[t].value.find('\0') == std::string::npos) {
-        setenv((std::string("FOREACTOR_") + kTunables[t].name + "_g").c_str(), chosen[t].value.c_str(), 1);
+        setenv((std::string("FOREACTOR_") + kTunables[t].name + "_g").c_str(),
+               chosen[t].value.c_str(), 1);
       }
     }
     ReloadSettingsForTesting();
@@ -316,7 +391,8 @@ TEST(SettingsFuzzTest, GraphSettingsFollowTheGrammar) {
     EXPECT_EQ(graph.enabled, invalid == 0);
     if (invalid == 0) ExpectValues(graph, chosen);
   }
-  for (const Tunable& tunable : kTunables) unsetenv((std::string("FOREACTOR_") + tunable.name + "_g").c_str());
+  for (const Tunable& tunable : kTunables)
+    unsetenv((std::string("FOREACTOR_") + tunable.name + "_g").c_str());
   unsetenv("FOREACTOR");
   ReloadSettingsForTesting();
   dup2(saved_stderr, STDERR_FILENO);

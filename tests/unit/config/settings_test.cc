@@ -72,8 +72,14 @@ TEST(ParseSettingsTest, AcceptsValidValues) {
       // Off: no problem, nothing checked.
       {{}, false, kDefaultDepth, uring, 256, 0, false, ""},
       {{"FOREACTOR=0"}, false, kDefaultDepth, uring, 256, 0, false, ""},
-      {{"FOREACTOR=0", "FOREACTOR_DEPTH=abc", "FOREACTOR_ENGINE=x"}, false, kDefaultDepth, uring, 256, 0,
-       false, ""},
+      {{"FOREACTOR=0", "FOREACTOR_DEPTH=abc", "FOREACTOR_ENGINE=x"},
+       false,
+       kDefaultDepth,
+       uring,
+       256,
+       0,
+       false,
+       ""},
       // On, with the documented defaults.
       {{"FOREACTOR=1"}, true, kDefaultDepth, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=0"}, true, 0, uring, 256, 0, false, ""},
@@ -82,34 +88,98 @@ TEST(ParseSettingsTest, AcceptsValidValues) {
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=008"}, true, 8, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_DEPTH=auto"}, true, kDefaultDepth, uring, 256, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_ENGINE=io_uring"}, true, kDefaultDepth, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_ENGINE=threads"}, true, kDefaultDepth, EngineKind::kThreads, 256, 0, false,
+      {{"FOREACTOR=1", "FOREACTOR_ENGINE=threads"},
+       true,
+       kDefaultDepth,
+       EngineKind::kThreads,
+       256,
+       0,
+       false,
        ""},
-      {{"FOREACTOR=1", "FOREACTOR_ENGINE=sync"}, true, kDefaultDepth, EngineKind::kSync, 256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_ENGINE=sync"},
+       true,
+       kDefaultDepth,
+       EngineKind::kSync,
+       256,
+       0,
+       false,
+       ""},
       {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1"}, true, kDefaultDepth, uring, 1, 0, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=3"}, true, kDefaultDepth, uring, 4, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1000"}, true, kDefaultDepth, uring, 1024, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=32768"}, true, kDefaultDepth, uring, 32768, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=1000"},
+       true,
+       kDefaultDepth,
+       uring,
+       1024,
+       0,
+       false,
+       ""},
+      {{"FOREACTOR=1", "FOREACTOR_QUEUE_SIZE=32768"},
+       true,
+       kDefaultDepth,
+       uring,
+       32768,
+       0,
+       false,
+       ""},
       {{"FOREACTOR=1", "FOREACTOR_WORKERS=1"}, true, kDefaultDepth, uring, 256, 1, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_WORKERS=1024"}, true, kDefaultDepth, uring, 256, 1024, false, ""},
       {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=1"}, true, kDefaultDepth, uring, 256, 0, true, ""},
-      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=0"}, true, kDefaultDepth, uring, 256, 0, false, ""},
-      {{"FOREACTOR=1", "FOREACTOR_STATS=/tmp/stats.json"}, true, kDefaultDepth, uring, 256, 0, false,
+      {{"FOREACTOR=1", "FOREACTOR_IO_URING_ASYNC=0"},
+       true,
+       kDefaultDepth,
+       uring,
+       256,
+       0,
+       false,
+       ""},
+      {{"FOREACTOR=1", "FOREACTOR_STATS=/tmp/stats.json"},
+       true,
+       kDefaultDepth,
+       uring,
+       256,
+       0,
+       false,
        "/tmp/stats.json"},
       {{"FOREACTOR=1", "FOREACTOR_STATS="}, true, kDefaultDepth, uring, 256, 0, false, ""},
       // Everything at once, in any order.
       {{"FOREACTOR_WORKERS=4", "FOREACTOR_ENGINE=threads", "FOREACTOR=1", "FOREACTOR_DEPTH=32",
         "FOREACTOR_QUEUE_SIZE=64", "FOREACTOR_IO_URING_ASYNC=1", "FOREACTOR_STATS=s.json"},
-       true, 32, EngineKind::kThreads, 64, 4, true, "s.json"},
+       true,
+       32,
+       EngineKind::kThreads,
+       64,
+       4,
+       true,
+       "s.json"},
       // The first occurrence of a name counts, as with getenv.
-      {{"FOREACTOR=1", "FOREACTOR_DEPTH=4", "FOREACTOR_DEPTH=abc"}, true, 4, uring, 256, 0, false,
+      {{"FOREACTOR=1", "FOREACTOR_DEPTH=4", "FOREACTOR_DEPTH=abc"},
+       true,
+       4,
+       uring,
+       256,
+       0,
+       false,
        ""},
       // Look-alike and unrelated names are ignored; so are entries without '='.
       {{"FOREACTOR=1", "FOREACTOR_DEPTHX=abc", "XFOREACTOR_DEPTH=abc", "FOREACTOR_DEPTH",
         "FOREACTOR_LIBRARY=/x.so", "FOREACTOR_ROOT=/src"},
-       true, kDefaultDepth, uring, 256, 0, false, ""},
+       true,
+       kDefaultDepth,
+       uring,
+       256,
+       0,
+       false,
+       ""},
       // Per-graph variables do not touch the defaults and are checked per graph.
-      {{"FOREACTOR=1", "FOREACTOR_DEPTH_btree=abc", "FOREACTOR_ENGINE_btree=7"}, true, kDefaultDepth, uring,
-       256, 0, false, ""},
+      {{"FOREACTOR=1", "FOREACTOR_DEPTH_btree=abc", "FOREACTOR_ENGINE_btree=7"},
+       true,
+       kDefaultDepth,
+       uring,
+       256,
+       0,
+       false,
+       ""},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const ValidCase& expected = cases[i];
@@ -151,7 +221,7 @@ TEST(ParseSettingsTest, DepthIsAutomaticUnlessANumberIsGiven) {
 struct InvalidCase {
   std::string variable;  // set to `value`, together with FOREACTOR=1 unless it is FOREACTOR
   std::string value;
-  std::string allowed;   // what the message must say is allowed
+  std::string allowed;  // what the message must say is allowed
 };
 
 TEST(ParseSettingsTest, RejectsEveryKindOfInvalidValue) {
@@ -253,15 +323,16 @@ TEST(ParseSettingsTest, WalkAheadIsOffUnlessAskedFor) {
   ProcessSettings off = Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=0"});
   EXPECT_FALSE(off.walk_ahead.enabled);
   EXPECT_TRUE(off.walk_ahead.refused);
-  ProcessSettings on = Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=1",
-                              "FOREACTOR_WALK_AHEAD_WORKERS=64",
-                              "FOREACTOR_WALK_AHEAD_DISTANCE=1000000"});
+  ProcessSettings on =
+      Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=1", "FOREACTOR_WALK_AHEAD_WORKERS=64",
+             "FOREACTOR_WALK_AHEAD_DISTANCE=1000000"});
   EXPECT_TRUE(on.walk_ahead.enabled);
   EXPECT_EQ(on.walk_ahead.workers, 64u);
   EXPECT_EQ(on.walk_ahead.distance, 1000000u);
   EXPECT_TRUE(on.problems.empty()) << JoinProblems(on);
   // Without FOREACTOR=1 nothing is on, and nothing is checked.
-  ProcessSettings foreactor_off = Parse({"FOREACTOR_WALK_AHEAD=1", "FOREACTOR_WALK_AHEAD_WORKERS=x"});
+  ProcessSettings foreactor_off =
+      Parse({"FOREACTOR_WALK_AHEAD=1", "FOREACTOR_WALK_AHEAD_WORKERS=x"});
   EXPECT_FALSE(foreactor_off.walk_ahead.enabled);
   EXPECT_TRUE(foreactor_off.problems.empty());
 }
@@ -269,7 +340,8 @@ TEST(ParseSettingsTest, WalkAheadIsOffUnlessAskedFor) {
 TEST(ParseSettingsTest, AnInvalidWalkAheadValueTurnsOnlyWalkAheadOff) {
   for (const std::string& bad :
        {std::string("FOREACTOR_WALK_AHEAD=yes"), std::string("FOREACTOR_WALK_AHEAD_WORKERS=0"),
-        std::string("FOREACTOR_WALK_AHEAD_WORKERS=65"), std::string("FOREACTOR_WALK_AHEAD_DISTANCE=0"),
+        std::string("FOREACTOR_WALK_AHEAD_WORKERS=65"),
+        std::string("FOREACTOR_WALK_AHEAD_DISTANCE=0"),
         std::string("FOREACTOR_WALK_AHEAD_DISTANCE=1000001"),
         std::string("FOREACTOR_WALK_AHEAD_DISTANCE=-5")}) {
     // The first of two equal names counts: `bad` comes first.
@@ -280,7 +352,8 @@ TEST(ParseSettingsTest, AnInvalidWalkAheadValueTurnsOnlyWalkAheadOff) {
     ASSERT_EQ(settings.problems.size(), 1u) << bad;
     EXPECT_NE(settings.problems[0].find("walk-ahead is off"), std::string::npos) << bad;
   }
-  ProcessSettings invalid_default = Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=1", "FOREACTOR_DEPTH=x"});
+  ProcessSettings invalid_default =
+      Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=1", "FOREACTOR_DEPTH=x"});
   EXPECT_FALSE(invalid_default.walk_ahead.enabled);
 }
 
@@ -308,12 +381,12 @@ bool IsDecimalInRange(const std::string& text, unsigned minimum, unsigned maximu
 
 std::string RandomValue(std::mt19937* random) {
   static const std::vector<std::string> kInteresting = {
-      "0", "1", "16", "1024", "1025", "32768", "32769", "io_uring", "threads", "sync", "", "auto",
-      "-1", "4294967296", "00000000000000000000000000012"};
+      "0",     "1",     "16",       "1024",       "1025",
+      "32768", "32769", "io_uring", "threads",    "sync",
+      "",      "auto",  "-1",       "4294967296", "00000000000000000000000000012"};
   std::uniform_int_distribution<int> pick(0, 9);
   if (pick(*random) == 0) {
-    return kInteresting[std::uniform_int_distribution<size_t>(0, kInteresting.size() - 1)(
-        *random)];
+    return kInteresting[std::uniform_int_distribution<size_t>(0, kInteresting.size() - 1)(*random)];
   }
   std::uniform_int_distribution<int> length(0, 12);
   std::uniform_int_distribution<int> any_byte(1, 255);
@@ -329,10 +402,9 @@ std::string RandomValue(std::mt19937* random) {
 
 TEST(ParseSettingsFuzzTest, RandomValuesGiveValidSettingsOrAProblem) {
   std::mt19937 random(20240611);
-  const std::vector<std::string> names = {"FOREACTOR_DEPTH", "FOREACTOR_QUEUE_SIZE",
-                                          "FOREACTOR_WORKERS", "FOREACTOR_ENGINE",
-                                          "FOREACTOR_IO_URING_ASYNC", "FOREACTOR_STATS",
-                                          "FOREACTOR_DEPTH_g", "FOREACTOR_OTHER"};
+  const std::vector<std::string> names = {
+      "FOREACTOR_DEPTH",          "FOREACTOR_QUEUE_SIZE", "FOREACTOR_WORKERS", "FOREACTOR_ENGINE",
+      "FOREACTOR_IO_URING_ASYNC", "FOREACTOR_STATS",      "FOREACTOR_DEPTH_g", "FOREACTOR_OTHER"};
   int enabled_runs = 0;
   for (int iteration = 0; iteration < 20000; ++iteration) {
     std::uniform_int_distribution<size_t> pick_name(0, names.size() - 1);
@@ -608,8 +680,9 @@ TEST_F(ProcessSettingsTest, ReportsEachProblemOnceOnStderr) {
   SettingsForGraph("bad");
   SettingsForGraph("bad");
   std::string text = capture.Text();
-  EXPECT_EQ(CountOccurrences(text, "foreactor: FOREACTOR_DEPTH_bad=\"abc\" is not a number from 0 "
-                                   "to 1024 or auto; graph bad is off\n"),
+  EXPECT_EQ(CountOccurrences(text,
+                             "foreactor: FOREACTOR_DEPTH_bad=\"abc\" is not a number from 0 "
+                             "to 1024 or auto; graph bad is off\n"),
             1u)
       << text;
 }
@@ -622,8 +695,9 @@ TEST_F(ProcessSettingsTest, ReportsAnInvalidDefaultOnceWithThePrefix) {
   Settings();
   SettingsForGraph("g");
   std::string text = capture.Text();
-  EXPECT_EQ(text, "foreactor: FOREACTOR_DEPTH=\"abc\" is not a number from 0 to 1024 "
-                  "or auto; foreactor is off\n");
+  EXPECT_EQ(text,
+            "foreactor: FOREACTOR_DEPTH=\"abc\" is not a number from 0 to 1024 "
+            "or auto; foreactor is off\n");
   ASSERT_EQ(Settings().problems.size(), 1u);
 }
 

@@ -450,8 +450,7 @@ TEST_P(CallTypeTest, LseekMatchesDirectLseek) {
     int whence;
   };
   for (const Case& c : {Case{100, SEEK_SET}, Case{50, SEEK_CUR}, Case{-10, SEEK_END},
-                        Case{0, 12345},
-                        Case{-1000000, SEEK_SET}, Case{0, SEEK_CUR}}) {
+                        Case{0, 12345}, Case{-1000000, SEEK_SET}, Case{0, SEEK_CUR}}) {
     foreactor_call call = MakeCall(FOREACTOR_CALL_LSEEK);
     call.fd = early_fd;
     call.offset = c.offset;
@@ -770,8 +769,7 @@ TEST_P(QueueTest, RefusesARequestThatIsNotIdle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, QueueTest,
-                         ::testing::Values(Backend::kIoUring, Backend::kThreads),
-                         BackendName);
+                         ::testing::Values(Backend::kIoUring, Backend::kThreads), BackendName);
 
 // ------------------------------------------------------------- CreateEngine
 

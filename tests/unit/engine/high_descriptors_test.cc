@@ -38,7 +38,8 @@ TEST_F(HighDescriptorsTest, CeilingIsTheLimitUpToTheCap) {
   limit.rlim_cur = 1000;
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
   EXPECT_EQ(HighDescriptorCeiling(), 1000);
-  if (saved_.rlim_max == RLIM_INFINITY || saved_.rlim_max > static_cast<rlim_t>(kHighDescriptorCap)) {
+  if (saved_.rlim_max == RLIM_INFINITY ||
+      saved_.rlim_max > static_cast<rlim_t>(kHighDescriptorCap)) {
     limit.rlim_cur = saved_.rlim_max;
     ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
     EXPECT_EQ(HighDescriptorCeiling(), kHighDescriptorCap);

@@ -247,8 +247,9 @@ TEST(IoUringEngineTest, AsyncOptionAndWorkerCapGiveTheSameResults) {
 
 // A submission the kernel refuses fails with the error and completes its
 // requests as not executed (-ECANCELED: the error is no result of the
-// calls, and the runtime runs them itself), and the engine keeps working.  The ring is single-issuer when the kernel
-// allows: a submission from another thread is then refused with EEXIST.
+// calls, and the runtime runs them itself), and the engine keeps working.  The ring is
+// single-issuer when the kernel allows: a submission from another thread is then refused with
+// EEXIST.
 TEST(IoUringEngineTest, FailedSubmissionCompletesItsRequests) {
   TempDir dir;
   ASSERT_TRUE(dir.WritePatternFile("data", 3 * 4096));

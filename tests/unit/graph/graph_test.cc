@@ -406,7 +406,7 @@ TEST(GraphBuilderTest, SecondSuccessorIsRejectedAndReportedFirst) {
   EXPECT_EQ(graph.SetNext(kStart, a, false), 0);
   EXPECT_EQ(graph.SetNext(a, kEnd, false), 0);
   EXPECT_EQ(graph.SetNext(a, b, false), -1);
-  EXPECT_EQ(graph.node(a).next.to, kEnd);  // the first successor stays
+  EXPECT_EQ(graph.node(a).next.to, kEnd);          // the first successor stays
   EXPECT_EQ(graph.SetNext(kStart, b, false), -1);  // a second error; the first one is reported
   EXPECT_EQ(FinishError(graph),
             "graph 'g': node 'a' (syscall pread): already has a successor (node 'end' (end)), "
@@ -536,9 +536,8 @@ TEST(GraphLoopTest, DoWhileLoop) {
   EXPECT_EQ(graph.node(more).children[1].closes_loop, -1);
   EXPECT_EQ(graph.node(kStart).next.reset_loops, 1u);
   EXPECT_EQ(graph.node(read).next.reset_loops, 0u);
-  EXPECT_EQ(Walk(graph, {0, 0, 1}),
-            (std::vector<std::string>{"read[0]", "more[0]", "read[1]", "more[1]", "read[2]",
-                                      "more[2]"}));
+  EXPECT_EQ(Walk(graph, {0, 0, 1}), (std::vector<std::string>{"read[0]", "more[0]", "read[1]",
+                                                              "more[1]", "read[2]", "more[2]"}));
 }
 
 // for each file: open; do { read } while (more); close; while (more files)
@@ -570,23 +569,24 @@ TEST(GraphLoopTest, NestedLoopsResetTheInnerCounter) {
   EXPECT_EQ(graph.node(more_files).children[0].closes_loop, 0);
   EXPECT_EQ(graph.node(more_data).children[0].closes_loop, 1);
   // Three reads of the first file, one of the second, two of the third.
-  EXPECT_EQ(Walk(graph, {0, 0, 1, 0, 1, 0, 0, 1, 1}),
-            (std::vector<std::string>{
-                "open[0]", "read[0,0]", "more_data[0,0]", "read[0,1]", "more_data[0,1]",
-                "read[0,2]", "more_data[0,2]", "close[0]", "more_files[0]",
-                "open[1]", "read[1,0]", "more_data[1,0]", "close[1]", "more_files[1]",
-                "open[2]", "read[2,0]", "more_data[2,0]", "read[2,1]", "more_data[2,1]",
-                "close[2]", "more_files[2]"}));
+  EXPECT_EQ(
+      Walk(graph, {0, 0, 1, 0, 1, 0, 0, 1, 1}),
+      (std::vector<std::string>{
+          "open[0]",      "read[0,0]",      "more_data[0,0]", "read[0,1]",      "more_data[0,1]",
+          "read[0,2]",    "more_data[0,2]", "close[0]",       "more_files[0]",  "open[1]",
+          "read[1,0]",    "more_data[1,0]", "close[1]",       "more_files[1]",  "open[2]",
+          "read[2,0]",    "more_data[2,0]", "read[2,1]",      "more_data[2,1]", "close[2]",
+          "more_files[2]"}));
 }
 
 // Three levels, a loop headed by a branch node, and an edge that leaves
 // the innermost loop straight to the outermost loop's closing branch.
 TEST(GraphLoopTest, ThreeLevelsWithBranchHeaderAndBreak) {
   Graph graph("deep");
-  const int dir = Syscall(graph, "dir", FOREACTOR_CALL_GETDENTS64);   // outer header
-  const int entry = Branch(graph, "entry");                           // middle header (a branch)
+  const int dir = Syscall(graph, "dir", FOREACTOR_CALL_GETDENTS64);  // outer header
+  const int entry = Branch(graph, "entry");                          // middle header (a branch)
   const int stat = Syscall(graph, "stat", FOREACTOR_CALL_FSTATAT);
-  const int block = Syscall(graph, "block");                          // inner header
+  const int block = Syscall(graph, "block");  // inner header
   const int more_blocks = Branch(graph, "more_blocks");
   const int more_entries = Branch(graph, "more_entries");
   const int more_dirs = Branch(graph, "more_dirs");
@@ -611,25 +611,42 @@ TEST(GraphLoopTest, ThreeLevelsWithBranchHeaderAndBreak) {
   EXPECT_EQ(graph.node(more_blocks).children[2].closes_loop, -1);
 
   const std::vector<std::string> visits = Walk(graph, {
-      0,        // entry: an entry
-      0, 1, 0,  // two blocks, next entry
-      0,        // entry: an entry
-      2,        // one block, then stop this directory
-      0,        // next directory
-      0,        // entry: an entry
-      0, 0, 1,  // three blocks, next entry
-      0,
-      1,        // entry: directory done
-      1,        // no more directories
-  });
-  EXPECT_EQ(visits, (std::vector<std::string>{
-                        "dir[0]", "entry[0,0]", "stat[0,0]", "block[0,0,0]", "more_blocks[0,0,0]",
-                        "block[0,0,1]", "more_blocks[0,0,1]", "more_entries[0,0]",
-                        "entry[0,1]", "stat[0,1]", "block[0,1,0]", "more_blocks[0,1,0]",
-                        "more_dirs[0]",
-                        "dir[1]", "entry[1,0]", "stat[1,0]", "block[1,0,0]", "more_blocks[1,0,0]",
-                        "block[1,0,1]", "more_blocks[1,0,1]", "block[1,0,2]", "more_blocks[1,0,2]",
-                        "more_entries[1,0]", "entry[1,1]", "more_dirs[1]"}));
+                                                          0,        // entry: an entry
+                                                          0, 1, 0,  // two blocks, next entry
+                                                          0,        // entry: an entry
+                                                          2,  // one block, then stop this directory
+                                                          0,  // next directory
+                                                          0,  // entry: an entry
+                                                          0, 0, 1,  // three blocks, next entry
+                                                          0,
+                                                          1,  // entry: directory done
+                                                          1,  // no more directories
+                                                      });
+  EXPECT_EQ(visits, (std::vector<std::string>{"dir[0]",
+                                              "entry[0,0]",
+                                              "stat[0,0]",
+                                              "block[0,0,0]",
+                                              "more_blocks[0,0,0]",
+                                              "block[0,0,1]",
+                                              "more_blocks[0,0,1]",
+                                              "more_entries[0,0]",
+                                              "entry[0,1]",
+                                              "stat[0,1]",
+                                              "block[0,1,0]",
+                                              "more_blocks[0,1,0]",
+                                              "more_dirs[0]",
+                                              "dir[1]",
+                                              "entry[1,0]",
+                                              "stat[1,0]",
+                                              "block[1,0,0]",
+                                              "more_blocks[1,0,0]",
+                                              "block[1,0,1]",
+                                              "more_blocks[1,0,1]",
+                                              "block[1,0,2]",
+                                              "more_blocks[1,0,2]",
+                                              "more_entries[1,0]",
+                                              "entry[1,1]",
+                                              "more_dirs[1]"}));
 }
 
 TEST(GraphLoopTest, SiblingLoopsEachStartAtZero) {
@@ -640,8 +657,8 @@ TEST(GraphLoopTest, SiblingLoopsEachStartAtZero) {
   EXPECT_EQ(graph.loop(0).parent, -1);
   EXPECT_EQ(graph.loop(1).parent, -1);
   EXPECT_EQ(Walk(graph, {0, 1, 0, 0, 1}),
-            (std::vector<std::string>{"r0[0]", "b0[0]", "r0[1]", "b0[1]", "r1[0]", "b1[0]",
-                                      "r1[1]", "b1[1]", "r1[2]", "b1[2]"}));
+            (std::vector<std::string>{"r0[0]", "b0[0]", "r0[1]", "b0[1]", "r1[0]", "b1[0]", "r1[1]",
+                                      "b1[1]", "r1[2]", "b1[2]"}));
 }
 
 // A loop whose header is entered from two places outside it, and a loop

@@ -186,10 +186,9 @@ TEST(CppApiTest, WrongAnswersBecomeNotYet) {
                           return FOREACTOR_READY;
                         });
   // Says NEVER: passed through unchanged.
-  auto stat = b.Syscall("stat", FOREACTOR_CALL_FSTAT,
-                        [](ScanState&, const foreactor::Visit&, foreactor_call&) {
-                          return FOREACTOR_NEVER;
-                        });
+  auto stat = b.Syscall(
+      "stat", FOREACTOR_CALL_FSTAT,
+      [](ScanState&, const foreactor::Visit&, foreactor_call&) { return FOREACTOR_NEVER; });
   // Names a child the branch does not have.
   auto more = b.Branch("more", [](ScanState&, const foreactor::Visit&) { return 2; });
   b.start().Then(read).Then(stat).Then(more);
@@ -228,10 +227,9 @@ TEST(CppApiTest, WeakEdges) {
 TEST(CppApiTest, InvalidGraphIsReportedOnceAndScopesDoNothing) {
   testing::internal::CaptureStderr();
   foreactor::GraphBuilder<ScanState> b("broken");
-  auto read = b.Syscall("read", FOREACTOR_CALL_PREAD,
-                        [](ScanState&, const foreactor::Visit&, foreactor_call&) {
-                          return FOREACTOR_NOT_YET;
-                        });
+  auto read = b.Syscall(
+      "read", FOREACTOR_CALL_PREAD,
+      [](ScanState&, const foreactor::Visit&, foreactor_call&) { return FOREACTOR_NOT_YET; });
   b.start().Then(read);  // read has no successor
   const auto graph = b.Build();
   const std::string printed = testing::internal::GetCapturedStderr();
@@ -266,10 +264,9 @@ TEST(CppApiTest, NodesOfAnotherGraphOrNeverAddedAreErrors) {
   foreactor::GraphBuilder<ScanState> other("other");
   auto foreign = other.Branch("foreign", [](ScanState&, const foreactor::Visit&) { return 0; });
   foreactor::GraphBuilder<ScanState> b("mixed");
-  auto read = b.Syscall("read", FOREACTOR_CALL_PREAD,
-                        [](ScanState&, const foreactor::Visit&, foreactor_call&) {
-                          return FOREACTOR_NOT_YET;
-                        });
+  auto read = b.Syscall(
+      "read", FOREACTOR_CALL_PREAD,
+      [](ScanState&, const foreactor::Visit&, foreactor_call&) { return FOREACTOR_NOT_YET; });
   b.start().Then(read).Then(foreign);
   const auto mixed = b.Build();
 
@@ -289,8 +286,8 @@ TEST(CppApiTest, NodesOfAnotherGraphOrNeverAddedAreErrors) {
 TEST(CppApiTest, EmptyCallbacksAreReported) {
   testing::internal::CaptureStderr();
   foreactor::GraphBuilder<ScanState> b("empty_callbacks");
-  auto read = b.Syscall("read", FOREACTOR_CALL_PREAD,
-                        foreactor::GraphBuilder<ScanState>::ArgumentsFn());
+  auto read =
+      b.Syscall("read", FOREACTOR_CALL_PREAD, foreactor::GraphBuilder<ScanState>::ArgumentsFn());
   b.start().Then(read).Then(b.end());
   const auto graph = b.Build();
   testing::internal::GetCapturedStderr();

@@ -2,8 +2,8 @@
 // a model of how long one graph call takes at each depth.
 #include "runtime/depth_controller.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 
 #include "gtest/gtest.h"
@@ -28,7 +28,8 @@ void RunCalls(DepthController& controller, const CallCost& cost, unsigned calls,
   for (unsigned i = 0; i < calls; ++i) {
     fake_now += cost(controller.depth());
     if (calls_at_depth != nullptr) {
-      if (calls_at_depth->size() <= controller.depth()) calls_at_depth->resize(controller.depth() + 1);
+      if (calls_at_depth->size() <= controller.depth())
+        calls_at_depth->resize(controller.depth() + 1);
       (*calls_at_depth)[controller.depth()]++;
     }
     controller.CallFinished();
@@ -81,15 +82,17 @@ TEST(DepthControllerTest, WalksDownToZeroWhenEarlyIssueOnlyCosts) {
   // Data in memory: every call in flight adds work and saves nothing.
   DepthController controller(true, 128, &FakeClock);
   std::vector<unsigned> calls_at_depth;
-  RunCalls(controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000, 1000, 0,
-           &calls_at_depth);
+  RunCalls(
+      controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000, 1000, 0,
+      &calls_at_depth);
   EXPECT_EQ(controller.home_depth(), 0u);
   EXPECT_GT(calls_at_depth[0], 100000u * 7 / 10);
 }
 
 TEST(DepthControllerTest, ARestartLeavesDepthZeroAndMeasuresAgain) {
   DepthController controller(true, 128, &FakeClock);
-  RunCalls(controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000);
+  RunCalls(
+      controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000);
   ASSERT_EQ(controller.home_depth(), 0u);
   controller.Restart();
   EXPECT_EQ(controller.home_depth(), DepthController::kStartDepth);
@@ -106,11 +109,12 @@ TEST(DepthControllerTest, FindsDepthZeroWhenTheEngineCostsTheSameAtEveryDepth) {
   // Calls served from memory: through the engine every call costs a
   // hand-off (a little less with more of them overlapped); at depth 0 none.
   DepthController controller(true, 128, &FakeClock);
-  RunCalls(controller,
-           [](unsigned depth) {
-             return depth == 0 ? uint64_t{1000} : uint64_t{3000} - 10 * std::min(depth, 64u);
-           },
-           100000);
+  RunCalls(
+      controller,
+      [](unsigned depth) {
+        return depth == 0 ? uint64_t{1000} : uint64_t{3000} - 10 * std::min(depth, 64u);
+      },
+      100000);
   EXPECT_EQ(controller.home_depth(), 0u);
 }
 
@@ -122,18 +126,20 @@ TEST(DepthControllerTest, NoisyWindowsDoNotPullTheDepthDown) {
   unsigned calls = 0;
   double factor = 1.0;
   std::vector<unsigned> calls_at_depth;
-  RunCalls(controller,
-           [&](unsigned depth) {
-             if (calls++ % 150 == 0) {
-               seed = seed * 6364136223846793005u + 1442695040888963407u;
-               factor = 0.65 + 0.7 * static_cast<double>(seed >> 11) / static_cast<double>(1ull << 53);
-             }
-             return static_cast<uint64_t>(static_cast<double>(SaturatesAt64(depth)) * factor);
-           },
-           300000, 1000, 0, &calls_at_depth);
+  RunCalls(
+      controller,
+      [&](unsigned depth) {
+        if (calls++ % 150 == 0) {
+          seed = seed * 6364136223846793005u + 1442695040888963407u;
+          factor = 0.65 + 0.7 * static_cast<double>(seed >> 11) / static_cast<double>(1ull << 53);
+        }
+        return static_cast<uint64_t>(static_cast<double>(SaturatesAt64(depth)) * factor);
+      },
+      300000, 1000, 0, &calls_at_depth);
   unsigned deep = 0;
   for (unsigned depth = 32; depth < calls_at_depth.size(); ++depth) deep += calls_at_depth[depth];
-  EXPECT_GT(deep, 300000u * 7 / 10) << "home depth " << controller.home_depth() << ", calls at depth >= 32: " << deep;
+  EXPECT_GT(deep, 300000u * 7 / 10)
+      << "home depth " << controller.home_depth() << ", calls at depth >= 32: " << deep;
 }
 
 TEST(DepthControllerTest, NoisyWindowsDoNotMoveADepthThatMakesNoDifference) {
@@ -144,21 +150,23 @@ TEST(DepthControllerTest, NoisyWindowsDoNotMoveADepthThatMakesNoDifference) {
   uint64_t seed = 777;
   unsigned calls = 0;
   double factor = 1.0;
-  RunCalls(controller,
-           [&](unsigned) {
-             if (calls++ % 150 == 0) {
-               seed = seed * 6364136223846793005u + 1442695040888963407u;
-               factor = 0.65 + 0.7 * static_cast<double>(seed >> 11) / static_cast<double>(1ull << 53);
-             }
-             return static_cast<uint64_t>(2000.0 * factor);
-           },
-           1000000);
+  RunCalls(
+      controller,
+      [&](unsigned) {
+        if (calls++ % 150 == 0) {
+          seed = seed * 6364136223846793005u + 1442695040888963407u;
+          factor = 0.65 + 0.7 * static_cast<double>(seed >> 11) / static_cast<double>(1ull << 53);
+        }
+        return static_cast<uint64_t>(2000.0 * factor);
+      },
+      1000000);
   EXPECT_LE(controller.depth_changes(), 2u) << "windows " << controller.windows();
 }
 
 TEST(DepthControllerTest, StaysWhenNoDepthIsBetterAndProbesRarely) {
   DepthController controller(true, 128, &FakeClock);
-  RunCalls(controller, [](unsigned) { return uint64_t{2000}; }, 200000);
+  RunCalls(
+      controller, [](unsigned) { return uint64_t{2000}; }, 200000);
   EXPECT_EQ(controller.home_depth(), DepthController::kStartDepth);
   EXPECT_EQ(controller.depth_changes(), 0u);
   // Probes happen at most once per kMaximumHoldWindows windows once settled.
@@ -185,7 +193,8 @@ TEST(DepthControllerTest, FollowsAChangeOfWorkload) {
   RunCalls(controller, SaturatesAt64, 100000);
   ASSERT_EQ(controller.home_depth(), 64u);
   // The data became hot: early issue now only costs.
-  RunCalls(controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 400000);
+  RunCalls(
+      controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 400000);
   EXPECT_EQ(controller.home_depth(), 0u);
 }
 
@@ -194,7 +203,8 @@ TEST(DepthControllerTest, WindowsLastAtLeastTheMinimumTime) {
   // tell depths apart.
   DepthController controller(true, 128, &FakeClock);
   const uint64_t start = fake_now;
-  RunCalls(controller, [](unsigned) { return uint64_t{1000}; }, 200000);
+  RunCalls(
+      controller, [](unsigned) { return uint64_t{1000}; }, 200000);
   const uint64_t elapsed = fake_now - start;
   EXPECT_GT(controller.windows(), 0u);
   EXPECT_LE(controller.windows(), elapsed / DepthController::kMinimumWindowNanoseconds);

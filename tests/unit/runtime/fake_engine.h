@@ -256,8 +256,8 @@ class FakeEngine final : public Engine {
   std::map<size_t, int64_t> scripted_;
   int submit_error_ = 0;
   std::vector<PreparedCall> records_;
-  std::vector<size_t> chain_heads_;     // per record: index of its chain's first record
-  std::vector<bool> link_continues_;    // per completed record: may its successor run
+  std::vector<size_t> chain_heads_;   // per record: index of its chain's first record
+  std::vector<bool> link_continues_;  // per completed record: may its successor run
   std::vector<size_t> submit_batches_;
   size_t cancel_count_ = 0;
   size_t waits_ = 0;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
-#include "graph/graph.h"
 #include "engine/test_files.h"
+#include "graph/graph.h"
+#include "gtest/gtest.h"
 #include "runtime/fake_engine.h"
 #include "runtime/program_calls.h"
 
@@ -160,7 +160,8 @@ bool EvictBlocksForSure(const std::string& path, int first, int last) {
     for (int block = first; block <= last; ++block) EvictBlock(path, block);
     usleep(10 * 1000);
     bool any_cached = false;
-    for (int block = first; block <= last; ++block) any_cached = any_cached || BlockIsCached(path, block);
+    for (int block = first; block <= last; ++block)
+      any_cached = any_cached || BlockIsCached(path, block);
     if (!any_cached) return true;
   }
   return false;
@@ -176,7 +177,8 @@ class GraphRunnerTest : public ::testing::Test {
     int fd = ::open(data_path_.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
     ASSERT_GE(fd, 0);
     std::vector<char> bytes(kBlock * kBlocks);
-    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131 + i / kBlock) & 0xff);
+    for (size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = static_cast<char>((i * 131 + i / kBlock) & 0xff);
     ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
     // Clean pages: a page under writeback makes an RWF_NOWAIT read fail now
     // and then, which would make the page-cache tests depend on timing.
@@ -205,7 +207,8 @@ class GraphRunnerTest : public ::testing::Test {
     LoopState state = ReadLoopState({0, 1, 2, 3, 4, 5, 6, 7});
     scope.Enter(&state);
     char buffer[kBlock];
-    for (size_t i = 0; i < 4; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
+    for (size_t i = 0; i < 4; ++i)
+      ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i] + 1));
     scope.Exit();
   }
 
@@ -238,7 +241,8 @@ TEST_F(GraphRunnerTest, PreadLoopIsIssuedAheadAndServedWithExactBytes) {
   EXPECT_EQ(scope.statistics().mispredicted, 0u);
   ASSERT_EQ(state.results.size(), 10u);
   for (size_t i = 0; i < state.results.size(); ++i) {
-    EXPECT_EQ(state.result_visits[i], std::vector<uint64_t>{i}) << "result callbacks in program order";
+    EXPECT_EQ(state.result_visits[i], std::vector<uint64_t>{i})
+        << "result callbacks in program order";
   }
   scope.Exit();
 }
@@ -264,11 +268,13 @@ TEST_F(GraphRunnerTest, VisitsAheadMoveAtMostTheByteBudget) {
   std::vector<char> got(length), expected(length);
   for (size_t i = 0; i < state.offsets.size(); ++i) {
     bool served = false;
-    int64_t result = ProgramCall(scope, Pread(data_fd_, got.data(), length, state.offsets[i]), &served);
+    int64_t result =
+        ProgramCall(scope, Pread(data_fd_, got.data(), length, state.offsets[i]), &served);
     EXPECT_TRUE(served) << "visit " << i;
     const ssize_t plain = ::pread(data_fd_, expected.data(), length, state.offsets[i]);
     ASSERT_EQ(result, plain) << "visit " << i;
-    EXPECT_EQ(std::memcmp(got.data(), expected.data(), static_cast<size_t>(plain)), 0) << "visit " << i;
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), static_cast<size_t>(plain)), 0)
+        << "visit " << i;
     if (i == 0) {
       EXPECT_EQ(engine_.prepared().size(), 5u) << "one read consumed, one more ahead";
     }
@@ -307,7 +313,8 @@ TEST_F(GraphRunnerTest, WrongOffsetIsAMispredictionThatStillReturnsTheRightBytes
     int64_t offset = (i == 2) ? 50 * static_cast<int64_t>(kBlock) : state.offsets[i];
     char got[kBlock], expected[kBlock];
     bool served = true;
-    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, offset), &served), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, offset), &served),
+              static_cast<int64_t>(kBlock));
     ASSERT_EQ(::pread(data_fd_, expected, kBlock, offset), static_cast<ssize_t>(kBlock));
     EXPECT_EQ(std::memcmp(got, expected, kBlock), 0);
     EXPECT_EQ(served, i != 2);
@@ -342,7 +349,8 @@ TEST_F(GraphRunnerTest, RepeatedMispredictionsSuspendSpeculationUntilPredictions
   // suspended, the 16th resumes speculation, which issues at once.
   for (; next < 4 + 15; ++next) {
     bool served = true;
-    int64_t result = ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next]), &served);
+    int64_t result =
+        ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next]), &served);
     EXPECT_FALSE(served) << "a suspended scope issues nothing early";
     EXPECT_EQ(result, static_cast<int64_t>(kBlock));
   }
@@ -366,7 +374,8 @@ TEST_F(GraphRunnerTest, SuspensionCarriesIntoTheNextScope) {
   LoopState again = ReadLoopState(FirstBlocks(8));
   scope.Enter(&again);
   EXPECT_TRUE(scope.suspended());
-  EXPECT_EQ(engine_.prepared().size(), prepared) << "a suspended graph issues nothing at scope entry";
+  EXPECT_EQ(engine_.prepared().size(), prepared)
+      << "a suspended graph issues nothing at scope entry";
   scope.Exit();
 }
 
@@ -398,7 +407,9 @@ TEST_F(GraphRunnerTest, SuspensionSoonAfterResumingAsksForALongerRun) {
   scope.Enter(&state);
   char buffer[kBlock];
   size_t next = 0;
-  auto wrong = [&] { ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next++] + 1)); };
+  auto wrong = [&] {
+    ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next++] + 1));
+  };
   auto right = [&] { ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[next++])); };
   for (int i = 0; i < 4; ++i) wrong();
   ASSERT_TRUE(scope.suspended());
@@ -461,7 +472,8 @@ int WriteMore(const foreactor_visit* visit) {
 }
 
 std::unique_ptr<Graph> WriteLoopGraph(bool weak) {
-  return OneCallLoop("writes", FOREACTOR_CALL_PWRITE, LoopPwriteArguments, nullptr, WriteMore, weak);
+  return OneCallLoop("writes", FOREACTOR_CALL_PWRITE, LoopPwriteArguments, nullptr, WriteMore,
+                     weak);
 }
 
 // A write(2) made outside the graph changes only the bytes at the file
@@ -488,15 +500,18 @@ TEST_F(GraphRunnerTest, WriteAtTheFilePositionKeepsEarlyWritesElsewhere) {
   EXPECT_EQ(scope.statistics().wasted, 0u);
   for (int64_t offset : state.offsets) {
     bool served = false;
-    EXPECT_EQ(ProgramCall(scope, [&] {
-                foreactor_call call{};
-                call.type = FOREACTOR_CALL_PWRITE;
-                call.fd = state.fd;
-                call.buffer = state.bytes.data();
-                call.length = kBlock;
-                call.offset = offset;
-                return call;
-              }(), &served),
+    EXPECT_EQ(ProgramCall(
+                  scope,
+                  [&] {
+                    foreactor_call call{};
+                    call.type = FOREACTOR_CALL_PWRITE;
+                    call.fd = state.fd;
+                    call.buffer = state.bytes.data();
+                    call.length = kBlock;
+                    call.offset = offset;
+                    return call;
+                  }(),
+                  &served),
               static_cast<int64_t>(kBlock));
     EXPECT_TRUE(served) << "offset " << offset;
   }
@@ -555,9 +570,7 @@ void BuildReadThenWriteGraph(Graph& graph) {
     call->offset = s->writes.offsets[visit->iteration[0]];
     return FOREACTOR_READY;
   };
-  auto more = [](const foreactor_visit* visit) {
-    return visit->iteration[0] + 1 < 3 ? 0 : 1;
-  };
+  auto more = [](const foreactor_visit* visit) { return visit->iteration[0] + 1 < 3 ? 0 : 1; };
   int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, read_arguments, nullptr, nullptr);
   int write = graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, write_arguments, nullptr, nullptr);
   int branch = graph.AddBranch("more", more, nullptr);
@@ -587,10 +600,12 @@ TEST_F(GraphRunnerTest, AWriteAfterAWeakEdgeIsHeldBackButTheReadsAfterItAreIssue
   scope.Enter(&state);
   std::vector<int64_t> early_read_offsets;
   for (const auto& prepared : engine_.prepared()) {
-    if (prepared.call.type == FOREACTOR_CALL_PREAD) early_read_offsets.push_back(prepared.call.offset);
+    if (prepared.call.type == FOREACTOR_CALL_PREAD)
+      early_read_offsets.push_back(prepared.call.offset);
   }
   EXPECT_EQ(early_read_offsets,
-            (std::vector<int64_t>{state.reads.offsets[0], state.reads.offsets[1], state.reads.offsets[2]}));
+            (std::vector<int64_t>{state.reads.offsets[0], state.reads.offsets[1],
+                                  state.reads.offsets[2]}));
   char buffer[kBlock];
   bool served = false;
   ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.reads.offsets[0]), &served);
@@ -693,7 +708,8 @@ int CopyMore(const foreactor_visit* visit) {
 TEST_F(GraphRunnerTest, LinkedReadAndWriteCopyTheFileExactly) {
   Graph graph("copy");
   int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, CopyReadArguments, nullptr, nullptr);
-  int write = graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, CopyWriteArguments, nullptr, nullptr);
+  int write =
+      graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, CopyWriteArguments, nullptr, nullptr);
   int more = graph.AddBranch("more", CopyMore, nullptr);
   graph.SetNext(FOREACTOR_START_NODE, read, false);
   graph.SetNext(read, write, false);
@@ -728,8 +744,10 @@ TEST_F(GraphRunnerTest, LinkedReadAndWriteCopyTheFileExactly) {
   }
   scope.Exit();
   std::vector<char> original(kBlock * 8), copied(kBlock * 8);
-  ASSERT_EQ(::pread(data_fd_, original.data(), original.size(), 0), static_cast<ssize_t>(original.size()));
-  ASSERT_EQ(::pread(state.destination, copied.data(), copied.size(), 0), static_cast<ssize_t>(copied.size()));
+  ASSERT_EQ(::pread(data_fd_, original.data(), original.size(), 0),
+            static_cast<ssize_t>(original.size()));
+  ASSERT_EQ(::pread(state.destination, copied.data(), copied.size(), 0),
+            static_cast<ssize_t>(copied.size()));
   EXPECT_EQ(original, copied);
   EXPECT_EQ(scope.statistics().mispredicted, 0u);
   ::close(state.destination);
@@ -748,7 +766,8 @@ foreactor_readiness GridArguments(const foreactor_visit* visit, foreactor_call* 
   EXPECT_EQ(visit->loop_count, 2u);
   call->fd = state->fd;
   call->length = kBlock;
-  call->offset = static_cast<int64_t>((visit->iteration[0] * state->columns + visit->iteration[1]) * kBlock);
+  call->offset =
+      static_cast<int64_t>((visit->iteration[0] * state->columns + visit->iteration[1]) * kBlock);
   return FOREACTOR_READY;
 }
 
@@ -791,7 +810,8 @@ TEST_F(GraphRunnerTest, NestedLoopsGiveEachVisitItsIterationIndices) {
       char buffer[kBlock];
       bool served = false;
       int64_t offset = static_cast<int64_t>((r * state.columns + c) * kBlock);
-      ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, offset), &served), static_cast<int64_t>(kBlock));
+      ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, offset), &served),
+                static_cast<int64_t>(kBlock));
       EXPECT_TRUE(served) << r << "," << c;
     }
   }
@@ -817,7 +837,7 @@ int FlippingMore(const foreactor_visit* visit) {
       state->peeked = true;
       return 0;  // the peek head is told: go around again
     }
-    return 1;    // the program leaves the loop
+    return 1;  // the program leaves the loop
   }
   return visit->iteration[0] + 1 < state->loop.offsets.size() ? 0 : 1;
 }
@@ -831,7 +851,8 @@ foreactor_readiness FlipArguments(const foreactor_visit* visit, foreactor_call* 
 }
 
 TEST_F(GraphRunnerTest, BranchDivergenceDrainsEverythingAhead) {
-  auto graph = OneCallLoop("flip", FOREACTOR_CALL_PREAD, FlipArguments, nullptr, FlippingMore, false);
+  auto graph =
+      OneCallLoop("flip", FOREACTOR_CALL_PREAD, FlipArguments, nullptr, FlippingMore, false);
   GraphRunner scope(*graph, Depth(4), &engine_);
   FlipState state;
   state.loop = ReadLoopState({1, 2, 3, 4, 5});
@@ -903,7 +924,8 @@ TEST_F(GraphRunnerTest, EarlyOpenGivesTheDescriptorAPlainOpenWould) {
   for (int i = 0; i < 4; ++i) state.paths.push_back(data_path_);
   // Plain run: the numbers a program would get.
   std::vector<int> plain;
-  for (const std::string& path : state.paths) plain.push_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  for (const std::string& path : state.paths)
+    plain.push_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   for (int fd : plain) ::close(fd);
 
   auto graph = OpenLoopGraph();
@@ -911,7 +933,8 @@ TEST_F(GraphRunnerTest, EarlyOpenGivesTheDescriptorAPlainOpenWould) {
   scope.Enter(&state);
   engine_.CompleteAll();  // early opens done before the program asks
   std::vector<int> got;
-  for (const std::string& path : state.paths) got.push_back(static_cast<int>(ProgramCall(scope, OpenCall(path))));
+  for (const std::string& path : state.paths)
+    got.push_back(static_cast<int>(ProgramCall(scope, OpenCall(path))));
   scope.Exit();
   for (int fd : got) ::close(fd);
   EXPECT_EQ(got, plain);
@@ -958,7 +981,8 @@ TEST_F(GraphRunnerTest, EngineCancelledRequestRunsSynchronously) {
   for (size_t i = 0; i < 3; ++i) {
     char got[kBlock], expected[kBlock];
     bool served = false;
-    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[i]), &served), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[i]), &served),
+              static_cast<int64_t>(kBlock));
     ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[i]), static_cast<ssize_t>(kBlock));
     EXPECT_EQ(std::memcmp(got, expected, kBlock), 0);
     EXPECT_EQ(served, i != 1);
@@ -981,7 +1005,8 @@ TEST_F(GraphRunnerTest, LargeCachedReadsSwitchToServingFromTheCacheSooner) {
   LoopState state = ReadLoopState(std::vector<int64_t>(40, 0));
   scope.Enter(&state);
   std::vector<char> got(16 * kBlock), expected(16 * kBlock);
-  ASSERT_EQ(::pread(data_fd_, expected.data(), expected.size(), 0), static_cast<ssize_t>(expected.size()));
+  ASSERT_EQ(::pread(data_fd_, expected.data(), expected.size(), 0),
+            static_cast<ssize_t>(expected.size()));
   for (size_t i = 0; i < state.offsets.size(); ++i) {
     bool served = false;
     ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got.data(), got.size(), 0), &served),
@@ -1059,7 +1084,8 @@ TEST_F(GraphRunnerTest, AScopeWhoseReadsAreAllCachedStopsFollowingTheGraph) {
     char got[kBlock], expected[kBlock];
     ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[followed])),
               static_cast<int64_t>(kBlock));
-    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[followed]), static_cast<ssize_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[followed]),
+              static_cast<ssize_t>(kBlock));
     EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "visit " << followed;
   }
   // After 256 reads served from the cache in a row, the rest of the scope
@@ -1083,7 +1109,8 @@ TEST_F(GraphRunnerTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
   LoopState state = ReadLoopState(blocks);
   scope.Enter(&state);
   char buffer[kBlock];
-  for (int i = 0; i < 36; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]));
+  for (int i = 0; i < 36; ++i)
+    ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]));
   ASSERT_GT(scope.statistics().served_from_cache, 0u);
   // Evict the blocks still to come: the next read served from memory that
   // is checked with RWF_NOWAIT (one in 8) must fail.  (The peek head may
@@ -1094,7 +1121,8 @@ TEST_F(GraphRunnerTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
   ASSERT_EQ(::posix_fadvise(data_fd_, 0, 0, POSIX_FADV_RANDOM), 0);
   for (int i = 36; i < kBlocks; ++i) {
     char expected[kBlock];
-    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])),
+              static_cast<int64_t>(kBlock));
     ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[i]), static_cast<ssize_t>(kBlock));
     EXPECT_EQ(std::memcmp(buffer, expected, kBlock), 0);
   }
@@ -1116,7 +1144,8 @@ TEST_F(GraphRunnerTest, APartlyCachedFileDoesNotMakeTheCacheModeFlipOnEveryMiss)
   for (size_t i = 0; i < state.offsets.size(); ++i) {
     // Each pass finds block 39 (and whatever shares its folio) evicted again.
     if (i % kBlocks == 39 - 4) EvictBlock(data_path_, 39);
-    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])),
+              static_cast<int64_t>(kBlock));
   }
   // Without back-off every pass switches to the cache and back (about two
   // changes a pass, 16 in all); with it, each quick return doubles the run
@@ -1170,7 +1199,8 @@ TEST_F(GraphRunnerTest, FstatatResultsAreExact) {
   StatState state;
   state.directory_fd = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY);
   state.names = {"data", "link", "sub", "missing", "data"};
-  auto graph = OneCallLoop("stats", FOREACTOR_CALL_FSTATAT, StatArguments, nullptr, StatMore, false);
+  auto graph =
+      OneCallLoop("stats", FOREACTOR_CALL_FSTATAT, StatArguments, nullptr, StatMore, false);
   GraphRunner scope(*graph, Depth(8), &engine_);
   scope.Enter(&state);
   for (const std::string& name : state.names) {
@@ -1216,14 +1246,18 @@ TEST_F(GraphRunnerTest, CheckModeNamesTheNodeTheVisitAndBothCalls) {
   char buffer[kBlock];
   for (size_t i = 0; i < 4; ++i) {
     int64_t offset = i == 2 ? 9 * static_cast<int64_t>(kBlock) : state.offsets[i];
-    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, offset)), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, offset)),
+              static_cast<int64_t>(kBlock));
   }
   scope.Exit();
   std::string report = ::testing::internal::GetCapturedStderr();
   const std::string fd = std::to_string(data_fd_);
   EXPECT_NE(report.find("foreactor: check: graph 'loop', node 'call' (pread) at iteration [2]: "
-                        "the program called pread(fd=" + fd + ", length=4096, offset=36864), "
-                        "the graph predicted pread(fd=" + fd + ", length=4096, offset=12288); hint: "),
+                        "the program called pread(fd=" +
+                        fd +
+                        ", length=4096, offset=36864), "
+                        "the graph predicted pread(fd=" +
+                        fd + ", length=4096, offset=12288); hint: "),
             std::string::npos)
       << report;
   EXPECT_EQ(engine_.prepared().size(), 0u) << "check mode issues nothing early";

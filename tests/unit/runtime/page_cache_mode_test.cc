@@ -82,8 +82,7 @@ TEST(PageCacheModeTest, QuickReturnsDoubleTheStreakNeededAndALongStayResetsIt) {
 TEST(PageCacheModeTest, ALongServedRunInOneScopeLeavesTheGraphAndANewScopeStartsOver) {
   Mode mode;
   SwitchToServing(mode, kSmallRead);
-  const unsigned run =
-      Mode::kServedPerNeededHitBeforeLeavingToCache * Mode::kInitialCachedStreak;
+  const unsigned run = Mode::kServedPerNeededHitBeforeLeavingToCache * Mode::kInitialCachedStreak;
   for (unsigned i = 1; i < run; ++i) ASSERT_FALSE(mode.ServedRunLeavesScope());
   EXPECT_TRUE(mode.ServedRunLeavesScope());
   mode.StartScope();

@@ -20,18 +20,36 @@ namespace foreactor {
 inline int64_t RunDirectly(const foreactor_call& call) {
   long value = -1;
   switch (call.type) {
-    case FOREACTOR_CALL_OPEN: value = ::open(call.path, call.flags, call.mode); break;
-    case FOREACTOR_CALL_OPENAT: value = ::openat(call.fd, call.path, call.flags, call.mode); break;
-    case FOREACTOR_CALL_CLOSE: value = ::close(call.fd); break;
-    case FOREACTOR_CALL_READ: value = ::read(call.fd, call.buffer, call.length); break;
-    case FOREACTOR_CALL_PREAD: value = ::pread(call.fd, call.buffer, call.length, call.offset); break;
-    case FOREACTOR_CALL_WRITE: value = ::write(call.fd, call.buffer, call.length); break;
-    case FOREACTOR_CALL_PWRITE: value = ::pwrite(call.fd, call.buffer, call.length, call.offset); break;
+    case FOREACTOR_CALL_OPEN:
+      value = ::open(call.path, call.flags, call.mode);
+      break;
+    case FOREACTOR_CALL_OPENAT:
+      value = ::openat(call.fd, call.path, call.flags, call.mode);
+      break;
+    case FOREACTOR_CALL_CLOSE:
+      value = ::close(call.fd);
+      break;
+    case FOREACTOR_CALL_READ:
+      value = ::read(call.fd, call.buffer, call.length);
+      break;
+    case FOREACTOR_CALL_PREAD:
+      value = ::pread(call.fd, call.buffer, call.length, call.offset);
+      break;
+    case FOREACTOR_CALL_WRITE:
+      value = ::write(call.fd, call.buffer, call.length);
+      break;
+    case FOREACTOR_CALL_PWRITE:
+      value = ::pwrite(call.fd, call.buffer, call.length, call.offset);
+      break;
     case FOREACTOR_CALL_FSTATAT:
       value = ::fstatat(call.fd, call.path, static_cast<struct stat*>(call.buffer), call.flags);
       break;
-    case FOREACTOR_CALL_FSTAT: value = ::fstat(call.fd, static_cast<struct stat*>(call.buffer)); break;
-    default: ADD_FAILURE() << "RunDirectly: type not handled"; return -ENOSYS;
+    case FOREACTOR_CALL_FSTAT:
+      value = ::fstat(call.fd, static_cast<struct stat*>(call.buffer));
+      break;
+    default:
+      ADD_FAILURE() << "RunDirectly: type not handled";
+      return -ENOSYS;
   }
   return value < 0 ? -errno : value;
 }

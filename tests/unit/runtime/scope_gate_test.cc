@@ -147,9 +147,10 @@ TEST_F(ScopeGateTest, LosingTrialIsGivenUpEarly) {
   gate.TakeStatistics(&statistics);
   ASSERT_GT(statistics.gate_trials, 0u);
   // Each trial stops at the first checkpoint where its pace is judged.
-  const double units_per_trial =
-      static_cast<double>(statistics.gate_scope_units) / static_cast<double>(statistics.gate_trials);
-  EXPECT_LE(units_per_trial, 4096.0 * ScopeGate::kFirstPaceCheckpoint / ScopeGate::kTrialCheckpoints);
+  const double units_per_trial = static_cast<double>(statistics.gate_scope_units) /
+                                 static_cast<double>(statistics.gate_trials);
+  EXPECT_LE(units_per_trial,
+            4096.0 * ScopeGate::kFirstPaceCheckpoint / ScopeGate::kTrialCheckpoints);
 }
 
 TEST_F(ScopeGateTest, SlowStartOfAWinningTrialDoesNotLoseIt) {
@@ -215,7 +216,8 @@ TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
   // winning time (0.95 x 4.096 ms) after 3,538 units: stopped at the first
   // checkpoint after that, not earlier.
   const uint32_t checkpoint_units = 4096u / ScopeGate::kTrialCheckpoints;
-  EXPECT_EQ(first_trial_units, (3538u + checkpoint_units - 1) / checkpoint_units * checkpoint_units);
+  EXPECT_EQ(first_trial_units,
+            (3538u + checkpoint_units - 1) / checkpoint_units * checkpoint_units);
 }
 
 TEST_F(ScopeGateTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
@@ -367,7 +369,9 @@ TEST_F(ScopeGateTest, SlowUnitsGetShorterStretches) {
   // 1 ms units: a 64-unit stretch takes 64 ms, so stretches shrink, and the
   // scope is found to pay within a few hundred units.
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
-  auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 500'000 : 1'000'000; };
+  auto cost = [](uint64_t, bool with_scope) -> uint64_t {
+    return with_scope ? 500'000 : 1'000'000;
+  };
   const UnitsRun run = RunUnits(gate, 2000, cost);
   EXPECT_GT(run.units_with_scope, 1500u);
 }
@@ -458,7 +462,9 @@ TEST_F(ScopeGateTest, VerySlowUnitsStillEndTheirTrials) {
   // shortest, and every trial still has checkpoints and ends (a stretch
   // shorter than its checkpoints once left a trial open for good).
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
-  auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 10'000'000 : 5'000'000; };
+  auto cost = [](uint64_t, bool with_scope) -> uint64_t {
+    return with_scope ? 10'000'000 : 5'000'000;
+  };
   const UnitsRun run = RunUnits(gate, 5000, cost);
   EXPECT_LT(run.units_with_scope, 500u);
 }

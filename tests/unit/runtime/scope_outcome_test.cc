@@ -30,12 +30,13 @@ struct ReadState {
 // A loop of `count` 4 KiB preads, block i at visit i.
 foreactor::plugin::Graph<ReadState> BuildReadLoop(const char* name) {
   foreactor::GraphBuilder<ReadState> builder(name);
-  auto read = builder.Syscall("read_block", FOREACTOR_CALL_PREAD,
-                              [](ReadState& state, const foreactor::Visit& visit, foreactor_call& call) {
-                                call = foreactor::Pread(state.fd, kBlock,
-                                                        static_cast<int64_t>(visit.iteration(0) * kBlock));
-                                return FOREACTOR_READY;
-                              });
+  auto read =
+      builder.Syscall("read_block", FOREACTOR_CALL_PREAD,
+                      [](ReadState& state, const foreactor::Visit& visit, foreactor_call& call) {
+                        call = foreactor::Pread(state.fd, kBlock,
+                                                static_cast<int64_t>(visit.iteration(0) * kBlock));
+                        return FOREACTOR_READY;
+                      });
   auto more = builder.Branch("more", [](ReadState& state, const foreactor::Visit& visit) {
     return visit.iteration(0) + 1 < state.count ? 0 : 1;
   });
@@ -142,7 +143,9 @@ TEST_F(ScopeOutcomeTest, PerThread) {
   RunScope(graph, 3);
   foreactor_scope_outcome outcome{};
   int other_thread_sees = -1;
-  std::thread([&] { other_thread_sees = foreactor_last_scope_outcome(graph.handle(), &outcome); }).join();
+  std::thread([&] {
+    other_thread_sees = foreactor_last_scope_outcome(graph.handle(), &outcome);
+  }).join();
   EXPECT_EQ(other_thread_sees, 0);
 }
 

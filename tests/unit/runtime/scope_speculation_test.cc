@@ -88,8 +88,9 @@ class ScopeSpeculationTest : public testing::Test {
 TEST_F(ScopeSpeculationTest, NullAndInvalidGraphsNever) {
   EXPECT_EQ(foreactor_scope_speculation(nullptr), FOREACTOR_SPECULATION_NONE);
   foreactor::GraphBuilder<StatState> builder("spec_broken");
-  builder.Syscall("orphan", FOREACTOR_CALL_FSTATAT,
-                  [](StatState&, const foreactor::Visit&, foreactor_call&) { return FOREACTOR_NOT_YET; });
+  builder.Syscall(
+      "orphan", FOREACTOR_CALL_FSTATAT,
+      [](StatState&, const foreactor::Visit&, foreactor_call&) { return FOREACTOR_NOT_YET; });
   testing::internal::CaptureStderr();
   auto broken = builder.Build();
   (void)testing::internal::GetCapturedStderr();
@@ -118,7 +119,8 @@ TEST_F(ScopeSpeculationTest, PositiveDepthIsWorthAScope) {
   EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
   {
     foreactor::Scope scope(graph, state);
-    EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);  // also from inside a scope
+    EXPECT_EQ(graph.ScopeSpeculation(),
+              FOREACTOR_SPECULATION_REQUESTED);  // also from inside a scope
   }
 }
 

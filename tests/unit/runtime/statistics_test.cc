@@ -88,17 +88,34 @@ class JsonParser {
       if (position_ >= text_.size()) return false;
       char escape = text_[position_++];
       switch (escape) {
-        case '"': *out += '"'; break;
-        case '\\': *out += '\\'; break;
-        case '/': *out += '/'; break;
-        case 'b': *out += '\b'; break;
-        case 'f': *out += '\f'; break;
-        case 'n': *out += '\n'; break;
-        case 'r': *out += '\r'; break;
-        case 't': *out += '\t'; break;
+        case '"':
+          *out += '"';
+          break;
+        case '\\':
+          *out += '\\';
+          break;
+        case '/':
+          *out += '/';
+          break;
+        case 'b':
+          *out += '\b';
+          break;
+        case 'f':
+          *out += '\f';
+          break;
+        case 'n':
+          *out += '\n';
+          break;
+        case 'r':
+          *out += '\r';
+          break;
+        case 't':
+          *out += '\t';
+          break;
         case 'u': {
           if (position_ + 4 > text_.size()) return false;
-          unsigned code = static_cast<unsigned>(std::stoul(text_.substr(position_, 4), nullptr, 16));
+          unsigned code =
+              static_cast<unsigned>(std::stoul(text_.substr(position_, 4), nullptr, 16));
           position_ += 4;
           if (code > 0xff) return false;  // the writer only escapes single bytes
           *out += static_cast<char>(code);
@@ -151,34 +168,62 @@ JsonValue ParsedJson() {
 // Statistics whose counters are all different: counter i holds base + i.
 Statistics Distinct(uint64_t base) {
   Statistics statistics;
-  uint64_t* counters[] = {&statistics.scopes,       &statistics.intercepted,
-                          &statistics.passed_through, &statistics.issued_early,
-                          &statistics.consumed,     &statistics.wasted,
-                          &statistics.mispredicted, &statistics.synchronous,
-                          &statistics.cancelled,    &statistics.speculation_stopped,
+  uint64_t* counters[] = {&statistics.scopes,
+                          &statistics.intercepted,
+                          &statistics.passed_through,
+                          &statistics.issued_early,
+                          &statistics.consumed,
+                          &statistics.wasted,
+                          &statistics.mispredicted,
+                          &statistics.synchronous,
+                          &statistics.cancelled,
+                          &statistics.speculation_stopped,
                           &statistics.speculation_resumed,
-                          &statistics.found_cached, &statistics.served_from_cache,
-                          &statistics.cache_mode_changes, &statistics.check_divergences,
-                          &statistics.bytes_early,  &statistics.wait_nanoseconds,
-                          &statistics.depth_changes, &statistics.depth_windows,
-                          &statistics.depth_window_sum, &statistics.gate_trials,
-                          &statistics.gate_trials_won, &statistics.gate_retries,
+                          &statistics.found_cached,
+                          &statistics.served_from_cache,
+                          &statistics.cache_mode_changes,
+                          &statistics.check_divergences,
+                          &statistics.bytes_early,
+                          &statistics.wait_nanoseconds,
+                          &statistics.depth_changes,
+                          &statistics.depth_windows,
+                          &statistics.depth_window_sum,
+                          &statistics.gate_trials,
+                          &statistics.gate_trials_won,
+                          &statistics.gate_retries,
                           &statistics.gate_plain_units,
-                          &statistics.gate_scope_units, &statistics.scopes_left_to_cache};
+                          &statistics.gate_scope_units,
+                          &statistics.scopes_left_to_cache};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
 }
 
-const char* const kCounterKeys[] = {"scopes",    "intercepted",  "passed_through",
-                                    "issued_early", "consumed",  "wasted",
-                                    "mispredicted", "synchronous", "cancelled",
-                                    "speculation_stopped", "speculation_resumed",
-                                    "found_cached", "served_from_cache",
-                                    "cache_mode_changes", "check_divergences", "bytes_early",
-                                    "wait_nanoseconds", "depth_changes", "depth_windows",
-                                    "depth_window_sum", "gate_trials", "gate_trials_won",
-                                    "gate_retries", "gate_plain_units", "gate_scope_units",
+const char* const kCounterKeys[] = {"scopes",
+                                    "intercepted",
+                                    "passed_through",
+                                    "issued_early",
+                                    "consumed",
+                                    "wasted",
+                                    "mispredicted",
+                                    "synchronous",
+                                    "cancelled",
+                                    "speculation_stopped",
+                                    "speculation_resumed",
+                                    "found_cached",
+                                    "served_from_cache",
+                                    "cache_mode_changes",
+                                    "check_divergences",
+                                    "bytes_early",
+                                    "wait_nanoseconds",
+                                    "depth_changes",
+                                    "depth_windows",
+                                    "depth_window_sum",
+                                    "gate_trials",
+                                    "gate_trials_won",
+                                    "gate_retries",
+                                    "gate_plain_units",
+                                    "gate_scope_units",
                                     "scopes_left_to_cache"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
@@ -257,7 +302,8 @@ TEST(StatisticsTest, TotalsFoundOnceStayValidAsOtherGraphsArrive) {
   ASSERT_NE(totals, nullptr);
   EXPECT_EQ(GraphTotalsFor("found_once", ""), totals);
   AccumulateStatistics(totals, Distinct(1));
-  for (int i = 0; i < 200; ++i) AccumulateStatistics("found_once_other_" + std::to_string(i), "sync", Distinct(1));
+  for (int i = 0; i < 200; ++i)
+    AccumulateStatistics("found_once_other_" + std::to_string(i), "sync", Distinct(1));
   AccumulateStatistics(totals, Distinct(2));
   AccumulateStatistics(nullptr, Distinct(100));  // out of memory earlier: nothing happens
   JsonValue document = ParsedJson();

@@ -20,10 +20,10 @@ TEST(WalkableFilesystemTest, DiskFilesystemsAreWalkable) {
 }
 
 TEST(WalkableFilesystemTest, PseudoMemoryAndNetworkFilesystemsAreNot) {
-  for (long type : std::initializer_list<long>{PROC_SUPER_MAGIC, SYSFS_MAGIC, TMPFS_MAGIC, RAMFS_MAGIC, DEBUGFS_MAGIC,
-                    CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEVPTS_SUPER_MAGIC,
-                    TRACEFS_MAGIC, NFS_SUPER_MAGIC, FUSE_SUPER_MAGIC, SECURITYFS_MAGIC,
-                    BPF_FS_MAGIC}) {
+  for (long type : std::initializer_list<long>{
+           PROC_SUPER_MAGIC, SYSFS_MAGIC, TMPFS_MAGIC, RAMFS_MAGIC, DEBUGFS_MAGIC,
+           CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEVPTS_SUPER_MAGIC, TRACEFS_MAGIC,
+           NFS_SUPER_MAGIC, FUSE_SUPER_MAGIC, SECURITYFS_MAGIC, BPF_FS_MAGIC}) {
     EXPECT_FALSE(IsWalkableFilesystem(type)) << std::hex << type;
   }
 }

@@ -135,7 +135,8 @@ int Build(const std::string& dir, const std::string& shape, bool bloom) {
   const leveldb::Slice last_key("~");
   for (const Step& step : Steps(shape)) {
     leveldb::Status status;
-    if (step.kind == Step::kPut) status = db->Put({}, Key(step.number), Value(step.number, step.version));
+    if (step.kind == Step::kPut)
+      status = db->Put({}, Key(step.number), Value(step.number, step.version));
     if (step.kind == Step::kDelete) status = db->Delete({}, Key(step.number));
     if (step.kind == Step::kCompactAll) db->CompactRange(nullptr, nullptr);
     // A compaction of a range no file holds only flushes the memtable.
@@ -151,8 +152,8 @@ int Build(const std::string& dir, const std::string& shape, bool bloom) {
 
 // Looks up numbers(thread) on `threads` threads and checks each result.
 template <class Numbers>
-int Lookups(const std::string& dir, const std::string& shape, bool bloom, int threads, bool fill_cache,
-            Numbers&& numbers) {
+int Lookups(const std::string& dir, const std::string& shape, bool bloom, int threads,
+            bool fill_cache, Numbers&& numbers) {
   leveldb::ReadOptions read_options;
   read_options.fill_cache = fill_cache;
   const std::map<int, std::string> model = Model(shape);
@@ -170,7 +171,8 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
         const bool right = expected == model.end() ? status.IsNotFound()
                                                    : status.ok() && value == expected->second;
         if (!right) {
-          std::fprintf(stderr, "mismatch: %s: %s\n", Key(number).c_str(), status.ToString().c_str());
+          std::fprintf(stderr, "mismatch: %s: %s\n", Key(number).c_str(),
+                       status.ToString().c_str());
           mismatches[static_cast<size_t>(t)]++;
         }
         gets[static_cast<size_t>(t)]++;
@@ -208,7 +210,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < gets; ++i) all.push_back(static_cast<int>(random() % range));
     return Lookups(args[1], args[2], bloom, threads, true, [&](int thread) {
       std::vector<int> numbers;
-      for (size_t i = static_cast<size_t>(thread); i < all.size(); i += static_cast<size_t>(threads)) {
+      for (size_t i = static_cast<size_t>(thread); i < all.size();
+           i += static_cast<size_t>(threads)) {
         numbers.push_back(all[i]);
       }
       return numbers;
