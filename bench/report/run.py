@@ -366,13 +366,20 @@ def plot(rows, title, path):
     return path
 
 
-# The README's rows: io_uring at the automatic depth in these cases.
+# The README's rows: io_uring at the automatic depth in these cases, and
+# Debian's own du under walk-ahead (no plugin).
 README_CASES = ("cold cache", "hot cache", "wide-100k, cold", "wide-100k, hot", "file-2g, cold",
-                "scan-insert-cold", "scan-insert-hot", "10% memory", "100% memory")
+                "scan-insert-cold", "scan-insert-hot",
+                "default image, own compactions, 10% memory",
+                "default image, own compactions, 100% memory",
+                "level0 image, held compactions, 10% memory")
+README_CONFIGURATIONS = ("io_uring auto", "system du walk-ahead")
+README_CONFIGURATION_LABELS = {"io_uring auto": "plugin, io_uring, automatic depth",
+                               "system du walk-ahead": "/usr/bin/du, walk-ahead, no plugin"}
 
 
 def headline(rows):
-    return [row for row in rows if row.configuration == "io_uring auto"
+    return [row for row in rows if row.configuration in README_CONFIGURATIONS
             and row.case in README_CASES]
 
 
@@ -386,8 +393,9 @@ def build_page(results_dir, images_dir, page):
         ("du (GNU coreutils 9.1)", "coreutils", du_rows, "results-du.png",
          "`du TREE` over 100 directories of 1,000 files (wide-100k) and a generated "
          "source-like tree of 49,643 files (deep); stock du against du linked with the plugin "
-         "that issues the stats of a directory's entries ahead ([COREUTILS](COREUTILS.md)). "
-         "Peer: diskus, a parallel du."),
+         "that issues the stats of a directory's entries ahead and asks for walk-ahead, and "
+         "Debian's own /usr/bin/du and find run under `foreactor run --walk-ahead` with no "
+         "plugin ([COREUTILS](COREUTILS.md)). Peer: diskus, a parallel du."),
         ("cp (GNU coreutils 9.1)", "coreutils", cp_rows, "results-cp.png",
          "`cp --reflink=never --sparse=never` of one 1 GiB file, one 2 GiB file and 8 files of "
          "256 MiB, cold; the plugin issues the copy loop's reads ahead. Peer: stock cp's "
@@ -453,11 +461,12 @@ def build_page(results_dir, images_dir, page):
 
 def readme_table(readme_rows):
     lines = [README_BEGIN,
-             "| case | where | time ratio with foreactor (io_uring, auto depth) | 95% interval "
-             "| share of the available gain |", "|---|---|---|---|---|"]
+             "| case | where | with foreactor | time ratio | 95% interval "
+             "| share of the available gain |", "|---|---|---|---|---|---|"]
     for study, row in readme_rows:
         cells = row.cells()
-        lines.append(f"| {study} | {row.case} | {cells[3]} | {cells[4]} | {cells[6]} |")
+        how = README_CONFIGURATION_LABELS.get(row.configuration, row.configuration)
+        lines.append(f"| {study} | {row.case} | {how} | {cells[3]} | {cells[4]} | {cells[6]} |")
     lines += ["", "Below 1 is faster. Machine, device reference, bounds and every "
               "configuration: [docs/RESULTS.md](docs/RESULTS.md) (`./run bench report`).",
               README_END]

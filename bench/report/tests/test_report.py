@@ -72,7 +72,7 @@ def test_new_format_shows_interval_bound_and_share(tmp_path):
     assert "commit 0123456789ab" in text
     assert "AMD EPYC, 2 cores" in text
     assert "![Random reads" in text and plots and plots[0].stat().st_size > 0
-    assert "| Random reads | cold cache | 0.40x | [0.38, 0.43] (5 pairs) | 75% |" in readme
+    assert "| Random reads | cold cache | plugin, io_uring, automatic depth | 0.40x | [0.38, 0.43] (5 pairs) | 75% |" in readme
     assert readme.startswith("intro\n") and readme.endswith("rest\n") and "\nold\n" not in readme
     # The cases without a results file say how to make one.
     assert "No results: run `./run bench bptree --degrees 256 --rounds 10`." in text
