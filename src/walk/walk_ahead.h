@@ -38,6 +38,14 @@
 //  - It stops reading when the program stops descending: when the program
 //    has opened no directory for kIdleSeconds while walk-ahead waits for it,
 //    the walk is dropped.  Its threads die with the process.
+//  - It costs little where it does not pay: its threads run at nice 19, so
+//    they use a core the program and the machine leave idle; a directory
+//    reached behind the program, and every directory once the walk has
+//    found the tree cached (no block read for kWarmStreakForSampling
+//    directories), is only sampled: read for its subdirectories, one entry
+//    stat'ed.
+//  - Under a seccomp filter (which could forbid, or kill the process for,
+//    the calls its threads make) it stays off and says so.
 //  - After fork() the child never walks ahead.
 //  - A tree that changes meanwhile costs at most useless reads: every
 //    failure of walk-ahead's own calls is counted and skipped.
