@@ -175,7 +175,9 @@ def sweep_leveldb(leveldb, fractions, configurations, rounds, records, operation
     image = images.ensure_image(1024, records)
     trace = images.ensure_trace("run", records, "c", images.operations_for(1024), 1024)
     files = [path for path in images.image_files(image) if path.stat().st_size > 0]
-    point = {"threads": 1}
+    # The default image in its own run mode (LevelDB's compactions, fill_cache on).
+    compactions, fill_cache = leveldb.IMAGE_MODES["default"]
+    point = {"threads": 1, "compactions": compactions, "fill_cache": fill_cache}
 
     def gets(engine, depth, label):
         with tempfile.TemporaryDirectory(prefix="cached-fraction-leveldb-") as scratch:
