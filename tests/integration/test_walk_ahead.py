@@ -59,6 +59,12 @@ def tree_directories(root: pathlib.Path) -> int:
     return sum(1 for _ in os.walk(root))
 
 
+# Tests that preload libforeactor.so into system programs cannot run with
+# the AddressSanitizer build (its runtime must be the process's first
+# library): they skip under it, as tests/sanitizers/run_sanitizers.sh says.
+preloads = pytest.mark.skipif(os.environ.get("FOREACTOR_SANITIZED") == "address",
+                              reason="preloads the ASan-built library into a system program")
+
 # Filesystems walk-ahead walks (src/walk/walkable_filesystem.cc), as
 # `stat -f -c %T` names them.
 WALKABLE_TYPES = {"ext2/ext3", "ext4", "xfs", "btrfs", "f2fs", "overlayfs"}
@@ -77,16 +83,20 @@ def tree(tmp_path_factory) -> pathlib.Path:
     return make_tree(tmp_path_factory.mktemp("walk_ahead") / "tree")
 
 
-def walk_ahead_environment(stats: pathlib.Path, **variables) -> dict:
-    return environment(LD_PRELOAD=str(library()), FOREACTOR="1", FOREACTOR_WALK_AHEAD="1",
-                       FOREACTOR_STATS=str(stats), **variables)
+def walk_ahead_environment(stats: pathlib.Path, linked: bool = False, **variables) -> dict:
+    """Walk-ahead on; libforeactor.so preloaded unless the program is
+    `linked` with it (tests/integration/programs/)."""
+    if not linked:
+        variables["LD_PRELOAD"] = str(library())
+    return environment(FOREACTOR="1", FOREACTOR_WALK_AHEAD="1", FOREACTOR_STATS=str(stats),
+                       **variables)
 
 
 def walk_statistics(stats: pathlib.Path) -> dict:
     return json.loads(stats.read_text())["walk_ahead"]
 
 
-def run_both(command, tmp_path, cwd=None, prepare=None):
+def run_both(command, tmp_path, cwd=None, prepare=None, linked=False):
     """(plain outcome, walk-ahead outcome, walk-ahead statistics) of `command`;
     `prepare()` runs before each of the two runs."""
     if prepare:
@@ -95,7 +105,7 @@ def run_both(command, tmp_path, cwd=None, prepare=None):
     stats = tmp_path / "stats.json"
     if prepare:
         prepare()
-    walked = run(command, walk_ahead_environment(stats), cwd=cwd)
+    walked = run(command, walk_ahead_environment(stats, linked=linked), cwd=cwd)
     return plain, walked, walk_statistics(stats)
 
 
@@ -110,6 +120,7 @@ READING_PROGRAMS = {
 }
 
 
+@preloads
 @pytest.mark.parametrize("name", sorted(READING_PROGRAMS))
 def test_reading_programs_show_the_same_and_walk_ahead_reads_the_tree(tree, tmp_path, name):
     command = [part.format(tree=tree) for part in READING_PROGRAMS[name]]
@@ -134,6 +145,7 @@ def copied_tree_listing(root: pathlib.Path) -> list:
     return sorted(listing)
 
 
+@preloads
 @pytest.mark.parametrize("copier", ["cp", "rsync"])
 def test_copies_are_the_same(tree, tmp_path, copier):
     if shutil.which(copier) is None:
@@ -160,12 +172,13 @@ def test_copies_are_the_same(tree, tmp_path, copier):
 
 def test_descriptors_the_program_sees_are_unchanged(tree, tmp_path):
     command = [program("tree_walker"), "walk", tree]
-    plain, walked, statistics = run_both(command, tmp_path)
+    plain, walked, statistics = run_both(command, tmp_path, linked=True)
     assert plain.returncode == 0, plain
     assert walked.as_tuple() == plain.as_tuple()
     assert statistics["walks_started"] >= 1, statistics
 
 
+@preloads
 def test_pseudo_filesystems_are_never_walked(tmp_path):
     stats = tmp_path / "stats.json"
     outcome = run(["find", "/proc/sys", "-maxdepth", "2", "-name", "nothing-is-called-this"],
@@ -176,6 +189,7 @@ def test_pseudo_filesystems_are_never_walked(tmp_path):
     assert statistics["roots_refused"] >= 1, statistics
 
 
+@preloads
 def test_a_mounted_filesystem_below_the_root_is_not_entered(tree, tmp_path):
     root = make_tree(tmp_path / "mounted_tree")
     mount_point = root / "mnt"
@@ -203,8 +217,8 @@ def test_a_program_that_stops_descending_stops_the_walk(tmp_path):
             for third in range(5):
                 (root / f"a{first}" / f"b{second}" / f"c{third}").mkdir(parents=True)
     stats = tmp_path / "stats.json"
-    outcome = run([program("tree_walker"), "pause", root, "3600"], walk_ahead_environment(stats),
-                  timeout=60)
+    outcome = run([program("tree_walker"), "pause", root, "3600"],
+                  walk_ahead_environment(stats, linked=True), timeout=60)
     assert outcome.returncode == 0, outcome
     statistics = walk_statistics(stats)
     assert statistics["directories_read"] >= 1, statistics
@@ -213,6 +227,7 @@ def test_a_program_that_stops_descending_stops_the_walk(tmp_path):
     assert statistics["walks_stopped_idle"] == 1, statistics
 
 
+@preloads
 def test_find_quit_and_a_killed_walk_end_at_once(tree, tmp_path):
     plain, walked, _ = run_both(["find", str(tree), "-name", "file1", "-print", "-quit"], tmp_path)
     assert walked.as_tuple() == plain.as_tuple()
@@ -225,6 +240,7 @@ def test_find_quit_and_a_killed_walk_end_at_once(tree, tmp_path):
     assert not os.path.exists(f"/proc/{process.pid}")
 
 
+@preloads
 def test_an_invalid_setting_is_reported_and_walk_ahead_is_off(tree, tmp_path):
     stats = tmp_path / "stats.json"
     env = walk_ahead_environment(stats, FOREACTOR_WALK_AHEAD_WORKERS="0")
@@ -240,6 +256,7 @@ def other_user_available() -> bool:
     return os.geteuid() == 0 and shutil.which("setpriv") is not None
 
 
+@preloads
 @pytest.mark.skipif(not other_user_available(), reason="needs root and setpriv")
 @pytest.mark.parametrize("command", [["du", "-a"], ["find"], ["ls", "-R"]])
 def test_unreadable_directories_give_stock_messages_and_status(tmp_path, command):
@@ -319,6 +336,7 @@ def mutate_until(root: pathlib.Path, stop: threading.Event, seed: int, counts: d
                     (grown / f"g{first}" / f"h{second}").mkdir(parents=True, exist_ok=True)
 
 
+@preloads
 @pytest.mark.parametrize("command", [["du", "-a"], ["find", "-printf", "%p %y %s\\n"], ["ls", "-lR"]])
 def test_programs_on_a_changing_tree_never_crash_hang_or_differ_once_it_settles(tmp_path, command):
     root = make_tree(tmp_path / "changing")
@@ -348,6 +366,7 @@ def test_programs_on_a_changing_tree_never_crash_hang_or_differ_once_it_settles(
     assert walked.as_tuple() == plain.as_tuple()
 
 
+@preloads
 def test_the_tool_runs_a_program_with_walk_ahead_and_shows_its_statistics(tree, tmp_path):
     tool = pathlib.Path(library()).parent / "tools" / "foreactor"
     stats = tmp_path / "stats.json"
@@ -364,6 +383,7 @@ def test_the_tool_runs_a_program_with_walk_ahead_and_shows_its_statistics(tree, 
     assert bad.returncode == 2 and b"must be a whole number from 1 to 64" in bad.stderr
 
 
+@preloads
 def test_under_a_seccomp_filter_walk_ahead_stays_off_and_says_so(tree, tmp_path):
     # The filter kills the process at the first openat2 or close_range:
     # walk-ahead's threads would make both.
@@ -378,6 +398,7 @@ def test_under_a_seccomp_filter_walk_ahead_stays_off_and_says_so(tree, tmp_path)
     assert walk_statistics(stats)["threads"] == 0
 
 
+@preloads
 def test_many_trees_in_one_run_reuse_walk_ahead_s_slots(tmp_path):
     # More trees than walk-ahead remembers (4): slots are taken over, and
     # the descriptors of the trees they held are closed.
