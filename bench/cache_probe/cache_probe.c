@@ -7,10 +7,12 @@
 // FILE must hold at least 2 x REGION_BYTES bytes on a disk-backed file
 // system (on tmpfs every page is always "cached").  The first region is read
 // into the page cache; the second is dropped from it with
-// posix_fadvise(POSIX_FADV_DONTNEED) before each way is measured.  A probe
-// that misses may start read-ahead around its range, so the dropped region
-// is probed at one range per MiB (REGION_BYTES / 1 MiB probes at most), in
-// random order, which read-ahead of 8 KiB reads does not reach.
+// posix_fadvise(POSIX_FADV_DONTNEED) before each way is measured, and the
+// drop is repeated until cachestat(2) (or mincore(2) before Linux 6.5) finds
+// none of its pages there: pages that read-ahead is still reading in cannot
+// be dropped before their read ends.  A probe that misses may start read-ahead around its range, so
+// the dropped region is probed at one range per MiB (REGION_BYTES / 1 MiB probes at most), in
+// random order, and each range is checked to be out of the cache just before its probe.
 //
 // Ways, each asked about PROBES random 8 KiB ranges of the cached region and
 // up to PROBES ranges of the dropped one:
@@ -32,7 +34,8 @@
 // REGION is "cached" or "dropped"; MEDIAN_NS the median time of one probe;
 // CACHED_SHARE the share of probes that answered "cached".  A way the kernel
 // does not have prints "WAY REGION unsupported ERRNO_NAME".  Exits 0, or 1
-// with a message on stderr when the file cannot be used.
+// with a message on stderr when the file cannot be used or the dropped
+// region stays cached for 10 s.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -54,9 +57,10 @@
 enum { kRangeBytes = 8192 };
 // The dropped region is probed at one range per kDroppedStrideBytes.
 static const off_t kDroppedStrideBytes = 1 << 20;
-// The pages of one range (set once in main, so that no probe's timing
-// includes asking for the page size).
+// The pages of one range and the bytes of a page (set once in main, so
+// that no probe's timing includes asking for the page size).
 static size_t range_pages;
+static size_t range_page_bytes;
 
 // The kernel's struct cachestat_range and struct cachestat (linux/mman.h
 // from Linux 6.5; older headers lack them).
@@ -153,20 +157,52 @@ static uint64_t NextRandom(uint64_t* state) {
   return *state;
 }
 
-// Drops [start, start + bytes) from the page cache, twice: pages still being
-// read in by an earlier probe's read-ahead are dropped the second time.
-static void DropRegion(int fd, off_t start, off_t bytes) {
-  posix_fadvise(fd, start, bytes, POSIX_FADV_DONTNEED);
-  usleep(20000);
-  posix_fadvise(fd, start, bytes, POSIX_FADV_DONTNEED);
+// How long DropRegion waits for reads in flight to finish.
+static const int kDropWaitMilliseconds = 10000;
+
+// 1 when any page of [offset, offset + bytes) is in the page cache, read
+// or still being read in; 0 when none is; -errno when neither cachestat nor
+// mincore can tell.  cachestat counts a page from the moment its read
+// starts; mincore (the fallback before Linux 6.5) only once it has been
+// read.  `vector` holds a byte per page of the range.
+static int AnyPageInCache(int fd, char* mapping, off_t offset, off_t bytes, unsigned char* vector) {
+  struct CachestatRange range = {(uint64_t)offset, (uint64_t)bytes};
+  struct Cachestat status;
+  if (syscall(__NR_cachestat, fd, &range, &status, 0) == 0) return status.cache > 0;
+  if (mincore(mapping + offset, (size_t)bytes, vector) != 0) return -errno;
+  const size_t pages = (size_t)bytes / range_page_bytes;
+  for (size_t i = 0; i < pages; ++i) {
+    if (vector[i] & 1) return 1;
+  }
+  return 0;
+}
+
+// Drops [start, start + bytes) from the page cache and waits until none of
+// its pages is there.  A page still being read in (read-ahead an earlier
+// probe started) is not dropped: the drop is repeated until those reads
+// have finished.  Returns 0, or -1 when pages stay for
+// kDropWaitMilliseconds or AnyPageInCache cannot tell.  `vector` holds a byte per page of
+// the range.
+static int DropRegion(int fd, char* mapping, off_t start, off_t bytes, unsigned char* vector) {
+  for (int waited = 0; waited <= kDropWaitMilliseconds; waited += 10) {
+    posix_fadvise(fd, start, bytes, POSIX_FADV_DONTNEED);
+    int in_cache = AnyPageInCache(fd, mapping, start, bytes, vector);
+    if (in_cache <= 0) return in_cache == 0 ? 0 : -1;
+    usleep(10000);
+  }
+  return -1;
 }
 
 // Probes ranges of [region_start, region_start + region_bytes) with `probe`
 // and prints its line: `probes` random ranges, or with `dropped` the region
 // dropped first and one range per kDroppedStrideBytes in random order (at
-// most `probes`).  `samples` holds `probes` entries.
-static void Measure(const char* way, ProbeFunction probe, int fd, char* mapping, off_t region_start,
-                    off_t region_bytes, int dropped, long probes, uint64_t* samples, char* buffer) {
+// most `probes`), each range checked to be out of the page cache just before
+// its probe.  `samples` holds `probes` entries; `vector` a byte per page of
+// the region.  Returns 0, or -1 with a message on stderr when the region
+// could not be dropped.
+static int Measure(const char* way, ProbeFunction probe, int fd, char* mapping, off_t region_start,
+                   off_t region_bytes, int dropped, long probes, uint64_t* samples, char* buffer,
+                   unsigned char* vector) {
   const char* region = dropped ? "dropped" : "cached";
   uint64_t state = 0x9e3779b97f4a7c15u;
   const uint64_t ranges = (uint64_t)region_bytes / kRangeBytes;
@@ -175,7 +211,11 @@ static void Measure(const char* way, ProbeFunction probe, int fd, char* mapping,
   uint64_t step = 0;  // dropped: the strides are visited as i * step + 1 mod stride_count
   if (dropped) {
     if ((uint64_t)count > stride_count) count = (long)stride_count;
-    DropRegion(fd, region_start, region_bytes);
+    if (DropRegion(fd, mapping, region_start, region_bytes, vector) != 0) {
+      fprintf(stderr, "cache_probe: %s: the region stays in the page cache after %d ms\n", way,
+              kDropWaitMilliseconds);
+      return -1;
+    }
     // A step coprime with stride_count makes that a permutation.
     step = NextRandom(&state) % stride_count;
     while (stride_count > 1 && Gcd(step, stride_count) != 1) step = (step + 1) % stride_count;
@@ -185,18 +225,25 @@ static void Measure(const char* way, ProbeFunction probe, int fd, char* mapping,
     off_t offset = dropped ? region_start + (off_t)(((uint64_t)i * step + 1) % stride_count) *
                                                 kDroppedStrideBytes
                            : region_start + (off_t)(NextRandom(&state) % ranges) * kRangeBytes;
+    // Read-ahead of an earlier probe may have reached this range.
+    if (dropped && DropRegion(fd, mapping, offset, kRangeBytes, vector) != 0) {
+      fprintf(stderr, "cache_probe: %s: a range stays in the page cache after %d ms\n", way,
+              kDropWaitMilliseconds);
+      return -1;
+    }
     uint64_t start = NowNanoseconds();
     int answer = probe(fd, mapping, offset, buffer);
     samples[i] = NowNanoseconds() - start;
     if (answer < 0) {
       printf("%s %s unsupported %s\n", way, region, strerrorname_np(-answer));
-      return;
+      return 0;
     }
     cached += answer;
   }
   qsort(samples, (size_t)count, sizeof samples[0], CompareNanoseconds);
   printf("%s %s %llu %.3f\n", way, region, (unsigned long long)samples[count / 2],
          (double)cached / (double)count);
+  return 0;
 }
 
 int main(int argc, char** argv) {
@@ -220,6 +267,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   range_pages = kRangeBytes / page_bytes;
+  range_page_bytes = page_bytes;
   int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
   struct stat status;
   if (fd < 0 || fstat(fd, &status) != 0) {
@@ -234,7 +282,8 @@ int main(int argc, char** argv) {
   char* mapping = mmap(NULL, (size_t)(2 * region_bytes), PROT_READ, MAP_SHARED, fd, 0);
   uint64_t* samples = calloc((size_t)probes, sizeof *samples);
   char* buffer = aligned_alloc(4096, kRangeBytes);
-  if (mapping == MAP_FAILED || samples == NULL || buffer == NULL) {
+  unsigned char* vector = malloc((size_t)region_bytes / page_bytes);
+  if (mapping == MAP_FAILED || samples == NULL || buffer == NULL || vector == NULL) {
     fprintf(stderr, "cache_probe: out of memory\n");
     return 1;
   }
@@ -258,16 +307,19 @@ int main(int argc, char** argv) {
       {"mincore_mapped", ProbeMincoreMapped, 0},
       {"mincore_map", ProbeMincoreMap, 0},
   };
-  for (size_t i = 0; i < sizeof ways / sizeof ways[0]; ++i) {
-    Measure(ways[i].name, ways[i].probe, fd, mapping, 0, region_bytes, 0, probes, samples, buffer);
-    if (!ways[i].cached_region_only) {
-      Measure(ways[i].name, ways[i].probe, fd, mapping, region_bytes, region_bytes, 1, probes,
-              samples, buffer);
+  int status_code = 0;
+  for (size_t i = 0; i < sizeof ways / sizeof ways[0] && status_code == 0; ++i) {
+    status_code = Measure(ways[i].name, ways[i].probe, fd, mapping, 0, region_bytes, 0, probes,
+                          samples, buffer, vector);
+    if (status_code == 0 && !ways[i].cached_region_only) {
+      status_code = Measure(ways[i].name, ways[i].probe, fd, mapping, region_bytes, region_bytes, 1,
+                            probes, samples, buffer, vector);
     }
   }
+  free(vector);
   free(buffer);
   free(samples);
   munmap(mapping, (size_t)(2 * region_bytes));
   close(fd);
-  return 0;
+  return status_code == 0 ? 0 : 1;
 }

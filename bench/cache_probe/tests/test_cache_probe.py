@@ -2,6 +2,7 @@
 kernel keeps them (its answers, not its times), and a file too small is
 refused with a message.  About 2 s."""
 
+import contextlib
 import importlib.util
 import os
 import platform
@@ -34,11 +35,7 @@ def program(tmp_path_factory):
     return bench.build_program(tmp_path_factory.mktemp("cache-probe-build"))
 
 
-def test_each_way_tells_cached_ranges_from_dropped_ones(program, tmp_path):
-    if file_system_type(tmp_path) == "tmpfs":
-        pytest.skip("on tmpfs every page stays in memory: nothing can be dropped")
-    data_file = bench.prepare_file(tmp_path / "data", 2 * REGION_BYTES)
-    answers = bench.run_once(program, data_file, REGION_BYTES, 500)
+def assert_each_way_tells_cached_from_dropped(answers):
     for way in bench.WAYS:
         assert answers[(way, "cached")][1] == 1.0, (way, answers[(way, "cached")])
     assert ("pread", "dropped") not in answers
@@ -52,6 +49,64 @@ def test_each_way_tells_cached_ranges_from_dropped_ones(program, tmp_path):
     # A miss fails with EAGAIN: at most the odd range that read-ahead of an
     # earlier probe reached answers with data.
     assert answers[("preadv2_nowait", "dropped")][1] < 0.5
+
+
+def test_each_way_tells_cached_ranges_from_dropped_ones(program, tmp_path):
+    if file_system_type(tmp_path) == "tmpfs":
+        pytest.skip("on tmpfs every page stays in memory: nothing can be dropped")
+    data_file = bench.prepare_file(tmp_path / "data", 2 * REGION_BYTES)
+    assert_each_way_tells_cached_from_dropped(bench.run_once(program, data_file, REGION_BYTES, 500))
+
+
+def whole_disk_of(path):
+    """"MAJOR:MINOR" of the disk (not the partition) holding `path`, or None
+    when it is not on a block device."""
+    device = os.stat(path).st_dev
+    sysfs = Path(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}")
+    if os.major(device) == 0 or not sysfs.exists():
+        return None
+    if (sysfs / "partition").exists():
+        sysfs = sysfs.resolve().parent
+    return (sysfs / "dev").read_text().strip()
+
+
+@contextlib.contextmanager
+def read_throttled_cgroup(disk, bytes_per_second):
+    """A blkio cgroup (v1) whose reads from `disk` are limited to
+    `bytes_per_second`; yields its cgroup.procs path, or skips the test when
+    the machine has no such controller or the caller may not make one."""
+    controller = Path("/sys/fs/cgroup/blkio")
+    if not (controller / "cgroup.procs").exists() or not os.access(controller, os.W_OK):
+        pytest.skip("no writable blkio cgroup controller to slow the disk with")
+    group = controller / f"foreactor-cache-probe-{os.getpid()}"
+    group.mkdir(exist_ok=True)
+    try:
+        (group / "blkio.throttle.read_bps_device").write_text(f"{disk} {bytes_per_second}")
+        yield group / "cgroup.procs"
+    finally:
+        group.rmdir()
+
+
+def test_reads_still_in_flight_when_a_region_is_dropped_do_not_leave_it_cached(program, tmp_path):
+    """Bug: the dropped region was dropped twice, 20 ms apart, and taken as
+    dropped.  On a slow disk the read-ahead of the cached region's reads (and
+    the reads an RWF_NOWAIT miss starts) was still in flight: those pages
+    cannot be dropped, and once read they answered "cached" (cachestat 1.000
+    with the disk at 10 MB/s; preadv2_nowait 0.5 in a loaded CI run)."""
+    if file_system_type(tmp_path) == "tmpfs":
+        pytest.skip("on tmpfs every page stays in memory: nothing can be dropped")
+    disk = whole_disk_of(tmp_path)
+    if disk is None:
+        pytest.skip("the temporary folder is not on a block device")
+    data_file = bench.prepare_file(tmp_path / "data", 2 * REGION_BYTES)
+    with open(data_file, "rb") as data:  # read from the disk, with read-ahead
+        os.posix_fadvise(data.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    with read_throttled_cgroup(disk, 10_000_000) as procs:
+        completed = subprocess.run(
+            [str(program), str(data_file), str(REGION_BYTES), "500"], capture_output=True,
+            text=True, timeout=120, preexec_fn=lambda: procs.write_text(str(os.getpid())))
+    assert completed.returncode == 0, completed.stderr
+    assert_each_way_tells_cached_from_dropped(bench.parse_output(completed.stdout))
 
 
 def test_a_file_smaller_than_both_regions_is_refused(program, tmp_path):
