@@ -44,7 +44,8 @@ Usage: run.py [--quick] [--tiny] [--rounds N] [--depths N,..] [--only du|cp]
 --quick: the 100k-file tree (cold and hot) and the 1 GiB file, 2 rounds.
 --tiny: development sizes (trees of 1/100, files of 16 MiB), results in
 bench/results/coreutils-tiny.json.
-Writes bench/results/coreutils[-quick].json and one PNG per phase.
+Writes bench/results/coreutils[-quick].json (with --only, coreutils[-quick]-du.json
+or -cp.json, leaving the other program's file alone) and one PNG per phase.
 """
 
 import argparse
@@ -782,6 +783,9 @@ def main():
     depths = arguments.depths or FULL_DEPTHS
     configs = configurations(depths)
     prefix = "coreutils" + ("-tiny" if arguments.tiny else "-quick" if arguments.quick else "")
+    # A run of one program writes its own file: it leaves the other's results
+    # (of another run, with their own run record) where they are.
+    results_name = prefix + (f"-{arguments.only}" if arguments.only else "") + ".json"
     record = run_record.begin("coreutils", DATA_DIR, DU_REQUEST_BYTES, arguments,
                               arguments.rounds, FULL_ROUNDS, QUICK_ROUNDS)
 
@@ -847,11 +851,12 @@ def main():
                                for name, entry in summary.items() if name != "stock"])
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     plots = plot(all_results, prefix)
-    output = results.write_json(RESULTS_DIR / f"{prefix}.json", {
+    output = results.write_json(RESULTS_DIR / results_name, {
         "benchmark": "coreutils",
         "quick": arguments.quick,
         "tiny": arguments.tiny,
-        "command": "./run bench coreutils" + (" --quick" if arguments.quick else ""),
+        "command": "./run bench coreutils" + (" --quick" if arguments.quick else "")
+                   + (f" --only {arguments.only}" if arguments.only else ""),
         "parameters": {
             "rounds": arguments.rounds,
             "configurations": [name for name, _, _ in configs],

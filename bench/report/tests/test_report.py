@@ -117,3 +117,18 @@ def test_du_is_read_against_diskus_and_leveldb_against_foreactor_bound():
     rows = report.leveldb_rows(leveldb)
     assert rows[0].cells()[5:] == ["foreactor bound 0.90x", "50%"]
     assert rows[1].cells()[6] == "0%"
+
+
+def test_du_and_cp_are_read_from_their_own_files_else_from_a_run_of_both(tmp_path):
+    def write(name, programs):
+        (tmp_path / name).write_text(json.dumps({"run": RUN, "results": programs}))
+
+    write("coreutils.json", {"du": {"wide-100k": {}}, "cp": {"file-1g": {}}})
+    assert report.load(tmp_path, "cp")["results"]["cp"] == {"file-1g": {}}
+    # A run of cp alone does not hide the du results of the run of both.
+    write("coreutils-cp.json", {"du": {}, "cp": {"file-2g": {}}})
+    assert report.load(tmp_path, "cp")["results"]["cp"] == {"file-2g": {}}
+    assert report.load(tmp_path, "du")["results"]["du"] == {"wide-100k": {}}
+    # A shared file without results of the program is no results.
+    write("coreutils.json", {"du": {}, "cp": {"file-1g": {}}})
+    assert report.load(tmp_path, "du") is None
