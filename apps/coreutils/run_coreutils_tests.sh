@@ -118,7 +118,7 @@ install_programs ""
 run_suite stock
 
 install_programs "-foreactor"
-FOREACTOR=1 FOREACTOR_ENGINE="$ENGINE" FOREACTOR_DEPTH="$DEPTH" \
+FOREACTOR=1 FOREACTOR_ENGINE="$ENGINE" FOREACTOR_DEPTH="$DEPTH" FOREACTOR_EXACT_DEPTH=1 \
   run_suite "foreactor-$ENGINE-depth$DEPTH"
 
 if [ "${COREUTILS_TESTS_STATS:-0}" = 1 ]; then sum_statistics >&2; fi

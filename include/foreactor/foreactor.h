@@ -251,11 +251,13 @@ typedef enum foreactor_speculation {
      depth settled at 0; a brief probe of depth 0 from a higher depth does
      not count), or the sync engine with the automatic depth. */
   FOREACTOR_SPECULATION_NONE = 0,
-  /* Issue early at the automatic depth, which is above 0 now or not known
-     yet (no scope of the graph on this thread so far). */
+  /* Issue early at a depth the runtime chooses (FOREACTOR_DEPTH=auto, or a
+     fixed depth, which is the most it issues ahead), above 0 now or not
+     known yet (no scope of the graph on this thread so far). */
   FOREACTOR_SPECULATION_AUTOMATIC = 1,
-  /* The configuration asks for scopes: a fixed depth above 0, or check mode
-     (which issues nothing but compares every call with the graph). */
+  /* The configuration asks for scopes: an exact depth above 0
+     (FOREACTOR_EXACT_DEPTH=1), the sync engine at a fixed depth, or check
+     mode (which issues nothing but compares every call with the graph). */
   FOREACTOR_SPECULATION_REQUESTED = 2
 } foreactor_speculation;
 

@@ -10,7 +10,8 @@
 //  - Depth 0 keeps a graph enabled: its scopes run every call synchronously
 //    and still count them, which is the baseline mode.
 //  - Every tunable may be given per graph: FOREACTOR_<TUNABLE>_<graph>, for
-//    DEPTH, ENGINE, QUEUE_SIZE, WORKERS, IO_URING_ASYNC, PAGE_CACHE and CHECK.
+//    DEPTH, EXACT_DEPTH, ENGINE, QUEUE_SIZE, WORKERS, IO_URING_ASYNC, PAGE_CACHE
+//    and CHECK.
 //  - SettingsForGraph() reads the copy of the FOREACTOR_* variables taken
 //    when the settings were first loaded, so a host program that edits its
 //    environment later (setenv from another thread) can neither race with
@@ -179,7 +180,16 @@ std::string Problem(std::string_view variable, std::string_view value, std::stri
 // ---------------------------------------------------------------- tunables
 
 // Which setting a tunable variable sets.
-enum class TunableId { kDepth, kEngine, kQueueSize, kWorkers, kIoUringAsync, kPageCache, kCheck };
+enum class TunableId {
+  kDepth,
+  kExactDepth,
+  kEngine,
+  kQueueSize,
+  kWorkers,
+  kIoUringAsync,
+  kPageCache,
+  kCheck
+};
 
 struct Tunable {
   TunableId id;
@@ -191,6 +201,7 @@ struct Tunable {
 
 constexpr Tunable kTunables[] = {
     {TunableId::kDepth, "DEPTH", 0, kMaxDepth, "a number from 0 to 1024 or auto"},
+    {TunableId::kExactDepth, "EXACT_DEPTH", 0, 1, "0 or 1"},
     {TunableId::kEngine, "ENGINE", 0, 0, "one of io_uring, threads, sync"},
     {TunableId::kQueueSize, "QUEUE_SIZE", kMinQueueSize, kMaxQueueSize, "a number from 1 to 32768"},
     {TunableId::kWorkers, "WORKERS", kMinWorkers, kMaxWorkers, "a number from 1 to 1024"},
@@ -214,6 +225,8 @@ bool ApplyTunable(const Tunable& tunable, std::string_view value, GraphSettings*
       settings->automatic_depth = false;
       settings->depth = number;
       return true;
+    case TunableId::kExactDepth:
+      return ParseZeroOrOne(value, &settings->exact_depth);
     case TunableId::kEngine:
       return ParseEngineKind(value, &settings->engine.kind);
     case TunableId::kQueueSize:

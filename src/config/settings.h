@@ -47,8 +47,12 @@ struct GraphSettings {
   bool automatic_depth =
       true;  // FOREACTOR_DEPTH=auto: `depth` is the most the controller may choose
   unsigned depth = kAutomaticDepthMaximum;  // syscall visits the peek head may run ahead
-  bool page_cache_aware = true;             // probe reads with RWF_NOWAIT before issuing them
-  bool check = false;  // check mode: compare every call with the graph, issue nothing
+  // FOREACTOR_EXACT_DEPTH=1: a fixed depth is kept whatever it costs, and
+  // every scope a plugin asks for runs (tests, experiments).  Otherwise a
+  // fixed depth is the most the runtime issues ahead, where it pays.
+  bool exact_depth = false;
+  bool page_cache_aware = true;  // probe reads with RWF_NOWAIT before issuing them
+  bool check = false;            // check mode: compare every call with the graph, issue nothing
   EngineOptions engine;
 };
 

@@ -6,8 +6,14 @@
 
 namespace foreactor {
 
-DepthController::DepthController(bool automatic, unsigned depth, Clock clock)
-    : automatic_(automatic),
+DepthPolicy DepthPolicyOf(const GraphSettings& settings) {
+  if (settings.automatic_depth) return DepthPolicy::kAutomatic;
+  return settings.exact_depth ? DepthPolicy::kExact : DepthPolicy::kAtMost;
+}
+
+DepthController::DepthController(DepthPolicy policy, unsigned depth, Clock clock)
+    : automatic_(policy != DepthPolicy::kExact),
+      start_at_maximum_(policy == DepthPolicy::kAtMost),
       maximum_depth_(depth),
       clock_(clock != nullptr ? clock : &MonotonicNanoseconds),
       depth_(depth) {
@@ -15,6 +21,7 @@ DepthController::DepthController(bool automatic, unsigned depth, Clock clock)
 }
 
 unsigned DepthController::StartLevel() const {
+  if (start_at_maximum_) return LevelCount() - 1;
   // The highest level whose depth is at most kStartDepth (and the maximum).
   unsigned level = 0;
   while (level + 1 < LevelCount() && DepthOfLevel(level + 1) <= kStartDepth) ++level;
@@ -35,14 +42,19 @@ void DepthController::Restart() {
   DiscardWindow();
 }
 
-unsigned DepthController::DepthOfLevel(unsigned level) {
-  return level == 0 ? 0 : 1u << (level - 1);
+unsigned DepthController::DepthOfLevel(unsigned level) const {
+  if (level == 0) return 0;
+  // Below the top level the powers of two; the top one is the maximum
+  // itself, which need not be one.
+  const unsigned power = level - 1 < 31 ? 1u << (level - 1) : maximum_depth_;
+  return std::min(power, maximum_depth_);
 }
 
 unsigned DepthController::LevelCount() const {
-  unsigned count = 1;  // level 0
-  while (DepthOfLevel(count) <= maximum_depth_) ++count;
-  return count;
+  // Level 0, then one per power of two below the maximum, then the maximum.
+  unsigned count = 1;
+  while (count - 1 < 31 && (1u << (count - 1)) < maximum_depth_) ++count;
+  return maximum_depth_ == 0 ? 1 : count + 1;
 }
 
 unsigned DepthController::WindowLength() const {

@@ -1,5 +1,12 @@
 // depth_controller.h: how many calls the peek head may run ahead of the
-// program, chosen while the program runs (FOREACTOR_DEPTH=auto).
+// program, chosen while the program runs.
+//
+// FOREACTOR_DEPTH=auto (kAutomatic) chooses within [0, 256], starting at
+// 32.  FOREACTOR_DEPTH=N (kAtMost) starts at N and chooses within [0, N]:
+// a fixed depth is a bound, and the runtime never keeps issuing early what
+// it measures not to pay (data in memory, where an engine only adds a
+// hand-off).  With FOREACTOR_EXACT_DEPTH=1 (kExact) the depth is N whatever
+// it costs: for tests and experiments that need every call issued early.
 //
 // One controller per graph and thread (it lives in the GraphRunner), so
 // each graph finds the depth that suits its calls, its data and the device
@@ -10,7 +17,8 @@
 // scopes is not counted, so the figure does not depend on what the program
 // does between scopes.
 //
-// Control law (a hill climber over the levels 0, 1, 2, 4, ..., maximum):
+// Control law (a hill climber over the levels 0, 1, 2, 4, ..., the largest
+// power of two below the maximum, the maximum):
 //  - The controller measures in windows: a window ends after
 //    max(kMinimumWindowCalls, kWindowCallsPerDepth * depth) graph calls at
 //    one depth, so that each window sees several rounds of the pipeline,
@@ -49,14 +57,27 @@
 //    page cache, speculation suspended after mispredictions) are discarded
 //    by the owner with DiscardWindow(): they say nothing about the depth.
 //
-// With a fixed depth (FOREACTOR_DEPTH=N) the controller only reports N.
+// With an exact depth the controller only reports N.
 // Not thread-safe: used by the owning thread only.
 #ifndef FOREACTOR_RUNTIME_DEPTH_CONTROLLER_H_
 #define FOREACTOR_RUNTIME_DEPTH_CONTROLLER_H_
 
 #include <cstdint>
 
+#include "config/settings.h"
+
 namespace foreactor {
+
+// How the depth is set (see the top of this file).
+enum class DepthPolicy : unsigned char {
+  kExact,      // always the given depth
+  kAtMost,     // starts at the given depth, moves within [0, it]
+  kAutomatic,  // starts at min(kStartDepth, the given depth), moves within [0, it]
+};
+
+// The policy `settings` ask for: kAutomatic for FOREACTOR_DEPTH=auto,
+// kExact with FOREACTOR_EXACT_DEPTH=1, else kAtMost.
+DepthPolicy DepthPolicyOf(const GraphSettings& settings);
 
 class DepthController {
  public:
@@ -74,15 +95,16 @@ class DepthController {
   static constexpr unsigned kInitialHoldWindows = 2;
   static constexpr unsigned kMaximumHoldWindows = 32;
 
-  // `automatic` false: depth() is always `depth`.  `automatic` true: depth()
-  // moves within [0, depth], starting at min(kStartDepth, depth).  `clock`
-  // null means CLOCK_MONOTONIC.
-  DepthController(bool automatic, unsigned depth, Clock clock = nullptr);
+  // kExact: depth() is always `depth`.  kAtMost: depth() moves within
+  // [0, depth], starting at `depth`.  kAutomatic: it moves within [0, depth],
+  // starting at min(kStartDepth, depth).  `clock` null means CLOCK_MONOTONIC.
+  DepthController(DepthPolicy policy, unsigned depth, Clock clock = nullptr);
 
   // The number of syscall visits the peek head may have ahead now.
   unsigned depth() const { return depth_; }
   // The depth it settles at between probes (depth() during a probe differs).
   unsigned home_depth() const { return automatic_ ? DepthOfLevel(home_level_) : depth_; }
+  // False for an exact depth: depth() never moves.
   bool automatic() const { return automatic_; }
 
   // The owning thread entered or left one of the graph's scopes.
@@ -101,7 +123,7 @@ class DepthController {
   // hold at its initial length.  For a home of depth 0 that no scope will
   // measure again (the scope gate rests while a scope would issue nothing):
   // the next scopes measure from the start, so a workload that turned cold
-  // is found.  Not for a fixed depth (nothing happens).
+  // is found.  Not for an exact depth (nothing happens).
   void Restart();
 
   // The last `nanoseconds` of the scope time do not count in the window in
@@ -117,10 +139,12 @@ class DepthController {
 
  private:
   unsigned LevelCount() const;
-  // The level the controller starts at: the highest whose depth is at most
-  // kStartDepth.
+  // The level the controller starts at: the top one for kAtMost, else the
+  // highest whose depth is at most kStartDepth.
   unsigned StartLevel() const;
-  static unsigned DepthOfLevel(unsigned level);
+  // Level 0 is depth 0, level L > 0 depth 2^(L - 1), the top level the
+  // maximum depth.
+  unsigned DepthOfLevel(unsigned level) const;
   unsigned WindowLength() const;
   // The call of a probe window at which it is looked at once: when the
   // calls issued at the home depth have drained (home depth + 16).
@@ -141,7 +165,8 @@ class DepthController {
   bool StartProbe();
   void SetLevel(unsigned level);
 
-  const bool automatic_;
+  const bool automatic_;         // the depth moves (kAtMost, kAutomatic)
+  const bool start_at_maximum_;  // kAtMost
   const unsigned maximum_depth_;
   const Clock clock_;
   unsigned depth_;

@@ -77,7 +77,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       settings_(settings),
       engine_(engine),
       ring_size_(settings.depth + 1),
-      depth_controller_(settings.automatic_depth, settings.depth),
+      depth_controller_(DepthPolicyOf(settings), settings.depth),
       check_report_(graph) {
   ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());

@@ -43,7 +43,7 @@
 // PageCacheMode (page_cache_mode.h) holds the policy and its thresholds.
 //
 // Depth: how many syscall visits the peek head may have ahead comes from a
-// DepthController, fixed (FOREACTOR_DEPTH=N) or chosen as the program runs
+// DepthController, exact (FOREACTOR_EXACT_DEPTH=1) or chosen as the program runs
 // (auto).  The slot rings are sized for the largest depth it may choose.
 // Whatever the depth, the visits ahead move at most kMaxBytesAhead bytes
 // of data (reads and writes; the visit that crosses it still goes): 2 MiB

@@ -450,9 +450,8 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
   // The sync engine issues nothing early at any depth: a fixed depth asks
   // for its scopes (the graph's code path as a baseline), the automatic
   // depth only looks for gains it cannot have.
-  if (settings.automatic_depth && settings.engine.kind == foreactor::EngineKind::kSync) {
-    return FOREACTOR_SPECULATION_NONE;
-  }
+  const bool sync = settings.engine.kind == foreactor::EngineKind::kSync;
+  if (settings.automatic_depth && sync) return FOREACTOR_SPECULATION_NONE;
   const foreactor::GraphRunner* runner = state != nullptr ? state->runners[model.id()] : nullptr;
   if (runner == nullptr) {
     // Never entered on this thread, or its engine could not be started.
@@ -462,8 +461,11 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
   } else if (runner->suspended() || runner->home_depth() == 0) {
     return FOREACTOR_SPECULATION_NONE;
   }
-  return settings.automatic_depth ? FOREACTOR_SPECULATION_AUTOMATIC
-                                  : FOREACTOR_SPECULATION_REQUESTED;
+  // A depth the runtime may lower (auto, or a fixed depth as a bound) lets the
+  // plugin's scope gate time its scopes; an exact one asks for every scope.
+  return foreactor::DepthPolicyOf(settings) == foreactor::DepthPolicy::kExact || sync
+             ? FOREACTOR_SPECULATION_REQUESTED
+             : FOREACTOR_SPECULATION_AUTOMATIC;
 }
 
 int foreactor_write_stats(FILE* out) {

@@ -70,7 +70,7 @@
 //    kMaximumRetryStretches: a program that stays hot pays a pair ever
 //    more rarely, one whose data turns cold later is sped up after a
 //    bounded wait.  A kept scope resets the idle rest to its first length.
-//  - When the runtime says the configuration asks for scopes (a fixed depth,
+//  - When the runtime says the configuration asks for scopes (an exact depth,
 //    check mode), every unit runs with a scope.
 //
 // Cost per unit outside decisions: a decrement and a branch.  The clock is

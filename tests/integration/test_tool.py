@@ -187,8 +187,15 @@ def test_sets_foreactor_and_depth():
     assert variables["FOREACTOR"] == "1"
     assert variables["FOREACTOR_DEPTH"] == "8"
     for unset in ("FOREACTOR_ENGINE", "FOREACTOR_QUEUE_SIZE", "FOREACTOR_WORKERS",
-                  "FOREACTOR_IO_URING_ASYNC", "FOREACTOR_STATS", "LD_PRELOAD"):
+                  "FOREACTOR_IO_URING_ASYNC", "FOREACTOR_STATS", "FOREACTOR_EXACT_DEPTH",
+                  "LD_PRELOAD"):
         assert unset not in variables
+
+
+def test_exact_depth_keeps_the_depth_given():
+    variables = environment_of(run_tool(["run", "--no-preload", "--depth", "8", "--exact-depth",
+                                         "--", "env"]))
+    assert (variables["FOREACTOR_DEPTH"], variables["FOREACTOR_EXACT_DEPTH"]) == ("8", "1")
 
 
 def test_check_sets_check_mode():

@@ -29,7 +29,8 @@
 //   Environment: FOREACTOR* as usual; RANDOM_GRAPH_TRACE_CALLBACKS=1 prints
 //   every result callback on stderr.
 //   Per graph ("rg_<seed>") the depth is set from the seed through
-//   FOREACTOR_DEPTH_rg_<seed> unless RANDOM_GRAPH_FIXED_DEPTH is set.
+//   FOREACTOR_DEPTH_rg_<seed> (exact: FOREACTOR_EXACT_DEPTH_rg_<seed>=1)
+//   unless RANDOM_GRAPH_FIXED_DEPTH is set.
 //
 // stderr gets one line per seed:
 //   random_graph: seed S depth D: callbacks violations=V reported=R
@@ -1215,6 +1216,8 @@ void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
   const unsigned depth = DepthFor(seed);
   if (std::getenv("RANDOM_GRAPH_FIXED_DEPTH") == nullptr) {
     setenv(Format("FOREACTOR_DEPTH_rg_%" PRIu64, seed).c_str(), Format("%u", depth).c_str(), 1);
+    // Exact: every seed runs its early path at its depth, whatever it costs.
+    setenv(Format("FOREACTOR_EXACT_DEPTH_rg_%" PRIu64, seed).c_str(), "1", 1);
   }
 
   ScopeState state;

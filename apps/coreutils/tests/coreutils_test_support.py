@@ -64,8 +64,11 @@ def clean_environment(**extra):
 
 
 def foreactor_environment(engine, depth, stats_file):
+    """foreactor on for `engine` at `depth`; a number is exact, so that the
+    early path runs whatever it costs on the small, cached test trees."""
     return clean_environment(FOREACTOR="1", FOREACTOR_ENGINE=engine,
-                             FOREACTOR_DEPTH=str(depth), FOREACTOR_STATS=str(stats_file))
+                             FOREACTOR_DEPTH=str(depth), FOREACTOR_EXACT_DEPTH="1",
+                             FOREACTOR_STATS=str(stats_file))
 
 
 def run(arguments, environment, check=True):

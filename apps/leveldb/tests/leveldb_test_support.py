@@ -59,10 +59,12 @@ def clean_environment(**extra):
 
 
 def foreactor_environment(engine, depth, stats_file):
-    """foreactor on for `engine` at `depth`; early issue even for reads the
-    page cache holds (the test databases are small and cached)."""
+    """foreactor on for `engine` at `depth` (a number is exact); early issue
+    even for reads the page cache holds (the test databases are small and
+    cached)."""
     return clean_environment(FOREACTOR=1, FOREACTOR_ENGINE=engine, FOREACTOR_DEPTH=depth,
-                             FOREACTOR_PAGE_CACHE=0, FOREACTOR_STATS=stats_file)
+                             FOREACTOR_EXACT_DEPTH=1, FOREACTOR_PAGE_CACHE=0,
+                             FOREACTOR_STATS=stats_file)
 
 
 def make_trace(directory, name, **arguments):

@@ -54,8 +54,11 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
                 assert config["time_ratio"]["pairs"] == 1 and config["time_ratio"]["low"] is None
                 # A Get runs in a scope when the plugin could plan it (not the
                 # memtable hits, nor a table's first Gets before its layout is
-                # in the page cache).
-                assert 0 < config["statistics"]["scopes"] <= 500
+                # in the page cache) and the scope gate let it: a fixed depth
+                # is a bound, and 500 Gets may all fall in the gate's first
+                # plain stretches.
+                assert config["statistics"] is not None
+                assert 0 <= config["statistics"]["scopes"] <= 500
             if entry["point"]["ratio"] < 100 and memory.available() != "none":
                 assert sample["memory"]["kind"] == memory.available()
                 assert 0 < sample["memory"]["peak_bytes"] <= sample["memory"]["limit_bytes"]

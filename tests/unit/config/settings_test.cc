@@ -216,6 +216,19 @@ TEST(ParseSettingsTest, DepthIsAutomaticUnlessANumberIsGiven) {
   }
 }
 
+// A fixed depth is a bound unless FOREACTOR_EXACT_DEPTH=1 (0 or 1 only).
+TEST(ParseSettingsTest, ExactDepthIsOffUnlessAskedFor) {
+  EXPECT_FALSE(Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=16"}).defaults.exact_depth);
+  EXPECT_TRUE(
+      Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=16", "FOREACTOR_EXACT_DEPTH=1"}).defaults.exact_depth);
+  EXPECT_FALSE(Parse({"FOREACTOR=1", "FOREACTOR_EXACT_DEPTH=0"}).defaults.exact_depth);
+  ProcessSettings bad = Parse({"FOREACTOR=1", "FOREACTOR_EXACT_DEPTH=yes"});
+  EXPECT_FALSE(bad.enabled);
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_NE(bad.problems[0].find("FOREACTOR_EXACT_DEPTH=\"yes\" is not 0 or 1"), std::string::npos)
+      << bad.problems[0];
+}
+
 // ---------------------------------------------------------- invalid values
 
 struct InvalidCase {

@@ -52,8 +52,8 @@ uint64_t SaturatesAt64(unsigned depth) {
   return cost + 300;  // the program's own work per call
 }
 
-TEST(DepthControllerTest, FixedDepthNeverMoves) {
-  DepthController controller(false, 32, &FakeClock);
+TEST(DepthControllerTest, AnExactDepthNeverMoves) {
+  DepthController controller(DepthPolicy::kExact, 32, &FakeClock);
   RunCalls(controller, SaturatesAt64, 100000);
   EXPECT_EQ(controller.depth(), 32u);
   EXPECT_EQ(controller.home_depth(), 32u);
@@ -62,14 +62,16 @@ TEST(DepthControllerTest, FixedDepthNeverMoves) {
 }
 
 TEST(DepthControllerTest, StartsAtThirtyTwoOrTheMaximumWhenLower) {
-  EXPECT_EQ(DepthController(true, 128, &FakeClock).depth(), DepthController::kStartDepth);
-  EXPECT_EQ(DepthController(true, 4, &FakeClock).depth(), 4u);
-  EXPECT_EQ(DepthController(true, 5, &FakeClock).depth(), 4u);  // levels are powers of two
-  EXPECT_EQ(DepthController(true, 0, &FakeClock).depth(), 0u);
+  EXPECT_EQ(DepthController(DepthPolicy::kAutomatic, 128, &FakeClock).depth(),
+            DepthController::kStartDepth);
+  EXPECT_EQ(DepthController(DepthPolicy::kAutomatic, 4, &FakeClock).depth(), 4u);
+  EXPECT_EQ(DepthController(DepthPolicy::kAutomatic, 5, &FakeClock).depth(),
+            5u);  // the top level is the maximum
+  EXPECT_EQ(DepthController(DepthPolicy::kAutomatic, 0, &FakeClock).depth(), 0u);
 }
 
 TEST(DepthControllerTest, ClimbsToTheDepthWhereTheDeviceSaturates) {
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   std::vector<unsigned> calls_at_depth;
   RunCalls(controller, SaturatesAt64, 200000, 1000, 0, &calls_at_depth);
   EXPECT_EQ(controller.home_depth(), 64u);
@@ -80,7 +82,7 @@ TEST(DepthControllerTest, ClimbsToTheDepthWhereTheDeviceSaturates) {
 
 TEST(DepthControllerTest, WalksDownToZeroWhenEarlyIssueOnlyCosts) {
   // Data in memory: every call in flight adds work and saves nothing.
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   std::vector<unsigned> calls_at_depth;
   RunCalls(
       controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000, 1000, 0,
@@ -90,7 +92,7 @@ TEST(DepthControllerTest, WalksDownToZeroWhenEarlyIssueOnlyCosts) {
 }
 
 TEST(DepthControllerTest, ARestartLeavesDepthZeroAndMeasuresAgain) {
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   RunCalls(
       controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000);
   ASSERT_EQ(controller.home_depth(), 0u);
@@ -100,15 +102,44 @@ TEST(DepthControllerTest, ARestartLeavesDepthZeroAndMeasuresAgain) {
   // What it measures now decides: the device turned slow.
   RunCalls(controller, SaturatesAt64, 200000);
   EXPECT_EQ(controller.home_depth(), 64u);
-  DepthController fixed(false, 16, &FakeClock);
+  DepthController fixed(DepthPolicy::kExact, 16, &FakeClock);
   fixed.Restart();
   EXPECT_EQ(fixed.depth(), 16u);
+}
+
+TEST(DepthControllerTest, AFixedDepthIsABoundThatStartsAtItself) {
+  DepthController controller(DepthPolicy::kAtMost, 16, &FakeClock);
+  EXPECT_EQ(controller.depth(), 16u);
+  EXPECT_EQ(controller.home_depth(), 16u);
+  EXPECT_TRUE(controller.automatic());
+  // A number that is no power of two is a level itself: 0, 1, 2, 4, 8, 16, 24.
+  EXPECT_EQ(DepthController(DepthPolicy::kAtMost, 24, &FakeClock).depth(), 24u);
+  EXPECT_EQ(DepthController(DepthPolicy::kAtMost, 1, &FakeClock).depth(), 1u);
+}
+
+TEST(DepthControllerTest, AFixedDepthWalksDownToZeroWhenEarlyIssueOnlyCosts) {
+  DepthController controller(DepthPolicy::kAtMost, 16, &FakeClock);
+  RunCalls(
+      controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000);
+  EXPECT_EQ(controller.home_depth(), 0u);
+  // A restart goes back to the bound, not to kStartDepth.
+  controller.Restart();
+  EXPECT_EQ(controller.depth(), 16u);
+}
+
+TEST(DepthControllerTest, AFixedDepthThatPaysIsKeptAndNeverExceeded) {
+  DepthController controller(DepthPolicy::kAtMost, 24, &FakeClock);
+  std::vector<unsigned> calls_at_depth;
+  RunCalls(controller, SaturatesAt64, 200000, 1000, 0, &calls_at_depth);
+  EXPECT_EQ(controller.home_depth(), 24u);
+  EXPECT_EQ(calls_at_depth.size(), 25u);  // no call ran at a depth above 24
+  EXPECT_GT(calls_at_depth[24], 200000u * 7 / 10);
 }
 
 TEST(DepthControllerTest, FindsDepthZeroWhenTheEngineCostsTheSameAtEveryDepth) {
   // Calls served from memory: through the engine every call costs a
   // hand-off (a little less with more of them overlapped); at depth 0 none.
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   RunCalls(
       controller,
       [](unsigned depth) {
@@ -121,7 +152,7 @@ TEST(DepthControllerTest, FindsDepthZeroWhenTheEngineCostsTheSameAtEveryDepth) {
 TEST(DepthControllerTest, NoisyWindowsDoNotPullTheDepthDown) {
   // A device shared with other work: the time per call drifts by up to 35%
   // either way every 150 calls.
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   uint64_t seed = 12345;
   unsigned calls = 0;
   double factor = 1.0;
@@ -146,7 +177,7 @@ TEST(DepthControllerTest, NoisyWindowsDoNotMoveADepthThatMakesNoDifference) {
   // Every depth is as good as any other; the time per call drifts by up to
   // 35% either way every 150 calls.  A probe is compared with the mean of
   // the home windows, not with the last one alone.
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   uint64_t seed = 777;
   unsigned calls = 0;
   double factor = 1.0;
@@ -164,7 +195,7 @@ TEST(DepthControllerTest, NoisyWindowsDoNotMoveADepthThatMakesNoDifference) {
 }
 
 TEST(DepthControllerTest, StaysWhenNoDepthIsBetterAndProbesRarely) {
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   RunCalls(
       controller, [](unsigned) { return uint64_t{2000}; }, 200000);
   EXPECT_EQ(controller.home_depth(), DepthController::kStartDepth);
@@ -179,7 +210,7 @@ TEST(DepthControllerTest, StaysWhenNoDepthIsBetterAndProbesRarely) {
 
 TEST(DepthControllerTest, CountsOnlyTimeInsideScopes) {
   // Long, varying pauses between scopes must not hide the best depth.
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   uint64_t pause = 0;
   for (int round = 0; round < 200; ++round) {
     pause = (pause * 7919 + 104729) % 5000000;
@@ -189,7 +220,7 @@ TEST(DepthControllerTest, CountsOnlyTimeInsideScopes) {
 }
 
 TEST(DepthControllerTest, FollowsAChangeOfWorkload) {
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   RunCalls(controller, SaturatesAt64, 100000);
   ASSERT_EQ(controller.home_depth(), 64u);
   // The data became hot: early issue now only costs.
@@ -201,7 +232,7 @@ TEST(DepthControllerTest, FollowsAChangeOfWorkload) {
 TEST(DepthControllerTest, WindowsLastAtLeastTheMinimumTime) {
   // Calls of 1 us: 128 calls would make windows of 0.13 ms, too short to
   // tell depths apart.
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   const uint64_t start = fake_now;
   RunCalls(
       controller, [](unsigned) { return uint64_t{1000}; }, 200000);
@@ -214,7 +245,7 @@ TEST(DepthControllerTest, ExcludedTimeDoesNotCount) {
   // Deeper is better up to 64, but inside the scopes the program also does
   // work no depth changes, in bursts of up to 5 ms (du reading a
   // directory), which it excludes.
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   uint64_t seed = 99;
   unsigned calls_at_64 = 0;
   controller.ScopeEntered();
@@ -238,7 +269,7 @@ TEST(DepthControllerTest, AProbeFarBehindHomeEndsEarly) {
   // Cold: a call at depth 0 waits 50 us for the device, 50 times longer
   // than at depth 64.  Each probe to 0 ends once the calls issued at home
   // depth have drained (home + 16 calls), not after a window of 128.
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   unsigned zero_probes = 0;
   unsigned calls_at_zero = 0;
   unsigned previous_depth = controller.depth();
@@ -258,7 +289,7 @@ TEST(DepthControllerTest, AProbeFarBehindHomeEndsEarly) {
 }
 
 TEST(DepthControllerTest, DiscardedCallsDoNotEndAWindow) {
-  DepthController controller(true, 128, &FakeClock);
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   controller.ScopeEntered();
   for (unsigned i = 0; i + 1 < DepthController::kMinimumWindowCalls * 2; ++i) {
     fake_now += 1000;

@@ -53,6 +53,8 @@ class ScopeSpeculationTest : public testing::Test {
     setenv("FOREACTOR_ENGINE", "threads", 1);
     setenv("FOREACTOR_DEPTH_spec_depth0", "0", 1);
     setenv("FOREACTOR_DEPTH_spec_depth4", "4", 1);
+    setenv("FOREACTOR_EXACT_DEPTH_spec_depth4", "1", 1);
+    setenv("FOREACTOR_DEPTH_spec_bound4", "4", 1);
     setenv("FOREACTOR_DEPTH_spec_check", "0", 1);
     setenv("FOREACTOR_CHECK_spec_check", "1", 1);
     setenv("FOREACTOR_DEPTH_spec_suspend", "4", 1);
@@ -112,7 +114,7 @@ TEST_F(ScopeSpeculationTest, DepthZeroIsNotWorthAScope) {
   EXPECT_EQ(AnswerAfterAScope("spec_depth0"), FOREACTOR_SPECULATION_NONE);
 }
 
-TEST_F(ScopeSpeculationTest, PositiveDepthIsWorthAScope) {
+TEST_F(ScopeSpeculationTest, AnExactPositiveDepthAsksForScopes) {
   auto graph = BuildStatLoop("spec_depth4");
   StatState state{"."};
   RunScope(graph, state, ".", 3);
@@ -122,6 +124,11 @@ TEST_F(ScopeSpeculationTest, PositiveDepthIsWorthAScope) {
     EXPECT_EQ(graph.ScopeSpeculation(),
               FOREACTOR_SPECULATION_REQUESTED);  // also from inside a scope
   }
+}
+
+TEST_F(ScopeSpeculationTest, AFixedDepthThatIsABoundLetsTheGateDecide) {
+  // The runtime may lower it where it does not pay, as with auto.
+  EXPECT_EQ(AnswerAfterAScope("spec_bound4"), FOREACTOR_SPECULATION_AUTOMATIC);
 }
 
 TEST_F(ScopeSpeculationTest, CheckModeWantsScopesAtAnyDepth) {
@@ -157,7 +164,7 @@ TEST_F(ScopeSpeculationTest, SuspendedAfterMispredictionsUntilTheGraphIsRightAga
   EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
   // Following the program right for a long run resumes speculation.
   RunScope(graph, state, ".", 64);
-  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
 }
 
 TEST_F(ScopeSpeculationTest, ForeactorOffNever) {

@@ -102,6 +102,10 @@ def run(program, arguments, environment):
 
 
 def foreactor_on(stats_file, **settings):
+    """foreactor on with `settings`; a depth given is exact, so that the
+    early path runs whatever it costs on the small, cached test databases."""
+    if "FOREACTOR_DEPTH" in settings:
+        settings.setdefault("FOREACTOR_EXACT_DEPTH", 1)
     return clean_environment(FOREACTOR=1, FOREACTOR_STATS=stats_file, **settings)
 
 
