@@ -39,6 +39,7 @@ milliseconds of the whole process; medians over rounds; ratio = time /
 stock time (below 1 is faster).
 
 Usage: run.py [--quick] [--tiny] [--rounds N] [--depths N,..] [--only du|cp]
+              [--trees T,..] [--states cold,hot]
        run.py --setup-peers          (install diskus and gdu, nothing else)
        run.py --markdown RESULTS     (the tables of a past run, as Markdown)
 --quick: the 100k-file tree (cold and hot) and the 1 GiB file, 2 rounds.
@@ -722,6 +723,13 @@ def number_list(text):
     return values
 
 
+def name_list(text):
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of names: {text!r}")
+    return names
+
+
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -732,6 +740,11 @@ def parse_arguments():
     parser.add_argument("--depths", type=number_list,
                         help="comma-separated fixed depths (4,16,64); auto is always added")
     parser.add_argument("--only", choices=("du", "cp"), help="run only du or only cp")
+    parser.add_argument("--trees", type=name_list,
+                        help="comma-separated du trees (wide-100k,wide-400k,deep; default all, "
+                             "quick wide-100k)")
+    parser.add_argument("--states", type=name_list,
+                        help="comma-separated du cache states (cold,hot; default both)")
     parser.add_argument("--setup-peers", action="store_true",
                         help="install diskus and gdu, measure nothing")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
@@ -776,6 +789,19 @@ def main():
     else:
         du_plan = [(key, ("cold", "hot")) for key in trees]
         cp_plan = list(files)
+    if arguments.trees:
+        unknown = sorted(set(arguments.trees) - set(trees))
+        if unknown:
+            sys.exit(f"bench/coreutils/run.py: no tree {', '.join(unknown)} "
+                     f"(trees: {', '.join(trees)})")
+        du_plan = [(key, states) for key, states in
+                   [(key, ("cold", "hot")) for key in trees] if key in arguments.trees]
+    if arguments.states:
+        unknown = sorted(set(arguments.states) - {"cold", "hot"})
+        if unknown:
+            sys.exit(f"bench/coreutils/run.py: no cache state {', '.join(unknown)} (cold, hot)")
+        du_plan = [(key, tuple(state for state in states if state in arguments.states))
+                   for key, states in du_plan]
     if arguments.only == "du":
         cp_plan = []
     if arguments.only == "cp":
