@@ -10,7 +10,6 @@
 
 #include "base/call_types.h"
 #include "base/out_of_memory.h"
-#include "engine/high_descriptors.h"
 #include "runtime/call_matching.h"
 #include "runtime/monotonic_clock.h"
 #include "runtime/raw_syscalls.h"
@@ -56,16 +55,6 @@ bool Executed(const Request& request) { return request.result != -ECANCELED; }
 bool Deliverable(const Request& request) {
   if (!Executed(request)) return false;
   return !IsOpen(request.call.type) || (request.result != -EMFILE && request.result != -ENFILE);
-}
-
-// The lowest number an early open's descriptor is moved to while it waits
-// for the program: far above the numbers a program uses, in foreactor's
-// high range (high_descriptors.h; the io_uring ring sits in its top 64).
-// -1 when the limit leaves no such room: opens are then not issued early.
-long DescriptorParkingFloor() {
-  const long ceiling = HighDescriptorCeiling();
-  if (ceiling < 256) return -1;
-  return ceiling >= 2048 ? ceiling - 1024 : ceiling / 2;
 }
 
 }  // namespace
@@ -115,10 +104,10 @@ void GraphRunner::Enter(void* scope_state) {
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
   prepared_unsubmitted_ = 0;
-  accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
+  accesses_head_ = accesses_count_ = pending_changes_ = 0;
+  descriptor_parking_.StartScope();
   guesses_ahead_ = 0;
   following_graph_ = true;
-  parking_floor_ = kParkingFloorUnknown;
   misprediction_guard_.ResetMispredictionRun();
   check_report_.StartScope();
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
@@ -366,7 +355,7 @@ bool GraphRunner::CanIssue(const foreactor_call& call) {
   }
   if (info.vectored && call.iov == nullptr && info.writes_data) return false;
   // An early descriptor must be able to wait above the program's numbers.
-  if (IsOpen(call.type) && ParkingFloor() < 0) return false;
+  if (IsOpen(call.type) && !descriptor_parking_.HasRoom()) return false;
   return true;
 }
 
@@ -495,7 +484,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   const bool is_open = IsOpen(call.type);
   // Descriptor numbers follow the order of opens: none early while an
   // earlier open waits to run at the frontier.
-  if (is_open && pending_unissued_opens_ > 0) issue = false;
+  if (is_open && descriptor_parking_.OpenWaits()) issue = false;
   // A write of the bytes a linked read produces never runs on its own.
   if (InfoOf(call.type).writes_data && !InfoOf(call.type).vectored && call.buffer == nullptr) {
     issue = false;
@@ -565,7 +554,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     RecordPendingAccess(passed);
     const foreactor_call_type type = passed.predicted.type;
     passed.unissued_open = IsOpen(type) && passed.state != SlotState::kIssued;
-    if (passed.unissued_open) pending_unissued_opens_++;
+    if (passed.unissued_open) descriptor_parking_.OpenPassedUnissued();
     // Calls that may run differently than predicted when the frontier gets
     // there, so that nothing after them is certain: guesses, calls that
     // never run early, and side effects held back as uncertain.  A link
@@ -745,7 +734,7 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
   const CallTypeInfo& type_info = InfoOf(real.type);
   int64_t value = DeliverResult(slot, real);
   if (IsOpen(real.type) && value >= 0) {
-    DeliverOpenResult(slot, &value);
+    value = DescriptorParking::Deliver(static_cast<int>(value), slot.predicted);
   }
   if (type_info.implicit_offset && value > 0) raw::Lseek(real.fd, real.offset + value, SEEK_SET);
   if (from_engine) statistics_.consumed++;
@@ -759,22 +748,6 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
   return true;
 }
 
-void GraphRunner::DeliverOpenResult(VisitSlot& slot, int64_t* result) {
-  // The program must get the descriptor number the open would have given
-  // now: the lowest free one.  F_DUPFD finds the lowest free number other
-  // than the early descriptor; whichever of the two is lower is the answer.
-  const int early = static_cast<int>(*result);
-  const int command = (slot.predicted.flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
-  int64_t lowest = raw::Fcntl(early, command, 0);
-  if (lowest < 0) return;
-  if (lowest < early) {
-    raw::Close(early);
-    *result = lowest;
-  } else {
-    raw::Close(static_cast<int>(lowest));
-  }
-}
-
 void GraphRunner::ParkEarlyDescriptors() {
   if (!speculating_) return;
   for (SyscallNodeState& state : syscall_states_) {
@@ -786,28 +759,9 @@ void GraphRunner::ParkEarlyDescriptors() {
       }
       WaitFor(slot);
       slot.descriptor_parked = true;
-      const int64_t early = slot.request.result;
-      if (early < 0) continue;
-      const long floor = ParkingFloor();
-      const int command = (slot.predicted.flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
-      const int64_t parked =
-          floor >= 0 && early < floor ? raw::Fcntl(static_cast<int>(early), command, floor) : early;
-      if (parked >= 0) {
-        if (parked != early) raw::Close(static_cast<int>(early));
-        slot.request.result = parked;
-      } else if (EarlyIssueFor(slot.predicted) == EarlyIssue::kOnGuess) {
-        // No room up there: a pure open is given up (the program makes it
-        // itself); one with side effects keeps its number.
-        raw::Close(static_cast<int>(early));
-        slot.request.result = -ECANCELED;
-      }
+      slot.request.result = descriptor_parking_.Park(slot.request.result, slot.predicted);
     }
   }
-}
-
-long GraphRunner::ParkingFloor() {
-  if (parking_floor_ == kParkingFloorUnknown) parking_floor_ = DescriptorParkingFloor();
-  return parking_floor_;
 }
 
 void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
@@ -824,7 +778,7 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
     if (accesses_[accesses_head_].changes) pending_changes_--;
     accesses_head_ = (accesses_head_ + 1) % ring_size_;
     accesses_count_--;
-    if (slot.unissued_open && pending_unissued_opens_ > 0) pending_unissued_opens_--;
+    if (slot.unissued_open) descriptor_parking_.UnissuedOpenReached();
   }
   slot.has_access = false;
   slot.unissued_open = false;
@@ -1006,7 +960,8 @@ void GraphRunner::DrainAhead() {
   peek_weak_edges_ = frontier_weak_edges_;
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
-  accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
+  accesses_head_ = accesses_count_ = pending_changes_ = 0;
+  descriptor_parking_.ForgetUnissuedOpens();
   guesses_ahead_ = 0;
 }
 

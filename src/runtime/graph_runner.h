@@ -25,10 +25,7 @@
 //    (following_graph_), and a write at the file position finds the
 //    position settled where the plugin says, with nothing ahead on its
 //    descriptor.
-//  - Descriptor numbers: before the program takes a number itself (its own
-//    open, or the delivery of an early one), every early open is waited for
-//    and its descriptor parked high (ParkEarlyDescriptors), so the program
-//    gets the lowest free number it would get without foreactor.
+//  - Descriptor numbers: DescriptorParking (descriptor_parking.h).
 //
 // Reads that hit the page cache: an asynchronous engine only costs time on
 // data already in memory.  Before issuing a read early, the peek head tries
@@ -87,6 +84,7 @@
 #include "runtime/check_report.h"
 #include "runtime/cursor.h"
 #include "runtime/depth_controller.h"
+#include "runtime/descriptor_parking.h"
 #include "runtime/file_kind_cache.h"
 #include "runtime/interception.h"
 #include "runtime/misprediction_guard.h"
@@ -127,8 +125,8 @@ class GraphRunner {
 
   // Called before the program takes a descriptor number itself (its own
   // open, or the delivery of an early one).  Waits for every early open of
-  // this scope still in flight and moves each descriptor one returned above
-  // the numbers the program uses, so that the lowest free number is the one
+  // this scope still in flight and parks each descriptor one returned
+  // (DescriptorParking::Park), so that the lowest free number is the one
   // the program would see without foreactor.
   void ParkEarlyDescriptors();
 
@@ -224,7 +222,6 @@ class GraphRunner {
   // Frontier.
   bool AdvanceFrontierThroughBranches();
   void FinishFrontierVisit(int node, int64_t result);
-  void DeliverOpenResult(VisitSlot& slot, int64_t* result);
   bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
                         int64_t* result);
 
@@ -249,8 +246,6 @@ class GraphRunner {
   // one with side effects end following_graph_, and drops the early results
   // it may change.
   void PassThrough(const foreactor_call& real);
-  // DescriptorParkingFloor() of this scope, looked up on first use.
-  long ParkingFloor();
   void NoteShadowPrediction(bool correct);
   // Ends a suspension (a run of correct predictions, or RetrySpeculation).
   void ResumeSpeculation();
@@ -296,10 +291,6 @@ class GraphRunner {
   // exact match later does not prove it is not), and nothing with side
   // effects is issued early.
   bool following_graph_ = true;
-  // Where early open descriptors are parked (see ParkEarlyDescriptors), or
-  // -1 when the descriptor limit leaves no room; looked up once per scope.
-  static constexpr long kParkingFloorUnknown = -2;
-  long parking_floor_ = kParkingFloorUnknown;
   unsigned visits_ahead_ = 0;  // syscall visits passed by peek, not by frontier
   uint64_t bytes_ahead_ = 0;   // data bytes those visits read or write
   unsigned prepared_unsubmitted_ = 0;
@@ -307,8 +298,10 @@ class GraphRunner {
   std::unique_ptr<PendingAccess[]> accesses_;  // FIFO ring of ring_size_ entries, in visit order
   unsigned accesses_head_ = 0;
   unsigned accesses_count_ = 0;
-  unsigned pending_changes_ = 0;         // entries of accesses_ with `changes` set
-  unsigned pending_unissued_opens_ = 0;  // opens passed but not issued early
+  unsigned pending_changes_ = 0;  // entries of accesses_ with `changes` set
+
+  // Early opens' descriptor numbers (where they wait, the order of opens).
+  DescriptorParking descriptor_parking_;
 
   // Suspension after mispredictions (kept across scopes).
   MispredictionGuard misprediction_guard_;
