@@ -40,11 +40,6 @@ foreactor_call_type IssuedType(foreactor_call_type type) {
   }
 }
 
-size_t PredictedLength(const foreactor_call& call) {
-  return InfoOf(call.type).vectored && call.iov != nullptr ? IovecTotal(call.iov, call.iovcnt)
-                                                           : call.length;
-}
-
 // True when the early request ran the call (as opposed to being cancelled,
 // cut off by a short linked predecessor, or failed by the engine).
 bool Executed(const Request& request) { return request.result != -ECANCELED; }
@@ -82,7 +77,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         branch_states_[node.dense_index].choices.reset(new int[ring_size_ + 1]);
       }
     }
-    accesses_.reset(new PendingAccess[ring_size_]);
+    pending_accesses_.Reserve(ring_size_);
   });
 }
 
@@ -104,7 +99,7 @@ void GraphRunner::Enter(void* scope_state) {
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
   prepared_unsubmitted_ = 0;
-  accesses_head_ = accesses_count_ = pending_changes_ = 0;
+  pending_accesses_.Clear();
   descriptor_parking_.StartScope();
   guesses_ahead_ = 0;
   following_graph_ = true;
@@ -186,61 +181,10 @@ bool GraphRunner::AskArguments(int node, const Cursor& cursor, VisitSlot& slot) 
   return true;
 }
 
-namespace {
-
-// The bytes of its file a call reads or writes: [offset, offset + length)
-// for the read and write families, the whole file for every other call.
-void ByteRangeOf(const foreactor_call& call, int64_t* begin, int64_t* end) {
-  const CallTypeInfo& info = InfoOf(call.type);
-  if ((info.reads_data || info.writes_data) && call.type != FOREACTOR_CALL_GETDENTS64) {
-    *begin = call.offset;
-    *end = call.offset + static_cast<int64_t>(PredictedLength(call));
-  } else {
-    *begin = 0;
-    *end = INT64_MAX;
-  }
-}
-
-}  // namespace
-
-// True for calls that change what other calls see: everything that is not
-// issued on a guess, and getdents64, which moves the directory position.
-bool ChangesState(const foreactor_call& call) {
-  return EarlyIssueFor(call) != EarlyIssue::kOnGuess || call.type == FOREACTOR_CALL_GETDENTS64;
-}
-
-bool CreatesOrTruncates(const foreactor_call& call) {
-  return IsOpen(call.type) && EarlyIssueFor(call) != EarlyIssue::kOnGuess;
-}
-
-bool GraphRunner::SameFile(int fd, int other_fd) {
-  if (fd == other_fd) return true;
-  if (fd < 0 || other_fd < 0) return false;
-  const FileKindCache::Kind kind = file_kinds_.Lookup(fd);
-  const FileKindCache::Kind other = file_kinds_.Lookup(other_fd);
-  return kind.known && other.known && kind.device == other.device && kind.inode == other.inode;
-}
-
-bool GraphRunner::BytesInteract(int fd, int64_t begin, int64_t end, bool writes,
-                                int64_t other_begin, int64_t other_end, bool other_writes) {
-  if (begin < other_end && other_begin < end) return true;
-  // Disjoint bytes still interact when one side writes and the other reads
-  // across the end of the file: a write that grows the file changes how
-  // many bytes (holes read as zeros) the read returns.
-  if (writes == other_writes) return false;
-  struct stat status;
-  if (raw::Fstat(fd, &status) != 0) return true;
-  const int64_t size = status.st_size;
-  return end > size && other_end > size;
-}
-
 bool GraphRunner::PositionSettledAt(int fd, int64_t offset) const {
   // A write ahead on the descriptor would move the position by what it
   // returns, which a failed or short write makes other than its length.
-  for (unsigned i = 0; i < accesses_count_; ++i) {
-    if (accesses_[(accesses_head_ + i) % ring_size_].fd == fd) return false;
-  }
-  return raw::Lseek(fd, 0, SEEK_CUR) == offset;
+  return !pending_accesses_.UsesDescriptor(fd) && raw::Lseek(fd, 0, SEEK_CUR) == offset;
 }
 
 bool GraphRunner::WriteAtPositionSettled(const foreactor_call& call) const {
@@ -248,82 +192,17 @@ bool GraphRunner::WriteAtPositionSettled(const foreactor_call& call) const {
   return !(info.implicit_offset && info.writes_data) || PositionSettledAt(call.fd, call.offset);
 }
 
-bool GraphRunner::BlockedByPendingAccess(const foreactor_call& call) {
-  const CallTypeInfo& info = InfoOf(call.type);
-  const bool changes = ChangesState(call);
-  // A pure call only has to wait for changes; a change for every access.
-  if (!changes && pending_changes_ == 0) return false;
-  int64_t begin, end;
-  ByteRangeOf(call, &begin, &end);
-  for (unsigned i = 0; i < accesses_count_; ++i) {
-    const PendingAccess& access = accesses_[(accesses_head_ + i) % ring_size_];
-    if (!changes && !access.changes) continue;
-    if (info.uses_fd && SameFile(access.fd, call.fd) &&
-        BytesInteract(call.fd, begin, end, info.writes_data, access.begin, access.end,
-                      access.writes_data)) {
-      return true;
-    }
-    if (info.uses_path && access.changes_paths) return true;
-  }
-  return false;
-}
-
-void GraphRunner::RecordPendingAccess(VisitSlot& slot) {
-  const foreactor_call& call = slot.predicted;
-  PendingAccess& entry = accesses_[(accesses_head_ + accesses_count_) % ring_size_];
-  entry.fd = InfoOf(call.type).uses_fd ? call.fd : -1;
-  ByteRangeOf(call, &entry.begin, &entry.end);
-  entry.writes_data = InfoOf(call.type).writes_data;
-  entry.changes = ChangesState(call);
-  entry.changes_paths = CreatesOrTruncates(call);
-  accesses_count_++;
-  if (entry.changes) pending_changes_++;
-  slot.has_access = true;
-}
-
 void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* except) {
   // Early results ahead that a call the program makes now (outside the
   // graph, or not as the graph said) may change must not be used.
-  const CallTypeInfo& info = InfoOf(real.type);
-  const bool paths = CreatesOrTruncates(real);
-  const bool writes = info.writes_data;
-  // Calls that use or move a directory's position (an early getdents64 has
-  // already moved it).
-  const bool seeks = real.type == FOREACTOR_CALL_LSEEK || real.type == FOREACTOR_CALL_GETDENTS64;
-  const bool closes = real.type == FOREACTOR_CALL_CLOSE;
-  if (!paths && !writes && !seeks && !closes) return;
-  if (visits_ahead_ == 0) return;
-  int64_t begin = 0, end = INT64_MAX;
-  const FileKindCache::Kind target = writes ? file_kinds_.Lookup(real.fd) : FileKindCache::Kind{};
-  if (writes && !info.implicit_offset) {
-    ByteRangeOf(real, &begin, &end);
-  } else if (writes && target.regular && !target.append) {
-    // write(2) and writev(2) go to the file position (the call has not run
-    // yet): only the bytes there change, not the early writes further on.
-    foreactor_call at = real;
-    at.offset = raw::Lseek(real.fd, 0, SEEK_CUR);
-    if (at.offset >= 0) ByteRangeOf(at, &begin, &end);
-  }
+  if (!PendingAccesses::MayChangeEarlyResults(real) || visits_ahead_ == 0) return;
+  const PendingAccesses::Change change = pending_accesses_.ChangeBy(real);
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
       VisitSlot& slot = state.slots[visit % ring_size_];
       if (&slot == except) continue;
       if (slot.state != SlotState::kIssued && slot.state != SlotState::kCached) continue;
-      const foreactor_call& early = slot.predicted;
-      const CallTypeInfo& early_info = InfoOf(early.type);
-      bool stale = paths && early_info.uses_path;
-      if (early_info.uses_fd) {
-        if (closes) stale = stale || early.fd == real.fd;
-        if (seeks)
-          stale = stale || (early.fd == real.fd && early.type == FOREACTOR_CALL_GETDENTS64);
-        if (writes && !stale && SameFile(early.fd, real.fd)) {
-          int64_t early_begin, early_end;
-          ByteRangeOf(early, &early_begin, &early_end);
-          stale = BytesInteract(real.fd, begin, end, true, early_begin, early_end,
-                                early_info.writes_data);
-        }
-      }
-      if (!stale) continue;
+      if (!pending_accesses_.MakesStale(change, slot.predicted)) continue;
       if (slot.state == SlotState::kIssued) {
         engine_->Cancel(&slot.request);
         DiscardEarlyResult(slot);
@@ -478,7 +357,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   // never runs early: the program makes it at the frontier, and the pure
   // calls after it may still be issued on a guess.
   const bool held_back = early == EarlyIssue::kWhenCertain && uncertain;
-  if (BlockedByPendingAccess(call)) return PeekStep::kStop;
+  if (pending_accesses_.Blocks(call)) return PeekStep::kStop;
 
   bool issue = !settings_.check && early != EarlyIssue::kNever && !held_back && CanIssue(call);
   const bool is_open = IsOpen(call.type);
@@ -524,7 +403,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     // earlier visit ahead like any other call.  A tail that may not run
     // early leaves the head to run alone.
     if (partner_early != EarlyIssue::kNever && !partner_held_back &&
-        !BlockedByPendingAccess(candidate.predicted) &&
+        !pending_accesses_.Blocks(candidate.predicted) &&
         WriteAtPositionSettled(candidate.predicted) && CanIssue(candidate.predicted) &&
         PrepareRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
@@ -551,7 +430,8 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   }
 
   auto pass = [this](VisitSlot& passed, SyscallNodeState& passed_state, bool passed_held_back) {
-    RecordPendingAccess(passed);
+    pending_accesses_.Record(passed.predicted);
+    passed.has_access = true;
     const foreactor_call_type type = passed.predicted.type;
     passed.unissued_open = IsOpen(type) && passed.state != SlotState::kIssued;
     if (passed.unissued_open) descriptor_parking_.OpenPassedUnissued();
@@ -774,10 +654,8 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
   SyscallNodeState& state = syscall_states_[info.dense_index];
   VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
   const bool peek_passed = state.frontier_count < state.peek_count;
-  if (slot.has_access && accesses_count_ > 0) {
-    if (accesses_[accesses_head_].changes) pending_changes_--;
-    accesses_head_ = (accesses_head_ + 1) % ring_size_;
-    accesses_count_--;
+  if (slot.has_access && !pending_accesses_.empty()) {
+    pending_accesses_.ReleaseOldest();
     if (slot.unissued_open) descriptor_parking_.UnissuedOpenReached();
   }
   slot.has_access = false;
@@ -960,7 +838,7 @@ void GraphRunner::DrainAhead() {
   peek_weak_edges_ = frontier_weak_edges_;
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
-  accesses_head_ = accesses_count_ = pending_changes_ = 0;
+  pending_accesses_.Clear();
   descriptor_parking_.ForgetUnissuedOpens();
   guesses_ahead_ = 0;
 }

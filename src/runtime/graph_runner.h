@@ -13,11 +13,12 @@
 //    `depth` syscall visits.  A call with side effects that is not certain
 //    is passed without being issued (the program makes it at the
 //    frontier), like a call that never runs early.  It stops at an unknown
-//    branch or arguments, before a call whose bytes an earlier pending visit changes (or, for a
-//    change, uses; a write that grows the file also conflicts with reads across its end), and when
-//    the engine's queue is full.  It issues no open while an earlier open waits to run at the
-//    frontier.  Everything it prepares in one walk is submitted as one batch.  A call the program
-//    makes outside the graph discards the early results it may change.
+//    branch or arguments, before a call that an earlier pending visit
+//    must run before (PendingAccesses, pending_accesses.h), and when the
+//    engine's queue is full.  It issues no open while an earlier open waits
+//    to run at the frontier.  Everything it prepares in one walk is
+//    submitted as one batch.  A call the program makes outside the graph
+//    discards the early results it may change (PendingAccesses::MakesStale).
 //  - Certain means: no weak edge lies between the frontier and the call
 //    (one the frontier crossed counts until the program makes its next
 //    graph call), no visit between them rests on a guess the program has
@@ -89,6 +90,7 @@
 #include "runtime/interception.h"
 #include "runtime/misprediction_guard.h"
 #include "runtime/page_cache_mode.h"
+#include "runtime/pending_accesses.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
 
@@ -174,19 +176,6 @@ class GraphRunner {
     uint64_t peek_count = 0;
     uint64_t frontier_count = 0;
   };
-  // A side effect ahead of the frontier that later pure calls must not pass.
-  // A visit the peek head passed and the frontier has not reached: which
-  // bytes of which descriptor it reads or changes ([begin, end) for the read
-  // and write families, the whole file otherwise), so that calls ahead are
-  // issued only in an order that cannot change what any of them sees.
-  struct PendingAccess {
-    int fd;  // descriptor it uses, or -1
-    int64_t begin;
-    int64_t end;
-    bool writes_data;    // a write of [begin, end), which may also grow the file
-    bool changes;        // writes, closes, seeks a directory: anything but a pure read
-    bool changes_paths;  // creates or truncates files by path
-  };
 
   foreactor_visit MakeVisit(const Cursor& cursor, uint64_t* iteration_storage) const;
   VisitSlot& SlotOf(int node, uint64_t visit_count);
@@ -197,22 +186,12 @@ class GraphRunner {
   PeekStep PeekBranch(int node);
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
-  bool BlockedByPendingAccess(const foreactor_call& call);
   // True when the position of `fd` is `offset` now and no visit ahead of
   // the frontier uses the descriptor (and so might move it).
   bool PositionSettledAt(int fd, int64_t offset) const;
   // True unless `call` writes at the file position and that position is not
   // settled at the offset the plugin predicts.
   bool WriteAtPositionSettled(const foreactor_call& call) const;
-  // True when `fd` and `other_fd` name the same open file or the same inode.
-  bool SameFile(int fd, int other_fd);
-  // True when an access to bytes [begin, end) of the file `fd` and one to
-  // [other_begin, other_end) of the same file can change what the other
-  // sees, given which of them write.  Asks the file's size only when the
-  // ranges are disjoint and one side writes.
-  bool BytesInteract(int fd, int64_t begin, int64_t end, bool writes, int64_t other_begin,
-                     int64_t other_end, bool other_writes);
-  void RecordPendingAccess(VisitSlot& slot);
   void InvalidateAhead(const foreactor_call& real, const VisitSlot* except);
   bool CanIssue(const foreactor_call& call);
   bool DirectIoAllowed(const foreactor_call& call, bool check_buffer);
@@ -295,11 +274,6 @@ class GraphRunner {
   uint64_t bytes_ahead_ = 0;   // data bytes those visits read or write
   unsigned prepared_unsubmitted_ = 0;
 
-  std::unique_ptr<PendingAccess[]> accesses_;  // FIFO ring of ring_size_ entries, in visit order
-  unsigned accesses_head_ = 0;
-  unsigned accesses_count_ = 0;
-  unsigned pending_changes_ = 0;  // entries of accesses_ with `changes` set
-
   // Early opens' descriptor numbers (where they wait, the order of opens).
   DescriptorParking descriptor_parking_;
 
@@ -311,6 +285,8 @@ class GraphRunner {
   // Kept across scopes: whether this graph's data is being found cached.
   PageCacheMode cache_mode_;
   FileKindCache file_kinds_;
+  // One entry per visit in [frontier, peek), in visit order.
+  PendingAccesses pending_accesses_{&file_kinds_};
   Statistics statistics_;
   GraphTotals* totals_ = nullptr;  // where statistics_ is folded at each Exit (made at the first)
 };
