@@ -16,9 +16,11 @@ namespace foreactor {
 // Sum of the lengths of `count` iovecs.
 size_t IovecTotal(const struct iovec* iov, int count);
 
-// The bytes a predicted call reads or writes: the total of its iovecs for a
-// vector form given with iovecs, its length otherwise.
-inline size_t PredictedLength(const foreactor_call& call) {
+// Bytes a read or write call moves: the total of its iovecs for a vector
+// form given with iovecs, its length otherwise.  A prediction of a vector
+// read may give only `length` (foreactor.h); a real call always has its
+// iovecs.
+inline size_t DataLength(const foreactor_call& call) {
   return InfoOf(call.type).vectored && call.iov != nullptr ? IovecTotal(call.iov, call.iovcnt)
                                                            : call.length;
 }

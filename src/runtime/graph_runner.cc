@@ -247,7 +247,7 @@ bool GraphRunner::DirectIoAllowed(const foreactor_call& call, bool check_buffer)
   auto aligned = [](uint64_t value, uint64_t alignment) { return value % alignment == 0; };
   if (!aligned(static_cast<uint64_t>(call.offset), offset_align)) return false;
   if (info.vectored) {
-    if (call.iov == nullptr) return !check_buffer && aligned(PredictedLength(call), offset_align);
+    if (call.iov == nullptr) return !check_buffer && aligned(DataLength(call), offset_align);
     for (int i = 0; i < call.iovcnt; ++i) {
       if (!aligned(call.iov[i].iov_len, offset_align)) return false;
       if (check_buffer &&
@@ -273,13 +273,13 @@ bool GraphRunner::PrepareRequest(VisitSlot& slot) {
   request.result = 0;
   request.linked_next = nullptr;
   if (info.reads_data) {
-    size_t length = PredictedLength(predicted);
+    size_t length = DataLength(predicted);
     if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
     request.call.buffer = slot.data.data();
     request.call.length = length;
   } else if (info.writes_data &&
              (info.vectored ? predicted.iov != nullptr : predicted.buffer != nullptr)) {
-    size_t length = PredictedLength(predicted);
+    size_t length = DataLength(predicted);
     if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
     if (info.vectored) {
       size_t done = 0;
@@ -445,7 +445,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     if (passed.unconfirmed_guess) guesses_ahead_++;
     const CallTypeInfo& passed_info = InfoOf(type);
     passed.bytes_ahead =
-        passed_info.reads_data || passed_info.writes_data ? PredictedLength(passed.predicted) : 0;
+        passed_info.reads_data || passed_info.writes_data ? DataLength(passed.predicted) : 0;
     bytes_ahead_ += passed.bytes_ahead;
     passed_state.peek_count++;
     visits_ahead_++;

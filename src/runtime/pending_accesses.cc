@@ -32,7 +32,7 @@ void PendingAccesses::ByteRangeOf(const foreactor_call& call, int64_t* begin, in
   const CallTypeInfo& info = InfoOf(call.type);
   if ((info.reads_data || info.writes_data) && call.type != FOREACTOR_CALL_GETDENTS64) {
     *begin = call.offset;
-    *end = call.offset + static_cast<int64_t>(PredictedLength(call));
+    *end = call.offset + static_cast<int64_t>(DataLength(call));
   } else {
     *begin = 0;
     *end = INT64_MAX;

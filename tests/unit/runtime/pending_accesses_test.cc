@@ -19,10 +19,15 @@ namespace {
 
 constexpr int64_t kFileSize = 16384;
 
-foreactor_call Data(foreactor_call_type type, int fd, int64_t offset, size_t length) {
+// A call of `type` on descriptor `fd`; the other arguments zero.
+foreactor_call OnDescriptor(foreactor_call_type type, int fd) {
   foreactor_call call{};
   call.type = type;
   call.fd = fd;
+  return call;
+}
+foreactor_call Data(foreactor_call_type type, int fd, int64_t offset, size_t length) {
+  foreactor_call call = OnDescriptor(type, fd);
   call.offset = offset;
   call.length = length;
   return call;
@@ -33,16 +38,8 @@ foreactor_call Pread(int fd, int64_t offset, size_t length) {
 foreactor_call Pwrite(int fd, int64_t offset, size_t length) {
   return Data(FOREACTOR_CALL_PWRITE, fd, offset, length);
 }
-foreactor_call OnDescriptor(foreactor_call_type type, int fd) {
-  foreactor_call call{};
-  call.type = type;
-  call.fd = fd;
-  return call;
-}
 foreactor_call ByPath(foreactor_call_type type, const char* path, int flags = 0) {
-  foreactor_call call{};
-  call.type = type;
-  call.fd = AT_FDCWD;
+  foreactor_call call = OnDescriptor(type, AT_FDCWD);
   call.path = path;
   call.flags = flags;
   return call;
