@@ -94,15 +94,12 @@ void GraphRunner::Enter(void* scope_state) {
   frontier_ = Cursor{};
   frontier_.Take(graph_.node(FOREACTOR_START_NODE).next);
   peek_ = frontier_;
-  frontier_weak_edges_ = peek_weak_edges_ = 0;
-  unconfirmed_weak_edge_ = graph_.node(FOREACTOR_START_NODE).next.weak;
+  issue_rules_.StartScope(graph_.node(FOREACTOR_START_NODE).next.weak);
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
   prepared_unsubmitted_ = 0;
   pending_accesses_.Clear();
   descriptor_parking_.StartScope();
-  guesses_ahead_ = 0;
-  following_graph_ = true;
   misprediction_guard_.ResetMispredictionRun();
   check_report_.StartScope();
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
@@ -179,17 +176,6 @@ bool GraphRunner::AskArguments(int node, const Cursor& cursor, VisitSlot& slot) 
   slot.predicted = call;
   slot.state = SlotState::kPassed;
   return true;
-}
-
-bool GraphRunner::PositionSettledAt(int fd, int64_t offset) const {
-  // A write ahead on the descriptor would move the position by what it
-  // returns, which a failed or short write makes other than its length.
-  return !pending_accesses_.UsesDescriptor(fd) && raw::Lseek(fd, 0, SEEK_CUR) == offset;
-}
-
-bool GraphRunner::WriteAtPositionSettled(const foreactor_call& call) const {
-  const CallTypeInfo& info = InfoOf(call.type);
-  return !(info.implicit_offset && info.writes_data) || PositionSettledAt(call.fd, call.offset);
 }
 
 void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* except) {
@@ -303,7 +289,7 @@ bool GraphRunner::PrepareRequest(VisitSlot& slot) {
 
 void GraphRunner::TakeEdgeAhead(const Edge& edge) {
   peek_.Take(edge);
-  if (edge.weak) peek_weak_edges_++;
+  issue_rules_.PeekCrossed(edge.weak);
 }
 
 // ------------------------------------------------------------ peek head
@@ -351,12 +337,11 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
 
   const foreactor_call& call = slot.predicted;
   const EarlyIssue early = EarlyIssueFor(call);
-  const bool uncertain = peek_weak_edges_ > frontier_weak_edges_ || unconfirmed_weak_edge_ ||
-                         guesses_ahead_ > 0 || !following_graph_;
+  const bool uncertain = issue_rules_.Uncertain();
   // A call with side effects that is not certain is passed like one that
   // never runs early: the program makes it at the frontier, and the pure
   // calls after it may still be issued on a guess.
-  const bool held_back = early == EarlyIssue::kWhenCertain && uncertain;
+  const bool held_back = IssueRules::HeldBack(early, uncertain);
   if (pending_accesses_.Blocks(call)) return PeekStep::kStop;
 
   bool issue = !settings_.check && early != EarlyIssue::kNever && !held_back && CanIssue(call);
@@ -370,7 +355,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   }
   // A write at the file position goes where the plugin says only if that
   // is where the position will be.
-  if (issue && !WriteAtPositionSettled(call)) issue = false;
+  if (issue && !IssueRules::WriteAtPositionSettled(call, pending_accesses_)) issue = false;
   // Reads of a file opened with O_DIRECT never come from the page cache
   // (and RWF_NOWAIT reads them from the device).  The head of a linked pair
   // is tried too: found in the page cache, it is kept and its write runs at
@@ -398,14 +383,14 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     if (!AskArguments(partner_node, after, candidate)) return PeekStep::kStop;
     const bool partner_uncertain = uncertain || info.next.weak;
     const EarlyIssue partner_early = EarlyIssueFor(candidate.predicted);
-    const bool partner_held_back = partner_early == EarlyIssue::kWhenCertain && partner_uncertain;
+    const bool partner_held_back = IssueRules::HeldBack(partner_early, partner_uncertain);
     // The tail is ordered after its head by the link, and after every
     // earlier visit ahead like any other call.  A tail that may not run
     // early leaves the head to run alone.
     if (partner_early != EarlyIssue::kNever && !partner_held_back &&
         !pending_accesses_.Blocks(candidate.predicted) &&
-        WriteAtPositionSettled(candidate.predicted) && CanIssue(candidate.predicted) &&
-        PrepareRequest(candidate)) {
+        IssueRules::WriteAtPositionSettled(candidate.predicted, pending_accesses_) &&
+        CanIssue(candidate.predicted) && PrepareRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
         candidate.request.call.buffer = slot.data.data();  // writes what the read produced
       }
@@ -439,10 +424,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     // there, so that nothing after them is certain: guesses, calls that
     // never run early, and side effects held back as uncertain.  A link
     // head's tail runs only after it, by the link.
-    passed.unconfirmed_guess =
-        (EarlyIssueFor(passed.predicted) != EarlyIssue::kWhenCertain || passed_held_back) &&
-        !passed.predicted.link_next;
-    if (passed.unconfirmed_guess) guesses_ahead_++;
+    passed.unconfirmed_guess = issue_rules_.PassedRestsOnGuess(passed.predicted, passed_held_back);
     const CallTypeInfo& passed_info = InfoOf(type);
     passed.bytes_ahead =
         passed_info.reads_data || passed_info.writes_data ? DataLength(passed.predicted) : 0;
@@ -499,14 +481,13 @@ bool GraphRunner::AdvanceFrontierThroughBranches() {
     state.frontier_count++;
     frontier_.Take(edge);
     if (edge.weak) {
-      frontier_weak_edges_++;
+      issue_rules_.FrontierCrossedWeakEdge();
       frontier_weak_since_call_ = true;
-      unconfirmed_weak_edge_ = true;
     }
     if (!peek_passed) {
       state.peek_count = state.frontier_count;
       peek_ = frontier_;
-      peek_weak_edges_ = frontier_weak_edges_;
+      issue_rules_.PeekAtFrontier();
     }
   }
 }
@@ -546,7 +527,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   intercepted->claimed_by = this;
   intercepted->claimed_node = node;
   // The program went on past any weak edge behind the frontier.
-  unconfirmed_weak_edge_ = false;
+  issue_rules_.ProgramMadeGraphCall();
 
   if (cache_mode_.serving_from_cache() && IsPlainRead(real.type) &&
       slot.state != SlotState::kIssued && slot.state != SlotState::kCached &&
@@ -660,7 +641,7 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
   }
   slot.has_access = false;
   slot.unissued_open = false;
-  if (slot.unconfirmed_guess && guesses_ahead_ > 0) guesses_ahead_--;
+  if (slot.unconfirmed_guess) issue_rules_.GuessReached();
   slot.unconfirmed_guess = false;
   if (info.call_type == FOREACTOR_CALL_CLOSE && slot.state != SlotState::kEmpty) {
     file_kinds_.Forget(slot.predicted.fd);
@@ -681,14 +662,11 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
   NoteFrontierCallForDepth();
   frontier_.Take(info.next);
   frontier_weak_since_call_ = info.next.weak;
-  if (info.next.weak) {
-    frontier_weak_edges_++;
-    unconfirmed_weak_edge_ = true;
-  }
+  if (info.next.weak) issue_rules_.FrontierCrossedWeakEdge();
   if (!peek_passed) {
     state.peek_count = state.frontier_count;
     peek_ = frontier_;
-    peek_weak_edges_ = frontier_weak_edges_;
+    issue_rules_.PeekAtFrontier();
   }
 }
 
@@ -835,24 +813,24 @@ void GraphRunner::DrainAhead() {
   }
   for (BranchNodeState& state : branch_states_) state.peek_count = state.frontier_count;
   peek_ = frontier_;
-  peek_weak_edges_ = frontier_weak_edges_;
+  issue_rules_.PeekAtFrontier();
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
   pending_accesses_.Clear();
   descriptor_parking_.ForgetUnissuedOpens();
-  guesses_ahead_ = 0;
+  issue_rules_.ForgetGuessesAhead();
 }
 
 void GraphRunner::PassThrough(const foreactor_call& real) {
   statistics_.passed_through++;
   // A call with side effects that the graph did not expect here: the graph
-  // may have lost the program (see following_graph_).
-  if (EarlyIssueFor(real) != EarlyIssue::kOnGuess) following_graph_ = false;
+  // may have lost the program (IssueRules::LoseTheProgram).
+  if (EarlyIssueFor(real) != EarlyIssue::kOnGuess) issue_rules_.LoseTheProgram();
   InvalidateAhead(real, nullptr);
 }
 
 void GraphRunner::NoteMisprediction() {
-  following_graph_ = false;
+  issue_rules_.LoseTheProgram();
   statistics_.mispredicted++;
   if (!misprediction_guard_.MispredictionSuspends(speculating_)) return;
   DrainAhead();

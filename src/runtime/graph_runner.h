@@ -11,21 +11,16 @@
 //  - The peek head walks ahead of the frontier on the same path (Fill):
 //    it follows branch choices, asks for arguments, and issues up to
 //    `depth` syscall visits.  A call with side effects that is not certain
-//    is passed without being issued (the program makes it at the
-//    frontier), like a call that never runs early.  It stops at an unknown
+//    (IssueRules, issue_rules.h) is passed without being issued (the
+//    program makes it at the frontier), like a call that never runs early.
+//    It stops at an unknown
 //    branch or arguments, before a call that an earlier pending visit
 //    must run before (PendingAccesses, pending_accesses.h), and when the
 //    engine's queue is full.  It issues no open while an earlier open waits
 //    to run at the frontier.  Everything it prepares in one walk is
 //    submitted as one batch.  A call the program makes outside the graph
 //    discards the early results it may change (PendingAccesses::MakesStale).
-//  - Certain means: no weak edge lies between the frontier and the call
-//    (one the frontier crossed counts until the program makes its next
-//    graph call), no visit between them rests on a guess the program has
-//    not confirmed (guesses_ahead_), the scope has not mispredicted
-//    (following_graph_), and a write at the file position finds the
-//    position settled where the plugin says, with nothing ahead on its
-//    descriptor.
+//  - Certainty: IssueRules (issue_rules.h).
 //  - Descriptor numbers: DescriptorParking (descriptor_parking.h).
 //
 // Reads that hit the page cache: an asynchronous engine only costs time on
@@ -88,6 +83,7 @@
 #include "runtime/descriptor_parking.h"
 #include "runtime/file_kind_cache.h"
 #include "runtime/interception.h"
+#include "runtime/issue_rules.h"
 #include "runtime/misprediction_guard.h"
 #include "runtime/page_cache_mode.h"
 #include "runtime/pending_accesses.h"
@@ -186,12 +182,6 @@ class GraphRunner {
   PeekStep PeekBranch(int node);
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
-  // True when the position of `fd` is `offset` now and no visit ahead of
-  // the frontier uses the descriptor (and so might move it).
-  bool PositionSettledAt(int fd, int64_t offset) const;
-  // True unless `call` writes at the file position and that position is not
-  // settled at the offset the plugin predicts.
-  bool WriteAtPositionSettled(const foreactor_call& call) const;
   void InvalidateAhead(const foreactor_call& real, const VisitSlot* except);
   bool CanIssue(const foreactor_call& call);
   bool DirectIoAllowed(const foreactor_call& call, bool check_buffer);
@@ -252,24 +242,9 @@ class GraphRunner {
 
   Cursor frontier_;
   Cursor peek_;
-  uint64_t frontier_weak_edges_ = 0;  // weak edges the frontier has crossed
-  // The frontier crossed a weak edge and the program has not made a graph
-  // call since: it may still return there, so that edge still counts as
-  // lying ahead for calls with side effects.
-  bool unconfirmed_weak_edge_ = false;
-  uint64_t peek_weak_edges_ = 0;  // weak edges the peek head has crossed
-  // Visits in [frontier, peek) that rest on a guess the program has not
-  // confirmed yet: every call but those with side effects issued as
-  // certain and link heads (whose link asserts the pair).
-  // A guess that is wrong about the descriptor leaves the frontier waiting
-  // while the program goes on, so no side effect is issued past one.
-  unsigned guesses_ahead_ = 0;
-  // False from a misprediction, or a call with side effects the graph did
-  // not expect, to the end of the scope: the frontier may then be out of
-  // step with the program (loops repeat the same arguments, so even an
-  // exact match later does not prove it is not), and nothing with side
-  // effects is issued early.
-  bool following_graph_ = true;
+  // Whether the visit at the peek head is certain (weak edges, guesses
+  // ahead, following the program).
+  IssueRules issue_rules_;
   unsigned visits_ahead_ = 0;  // syscall visits passed by peek, not by frontier
   uint64_t bytes_ahead_ = 0;   // data bytes those visits read or write
   unsigned prepared_unsubmitted_ = 0;
