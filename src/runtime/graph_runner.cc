@@ -22,24 +22,6 @@ bool IsPlainRead(foreactor_call_type type) {
   return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
 }
 
-// The call type an engine runs for a predicted call: calls with an implicit
-// offset become their positional forms, vector reads become one read into
-// the slot's buffer, vector writes one write from it.
-foreactor_call_type IssuedType(foreactor_call_type type) {
-  switch (type) {
-    case FOREACTOR_CALL_READ:
-    case FOREACTOR_CALL_READV:
-    case FOREACTOR_CALL_PREADV:
-      return FOREACTOR_CALL_PREAD;
-    case FOREACTOR_CALL_WRITE:
-    case FOREACTOR_CALL_WRITEV:
-    case FOREACTOR_CALL_PWRITEV:
-      return FOREACTOR_CALL_PWRITE;
-    default:
-      return type;
-  }
-}
-
 // True when the early request ran the call (as opposed to being cancelled,
 // cut off by a short linked predecessor, or failed by the engine).
 bool Executed(const Request& request) { return request.result != -ECANCELED; }
@@ -201,52 +183,6 @@ void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* e
   }
 }
 
-bool GraphRunner::CanIssue(const foreactor_call& call) {
-  if (!engine_->Supports(IssuedType(call.type))) return false;
-  const CallTypeInfo& info = InfoOf(call.type);
-  if (call.type == FOREACTOR_CALL_GETDENTS64) return file_kinds_.Lookup(call.fd).directory;
-  if (info.reads_data || info.writes_data) {
-    // Pipes, sockets and terminals are never touched early: reading one
-    // consumes its data.  Regular files only, and never at an offset in
-    // place of the position of a file opened for appending.
-    FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
-    if (!kind.regular) return false;
-    if (info.implicit_offset && info.writes_data && kind.append) return false;
-    // Direct I/O the kernel would refuse must be refused as it would be:
-    // never turned into a success by running it on foreactor's own
-    // aligned buffer.  A write is issued only from an aligned buffer of the
-    // program's; a read's buffer is checked when the program makes it.
-    if (kind.direct && !DirectIoAllowed(call, info.writes_data)) return false;
-  }
-  if (info.vectored && call.iov == nullptr && info.writes_data) return false;
-  // An early descriptor must be able to wait above the program's numbers.
-  if (IsOpen(call.type) && !descriptor_parking_.HasRoom()) return false;
-  return true;
-}
-
-bool GraphRunner::DirectIoAllowed(const foreactor_call& call, bool check_buffer) {
-  FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
-  if (!kind.direct) return true;
-  const CallTypeInfo& info = InfoOf(call.type);
-  const uint64_t offset_align = kind.direct_offset_align;
-  const uint64_t memory_align = kind.direct_memory_align;
-  auto aligned = [](uint64_t value, uint64_t alignment) { return value % alignment == 0; };
-  if (!aligned(static_cast<uint64_t>(call.offset), offset_align)) return false;
-  if (info.vectored) {
-    if (call.iov == nullptr) return !check_buffer && aligned(DataLength(call), offset_align);
-    for (int i = 0; i < call.iovcnt; ++i) {
-      if (!aligned(call.iov[i].iov_len, offset_align)) return false;
-      if (check_buffer &&
-          !aligned(reinterpret_cast<uintptr_t>(call.iov[i].iov_base), memory_align)) {
-        return false;
-      }
-    }
-    return true;
-  }
-  if (!aligned(call.length, offset_align)) return false;
-  return !check_buffer || aligned(reinterpret_cast<uintptr_t>(call.buffer), memory_align);
-}
-
 bool GraphRunner::PrepareRequest(VisitSlot& slot) {
   const foreactor_call& predicted = slot.predicted;
   const CallTypeInfo& info = InfoOf(predicted.type);
@@ -344,7 +280,8 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   const bool held_back = IssueRules::HeldBack(early, uncertain);
   if (pending_accesses_.Blocks(call)) return PeekStep::kStop;
 
-  bool issue = !settings_.check && early != EarlyIssue::kNever && !held_back && CanIssue(call);
+  bool issue =
+      !settings_.check && early != EarlyIssue::kNever && !held_back && issue_rules_.Issuable(call);
   const bool is_open = IsOpen(call.type);
   // Descriptor numbers follow the order of opens: none early while an
   // earlier open waits to run at the frontier.
@@ -390,7 +327,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     if (partner_early != EarlyIssue::kNever && !partner_held_back &&
         !pending_accesses_.Blocks(candidate.predicted) &&
         IssueRules::WriteAtPositionSettled(candidate.predicted, pending_accesses_) &&
-        CanIssue(candidate.predicted) && PrepareRequest(candidate)) {
+        issue_rules_.Issuable(candidate.predicted) && PrepareRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
         candidate.request.call.buffer = slot.data.data();  // writes what the read produced
       }
@@ -538,7 +475,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
     real.offset = file_kinds_.Lookup(real.fd).regular ? raw::Lseek(real.fd, 0, SEEK_CUR) : -1;
   }
   if (slot.state == SlotState::kIssued && (type_info.reads_data || type_info.writes_data) &&
-      !DirectIoAllowed(real, true)) {
+      !issue_rules_.DirectIoAllowed(real, true)) {
     // Direct I/O the kernel refuses (a misaligned buffer, offset or
     // length): the program's own call must fail as it would.
     DiscardEarlyResult(slot);

@@ -183,8 +183,6 @@ class GraphRunner {
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
   void InvalidateAhead(const foreactor_call& real, const VisitSlot* except);
-  bool CanIssue(const foreactor_call& call);
-  bool DirectIoAllowed(const foreactor_call& call, bool check_buffer);
   bool PrepareRequest(VisitSlot& slot);
   void TakeEdgeAhead(const Edge& edge);
 
@@ -243,8 +241,8 @@ class GraphRunner {
   Cursor frontier_;
   Cursor peek_;
   // Whether the visit at the peek head is certain (weak edges, guesses
-  // ahead, following the program).
-  IssueRules issue_rules_;
+  // ahead, following the program), and whether a call can run early at all.
+  IssueRules issue_rules_{engine_, &file_kinds_, &descriptor_parking_};
   unsigned visits_ahead_ = 0;  // syscall visits passed by peek, not by frontier
   uint64_t bytes_ahead_ = 0;   // data bytes those visits read or write
   unsigned prepared_unsubmitted_ = 0;

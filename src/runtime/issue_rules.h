@@ -1,5 +1,6 @@
 // issue_rules.h: whether a visit ahead of the frontier is certain, and so
-// whether a call with side effects may be issued early (DESIGN §2 rule 3).
+// whether a call with side effects may be issued early, and whether a call
+// can run early at all (DESIGN §2 rules 1 and 3).
 //
 // Pure calls may be issued on a guess.  A call with side effects
 // (EarlyIssue::kWhenCertain) is issued early only when certain; otherwise it
@@ -23,6 +24,15 @@
 // position is settled where the plugin says, with nothing ahead on its
 // descriptor.
 //
+// Whatever the certainty, a call runs early only where it can run exactly
+// as the program's would (Issuable): the engine runs it; reads and writes
+// only on regular files (reading a pipe, socket or terminal consumes its
+// data), never at an offset in place of the position of a file opened for
+// appending, and direct I/O only as aligned as the kernel demands (never
+// turned into a success by running it on foreactor's own aligned buffer);
+// getdents64 only on a directory; opens only while their descriptors have
+// room to wait above the program's (DescriptorParking).
+//
 // The runner tells this class where its two cursors go (edges crossed,
 // visits passed and reached, drains) and asks Uncertain() before each
 // visit it passes.  One per runner; used by the owning thread only.
@@ -32,13 +42,26 @@
 #include <cstdint>
 
 #include "base/call_types.h"
+#include "engine/engine.h"
 #include "foreactor/foreactor.h"
+#include "runtime/descriptor_parking.h"
+#include "runtime/file_kind_cache.h"
 #include "runtime/pending_accesses.h"
 
 namespace foreactor {
 
+// The call type an engine runs for a predicted call: calls with an implicit
+// offset become their positional forms, vector reads become one read into
+// the slot's buffer, vector writes one write from it.
+foreactor_call_type IssuedType(foreactor_call_type type);
+
 class IssueRules {
  public:
+  // `engine` (null when there is none: nothing is asked then),
+  // `file_kinds` and `descriptor_parking` outlive this object.
+  IssueRules(const Engine* engine, FileKindCache* file_kinds, DescriptorParking* descriptor_parking)
+      : engine_(engine), file_kinds_(file_kinds), descriptor_parking_(descriptor_parking) {}
+
   // A new scope; `start_edge_weak`: the edge from the start node is weak.
   void StartScope(bool start_edge_weak) {
     frontier_weak_edges_ = peek_weak_edges_ = 0;
@@ -103,7 +126,22 @@ class IssueRules {
   // failed or short write makes other than its length).
   static bool WriteAtPositionSettled(const foreactor_call& call, const PendingAccesses& ahead);
 
+  // True when `call` can run early exactly as the program's call would (see
+  // above).  A write is issued only from an aligned buffer of the
+  // program's; a read's buffer is checked when the program makes it.
+  bool Issuable(const foreactor_call& call);
+
+  // True unless `call` is on a file opened with O_DIRECT and its offset or
+  // lengths (and, with `check_buffer`, its buffer addresses) are not as
+  // aligned as the kernel demands.  For a vector form given without
+  // iovecs, only its total length can be checked, and only without
+  // `check_buffer`.
+  bool DirectIoAllowed(const foreactor_call& call, bool check_buffer);
+
  private:
+  const Engine* const engine_;
+  FileKindCache* const file_kinds_;
+  DescriptorParking* const descriptor_parking_;
   uint64_t frontier_weak_edges_ = 0;  // weak edges the frontier has crossed
   uint64_t peek_weak_edges_ = 0;      // weak edges the peek head has crossed
   // The frontier crossed a weak edge and the program has not made a graph
