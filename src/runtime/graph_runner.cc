@@ -357,10 +357,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     const foreactor_call_type type = passed.predicted.type;
     passed.unissued_open = IsOpen(type) && passed.state != SlotState::kIssued;
     if (passed.unissued_open) descriptor_parking_.OpenPassedUnissued();
-    // Calls that may run differently than predicted when the frontier gets
-    // there, so that nothing after them is certain: guesses, calls that
-    // never run early, and side effects held back as uncertain.  A link
-    // head's tail runs only after it, by the link.
+    // Nothing after a visit that rests on a guess is certain.
     passed.unconfirmed_guess = issue_rules_.PassedRestsOnGuess(passed.predicted, passed_held_back);
     const CallTypeInfo& passed_info = InfoOf(type);
     passed.bytes_ahead =

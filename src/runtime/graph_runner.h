@@ -11,17 +11,19 @@
 //  - The peek head walks ahead of the frontier on the same path (Fill):
 //    it follows branch choices, asks for arguments, and issues up to
 //    `depth` syscall visits.  A call with side effects that is not certain
-//    (IssueRules, issue_rules.h) is passed without being issued (the
-//    program makes it at the frontier), like a call that never runs early.
-//    It stops at an unknown
-//    branch or arguments, before a call that an earlier pending visit
-//    must run before (PendingAccesses, pending_accesses.h), and when the
-//    engine's queue is full.  It issues no open while an earlier open waits
-//    to run at the frontier.  Everything it prepares in one walk is
-//    submitted as one batch.  A call the program makes outside the graph
-//    discards the early results it may change (PendingAccesses::MakesStale).
-//  - Certainty: IssueRules (issue_rules.h).
-//  - Descriptor numbers: DescriptorParking (descriptor_parking.h).
+//    is passed without being issued (the program makes it at the
+//    frontier), like a call that never runs early.  It stops at an unknown
+//    branch or arguments, before a call that an earlier pending visit must
+//    run before, and when the engine's queue is full.  It issues no open
+//    while an earlier open waits to run at the frontier.  Everything it
+//    prepares in one walk is submitted as one batch.  A call the program
+//    makes outside the graph discards the early results it may change.
+//  - Certainty, and which calls can run early at all: IssueRules
+//    (issue_rules.h).
+//  - Order of the visits ahead, and what a call outside the graph makes
+//    stale: PendingAccesses (pending_accesses.h).
+//  - Descriptor numbers and the order of opens: DescriptorParking
+//    (descriptor_parking.h).
 //
 // Reads that hit the page cache: an asynchronous engine only costs time on
 // data already in memory.  Before issuing a read early, the peek head tries
