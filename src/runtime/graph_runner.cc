@@ -11,6 +11,7 @@
 #include "base/call_types.h"
 #include "base/out_of_memory.h"
 #include "runtime/call_matching.h"
+#include "runtime/early_request.h"
 #include "runtime/monotonic_clock.h"
 #include "runtime/raw_syscalls.h"
 
@@ -20,18 +21,6 @@ namespace {
 // Plain reads of one buffer: the calls that can be served from the page cache.
 bool IsPlainRead(foreactor_call_type type) {
   return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
-}
-
-// True when the early request ran the call (as opposed to being cancelled,
-// cut off by a short linked predecessor, or failed by the engine).
-bool Executed(const Request& request) { return request.result != -ECANCELED; }
-
-// True when an early result may be handed to the program as its own.  An
-// early open that found no free descriptor says nothing about the program's
-// open, which runs later with other descriptors open and closed.
-bool Deliverable(const Request& request) {
-  if (!Executed(request)) return false;
-  return !IsOpen(request.call.type) || (request.result != -EMFILE && request.result != -ENFILE);
 }
 
 }  // namespace
@@ -183,46 +172,6 @@ void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* e
   }
 }
 
-bool GraphRunner::PrepareRequest(VisitSlot& slot) {
-  const foreactor_call& predicted = slot.predicted;
-  const CallTypeInfo& info = InfoOf(predicted.type);
-  Request& request = slot.request;
-  request.call = predicted;
-  request.call.type = IssuedType(predicted.type);
-  request.call.iov = nullptr;
-  request.call.iovcnt = 0;
-  request.call.link_next = 0;
-  request.result = 0;
-  request.linked_next = nullptr;
-  if (info.reads_data) {
-    size_t length = DataLength(predicted);
-    if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
-    request.call.buffer = slot.data.data();
-    request.call.length = length;
-  } else if (info.writes_data &&
-             (info.vectored ? predicted.iov != nullptr : predicted.buffer != nullptr)) {
-    size_t length = DataLength(predicted);
-    if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
-    if (info.vectored) {
-      size_t done = 0;
-      for (int i = 0; i < predicted.iovcnt; ++i) {
-        std::memcpy(slot.data.data() + done, predicted.iov[i].iov_base, predicted.iov[i].iov_len);
-        done += predicted.iov[i].iov_len;
-      }
-    } else if (length > 0) {
-      std::memcpy(slot.data.data(), predicted.buffer, length);
-    }
-    request.call.buffer = slot.data.data();
-    request.call.length = length;
-  }
-  if (predicted.type == FOREACTOR_CALL_GETDENTS64) {
-    int64_t position = raw::Lseek(predicted.fd, 0, SEEK_CUR);
-    if (position < 0) return false;
-    slot.directory_position = position;
-  }
-  return true;
-}
-
 void GraphRunner::TakeEdgeAhead(const Edge& edge) {
   peek_.Take(edge);
   issue_rules_.PeekCrossed(edge.weak);
@@ -302,7 +251,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   if (cacheable_read && cache_mode_.serving_from_cache()) {
     issue = false;  // the frontier reads it from the page cache
   }
-  if (issue && !PrepareRequest(slot)) return PeekStep::kStop;
+  if (issue && !PrepareEarlyRequest(slot)) return PeekStep::kStop;
   if (cacheable_read && issue && TryReadFromCache(slot)) {
     issue = false;
     slot.state = SlotState::kCached;
@@ -327,7 +276,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     if (partner_early != EarlyIssue::kNever && !partner_held_back &&
         !pending_accesses_.Blocks(candidate.predicted) &&
         IssueRules::WriteAtPositionSettled(candidate.predicted, pending_accesses_) &&
-        issue_rules_.Issuable(candidate.predicted) && PrepareRequest(candidate)) {
+        issue_rules_.Issuable(candidate.predicted) && PrepareEarlyRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
         candidate.request.call.buffer = slot.data.data();  // writes what the read produced
       }

@@ -185,7 +185,6 @@ class GraphRunner {
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
   void InvalidateAhead(const foreactor_call& real, const VisitSlot* except);
-  bool PrepareRequest(VisitSlot& slot);
   void TakeEdgeAhead(const Edge& edge);
 
   // Frontier.

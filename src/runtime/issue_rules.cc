@@ -5,24 +5,10 @@
 #include <cstdint>
 
 #include "runtime/call_matching.h"
+#include "runtime/early_request.h"
 #include "runtime/raw_syscalls.h"
 
 namespace foreactor {
-
-foreactor_call_type IssuedType(foreactor_call_type type) {
-  switch (type) {
-    case FOREACTOR_CALL_READ:
-    case FOREACTOR_CALL_READV:
-    case FOREACTOR_CALL_PREADV:
-      return FOREACTOR_CALL_PREAD;
-    case FOREACTOR_CALL_WRITE:
-    case FOREACTOR_CALL_WRITEV:
-    case FOREACTOR_CALL_PWRITEV:
-      return FOREACTOR_CALL_PWRITE;
-    default:
-      return type;
-  }
-}
 
 bool IssueRules::WriteAtPositionSettled(const foreactor_call& call, const PendingAccesses& ahead) {
   const CallTypeInfo& info = InfoOf(call.type);

@@ -50,11 +50,6 @@
 
 namespace foreactor {
 
-// The call type an engine runs for a predicted call: calls with an implicit
-// offset become their positional forms, vector reads become one read into
-// the slot's buffer, vector writes one write from it.
-foreactor_call_type IssuedType(foreactor_call_type type);
-
 class IssueRules {
  public:
   // `engine` (null when there is none: nothing is asked then),
