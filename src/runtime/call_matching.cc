@@ -21,13 +21,6 @@ size_t IovecTotal(const struct iovec* iov, int count) {
 
 namespace {
 
-// Bytes a read or write call moves.  A prediction of a vector read may give
-// only `length` (foreactor.h); a real call always has its iovecs.
-size_t DataLength(const foreactor_call& call) {
-  return InfoOf(call.type).vectored && call.iov != nullptr ? IovecTotal(call.iov, call.iovcnt)
-                                                           : call.length;
-}
-
 bool SamePath(const char* a, const char* b) {
   if (a == nullptr || b == nullptr) return a == b;
   return std::strcmp(a, b) == 0;

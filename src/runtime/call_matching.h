@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/call_types.h"
 #include "foreactor/foreactor.h"
 #include "runtime/visit_slot.h"
 
@@ -14,6 +15,15 @@ namespace foreactor {
 
 // Sum of the lengths of `count` iovecs.
 size_t IovecTotal(const struct iovec* iov, int count);
+
+// Bytes a read or write call moves: the total of its iovecs for a vector
+// form given with iovecs, its length otherwise.  A prediction of a vector
+// read may give only `length` (foreactor.h); a real call always has its
+// iovecs.
+inline size_t DataLength(const foreactor_call& call) {
+  return InfoOf(call.type).vectored && call.iov != nullptr ? IovecTotal(call.iov, call.iovcnt)
+                                                           : call.length;
+}
 
 // True when the program's call `real` has the same type and arguments as
 // the plugin's prediction `predicted`: fd, path, flags, mode (when it

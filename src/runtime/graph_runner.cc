@@ -10,8 +10,8 @@
 
 #include "base/call_types.h"
 #include "base/out_of_memory.h"
-#include "engine/high_descriptors.h"
 #include "runtime/call_matching.h"
+#include "runtime/early_request.h"
 #include "runtime/monotonic_clock.h"
 #include "runtime/raw_syscalls.h"
 
@@ -21,51 +21,6 @@ namespace {
 // Plain reads of one buffer: the calls that can be served from the page cache.
 bool IsPlainRead(foreactor_call_type type) {
   return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
-}
-
-// The call type an engine runs for a predicted call: calls with an implicit
-// offset become their positional forms, vector reads become one read into
-// the slot's buffer, vector writes one write from it.
-foreactor_call_type IssuedType(foreactor_call_type type) {
-  switch (type) {
-    case FOREACTOR_CALL_READ:
-    case FOREACTOR_CALL_READV:
-    case FOREACTOR_CALL_PREADV:
-      return FOREACTOR_CALL_PREAD;
-    case FOREACTOR_CALL_WRITE:
-    case FOREACTOR_CALL_WRITEV:
-    case FOREACTOR_CALL_PWRITEV:
-      return FOREACTOR_CALL_PWRITE;
-    default:
-      return type;
-  }
-}
-
-size_t PredictedLength(const foreactor_call& call) {
-  return InfoOf(call.type).vectored && call.iov != nullptr ? IovecTotal(call.iov, call.iovcnt)
-                                                           : call.length;
-}
-
-// True when the early request ran the call (as opposed to being cancelled,
-// cut off by a short linked predecessor, or failed by the engine).
-bool Executed(const Request& request) { return request.result != -ECANCELED; }
-
-// True when an early result may be handed to the program as its own.  An
-// early open that found no free descriptor says nothing about the program's
-// open, which runs later with other descriptors open and closed.
-bool Deliverable(const Request& request) {
-  if (!Executed(request)) return false;
-  return !IsOpen(request.call.type) || (request.result != -EMFILE && request.result != -ENFILE);
-}
-
-// The lowest number an early open's descriptor is moved to while it waits
-// for the program: far above the numbers a program uses, in foreactor's
-// high range (high_descriptors.h; the io_uring ring sits in its top 64).
-// -1 when the limit leaves no such room: opens are then not issued early.
-long DescriptorParkingFloor() {
-  const long ceiling = HighDescriptorCeiling();
-  if (ceiling < 256) return -1;
-  return ceiling >= 2048 ? ceiling - 1024 : ceiling / 2;
 }
 
 }  // namespace
@@ -93,7 +48,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         branch_states_[node.dense_index].choices.reset(new int[ring_size_ + 1]);
       }
     }
-    accesses_.reset(new PendingAccess[ring_size_]);
+    pending_accesses_.Reserve(ring_size_);
   });
 }
 
@@ -110,15 +65,12 @@ void GraphRunner::Enter(void* scope_state) {
   frontier_ = Cursor{};
   frontier_.Take(graph_.node(FOREACTOR_START_NODE).next);
   peek_ = frontier_;
-  frontier_weak_edges_ = peek_weak_edges_ = 0;
-  unconfirmed_weak_edge_ = graph_.node(FOREACTOR_START_NODE).next.weak;
+  issue_rules_.StartScope(graph_.node(FOREACTOR_START_NODE).next.weak);
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
   prepared_unsubmitted_ = 0;
-  accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
-  guesses_ahead_ = 0;
-  following_graph_ = true;
-  parking_floor_ = kParkingFloorUnknown;
+  pending_accesses_.Clear();
+  descriptor_parking_.StartScope();
   misprediction_guard_.ResetMispredictionRun();
   check_report_.StartScope();
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
@@ -197,144 +149,17 @@ bool GraphRunner::AskArguments(int node, const Cursor& cursor, VisitSlot& slot) 
   return true;
 }
 
-namespace {
-
-// The bytes of its file a call reads or writes: [offset, offset + length)
-// for the read and write families, the whole file for every other call.
-void ByteRangeOf(const foreactor_call& call, int64_t* begin, int64_t* end) {
-  const CallTypeInfo& info = InfoOf(call.type);
-  if ((info.reads_data || info.writes_data) && call.type != FOREACTOR_CALL_GETDENTS64) {
-    *begin = call.offset;
-    *end = call.offset + static_cast<int64_t>(PredictedLength(call));
-  } else {
-    *begin = 0;
-    *end = INT64_MAX;
-  }
-}
-
-}  // namespace
-
-// True for calls that change what other calls see: everything that is not
-// issued on a guess, and getdents64, which moves the directory position.
-bool ChangesState(const foreactor_call& call) {
-  return EarlyIssueFor(call) != EarlyIssue::kOnGuess || call.type == FOREACTOR_CALL_GETDENTS64;
-}
-
-bool CreatesOrTruncates(const foreactor_call& call) {
-  return IsOpen(call.type) && EarlyIssueFor(call) != EarlyIssue::kOnGuess;
-}
-
-bool GraphRunner::SameFile(int fd, int other_fd) {
-  if (fd == other_fd) return true;
-  if (fd < 0 || other_fd < 0) return false;
-  const FileKindCache::Kind kind = file_kinds_.Lookup(fd);
-  const FileKindCache::Kind other = file_kinds_.Lookup(other_fd);
-  return kind.known && other.known && kind.device == other.device && kind.inode == other.inode;
-}
-
-bool GraphRunner::BytesInteract(int fd, int64_t begin, int64_t end, bool writes,
-                                int64_t other_begin, int64_t other_end, bool other_writes) {
-  if (begin < other_end && other_begin < end) return true;
-  // Disjoint bytes still interact when one side writes and the other reads
-  // across the end of the file: a write that grows the file changes how
-  // many bytes (holes read as zeros) the read returns.
-  if (writes == other_writes) return false;
-  struct stat status;
-  if (raw::Fstat(fd, &status) != 0) return true;
-  const int64_t size = status.st_size;
-  return end > size && other_end > size;
-}
-
-bool GraphRunner::PositionSettledAt(int fd, int64_t offset) const {
-  // A write ahead on the descriptor would move the position by what it
-  // returns, which a failed or short write makes other than its length.
-  for (unsigned i = 0; i < accesses_count_; ++i) {
-    if (accesses_[(accesses_head_ + i) % ring_size_].fd == fd) return false;
-  }
-  return raw::Lseek(fd, 0, SEEK_CUR) == offset;
-}
-
-bool GraphRunner::WriteAtPositionSettled(const foreactor_call& call) const {
-  const CallTypeInfo& info = InfoOf(call.type);
-  return !(info.implicit_offset && info.writes_data) || PositionSettledAt(call.fd, call.offset);
-}
-
-bool GraphRunner::BlockedByPendingAccess(const foreactor_call& call) {
-  const CallTypeInfo& info = InfoOf(call.type);
-  const bool changes = ChangesState(call);
-  // A pure call only has to wait for changes; a change for every access.
-  if (!changes && pending_changes_ == 0) return false;
-  int64_t begin, end;
-  ByteRangeOf(call, &begin, &end);
-  for (unsigned i = 0; i < accesses_count_; ++i) {
-    const PendingAccess& access = accesses_[(accesses_head_ + i) % ring_size_];
-    if (!changes && !access.changes) continue;
-    if (info.uses_fd && SameFile(access.fd, call.fd) &&
-        BytesInteract(call.fd, begin, end, info.writes_data, access.begin, access.end,
-                      access.writes_data)) {
-      return true;
-    }
-    if (info.uses_path && access.changes_paths) return true;
-  }
-  return false;
-}
-
-void GraphRunner::RecordPendingAccess(VisitSlot& slot) {
-  const foreactor_call& call = slot.predicted;
-  PendingAccess& entry = accesses_[(accesses_head_ + accesses_count_) % ring_size_];
-  entry.fd = InfoOf(call.type).uses_fd ? call.fd : -1;
-  ByteRangeOf(call, &entry.begin, &entry.end);
-  entry.writes_data = InfoOf(call.type).writes_data;
-  entry.changes = ChangesState(call);
-  entry.changes_paths = CreatesOrTruncates(call);
-  accesses_count_++;
-  if (entry.changes) pending_changes_++;
-  slot.has_access = true;
-}
-
 void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* except) {
   // Early results ahead that a call the program makes now (outside the
   // graph, or not as the graph said) may change must not be used.
-  const CallTypeInfo& info = InfoOf(real.type);
-  const bool paths = CreatesOrTruncates(real);
-  const bool writes = info.writes_data;
-  // Calls that use or move a directory's position (an early getdents64 has
-  // already moved it).
-  const bool seeks = real.type == FOREACTOR_CALL_LSEEK || real.type == FOREACTOR_CALL_GETDENTS64;
-  const bool closes = real.type == FOREACTOR_CALL_CLOSE;
-  if (!paths && !writes && !seeks && !closes) return;
-  if (visits_ahead_ == 0) return;
-  int64_t begin = 0, end = INT64_MAX;
-  const FileKindCache::Kind target = writes ? file_kinds_.Lookup(real.fd) : FileKindCache::Kind{};
-  if (writes && !info.implicit_offset) {
-    ByteRangeOf(real, &begin, &end);
-  } else if (writes && target.regular && !target.append) {
-    // write(2) and writev(2) go to the file position (the call has not run
-    // yet): only the bytes there change, not the early writes further on.
-    foreactor_call at = real;
-    at.offset = raw::Lseek(real.fd, 0, SEEK_CUR);
-    if (at.offset >= 0) ByteRangeOf(at, &begin, &end);
-  }
+  if (!PendingAccesses::MayChangeEarlyResults(real) || visits_ahead_ == 0) return;
+  const PendingAccesses::Change change = pending_accesses_.ChangeBy(real);
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
       VisitSlot& slot = state.slots[visit % ring_size_];
       if (&slot == except) continue;
       if (slot.state != SlotState::kIssued && slot.state != SlotState::kCached) continue;
-      const foreactor_call& early = slot.predicted;
-      const CallTypeInfo& early_info = InfoOf(early.type);
-      bool stale = paths && early_info.uses_path;
-      if (early_info.uses_fd) {
-        if (closes) stale = stale || early.fd == real.fd;
-        if (seeks)
-          stale = stale || (early.fd == real.fd && early.type == FOREACTOR_CALL_GETDENTS64);
-        if (writes && !stale && SameFile(early.fd, real.fd)) {
-          int64_t early_begin, early_end;
-          ByteRangeOf(early, &early_begin, &early_end);
-          stale = BytesInteract(real.fd, begin, end, true, early_begin, early_end,
-                                early_info.writes_data);
-        }
-      }
-      if (!stale) continue;
+      if (!pending_accesses_.MakesStale(change, slot.predicted)) continue;
       if (slot.state == SlotState::kIssued) {
         engine_->Cancel(&slot.request);
         DiscardEarlyResult(slot);
@@ -347,95 +172,9 @@ void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* e
   }
 }
 
-bool GraphRunner::CanIssue(const foreactor_call& call) {
-  if (!engine_->Supports(IssuedType(call.type))) return false;
-  const CallTypeInfo& info = InfoOf(call.type);
-  if (call.type == FOREACTOR_CALL_GETDENTS64) return file_kinds_.Lookup(call.fd).directory;
-  if (info.reads_data || info.writes_data) {
-    // Pipes, sockets and terminals are never touched early: reading one
-    // consumes its data.  Regular files only, and never at an offset in
-    // place of the position of a file opened for appending.
-    FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
-    if (!kind.regular) return false;
-    if (info.implicit_offset && info.writes_data && kind.append) return false;
-    // Direct I/O the kernel would refuse must be refused as it would be:
-    // never turned into a success by running it on foreactor's own
-    // aligned buffer.  A write is issued only from an aligned buffer of the
-    // program's; a read's buffer is checked when the program makes it.
-    if (kind.direct && !DirectIoAllowed(call, info.writes_data)) return false;
-  }
-  if (info.vectored && call.iov == nullptr && info.writes_data) return false;
-  // An early descriptor must be able to wait above the program's numbers.
-  if (IsOpen(call.type) && ParkingFloor() < 0) return false;
-  return true;
-}
-
-bool GraphRunner::DirectIoAllowed(const foreactor_call& call, bool check_buffer) {
-  FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
-  if (!kind.direct) return true;
-  const CallTypeInfo& info = InfoOf(call.type);
-  const uint64_t offset_align = kind.direct_offset_align;
-  const uint64_t memory_align = kind.direct_memory_align;
-  auto aligned = [](uint64_t value, uint64_t alignment) { return value % alignment == 0; };
-  if (!aligned(static_cast<uint64_t>(call.offset), offset_align)) return false;
-  if (info.vectored) {
-    if (call.iov == nullptr) return !check_buffer && aligned(PredictedLength(call), offset_align);
-    for (int i = 0; i < call.iovcnt; ++i) {
-      if (!aligned(call.iov[i].iov_len, offset_align)) return false;
-      if (check_buffer &&
-          !aligned(reinterpret_cast<uintptr_t>(call.iov[i].iov_base), memory_align)) {
-        return false;
-      }
-    }
-    return true;
-  }
-  if (!aligned(call.length, offset_align)) return false;
-  return !check_buffer || aligned(reinterpret_cast<uintptr_t>(call.buffer), memory_align);
-}
-
-bool GraphRunner::PrepareRequest(VisitSlot& slot) {
-  const foreactor_call& predicted = slot.predicted;
-  const CallTypeInfo& info = InfoOf(predicted.type);
-  Request& request = slot.request;
-  request.call = predicted;
-  request.call.type = IssuedType(predicted.type);
-  request.call.iov = nullptr;
-  request.call.iovcnt = 0;
-  request.call.link_next = 0;
-  request.result = 0;
-  request.linked_next = nullptr;
-  if (info.reads_data) {
-    size_t length = PredictedLength(predicted);
-    if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
-    request.call.buffer = slot.data.data();
-    request.call.length = length;
-  } else if (info.writes_data &&
-             (info.vectored ? predicted.iov != nullptr : predicted.buffer != nullptr)) {
-    size_t length = PredictedLength(predicted);
-    if (!slot.data.Reserve(length > 0 ? length : 1)) return false;
-    if (info.vectored) {
-      size_t done = 0;
-      for (int i = 0; i < predicted.iovcnt; ++i) {
-        std::memcpy(slot.data.data() + done, predicted.iov[i].iov_base, predicted.iov[i].iov_len);
-        done += predicted.iov[i].iov_len;
-      }
-    } else if (length > 0) {
-      std::memcpy(slot.data.data(), predicted.buffer, length);
-    }
-    request.call.buffer = slot.data.data();
-    request.call.length = length;
-  }
-  if (predicted.type == FOREACTOR_CALL_GETDENTS64) {
-    int64_t position = raw::Lseek(predicted.fd, 0, SEEK_CUR);
-    if (position < 0) return false;
-    slot.directory_position = position;
-  }
-  return true;
-}
-
 void GraphRunner::TakeEdgeAhead(const Edge& edge) {
   peek_.Take(edge);
-  if (edge.weak) peek_weak_edges_++;
+  issue_rules_.PeekCrossed(edge.weak);
 }
 
 // ------------------------------------------------------------ peek head
@@ -483,26 +222,26 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
 
   const foreactor_call& call = slot.predicted;
   const EarlyIssue early = EarlyIssueFor(call);
-  const bool uncertain = peek_weak_edges_ > frontier_weak_edges_ || unconfirmed_weak_edge_ ||
-                         guesses_ahead_ > 0 || !following_graph_;
+  const bool uncertain = issue_rules_.Uncertain();
   // A call with side effects that is not certain is passed like one that
   // never runs early: the program makes it at the frontier, and the pure
   // calls after it may still be issued on a guess.
-  const bool held_back = early == EarlyIssue::kWhenCertain && uncertain;
-  if (BlockedByPendingAccess(call)) return PeekStep::kStop;
+  const bool held_back = IssueRules::HeldBack(early, uncertain);
+  if (pending_accesses_.Blocks(call)) return PeekStep::kStop;
 
-  bool issue = !settings_.check && early != EarlyIssue::kNever && !held_back && CanIssue(call);
+  bool issue =
+      !settings_.check && early != EarlyIssue::kNever && !held_back && issue_rules_.Issuable(call);
   const bool is_open = IsOpen(call.type);
   // Descriptor numbers follow the order of opens: none early while an
   // earlier open waits to run at the frontier.
-  if (is_open && pending_unissued_opens_ > 0) issue = false;
+  if (is_open && descriptor_parking_.OpenWaits()) issue = false;
   // A write of the bytes a linked read produces never runs on its own.
   if (InfoOf(call.type).writes_data && !InfoOf(call.type).vectored && call.buffer == nullptr) {
     issue = false;
   }
   // A write at the file position goes where the plugin says only if that
   // is where the position will be.
-  if (issue && !WriteAtPositionSettled(call)) issue = false;
+  if (issue && !IssueRules::WriteAtPositionSettled(call, pending_accesses_)) issue = false;
   // Reads of a file opened with O_DIRECT never come from the page cache
   // (and RWF_NOWAIT reads them from the device).  The head of a linked pair
   // is tried too: found in the page cache, it is kept and its write runs at
@@ -512,7 +251,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   if (cacheable_read && cache_mode_.serving_from_cache()) {
     issue = false;  // the frontier reads it from the page cache
   }
-  if (issue && !PrepareRequest(slot)) return PeekStep::kStop;
+  if (issue && !PrepareEarlyRequest(slot)) return PeekStep::kStop;
   if (cacheable_read && issue && TryReadFromCache(slot)) {
     issue = false;
     slot.state = SlotState::kCached;
@@ -530,14 +269,14 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     if (!AskArguments(partner_node, after, candidate)) return PeekStep::kStop;
     const bool partner_uncertain = uncertain || info.next.weak;
     const EarlyIssue partner_early = EarlyIssueFor(candidate.predicted);
-    const bool partner_held_back = partner_early == EarlyIssue::kWhenCertain && partner_uncertain;
+    const bool partner_held_back = IssueRules::HeldBack(partner_early, partner_uncertain);
     // The tail is ordered after its head by the link, and after every
     // earlier visit ahead like any other call.  A tail that may not run
     // early leaves the head to run alone.
     if (partner_early != EarlyIssue::kNever && !partner_held_back &&
-        !BlockedByPendingAccess(candidate.predicted) &&
-        WriteAtPositionSettled(candidate.predicted) && CanIssue(candidate.predicted) &&
-        PrepareRequest(candidate)) {
+        !pending_accesses_.Blocks(candidate.predicted) &&
+        IssueRules::WriteAtPositionSettled(candidate.predicted, pending_accesses_) &&
+        issue_rules_.Issuable(candidate.predicted) && PrepareEarlyRequest(candidate)) {
       if (candidate.request.call.buffer == nullptr) {
         candidate.request.call.buffer = slot.data.data();  // writes what the read produced
       }
@@ -562,21 +301,16 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   }
 
   auto pass = [this](VisitSlot& passed, SyscallNodeState& passed_state, bool passed_held_back) {
-    RecordPendingAccess(passed);
+    pending_accesses_.Record(passed.predicted);
+    passed.has_access = true;
     const foreactor_call_type type = passed.predicted.type;
     passed.unissued_open = IsOpen(type) && passed.state != SlotState::kIssued;
-    if (passed.unissued_open) pending_unissued_opens_++;
-    // Calls that may run differently than predicted when the frontier gets
-    // there, so that nothing after them is certain: guesses, calls that
-    // never run early, and side effects held back as uncertain.  A link
-    // head's tail runs only after it, by the link.
-    passed.unconfirmed_guess =
-        (EarlyIssueFor(passed.predicted) != EarlyIssue::kWhenCertain || passed_held_back) &&
-        !passed.predicted.link_next;
-    if (passed.unconfirmed_guess) guesses_ahead_++;
+    if (passed.unissued_open) descriptor_parking_.OpenPassedUnissued();
+    // Nothing after a visit that rests on a guess is certain.
+    passed.unconfirmed_guess = issue_rules_.PassedRestsOnGuess(passed.predicted, passed_held_back);
     const CallTypeInfo& passed_info = InfoOf(type);
     passed.bytes_ahead =
-        passed_info.reads_data || passed_info.writes_data ? PredictedLength(passed.predicted) : 0;
+        passed_info.reads_data || passed_info.writes_data ? DataLength(passed.predicted) : 0;
     bytes_ahead_ += passed.bytes_ahead;
     passed_state.peek_count++;
     visits_ahead_++;
@@ -630,14 +364,13 @@ bool GraphRunner::AdvanceFrontierThroughBranches() {
     state.frontier_count++;
     frontier_.Take(edge);
     if (edge.weak) {
-      frontier_weak_edges_++;
+      issue_rules_.FrontierCrossedWeakEdge();
       frontier_weak_since_call_ = true;
-      unconfirmed_weak_edge_ = true;
     }
     if (!peek_passed) {
       state.peek_count = state.frontier_count;
       peek_ = frontier_;
-      peek_weak_edges_ = frontier_weak_edges_;
+      issue_rules_.PeekAtFrontier();
     }
   }
 }
@@ -677,7 +410,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   intercepted->claimed_by = this;
   intercepted->claimed_node = node;
   // The program went on past any weak edge behind the frontier.
-  unconfirmed_weak_edge_ = false;
+  issue_rules_.ProgramMadeGraphCall();
 
   if (cache_mode_.serving_from_cache() && IsPlainRead(real.type) &&
       slot.state != SlotState::kIssued && slot.state != SlotState::kCached &&
@@ -688,7 +421,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
     real.offset = file_kinds_.Lookup(real.fd).regular ? raw::Lseek(real.fd, 0, SEEK_CUR) : -1;
   }
   if (slot.state == SlotState::kIssued && (type_info.reads_data || type_info.writes_data) &&
-      !DirectIoAllowed(real, true)) {
+      !issue_rules_.DirectIoAllowed(real, true)) {
     // Direct I/O the kernel refuses (a misaligned buffer, offset or
     // length): the program's own call must fail as it would.
     DiscardEarlyResult(slot);
@@ -745,7 +478,7 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
   const CallTypeInfo& type_info = InfoOf(real.type);
   int64_t value = DeliverResult(slot, real);
   if (IsOpen(real.type) && value >= 0) {
-    DeliverOpenResult(slot, &value);
+    value = DescriptorParking::Deliver(static_cast<int>(value), slot.predicted);
   }
   if (type_info.implicit_offset && value > 0) raw::Lseek(real.fd, real.offset + value, SEEK_SET);
   if (from_engine) statistics_.consumed++;
@@ -759,22 +492,6 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
   return true;
 }
 
-void GraphRunner::DeliverOpenResult(VisitSlot& slot, int64_t* result) {
-  // The program must get the descriptor number the open would have given
-  // now: the lowest free one.  F_DUPFD finds the lowest free number other
-  // than the early descriptor; whichever of the two is lower is the answer.
-  const int early = static_cast<int>(*result);
-  const int command = (slot.predicted.flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
-  int64_t lowest = raw::Fcntl(early, command, 0);
-  if (lowest < 0) return;
-  if (lowest < early) {
-    raw::Close(early);
-    *result = lowest;
-  } else {
-    raw::Close(static_cast<int>(lowest));
-  }
-}
-
 void GraphRunner::ParkEarlyDescriptors() {
   if (!speculating_) return;
   for (SyscallNodeState& state : syscall_states_) {
@@ -786,28 +503,9 @@ void GraphRunner::ParkEarlyDescriptors() {
       }
       WaitFor(slot);
       slot.descriptor_parked = true;
-      const int64_t early = slot.request.result;
-      if (early < 0) continue;
-      const long floor = ParkingFloor();
-      const int command = (slot.predicted.flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
-      const int64_t parked =
-          floor >= 0 && early < floor ? raw::Fcntl(static_cast<int>(early), command, floor) : early;
-      if (parked >= 0) {
-        if (parked != early) raw::Close(static_cast<int>(early));
-        slot.request.result = parked;
-      } else if (EarlyIssueFor(slot.predicted) == EarlyIssue::kOnGuess) {
-        // No room up there: a pure open is given up (the program makes it
-        // itself); one with side effects keeps its number.
-        raw::Close(static_cast<int>(early));
-        slot.request.result = -ECANCELED;
-      }
+      slot.request.result = descriptor_parking_.Park(slot.request.result, slot.predicted);
     }
   }
-}
-
-long GraphRunner::ParkingFloor() {
-  if (parking_floor_ == kParkingFloorUnknown) parking_floor_ = DescriptorParkingFloor();
-  return parking_floor_;
 }
 
 void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
@@ -820,15 +518,13 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
   SyscallNodeState& state = syscall_states_[info.dense_index];
   VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
   const bool peek_passed = state.frontier_count < state.peek_count;
-  if (slot.has_access && accesses_count_ > 0) {
-    if (accesses_[accesses_head_].changes) pending_changes_--;
-    accesses_head_ = (accesses_head_ + 1) % ring_size_;
-    accesses_count_--;
-    if (slot.unissued_open && pending_unissued_opens_ > 0) pending_unissued_opens_--;
+  if (slot.has_access && !pending_accesses_.empty()) {
+    pending_accesses_.ReleaseOldest();
+    if (slot.unissued_open) descriptor_parking_.UnissuedOpenReached();
   }
   slot.has_access = false;
   slot.unissued_open = false;
-  if (slot.unconfirmed_guess && guesses_ahead_ > 0) guesses_ahead_--;
+  if (slot.unconfirmed_guess) issue_rules_.GuessReached();
   slot.unconfirmed_guess = false;
   if (info.call_type == FOREACTOR_CALL_CLOSE && slot.state != SlotState::kEmpty) {
     file_kinds_.Forget(slot.predicted.fd);
@@ -849,14 +545,11 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
   NoteFrontierCallForDepth();
   frontier_.Take(info.next);
   frontier_weak_since_call_ = info.next.weak;
-  if (info.next.weak) {
-    frontier_weak_edges_++;
-    unconfirmed_weak_edge_ = true;
-  }
+  if (info.next.weak) issue_rules_.FrontierCrossedWeakEdge();
   if (!peek_passed) {
     state.peek_count = state.frontier_count;
     peek_ = frontier_;
-    peek_weak_edges_ = frontier_weak_edges_;
+    issue_rules_.PeekAtFrontier();
   }
 }
 
@@ -1003,23 +696,24 @@ void GraphRunner::DrainAhead() {
   }
   for (BranchNodeState& state : branch_states_) state.peek_count = state.frontier_count;
   peek_ = frontier_;
-  peek_weak_edges_ = frontier_weak_edges_;
+  issue_rules_.PeekAtFrontier();
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
-  accesses_head_ = accesses_count_ = pending_changes_ = pending_unissued_opens_ = 0;
-  guesses_ahead_ = 0;
+  pending_accesses_.Clear();
+  descriptor_parking_.ForgetUnissuedOpens();
+  issue_rules_.ForgetGuessesAhead();
 }
 
 void GraphRunner::PassThrough(const foreactor_call& real) {
   statistics_.passed_through++;
   // A call with side effects that the graph did not expect here: the graph
-  // may have lost the program (see following_graph_).
-  if (EarlyIssueFor(real) != EarlyIssue::kOnGuess) following_graph_ = false;
+  // may have lost the program (IssueRules::LoseTheProgram).
+  if (EarlyIssueFor(real) != EarlyIssue::kOnGuess) issue_rules_.LoseTheProgram();
   InvalidateAhead(real, nullptr);
 }
 
 void GraphRunner::NoteMisprediction() {
-  following_graph_ = false;
+  issue_rules_.LoseTheProgram();
   statistics_.mispredicted++;
   if (!misprediction_guard_.MispredictionSuspends(speculating_)) return;
   DrainAhead();

@@ -13,22 +13,17 @@
 //    `depth` syscall visits.  A call with side effects that is not certain
 //    is passed without being issued (the program makes it at the
 //    frontier), like a call that never runs early.  It stops at an unknown
-//    branch or arguments, before a call whose bytes an earlier pending visit changes (or, for a
-//    change, uses; a write that grows the file also conflicts with reads across its end), and when
-//    the engine's queue is full.  It issues no open while an earlier open waits to run at the
-//    frontier.  Everything it prepares in one walk is submitted as one batch.  A call the program
+//    branch or arguments, before a call that an earlier pending visit must
+//    run before, and when the engine's queue is full.  It issues no open
+//    while an earlier open waits to run at the frontier.  Everything it
+//    prepares in one walk is submitted as one batch.  A call the program
 //    makes outside the graph discards the early results it may change.
-//  - Certain means: no weak edge lies between the frontier and the call
-//    (one the frontier crossed counts until the program makes its next
-//    graph call), no visit between them rests on a guess the program has
-//    not confirmed (guesses_ahead_), the scope has not mispredicted
-//    (following_graph_), and a write at the file position finds the
-//    position settled where the plugin says, with nothing ahead on its
-//    descriptor.
-//  - Descriptor numbers: before the program takes a number itself (its own
-//    open, or the delivery of an early one), every early open is waited for
-//    and its descriptor parked high (ParkEarlyDescriptors), so the program
-//    gets the lowest free number it would get without foreactor.
+//  - Certainty, and which calls can run early at all: IssueRules
+//    (issue_rules.h).
+//  - Order of the visits ahead, and what a call outside the graph makes
+//    stale: PendingAccesses (pending_accesses.h).
+//  - Descriptor numbers and the order of opens: DescriptorParking
+//    (descriptor_parking.h).
 //
 // Reads that hit the page cache: an asynchronous engine only costs time on
 // data already in memory.  Before issuing a read early, the peek head tries
@@ -87,10 +82,13 @@
 #include "runtime/check_report.h"
 #include "runtime/cursor.h"
 #include "runtime/depth_controller.h"
+#include "runtime/descriptor_parking.h"
 #include "runtime/file_kind_cache.h"
 #include "runtime/interception.h"
+#include "runtime/issue_rules.h"
 #include "runtime/misprediction_guard.h"
 #include "runtime/page_cache_mode.h"
+#include "runtime/pending_accesses.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
 
@@ -127,8 +125,8 @@ class GraphRunner {
 
   // Called before the program takes a descriptor number itself (its own
   // open, or the delivery of an early one).  Waits for every early open of
-  // this scope still in flight and moves each descriptor one returned above
-  // the numbers the program uses, so that the lowest free number is the one
+  // this scope still in flight and parks each descriptor one returned
+  // (DescriptorParking::Park), so that the lowest free number is the one
   // the program would see without foreactor.
   void ParkEarlyDescriptors();
 
@@ -176,19 +174,6 @@ class GraphRunner {
     uint64_t peek_count = 0;
     uint64_t frontier_count = 0;
   };
-  // A side effect ahead of the frontier that later pure calls must not pass.
-  // A visit the peek head passed and the frontier has not reached: which
-  // bytes of which descriptor it reads or changes ([begin, end) for the read
-  // and write families, the whole file otherwise), so that calls ahead are
-  // issued only in an order that cannot change what any of them sees.
-  struct PendingAccess {
-    int fd;  // descriptor it uses, or -1
-    int64_t begin;
-    int64_t end;
-    bool writes_data;    // a write of [begin, end), which may also grow the file
-    bool changes;        // writes, closes, seeks a directory: anything but a pure read
-    bool changes_paths;  // creates or truncates files by path
-  };
 
   foreactor_visit MakeVisit(const Cursor& cursor, uint64_t* iteration_storage) const;
   VisitSlot& SlotOf(int node, uint64_t visit_count);
@@ -199,32 +184,12 @@ class GraphRunner {
   PeekStep PeekBranch(int node);
   PeekStep PeekSyscall(int node);
   bool AskArguments(int node, const Cursor& cursor, VisitSlot& slot);
-  bool BlockedByPendingAccess(const foreactor_call& call);
-  // True when the position of `fd` is `offset` now and no visit ahead of
-  // the frontier uses the descriptor (and so might move it).
-  bool PositionSettledAt(int fd, int64_t offset) const;
-  // True unless `call` writes at the file position and that position is not
-  // settled at the offset the plugin predicts.
-  bool WriteAtPositionSettled(const foreactor_call& call) const;
-  // True when `fd` and `other_fd` name the same open file or the same inode.
-  bool SameFile(int fd, int other_fd);
-  // True when an access to bytes [begin, end) of the file `fd` and one to
-  // [other_begin, other_end) of the same file can change what the other
-  // sees, given which of them write.  Asks the file's size only when the
-  // ranges are disjoint and one side writes.
-  bool BytesInteract(int fd, int64_t begin, int64_t end, bool writes, int64_t other_begin,
-                     int64_t other_end, bool other_writes);
-  void RecordPendingAccess(VisitSlot& slot);
   void InvalidateAhead(const foreactor_call& real, const VisitSlot* except);
-  bool CanIssue(const foreactor_call& call);
-  bool DirectIoAllowed(const foreactor_call& call, bool check_buffer);
-  bool PrepareRequest(VisitSlot& slot);
   void TakeEdgeAhead(const Edge& edge);
 
   // Frontier.
   bool AdvanceFrontierThroughBranches();
   void FinishFrontierVisit(int node, int64_t result);
-  void DeliverOpenResult(VisitSlot& slot, int64_t* result);
   bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
                         int64_t* result);
 
@@ -249,8 +214,6 @@ class GraphRunner {
   // one with side effects end following_graph_, and drops the early results
   // it may change.
   void PassThrough(const foreactor_call& real);
-  // DescriptorParkingFloor() of this scope, looked up on first use.
-  long ParkingFloor();
   void NoteShadowPrediction(bool correct);
   // Ends a suspension (a run of correct predictions, or RetrySpeculation).
   void ResumeSpeculation();
@@ -278,37 +241,15 @@ class GraphRunner {
 
   Cursor frontier_;
   Cursor peek_;
-  uint64_t frontier_weak_edges_ = 0;  // weak edges the frontier has crossed
-  // The frontier crossed a weak edge and the program has not made a graph
-  // call since: it may still return there, so that edge still counts as
-  // lying ahead for calls with side effects.
-  bool unconfirmed_weak_edge_ = false;
-  uint64_t peek_weak_edges_ = 0;  // weak edges the peek head has crossed
-  // Visits in [frontier, peek) that rest on a guess the program has not
-  // confirmed yet: every call but those with side effects issued as
-  // certain and link heads (whose link asserts the pair).
-  // A guess that is wrong about the descriptor leaves the frontier waiting
-  // while the program goes on, so no side effect is issued past one.
-  unsigned guesses_ahead_ = 0;
-  // False from a misprediction, or a call with side effects the graph did
-  // not expect, to the end of the scope: the frontier may then be out of
-  // step with the program (loops repeat the same arguments, so even an
-  // exact match later does not prove it is not), and nothing with side
-  // effects is issued early.
-  bool following_graph_ = true;
-  // Where early open descriptors are parked (see ParkEarlyDescriptors), or
-  // -1 when the descriptor limit leaves no room; looked up once per scope.
-  static constexpr long kParkingFloorUnknown = -2;
-  long parking_floor_ = kParkingFloorUnknown;
+  // Whether the visit at the peek head is certain (weak edges, guesses
+  // ahead, following the program), and whether a call can run early at all.
+  IssueRules issue_rules_{engine_, &file_kinds_, &descriptor_parking_};
   unsigned visits_ahead_ = 0;  // syscall visits passed by peek, not by frontier
   uint64_t bytes_ahead_ = 0;   // data bytes those visits read or write
   unsigned prepared_unsubmitted_ = 0;
 
-  std::unique_ptr<PendingAccess[]> accesses_;  // FIFO ring of ring_size_ entries, in visit order
-  unsigned accesses_head_ = 0;
-  unsigned accesses_count_ = 0;
-  unsigned pending_changes_ = 0;         // entries of accesses_ with `changes` set
-  unsigned pending_unissued_opens_ = 0;  // opens passed but not issued early
+  // Early opens' descriptor numbers (where they wait, the order of opens).
+  DescriptorParking descriptor_parking_;
 
   // Suspension after mispredictions (kept across scopes).
   MispredictionGuard misprediction_guard_;
@@ -318,6 +259,8 @@ class GraphRunner {
   // Kept across scopes: whether this graph's data is being found cached.
   PageCacheMode cache_mode_;
   FileKindCache file_kinds_;
+  // One entry per visit in [frontier, peek), in visit order.
+  PendingAccesses pending_accesses_{&file_kinds_};
   Statistics statistics_;
   GraphTotals* totals_ = nullptr;  // where statistics_ is folded at each Exit (made at the first)
 };

@@ -1,0 +1,196 @@
+// graph_runner_fixture.h: what the tests of GraphRunner (graph_runner*_test.cc)
+// share: the interposer's part (ProgramCall), a pread loop graph and its
+// plugin state, settings, and a fixture with a data file of kBlocks blocks
+// and the deterministic fake engine.  Each test plays the part of the
+// interposer: it offers a call, and runs it for real when the runtime
+// declines, exactly as src/intercept does.
+#ifndef FOREACTOR_TESTS_UNIT_RUNTIME_GRAPH_RUNNER_FIXTURE_H_
+#define FOREACTOR_TESTS_UNIT_RUNTIME_GRAPH_RUNNER_FIXTURE_H_
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "gtest/gtest.h"
+#include "runtime/fake_engine.h"
+#include "runtime/graph_runner.h"
+#include "runtime/program_calls.h"
+
+namespace foreactor {
+
+constexpr size_t kBlock = 4096;
+constexpr int kBlocks = 64;
+
+// What the interposer does with one program call.
+inline int64_t ProgramCall(GraphRunner& scope, const foreactor_call& call, bool* served = nullptr) {
+  InterceptedCall intercepted;
+  intercepted.call = call;
+  int64_t result = 0;
+  if (scope.Offer(&intercepted, &result)) {
+    if (served != nullptr) *served = true;
+    return result;
+  }
+  if (served != nullptr) *served = false;
+  result = RunDirectly(intercepted.call);
+  if (intercepted.claimed_by != nullptr) scope.Complete(&intercepted, result);  // as CompleteCall()
+  return result;
+}
+
+inline foreactor_call Pread(int fd, void* buffer, size_t length, int64_t offset) {
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_PREAD;
+  call.fd = fd;
+  call.buffer = buffer;
+  call.length = length;
+  call.offset = offset;
+  return call;
+}
+
+// A read(2) of `length` bytes at the file position of `fd`.
+inline foreactor_call Read(int fd, void* buffer, size_t length) {
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_READ;
+  call.fd = fd;
+  call.buffer = buffer;
+  call.length = length;
+  return call;
+}
+
+// Plugin state of the pread loop graph below.
+struct LoopState {
+  int fd = -1;
+  std::vector<int64_t> offsets;
+  size_t known = SIZE_MAX;  // arguments of visits >= known are "not yet"
+  std::vector<std::vector<uint64_t>> result_visits;
+  std::vector<int64_t> results;
+};
+
+inline foreactor_readiness LoopPreadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  uint64_t i = visit->iteration[0];
+  if (i >= state->known) return FOREACTOR_NOT_YET;
+  call->fd = state->fd;
+  call->length = kBlock;
+  call->offset = state->offsets[i];
+  return FOREACTOR_READY;
+}
+
+inline void RecordResult(const foreactor_visit* visit, int64_t result) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  state->result_visits.emplace_back(visit->iteration, visit->iteration + visit->loop_count);
+  state->results.push_back(result);
+}
+
+inline int LoopMore(const foreactor_visit* visit) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < state->offsets.size() ? 0 : 1;
+}
+
+// start -> call -> branch "more" -> {call (loop), end}; `weak` marks the
+// call -> branch edge weak.
+inline std::unique_ptr<Graph> OneCallLoop(const char* name, foreactor_call_type type,
+                                          foreactor_arguments_fn arguments,
+                                          foreactor_result_fn result, foreactor_choice_fn more,
+                                          bool weak) {
+  auto graph = std::make_unique<Graph>(name);
+  int call = graph->AddSyscall("call", type, arguments, result, nullptr);
+  int branch = graph->AddBranch("more", more, nullptr);
+  graph->SetNext(FOREACTOR_START_NODE, call, false);
+  graph->SetNext(call, branch, weak);
+  graph->AddChild(branch, call, false);
+  graph->AddChild(branch, FOREACTOR_END_NODE, false);
+  std::string error;
+  EXPECT_TRUE(graph->Finish(&error)) << error;
+  return graph;
+}
+
+// The loop over LoopState::offsets.
+inline std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_arguments_fn arguments,
+                                        bool weak = false) {
+  return OneCallLoop("loop", type, arguments, RecordResult, LoopMore, weak);
+}
+
+// Settings for the tests of the issuing machinery: the test files are
+// always in the page cache, so page-cache awareness is off unless a test
+// is about it.
+inline GraphSettings Depth(unsigned depth) {
+  GraphSettings settings;
+  settings.enabled = true;
+  settings.automatic_depth = false;
+  settings.depth = depth;
+  settings.page_cache_aware = false;
+  return settings;
+}
+
+inline GraphSettings CacheAware(unsigned depth) {
+  GraphSettings settings = Depth(depth);
+  settings.page_cache_aware = true;
+  return settings;
+}
+
+// Blocks 0, 1, 2, ... `count` - 1.
+inline std::vector<int64_t> FirstBlocks(size_t count) {
+  std::vector<int64_t> blocks;
+  for (size_t i = 0; i < count; ++i) blocks.push_back(static_cast<int64_t>(i % kBlocks));
+  return blocks;
+}
+
+// Arguments of a read loop over the blocks in order, from the first: a
+// read at the file position predicts the offset a plain read would use.
+inline foreactor_readiness SequentialReadArguments(const foreactor_visit* visit,
+                                                   foreactor_call* call) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  call->fd = state->fd;
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>(visit->iteration[0] * kBlock);
+  return FOREACTOR_READY;
+}
+
+class GraphRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/foreactor-runtime-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    directory_ = pattern;
+    data_path_ = directory_ + "/data";
+    int fd = ::open(data_path_.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    std::vector<char> bytes(kBlock * kBlocks);
+    for (size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = static_cast<char>((i * 131 + i / kBlock) & 0xff);
+    ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    // Clean pages: a page under writeback makes an RWF_NOWAIT read fail now
+    // and then, which would make the page-cache tests depend on timing.
+    ASSERT_EQ(::fsync(fd), 0);
+    ::close(fd);
+    data_fd_ = ::open(data_path_.c_str(), O_RDONLY);
+    ASSERT_GE(data_fd_, 0);
+  }
+  void TearDown() override {
+    ::close(data_fd_);
+    std::string command = "rm -rf " + directory_;
+    ASSERT_EQ(system(command.c_str()), 0);
+  }
+
+  LoopState ReadLoopState(std::vector<int64_t> blocks) {
+    LoopState state;
+    state.fd = data_fd_;
+    for (int64_t block : blocks) state.offsets.push_back(block * static_cast<int64_t>(kBlock));
+    return state;
+  }
+
+  std::string directory_;
+  std::string data_path_;
+  int data_fd_ = -1;
+  testing::FakeEngine engine_;
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_TESTS_UNIT_RUNTIME_GRAPH_RUNNER_FIXTURE_H_

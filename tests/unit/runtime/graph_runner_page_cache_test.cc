@@ -1,0 +1,227 @@
+// Tests of GraphRunner with data in the page cache (PageCacheMode decides):
+// cached reads are kept without the engine, a run of them switches to
+// serving reads at the frontier, a read that would block switches
+// speculation back on, and file positions stay exact.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/graph_runner_fixture.h"
+
+namespace foreactor {
+namespace {
+
+class GraphRunnerPageCacheTest : public GraphRunnerTest {};
+
+// Drops block `block` of `path` from the page cache by writing the same
+// bytes back with O_DIRECT, which invalidates the cached range (on file
+// systems with large folios, the whole folio around it).
+void EvictBlock(const std::string& path, int block) {
+  int direct = ::open(path.c_str(), O_RDWR | O_DIRECT);
+  ASSERT_GE(direct, 0);
+  void* aligned = nullptr;
+  ASSERT_EQ(posix_memalign(&aligned, kBlock, kBlock), 0);
+  int plain = ::open(path.c_str(), O_RDONLY);
+  ASSERT_EQ(::pread(plain, aligned, kBlock, block * kBlock), static_cast<ssize_t>(kBlock));
+  ASSERT_EQ(::pwrite(direct, aligned, kBlock, block * kBlock), static_cast<ssize_t>(kBlock));
+  ::close(plain);
+  ::close(direct);
+  free(aligned);
+}
+
+// True when block `block` of `path` is in the page cache (mincore: no I/O).
+bool BlockIsCached(const std::string& path, int block) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return true;
+  void* map = mmap(nullptr, kBlock, PROT_READ, MAP_SHARED, fd, block * kBlock);
+  ::close(fd);
+  if (map == MAP_FAILED) return true;
+  unsigned char resident = 1;
+  const bool known = mincore(map, kBlock, &resident) == 0;
+  munmap(map, kBlock);
+  return !known || (resident & 1) != 0;
+}
+
+// EvictBlock on blocks [first, last] until the page cache really lacks all
+// of them: readahead started by earlier reads (EvictBlock's own included)
+// may bring some back.  Returns false if they kept coming back.
+bool EvictBlocksForSure(const std::string& path, int first, int last) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    for (int block = first; block <= last; ++block) EvictBlock(path, block);
+    usleep(10 * 1000);
+    bool any_cached = false;
+    for (int block = first; block <= last; ++block)
+      any_cached = any_cached || BlockIsCached(path, block);
+    if (!any_cached) return true;
+  }
+  return false;
+}
+
+foreactor_readiness LargeLoopPreadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  foreactor_readiness readiness = LoopPreadArguments(visit, call);
+  call->length = 16 * kBlock;  // 64 KiB
+  return readiness;
+}
+
+TEST_F(GraphRunnerPageCacheTest, LargeCachedReadsSwitchToServingFromTheCacheSooner) {
+  // 64 KiB reads of cached data: the streak that switches to serving from
+  // the cache counts data, so four hits (256 KiB) make it, not 32 (2 MiB
+  // copied into early buffers before the program gets any).
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LargeLoopPreadArguments);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
+  LoopState state = ReadLoopState(std::vector<int64_t>(40, 0));
+  scope.Enter(&state);
+  std::vector<char> got(16 * kBlock), expected(16 * kBlock);
+  ASSERT_EQ(::pread(data_fd_, expected.data(), expected.size(), 0),
+            static_cast<ssize_t>(expected.size()));
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    bool served = false;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got.data(), got.size(), 0), &served),
+              static_cast<int64_t>(got.size()));
+    EXPECT_EQ(got, expected) << "visit " << i;
+  }
+  const Statistics& statistics = scope.statistics();
+  EXPECT_EQ(engine_.prepared().size(), 0u);
+  EXPECT_EQ(statistics.cache_mode_changes, 1u);
+  EXPECT_LE(statistics.found_cached, 4u);
+  EXPECT_EQ(statistics.found_cached + statistics.served_from_cache, 40u);
+  scope.Exit();
+}
+
+TEST_F(GraphRunnerPageCacheTest, CachedReadsAreServedWithoutTheEngine) {
+  // The data file was just written: every block is in the page cache.
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
+  std::vector<int64_t> blocks;
+  for (int i = 0; i < kBlocks; ++i) blocks.push_back((i * 7) % kBlocks);
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    char got[kBlock], expected[kBlock];
+    bool served = false;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[i]), &served),
+              static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[i]), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "visit " << i;
+    EXPECT_TRUE(served) << "visit " << i;
+  }
+  const Statistics& statistics = scope.statistics();
+  EXPECT_EQ(engine_.prepared().size(), 0u) << "nothing in the page cache goes to the engine";
+  EXPECT_EQ(statistics.found_cached + statistics.served_from_cache, static_cast<uint64_t>(kBlocks));
+  EXPECT_GT(statistics.served_from_cache, 0u) << "a run of hits switches to serving from the cache";
+  EXPECT_EQ(statistics.cache_mode_changes, 1u);
+  EXPECT_EQ(state.results.size(), static_cast<size_t>(kBlocks)) << "result callbacks still run";
+  scope.Exit();
+}
+
+TEST_F(GraphRunnerPageCacheTest, ReadsServedFromTheCacheKeepTheFilePosition) {
+  auto graph = LoopGraph(FOREACTOR_CALL_READ, SequentialReadArguments);
+  GraphRunner scope(*graph, CacheAware(2), &engine_);
+  std::vector<int64_t> blocks(kBlocks);
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  for (int i = 0; i < kBlocks; ++i) {
+    char got[kBlock], expected[kBlock];
+    const foreactor_call call = Read(data_fd_, got, kBlock);
+    ASSERT_EQ(ProgramCall(scope, call), static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::lseek(data_fd_, 0, SEEK_CUR), static_cast<off_t>((i + 1) * kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, i * kBlock), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "block " << i;
+  }
+  // Reading on at the end of the file returns 0 from the cache path too.
+  char extra[kBlock];
+  EXPECT_EQ(::read(data_fd_, extra, kBlock), 0);
+  EXPECT_GT(scope.statistics().served_from_cache, 0u);
+  scope.Exit();
+}
+
+TEST_F(GraphRunnerPageCacheTest, AScopeWhoseReadsAreAllCachedStopsFollowingTheGraph) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
+  std::vector<int64_t> blocks;
+  for (int i = 0; i < 1000; ++i) blocks.push_back((i * 7) % kBlocks);
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  size_t followed = 0;
+  for (; followed < blocks.size() && scope.speculating(); ++followed) {
+    char got[kBlock], expected[kBlock];
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[followed])),
+              static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[followed]),
+              static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "visit " << followed;
+  }
+  // After 256 reads served from the cache in a row, the rest of the scope
+  // passes through (OfferCall skips a scope that is not speculating).
+  EXPECT_GE(followed, 256u);
+  EXPECT_LT(followed, blocks.size());
+  EXPECT_EQ(scope.statistics().scopes_left_to_cache, 1u);
+  scope.Exit();
+  // The next scope follows the graph again.
+  LoopState again = ReadLoopState({1, 2, 3});
+  scope.Enter(&again);
+  EXPECT_TRUE(scope.speculating());
+  scope.Exit();
+}
+
+TEST_F(GraphRunnerPageCacheTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
+  std::vector<int64_t> blocks(kBlocks, 0);
+  for (int i = 0; i < kBlocks; ++i) blocks[i] = i;
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  char buffer[kBlock];
+  for (int i = 0; i < 36; ++i)
+    ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]));
+  ASSERT_GT(scope.statistics().served_from_cache, 0u);
+  // Evict the blocks still to come: the next read served from memory that
+  // is checked with RWF_NOWAIT (one in 8) must fail.  (The peek head may
+  // have read one of them before the switch.)
+  ASSERT_TRUE(EvictBlocksForSure(data_path_, 36, kBlocks - 1));
+  // Random access: a plain read of an evicted block must not bring the
+  // others back by readahead before a checked read meets one.
+  ASSERT_EQ(::posix_fadvise(data_fd_, 0, 0, POSIX_FADV_RANDOM), 0);
+  for (int i = 36; i < kBlocks; ++i) {
+    char expected[kBlock];
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])),
+              static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[i]), static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(std::memcmp(buffer, expected, kBlock), 0);
+  }
+  EXPECT_EQ(scope.statistics().cache_mode_changes, 2u) << "to the cache and back";
+  scope.Exit();
+}
+
+TEST_F(GraphRunnerPageCacheTest, APartlyCachedFileDoesNotMakeTheCacheModeFlipOnEveryMiss) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
+  constexpr int kPasses = 8;
+  std::vector<int64_t> blocks;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    for (int i = 0; i < kBlocks; ++i) blocks.push_back(i);
+  }
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  char buffer[kBlock];
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    // Each pass finds block 39 (and whatever shares its folio) evicted again.
+    if (i % kBlocks == 39 - 4) EvictBlock(data_path_, 39);
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])),
+              static_cast<int64_t>(kBlock));
+  }
+  // Without back-off every pass switches to the cache and back (about two
+  // changes a pass, 16 in all); with it, each quick return doubles the run
+  // of hits needed, and after a few passes none holds such a run.  How much
+  // one eviction drops (a folio, readahead) varies, hence the range.
+  EXPECT_GE(scope.statistics().cache_mode_changes, 1u);
+  EXPECT_LE(scope.statistics().cache_mode_changes, 6u);
+  scope.Exit();
+}
+
+}  // namespace
+}  // namespace foreactor

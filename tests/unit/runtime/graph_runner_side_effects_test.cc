@@ -1,0 +1,317 @@
+// Tests of GraphRunner with calls that have side effects: writes are issued
+// early only when certain (IssueRules) and in an order that cannot change
+// what any call sees (PendingAccesses), a write outside the graph discards
+// only the early results it changes, and linked reads and writes copy
+// exactly.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/graph_runner_fixture.h"
+
+namespace foreactor {
+namespace {
+
+// pwrite loop: a write beyond a weak edge is never issued early.
+struct WriteState {
+  int fd = -1;
+  std::vector<int64_t> offsets;
+  std::vector<char> bytes;
+  std::vector<int64_t> results;
+};
+
+foreactor_readiness LoopPwriteArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<WriteState*>(visit->scope_state);
+  call->fd = state->fd;
+  call->buffer = state->bytes.data();
+  call->length = state->bytes.size();
+  call->offset = state->offsets[visit->iteration[0]];
+  return FOREACTOR_READY;
+}
+
+int WriteMore(const foreactor_visit* visit) {
+  auto* state = static_cast<WriteState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < state->offsets.size() ? 0 : 1;
+}
+
+std::unique_ptr<Graph> WriteLoopGraph(bool weak) {
+  return OneCallLoop("writes", FOREACTOR_CALL_PWRITE, LoopPwriteArguments, nullptr, WriteMore,
+                     weak);
+}
+
+class GraphRunnerSideEffectsTest : public GraphRunnerTest {
+ protected:
+  // Writes of one block of 'w' at `offsets` of a new file "out".
+  WriteState OutputWrites(std::vector<int64_t> offsets) {
+    WriteState state;
+    state.fd = ::open((directory_ + "/out").c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    state.offsets = std::move(offsets);
+    state.bytes.assign(kBlock, 'w');
+    return state;
+  }
+};
+
+// A write(2) made outside the graph changes only the bytes at the file
+// position: early writes further on in the same file stay valid (before,
+// the whole file counted as changed, and the early writes ahead were thrown
+// away after they had run, to run again when the program made them).
+TEST_F(GraphRunnerSideEffectsTest, WriteAtTheFilePositionKeepsEarlyWritesElsewhere) {
+  WriteState state = OutputWrites({4096, 8192, 12288, 16384});
+  auto graph = WriteLoopGraph(/*weak=*/false);
+  GraphRunner scope(*graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  ASSERT_EQ(engine_.prepared().size(), 4u);
+  std::vector<char> header(kBlock, 'h');
+  foreactor_call foreign{};
+  foreign.type = FOREACTOR_CALL_WRITE;  // at the file position, 0: block 0
+  foreign.fd = state.fd;
+  foreign.buffer = header.data();
+  foreign.length = kBlock;
+  EXPECT_EQ(ProgramCall(scope, foreign), static_cast<int64_t>(kBlock));
+  EXPECT_EQ(scope.statistics().wasted, 0u);
+  for (int64_t offset : state.offsets) {
+    bool served = false;
+    EXPECT_EQ(ProgramCall(
+                  scope,
+                  [&] {
+                    foreactor_call call{};
+                    call.type = FOREACTOR_CALL_PWRITE;
+                    call.fd = state.fd;
+                    call.buffer = state.bytes.data();
+                    call.length = kBlock;
+                    call.offset = offset;
+                    return call;
+                  }(),
+                  &served),
+              static_cast<int64_t>(kBlock));
+    EXPECT_TRUE(served) << "offset " << offset;
+  }
+  EXPECT_EQ(scope.statistics().wasted, 0u);
+  scope.Exit();
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerSideEffectsTest, WritesBeyondAWeakEdgeWaitUntilCertain) {
+  WriteState state = OutputWrites({0, 4096, 8192, 12288});
+  auto graph = WriteLoopGraph(/*weak=*/true);
+  GraphRunner scope(*graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 1u) << "only the write at the frontier is certain";
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_PWRITE;
+  call.fd = state.fd;
+  call.buffer = state.bytes.data();
+  call.length = kBlock;
+  call.offset = 0;
+  ProgramCall(scope, call);
+  // The program may return on the weak edge after this write: the next
+  // write is not certain until the program makes another graph call.
+  EXPECT_EQ(engine_.prepared().size(), 1u);
+  scope.Exit();  // ... and it does return there
+  struct stat status;
+  ASSERT_EQ(::fstat(state.fd, &status), 0);
+  EXPECT_EQ(status.st_size, static_cast<off_t>(kBlock)) << "no write the program did not make";
+  ::close(state.fd);
+}
+
+// read (weak) -> write -> more? -> read | end, three times: the program
+// may return after any read.
+struct ReadThenWriteState {
+  LoopState reads;
+  WriteState writes;
+};
+
+void BuildReadThenWriteGraph(Graph& graph) {
+  auto read_arguments = [](const foreactor_visit* visit, foreactor_call* call) {
+    auto* s = static_cast<ReadThenWriteState*>(visit->scope_state);
+    call->fd = s->reads.fd;
+    call->length = kBlock;
+    call->offset = s->reads.offsets[visit->iteration[0]];
+    return FOREACTOR_READY;
+  };
+  auto write_arguments = [](const foreactor_visit* visit, foreactor_call* call) {
+    auto* s = static_cast<ReadThenWriteState*>(visit->scope_state);
+    call->fd = s->writes.fd;
+    call->buffer = s->writes.bytes.data();
+    call->length = kBlock;
+    call->offset = s->writes.offsets[visit->iteration[0]];
+    return FOREACTOR_READY;
+  };
+  auto more = [](const foreactor_visit* visit) { return visit->iteration[0] + 1 < 3 ? 0 : 1; };
+  int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, read_arguments, nullptr, nullptr);
+  int write = graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, write_arguments, nullptr, nullptr);
+  int branch = graph.AddBranch("more", more, nullptr);
+  graph.SetNext(FOREACTOR_START_NODE, read, false);
+  graph.SetNext(read, write, /*weak=*/true);
+  graph.SetNext(write, branch, false);
+  graph.AddChild(branch, read, false);
+  graph.AddChild(branch, FOREACTOR_END_NODE, false);
+  std::string error;
+  ASSERT_TRUE(graph.Finish(&error)) << error;
+}
+
+TEST_F(GraphRunnerSideEffectsTest, AWriteAfterAWeakEdgeIsHeldBackButTheReadsAfterItAreIssued) {
+  // The write after each read's weak edge is not certain until the program
+  // made a call after that edge: it is held back for the program to make,
+  // while the reads after it are still issued on a guess.  Returning after
+  // the first read leaves the file untouched.
+  ReadThenWriteState state;
+  state.reads = ReadLoopState({1, 2, 3});
+  state.writes = OutputWrites({0, 4096, 8192});
+  Graph graph("read_then_write");
+  BuildReadThenWriteGraph(graph);
+  GraphRunner scope(graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  std::vector<int64_t> early_read_offsets;
+  for (const auto& prepared : engine_.prepared()) {
+    if (prepared.call.type == FOREACTOR_CALL_PREAD)
+      early_read_offsets.push_back(prepared.call.offset);
+  }
+  EXPECT_EQ(early_read_offsets,
+            (std::vector<int64_t>{state.reads.offsets[0], state.reads.offsets[1],
+                                  state.reads.offsets[2]}));
+  char buffer[kBlock];
+  bool served = false;
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.reads.offsets[0]), &served);
+  EXPECT_TRUE(served);
+  for (const auto& prepared : engine_.prepared()) {
+    EXPECT_NE(prepared.call.type, FOREACTOR_CALL_PWRITE) << "the program may still return here";
+  }
+  scope.Exit();  // it returns on the weak edge
+  struct stat status;
+  ASSERT_EQ(::fstat(state.writes.fd, &status), 0);
+  EXPECT_EQ(status.st_size, 0) << "no write the program did not make";
+  ::close(state.writes.fd);
+}
+
+TEST_F(GraphRunnerSideEffectsTest, WritesWithoutWeakEdgesAreIssuedToDepth) {
+  WriteState state = OutputWrites({0, 4096, 8192, 12288});
+  auto graph = WriteLoopGraph(/*weak=*/false);
+  GraphRunner scope(*graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 4u);
+  for (int64_t offset : state.offsets) {
+    foreactor_call call{};
+    call.type = FOREACTOR_CALL_PWRITE;
+    call.fd = state.fd;
+    call.buffer = state.bytes.data();
+    call.length = kBlock;
+    call.offset = offset;
+    bool served = false;
+    EXPECT_EQ(ProgramCall(scope, call, &served), static_cast<int64_t>(kBlock));
+    EXPECT_TRUE(served);
+  }
+  scope.Exit();
+  struct stat status;
+  ASSERT_EQ(::fstat(state.fd, &status), 0);
+  EXPECT_EQ(status.st_size, 4 * static_cast<off_t>(kBlock));
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerSideEffectsTest, PureReadsCrossWeakEdges) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments, /*weak=*/true);
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  LoopState state = ReadLoopState({1, 2, 3, 4, 5, 6});
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 4u);
+  char buffer[kBlock];
+  ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[0]));
+  scope.Exit();  // early return on the weak edge
+  EXPECT_EQ(scope.statistics().issued_early, 0u) << "statistics were folded into the totals";
+}
+
+TEST_F(GraphRunnerSideEffectsTest, OverlappingWritesToOneFileStayInOrder) {
+  WriteState state = OutputWrites({0, 100, 4096});  // the first two overlap
+  auto graph = WriteLoopGraph(/*weak=*/false);
+  GraphRunner scope(*graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  EXPECT_EQ(engine_.prepared().size(), 1u) << "the second write overlaps the first: it waits";
+  scope.Exit();
+  ::close(state.fd);
+}
+
+// A copy loop: read a chunk (linked), write it; the write uses the bytes
+// the early read produced.
+struct CopyState {
+  int source = -1;
+  int destination = -1;
+  int chunks = 0;
+};
+
+foreactor_readiness CopyReadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<CopyState*>(visit->scope_state);
+  call->fd = state->source;
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>(visit->iteration[0] * kBlock);
+  call->link_next = 1;
+  return FOREACTOR_READY;
+}
+
+foreactor_readiness CopyWriteArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<CopyState*>(visit->scope_state);
+  call->fd = state->destination;
+  call->buffer = nullptr;  // the linked read's bytes
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>(visit->iteration[0] * kBlock);
+  return FOREACTOR_READY;
+}
+
+int CopyMore(const foreactor_visit* visit) {
+  auto* state = static_cast<CopyState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < static_cast<uint64_t>(state->chunks) ? 0 : 1;
+}
+
+TEST_F(GraphRunnerSideEffectsTest, LinkedReadAndWriteCopyTheFileExactly) {
+  Graph graph("copy");
+  int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, CopyReadArguments, nullptr, nullptr);
+  int write =
+      graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, CopyWriteArguments, nullptr, nullptr);
+  int more = graph.AddBranch("more", CopyMore, nullptr);
+  graph.SetNext(FOREACTOR_START_NODE, read, false);
+  graph.SetNext(read, write, false);
+  graph.SetNext(write, more, false);
+  graph.AddChild(more, read, false);
+  graph.AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  ASSERT_TRUE(graph.Finish(&error)) << error;
+
+  std::string copy_path = directory_ + "/copy";
+  CopyState state;
+  state.source = data_fd_;
+  state.destination = ::open(copy_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.chunks = 8;
+  GraphRunner scope(graph, Depth(6), &engine_);
+  scope.Enter(&state);
+  ASSERT_GE(engine_.prepared().size(), 2u);
+  EXPECT_EQ(engine_.prepared()[0].request->linked_next, engine_.prepared()[1].request);
+  for (int i = 0; i < state.chunks; ++i) {
+    char buffer[kBlock];
+    bool served_read = false, served_write = false;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, i * kBlock), &served_read),
+              static_cast<int64_t>(kBlock));
+    foreactor_call call{};
+    call.type = FOREACTOR_CALL_PWRITE;
+    call.fd = state.destination;
+    call.buffer = buffer;
+    call.length = kBlock;
+    call.offset = i * static_cast<int64_t>(kBlock);
+    ASSERT_EQ(ProgramCall(scope, call, &served_write), static_cast<int64_t>(kBlock));
+    EXPECT_TRUE(served_read && served_write) << "chunk " << i;
+  }
+  scope.Exit();
+  std::vector<char> original(kBlock * 8), copied(kBlock * 8);
+  ASSERT_EQ(::pread(data_fd_, original.data(), original.size(), 0),
+            static_cast<ssize_t>(original.size()));
+  ASSERT_EQ(::pread(state.destination, copied.data(), copied.size(), 0),
+            static_cast<ssize_t>(copied.size()));
+  EXPECT_EQ(original, copied);
+  EXPECT_EQ(scope.statistics().mispredicted, 0u);
+  ::close(state.destination);
+}
+
+}  // namespace
+}  // namespace foreactor
