@@ -118,11 +118,13 @@ inline std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_argu
 
 // Settings for the tests of the issuing machinery: the test files are
 // always in the page cache, so page-cache awareness is off unless a test
-// is about it.
+// is about it, and the depth is exact (a bound would move with the time
+// the calls take).
 inline GraphSettings Depth(unsigned depth) {
   GraphSettings settings;
   settings.enabled = true;
   settings.automatic_depth = false;
+  settings.exact_depth = true;
   settings.depth = depth;
   settings.page_cache_aware = false;
   return settings;

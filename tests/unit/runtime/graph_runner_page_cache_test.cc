@@ -4,9 +4,12 @@
 // speculation back on, and file positions stay exact.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,9 @@ void EvictBlock(const std::string& path, int block) {
   void* aligned = nullptr;
   ASSERT_EQ(posix_memalign(&aligned, kBlock, kBlock), 0);
   int plain = ::open(path.c_str(), O_RDONLY);
+  // No read-ahead: reading an evicted block must not start reads of the
+  // blocks after it that would land after their own eviction.
+  ASSERT_EQ(::posix_fadvise(plain, 0, 0, POSIX_FADV_RANDOM), 0);
   ASSERT_EQ(::pread(plain, aligned, kBlock, block * kBlock), static_cast<ssize_t>(kBlock));
   ASSERT_EQ(::pwrite(direct, aligned, kBlock, block * kBlock), static_cast<ssize_t>(kBlock));
   ::close(plain);
@@ -33,10 +39,23 @@ void EvictBlock(const std::string& path, int block) {
   free(aligned);
 }
 
-// True when block `block` of `path` is in the page cache (mincore: no I/O).
+// True when block `block` of `path` is in the page cache or being read into
+// it: cachestat(2) counts a page from the moment its read starts (mincore,
+// the fallback before Linux 6.5, only once it has been read).  No I/O.
 bool BlockIsCached(const std::string& path, int block) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return true;
+  struct {
+    uint64_t offset, length;
+  } range = {static_cast<uint64_t>(block) * kBlock, kBlock};
+  struct {
+    uint64_t cache, dirty, writeback, evicted, recently_evicted;
+  } status = {};
+  constexpr long kCachestat = 451;  // the same number on every architecture
+  if (::syscall(kCachestat, fd, &range, &status, 0) == 0) {
+    ::close(fd);
+    return status.cache > 0;
+  }
   void* map = mmap(nullptr, kBlock, PROT_READ, MAP_SHARED, fd, block * kBlock);
   ::close(fd);
   if (map == MAP_FAILED) return true;
@@ -168,6 +187,87 @@ TEST_F(GraphRunnerPageCacheTest, AScopeWhoseReadsAreAllCachedStopsFollowingTheGr
   scope.Exit();
 }
 
+// While it lives, this process is in a blkio cgroup (v1) whose reads from
+// the disk holding `path` are limited to kBytesPerSecond, so that a read
+// of data not in memory cannot complete before the kernel looks again: on
+// a fast virtual disk an RWF_NOWAIT read of an evicted block is often
+// served, the read it starts having finished first.  reason() says why it
+// could not be made (no blkio controller, not root, no block device).
+class SlowDisk {
+ public:
+  static constexpr int kBytesPerSecond = 256 * 1024;
+
+  explicit SlowDisk(const std::string& path) {
+    struct stat status;
+    if (::stat(path.c_str(), &status) != 0 || major(status.st_dev) == 0) {
+      reason_ = "the test file is not on a block device";
+      return;
+    }
+    std::string device = "/sys/dev/block/" + std::to_string(major(status.st_dev)) + ":" +
+                         std::to_string(minor(status.st_dev));
+    if (::access((device + "/partition").c_str(), F_OK) == 0) device += "/..";
+    const std::string disk = ReadLine(device + "/dev");
+    const std::string controller = "/sys/fs/cgroup/blkio";
+    original_ = OwnBlkioGroup();
+    if (disk.empty() || original_.empty() || ::access(controller.c_str(), W_OK) != 0) {
+      reason_ = "no writable blkio cgroup controller";
+      return;
+    }
+    group_ = controller + "/foreactor-unit-" + std::to_string(::getpid());
+    if (::mkdir(group_.c_str(), 0755) != 0 ||
+        !WriteLine(group_ + "/blkio.throttle.read_bps_device",
+                   disk + " " + std::to_string(kBytesPerSecond)) ||
+        !WriteLine(group_ + "/cgroup.procs", std::to_string(::getpid()))) {
+      reason_ = "the blkio cgroup could not be made or entered";
+      return;
+    }
+    active_ = true;
+  }
+  ~SlowDisk() {
+    if (active_)
+      WriteLine("/sys/fs/cgroup/blkio" + original_ + "/cgroup.procs", std::to_string(::getpid()));
+    if (!group_.empty()) ::rmdir(group_.c_str());
+  }
+  SlowDisk(const SlowDisk&) = delete;
+  SlowDisk& operator=(const SlowDisk&) = delete;
+
+  bool active() const { return active_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  static std::string ReadLine(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }
+  static bool WriteLine(const std::string& path, const std::string& line) {
+    std::ofstream out(path);
+    out << line << std::endl;
+    return static_cast<bool>(out);
+  }
+  // This process's group in the blkio hierarchy ("/" for the root), from
+  // /proc/self/cgroup; empty when there is none.
+  static std::string OwnBlkioGroup() {
+    std::ifstream in("/proc/self/cgroup");
+    for (std::string line; std::getline(in, line);) {
+      const size_t first = line.find(':');
+      const size_t second = line.find(':', first + 1);
+      if (first == std::string::npos || second == std::string::npos) continue;
+      const std::string controllers = line.substr(first + 1, second - first - 1);
+      if (controllers == "blkio" || controllers.find("blkio,") == 0 ||
+          controllers.find(",blkio") != std::string::npos)
+        return line.substr(second + 1);
+    }
+    return "";
+  }
+
+  bool active_ = false;
+  std::string reason_;
+  std::string group_;
+  std::string original_;
+};
+
 TEST_F(GraphRunnerPageCacheTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   GraphRunner scope(*graph, CacheAware(4), &engine_);
@@ -180,12 +280,15 @@ TEST_F(GraphRunnerPageCacheTest, AReadThatWouldBlockSwitchesSpeculationBackOn) {
     ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]));
   ASSERT_GT(scope.statistics().served_from_cache, 0u);
   // Evict the blocks still to come: the next read served from memory that
-  // is checked with RWF_NOWAIT (one in 8) must fail.  (The peek head may
-  // have read one of them before the switch.)
-  ASSERT_TRUE(EvictBlocksForSure(data_path_, 36, kBlocks - 1));
+  // is checked with RWF_NOWAIT (one in 8) must fail.  The disk is slowed
+  // down for that: otherwise the read RWF_NOWAIT starts may finish before
+  // the kernel looks again, and the check passes.
+  SlowDisk slow_disk(data_path_);
+  if (!slow_disk.active()) GTEST_SKIP() << "cannot slow the disk down: " << slow_disk.reason();
   // Random access: a plain read of an evicted block must not bring the
   // others back by readahead before a checked read meets one.
   ASSERT_EQ(::posix_fadvise(data_fd_, 0, 0, POSIX_FADV_RANDOM), 0);
+  ASSERT_TRUE(EvictBlocksForSure(data_path_, 36, kBlocks - 1));
   for (int i = 36; i < kBlocks; ++i) {
     char expected[kBlock];
     ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i])),
