@@ -740,6 +740,8 @@ def parse_arguments():
     parser.add_argument("--depths", type=number_list,
                         help="comma-separated fixed depths (4,16,64); auto is always added")
     parser.add_argument("--only", choices=("du", "cp"), help="run only du or only cp")
+    parser.add_argument("--output", type=Path,
+                        help="results file (default bench/results/coreutils[-quick][-du|-cp].json)")
     parser.add_argument("--trees", type=name_list,
                         help="comma-separated du trees (wide-100k,wide-400k,deep; default all, "
                              "quick wide-100k)")
@@ -877,7 +879,7 @@ def main():
                                for name, entry in summary.items() if name != "stock"])
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     plots = plot(all_results, prefix)
-    output = results.write_json(RESULTS_DIR / results_name, {
+    output = results.write_json(arguments.output or RESULTS_DIR / results_name, {
         "benchmark": "coreutils",
         "quick": arguments.quick,
         "tiny": arguments.tiny,
@@ -905,7 +907,7 @@ def main():
         "targets": targets,
         "peer_outputs": context["peer_outputs"],
     })
-    print(f"\nresults written to {output.relative_to(ROOT)}; plots: "
+    print(f"\nresults written to {output}; plots: "
           + ", ".join(str(p.relative_to(ROOT)) for p in plots))
     return 0
 
