@@ -17,7 +17,7 @@
 // that walks a source and a destination, or several trees in turn, keeps
 // its walks.
 //
-// Rules (DESIGN §1, rule 7):
+// Rules (DESIGN §2, rule 7):
 //  - Its threads have a descriptor table of their own (close_range(2) with
 //    CLOSE_RANGE_UNSHARE): the program's descriptor numbers, its table's
 //    size and its record locks are untouched, and the program never sees a
