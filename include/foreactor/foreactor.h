@@ -247,8 +247,8 @@ FOREACTOR_API int foreactor_enabled(void);
 typedef enum foreactor_speculation {
   /* Issue nothing early: foreactor off, graph NULL, invalid or switched off
      by its settings, no engine, speculation suspended after mispredictions
-     on this thread, depth 0 (a fixed FOREACTOR_DEPTH=0, or the automatic
-     depth settled at 0; a brief probe of depth 0 from a higher depth does
+     on this thread, depth 0 (FOREACTOR_DEPTH=0, or a depth the runtime
+     chooses settled at 0; a brief probe of depth 0 from a higher depth does
      not count), or the sync engine with the automatic depth. */
   FOREACTOR_SPECULATION_NONE = 0,
   /* Issue early at a depth the runtime chooses (FOREACTOR_DEPTH=auto, or a
@@ -290,8 +290,9 @@ FOREACTOR_API foreactor_speculation foreactor_scope_speculation(const foreactor_
  * are issued early only when no weak edge lies before them.
  *
  * The gate answers 1 for every unit when the configuration asks for scopes
- * (a fixed depth above 0, check mode) and 0 when foreactor is off, the
- * graph is NULL or invalid.  With the automatic depth it times stretches of
+ * (an exact depth above 0, the sync engine at a fixed depth, check mode)
+ * and 0 when foreactor is off, the graph is NULL or invalid.  With the
+ * automatic depth or a fixed one (a bound) it times stretches of
  * units without and with a scope, per graph and thread, keeps the scope
  * only while it makes the units measurably faster, and otherwise runs plain
  * and tries again later (docs/USER_GUIDE.md, "The scope gate"; its
