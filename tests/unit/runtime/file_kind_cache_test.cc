@@ -6,10 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "engine/test_files.h"
 
 namespace foreactor {
 namespace {
@@ -17,19 +18,15 @@ namespace {
 class FileKindCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/file_kind_cache_testXXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    directory_ = pattern;
-    path_ = directory_ + "/file";
+    ASSERT_TRUE(temp_.ok());
+    directory_ = temp_.path();
+    path_ = temp_.Path("file");
     int fd = open(path_.c_str(), O_CREAT | O_WRONLY, 0600);
     ASSERT_GE(fd, 0);
     close(fd);
   }
-  void TearDown() override {
-    unlink(path_.c_str());
-    rmdir(directory_.c_str());
-  }
 
+  testing::TempDir temp_;
   std::string directory_;
   std::string path_;
 };

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/test_files.h"
 #include "graph/graph.h"
 #include "gtest/gtest.h"
 #include "runtime/fake_engine.h"
@@ -157,10 +158,9 @@ inline foreactor_readiness SequentialReadArguments(const foreactor_visit* visit,
 class GraphRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/foreactor-runtime-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    directory_ = pattern;
-    data_path_ = directory_ + "/data";
+    ASSERT_TRUE(temp_.ok());
+    directory_ = temp_.path();
+    data_path_ = temp_.Path("data");
     int fd = ::open(data_path_.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
     ASSERT_GE(fd, 0);
     std::vector<char> bytes(kBlock * kBlocks);
@@ -174,11 +174,7 @@ class GraphRunnerTest : public ::testing::Test {
     data_fd_ = ::open(data_path_.c_str(), O_RDONLY);
     ASSERT_GE(data_fd_, 0);
   }
-  void TearDown() override {
-    ::close(data_fd_);
-    std::string command = "rm -rf " + directory_;
-    ASSERT_EQ(system(command.c_str()), 0);
-  }
+  void TearDown() override { ::close(data_fd_); }
 
   LoopState ReadLoopState(std::vector<int64_t> blocks) {
     LoopState state;
@@ -187,6 +183,7 @@ class GraphRunnerTest : public ::testing::Test {
     return state;
   }
 
+  testing::TempDir temp_;  // removed with everything the tests make in it
   std::string directory_;
   std::string data_path_;
   int data_fd_ = -1;

@@ -8,11 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "engine/test_files.h"
 
 namespace foreactor {
 namespace {
@@ -48,11 +49,9 @@ foreactor_call ByPath(foreactor_call_type type, const char* path, int flags = 0)
 class PendingAccessesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/pending_accesses_testXXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    directory_ = pattern;
-    path_ = directory_ + "/file";
-    other_path_ = directory_ + "/other";
+    ASSERT_TRUE(directory_.ok());
+    path_ = directory_.Path("file");
+    other_path_ = directory_.Path("other");
     for (const std::string* path : {&path_, &other_path_}) {
       int fd = ::open(path->c_str(), O_CREAT | O_RDWR, 0600);
       ASSERT_GE(fd, 0);
@@ -71,12 +70,9 @@ class PendingAccessesTest : public ::testing::Test {
     ::close(fd_);
     ::close(same_file_fd_);
     ::close(other_fd_);
-    unlink(path_.c_str());
-    unlink(other_path_.c_str());
-    rmdir(directory_.c_str());
   }
 
-  std::string directory_;
+  testing::TempDir directory_;  // removed with the files the tests make in it
   std::string path_;
   std::string other_path_;
   int fd_ = -1;
@@ -131,7 +127,7 @@ TEST_F(PendingAccessesTest, ClosesAndDirectoryReadsChangeTheWholeFile) {
 }
 
 TEST_F(PendingAccessesTest, CallsByPathWaitForAPendingOpenThatCreatesOrTruncates) {
-  const std::string created = directory_ + "/created";
+  const std::string created = directory_.Path("created");
   accesses_.Record(ByPath(FOREACTOR_CALL_OPEN, path_.c_str(), O_RDONLY));
   EXPECT_FALSE(accesses_.Blocks(ByPath(FOREACTOR_CALL_STAT, created.c_str())))
       << "a pure open changes no path";
@@ -234,7 +230,7 @@ TEST_F(PendingAccessesTest, CloseSeekAndCreationMakeStaleWhatTheyTouch) {
   EXPECT_TRUE(accesses_.MakesStale(seek, Data(FOREACTOR_CALL_GETDENTS64, fd_, 0, 4096)));
   EXPECT_FALSE(accesses_.MakesStale(seek, Pread(fd_, 0, 1))) << "a pread has its own offset";
 
-  const std::string created = directory_ + "/created";
+  const std::string created = directory_.Path("created");
   const PendingAccesses::Change creation =
       accesses_.ChangeBy(ByPath(FOREACTOR_CALL_OPEN, created.c_str(), O_WRONLY | O_CREAT));
   EXPECT_TRUE(accesses_.MakesStale(creation, ByPath(FOREACTOR_CALL_STAT, created.c_str())));
