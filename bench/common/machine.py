@@ -39,6 +39,10 @@ def device_of(path):
         resolved = sys_dir.resolve()
         info["name"] = resolved.name
         disk = resolved if (resolved / "queue").exists() else resolved.parent  # a partition
+        try:
+            info["disk_dev"] = (disk / "dev").read_text().strip()  # the whole disk's major:minor
+        except OSError:
+            pass
         queue = disk / "queue"
         for detail in ("model", "vendor"):
             try:

@@ -19,6 +19,8 @@ spec = importlib.util.spec_from_file_location("cache_probe_bench",
 bench = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench)
 
+from bench.common import machine  # noqa: E402 (run.py put the repository on sys.path)
+
 
 def file_system_type(path):
     return subprocess.run(["stat", "-f", "-c", "%T", str(path)], capture_output=True,
@@ -58,18 +60,6 @@ def test_each_way_tells_cached_ranges_from_dropped_ones(program, tmp_path):
     assert_each_way_tells_cached_from_dropped(bench.run_once(program, data_file, REGION_BYTES, 500))
 
 
-def whole_disk_of(path):
-    """"MAJOR:MINOR" of the disk (not the partition) holding `path`, or None
-    when it is not on a block device."""
-    device = os.stat(path).st_dev
-    sysfs = Path(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}")
-    if os.major(device) == 0 or not sysfs.exists():
-        return None
-    if (sysfs / "partition").exists():
-        sysfs = sysfs.resolve().parent
-    return (sysfs / "dev").read_text().strip()
-
-
 @contextlib.contextmanager
 def read_throttled_cgroup(disk, bytes_per_second):
     """A blkio cgroup (v1) whose reads from `disk` are limited to
@@ -95,7 +85,7 @@ def test_reads_still_in_flight_when_a_region_is_dropped_do_not_leave_it_cached(p
     with the disk at 10 MB/s; preadv2_nowait 0.5 in a loaded CI run)."""
     if file_system_type(tmp_path) == "tmpfs":
         pytest.skip("on tmpfs every page stays in memory: nothing can be dropped")
-    disk = whole_disk_of(tmp_path)
+    disk = (machine.device_of(tmp_path) or {}).get("disk_dev")
     if disk is None:
         pytest.skip("the temporary folder is not on a block device")
     data_file = bench.prepare_file(tmp_path / "data", 2 * REGION_BYTES)
