@@ -796,8 +796,7 @@ def main():
         if unknown:
             sys.exit(f"bench/coreutils/run.py: no tree {', '.join(unknown)} "
                      f"(trees: {', '.join(trees)})")
-        du_plan = [(key, states) for key, states in
-                   [(key, ("cold", "hot")) for key in trees] if key in arguments.trees]
+        du_plan = [(key, ("cold", "hot")) for key in trees if key in arguments.trees]
     if arguments.states:
         unknown = sorted(set(arguments.states) - {"cold", "hot"})
         if unknown:

@@ -12,8 +12,7 @@ DepthPolicy DepthPolicyOf(const GraphSettings& settings) {
 }
 
 DepthController::DepthController(DepthPolicy policy, unsigned depth, Clock clock)
-    : automatic_(policy != DepthPolicy::kExact),
-      start_at_maximum_(policy == DepthPolicy::kAtMost),
+    : policy_(policy),
       maximum_depth_(depth),
       clock_(clock != nullptr ? clock : &MonotonicNanoseconds),
       depth_(depth) {
@@ -21,7 +20,7 @@ DepthController::DepthController(DepthPolicy policy, unsigned depth, Clock clock
 }
 
 unsigned DepthController::StartLevel() const {
-  if (start_at_maximum_) return LevelCount() - 1;
+  if (policy_ == DepthPolicy::kAtMost) return LevelCount() - 1;
   // The highest level whose depth is at most kStartDepth (and the maximum).
   unsigned level = 0;
   while (level + 1 < LevelCount() && DepthOfLevel(level + 1) <= kStartDepth) ++level;
@@ -29,7 +28,7 @@ unsigned DepthController::StartLevel() const {
 }
 
 void DepthController::Restart() {
-  if (!automatic_) return;
+  if (!automatic()) return;
   home_level_ = StartLevel();
   SetLevel(home_level_);
   probing_ = false;
@@ -67,19 +66,19 @@ void DepthController::SetLevel(unsigned level) {
 }
 
 void DepthController::ScopeEntered() {
-  if (!automatic_) return;
+  if (!automatic()) return;
   in_scope_ = true;
   scope_mark_ = clock_();
 }
 
 void DepthController::ScopeLeft() {
-  if (!automatic_ || !in_scope_) return;
+  if (!automatic() || !in_scope_) return;
   in_scope_ = false;
   window_nanoseconds_ += clock_() - scope_mark_;
 }
 
 void DepthController::DiscardWindow() {
-  if (!automatic_) return;
+  if (!automatic()) return;
   window_calls_ = 0;
   window_calls_needed_ = 0;
   window_nanoseconds_ = 0;
@@ -87,7 +86,7 @@ void DepthController::DiscardWindow() {
 }
 
 void DepthController::ExcludeTime(uint64_t nanoseconds) {
-  if (!automatic_) return;
+  if (!automatic()) return;
   if (in_scope_) {
     // Never past now: the excluded work may have begun before the scope.
     scope_mark_ = std::min(scope_mark_ + nanoseconds, clock_());
@@ -121,7 +120,7 @@ bool DepthController::FinishWindow(uint64_t nanoseconds) {
 }
 
 bool DepthController::CallFinished() {
-  if (!automatic_) return false;
+  if (!automatic()) return false;
   ++window_calls_;
   if (probing_ && home_rate_known_ && window_calls_ == ProbeCheckCalls()) {
     // A probe far behind home ends now, lost: a window at depth 0 on a

@@ -103,9 +103,9 @@ class DepthController {
   // The number of syscall visits the peek head may have ahead now.
   unsigned depth() const { return depth_; }
   // The depth it settles at between probes (depth() during a probe differs).
-  unsigned home_depth() const { return automatic_ ? DepthOfLevel(home_level_) : depth_; }
+  unsigned home_depth() const { return automatic() ? DepthOfLevel(home_level_) : depth_; }
   // False for an exact depth: depth() never moves.
-  bool automatic() const { return automatic_; }
+  bool automatic() const { return policy_ != DepthPolicy::kExact; }
 
   // The owning thread entered or left one of the graph's scopes.
   void ScopeEntered();
@@ -165,8 +165,7 @@ class DepthController {
   bool StartProbe();
   void SetLevel(unsigned level);
 
-  const bool automatic_;         // the depth moves (kAtMost, kAutomatic)
-  const bool start_at_maximum_;  // kAtMost
+  const DepthPolicy policy_;
   const unsigned maximum_depth_;
   const Clock clock_;
   unsigned depth_;
