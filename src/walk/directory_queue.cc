@@ -37,6 +37,29 @@ bool DirectoryQueue::PopFront(PendingDirectory* next) {
   return true;
 }
 
+bool DirectoryQueue::PopBack(PendingDirectory* last) {
+  if (entries_.empty()) return false;
+  *last = std::move(entries_.back());
+  entries_.pop_back();
+  path_bytes_ -= last->path.size();
+  return true;
+}
+
+size_t DirectoryQueue::PushBack(std::vector<PendingDirectory>* found) {
+  size_t dropped = 0;
+  for (PendingDirectory& directory : *found) {
+    const size_t bytes = directory.path.size();
+    if (entries_.size() >= max_directories_ || path_bytes_ + bytes > max_path_bytes_ ||
+        !AllocationSucceeds([&] { entries_.push_back(std::move(directory)); })) {
+      ++dropped;
+      continue;
+    }
+    path_bytes_ += bytes;
+  }
+  found->clear();
+  return dropped;
+}
+
 void DirectoryQueue::Clear() {
   entries_.clear();
   path_bytes_ = 0;

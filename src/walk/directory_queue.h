@@ -45,6 +45,17 @@ class DirectoryQueue {
   // Takes the front entry into `*next`.  False when the queue is empty.
   bool PopFront(PendingDirectory* next);
 
+  // Takes the back entry, the one a depth-first walk reaches last (the
+  // shallowest of those not read yet), into `*last`.  False when the queue
+  // is empty.
+  bool PopBack(PendingDirectory* last);
+
+  // Moves `found` (in the order given) to the back of the queue: where a
+  // depth-first walk reaches the subdirectories of the entry PopBack() took.
+  // Entries that do not fit the bounds are dropped.  Returns the number
+  // dropped; `found` is left empty.  Never throws.
+  size_t PushBack(std::vector<PendingDirectory>* found);
+
   // Drops every entry.
   void Clear();
 

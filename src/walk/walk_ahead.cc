@@ -59,12 +59,27 @@ constexpr size_t kDirectoryBufferBytes = 64 * 1024;
 // ru_inblock did not grow; the kernel counts every read bio a thread
 // submits, metadata included).  Timing the calls instead misjudges: a
 // lowest-priority thread is often preempted between two clock reads.
-// After kWarmStreakForSampling cached directories in a row the walk only
-// samples (ReadDirectory): it keeps its place in the tree at a fraction of
-// the cost, and reads fully again at the first directory that is not
-// cached.  Without the kernel's I/O accounting (no /proc/self/io) nothing
-// tells a cached directory apart, and the walk never samples.
-constexpr uint64_t kWarmStreakForSampling = 32;
+// Once kWarmDirectoriesForRest directories, or directories holding
+// kWarmEntriesForRest entries, were cached in a row (ahead of the program:
+// what it read itself is cached), the tree is taken as cached and the walk
+// rests: it reads nothing while the program opens the next
+// kFirstRestDirectories directories.  Then it probes: it reads the
+// directory at the back of its queue, the one the program would reach
+// last, with at most kProbeEntries entries stat'ed (its subdirectories go
+// to the back, so each probe reads a directory not read before).  A cached
+// probe doubles the rest, up to
+// kLongestRestDirectories; a probe that read from a device ends the rest,
+// and the walk goes on from where it stopped (passing through what the
+// program read meanwhile as it does behind the program).  Reading a cached
+// tree alongside the program only takes CPU and cache lines from it: on a
+// cached tree a walk costs a few dozen directories and a probe now and
+// then.  Without the kernel's I/O accounting (no /proc/self/io) nothing
+// tells a cached directory apart, and the walk never rests.
+constexpr uint64_t kWarmDirectoriesForRest = 32;
+constexpr uint64_t kWarmEntriesForRest = 512;
+constexpr uint64_t kFirstRestDirectories = 64;
+constexpr uint64_t kLongestRestDirectories = 8192;
+constexpr uint64_t kProbeEntries = 64;
 // Directories the program has opened when a walk begins (the root, and the
 // one under it whose open showed the walk is recursive).
 constexpr uint64_t kOpenedBeforeTheWalk = 2;
@@ -109,6 +124,9 @@ struct Counters {
   std::atomic<uint64_t> entries_stated{0};
   std::atomic<uint64_t> directories_failed{0};
   std::atomic<uint64_t> directories_dropped{0};
+  std::atomic<uint64_t> rests{0};
+  std::atomic<uint64_t> probes{0};
+  std::atomic<uint64_t> probes_cold{0};
   std::atomic<uint64_t> walks_stopped_idle{0};
   std::atomic<uint64_t> waits_for_program{0};
   std::atomic<uint64_t> most_ahead{0};
@@ -269,7 +287,8 @@ class WalkAhead {
     int root_descriptor = -1;
     dev_t device = 0;
     bool no_access_time = true;
-    bool sampling = false;  // read it the cheap way: the tree has been cached so far
+    bool sampling = false;  // read it the cheap way: the program is ahead of the walk
+    bool probe = false;     // a resting walk's probe (at most kProbeEntries stats)
   };
 
   uint64_t NoteProgramDirectory() {
@@ -325,8 +344,18 @@ class WalkAhead {
     const uint64_t program = counters.program_directories.load(std::memory_order_relaxed);
     walk_begin_program_ = program - std::min<uint64_t>(program, kOpenedBeforeTheWalk);
     walk_begin_read_ = read_;
+    StopResting();
     walking_.store(true, std::memory_order_relaxed);
     return true;
+  }
+
+  // The walk reads again, and a later rest starts at its first length.
+  // Caller holds mutex_.
+  void StopResting() {
+    resting_ = false;
+    rest_directories_ = kFirstRestDirectories;
+    warm_directories_ = 0;
+    warm_entries_ = 0;
   }
 
   void StartedWalk() {
@@ -397,11 +426,12 @@ class WalkAhead {
       }
       if (!queue_.empty()) {
         const uint64_t program = counters.program_directories.load(std::memory_order_relaxed);
+        if (resting_ && !probing_ && program >= rest_end_program_ && TakeProbe(task)) return;
         const uint64_t program_since = program - std::min(program, walk_begin_program_);
         const uint64_t read_since = read_ - walk_begin_read_ + in_flight_;
         const uint64_t lead = read_since > program_since ? read_since - program_since : 0;
         const bool behind = read_since < program_since;
-        if (lead < AllowedLead(program_since)) {
+        if (!resting_ && lead < AllowedLead(program_since)) {
           PendingDirectory next;
           queue_.PopFront(&next);
           Root& root = roots_[next.root];
@@ -421,7 +451,8 @@ class WalkAhead {
           // Behind the program, a directory is only passed through: the
           // program is reading it (or has), and stat'ing its entries twice
           // at once would only take the CPU the program needs.
-          task->sampling = behind || warm_streak_ >= kWarmStreakForSampling;
+          task->sampling = behind;
+          task->probe = false;
           if (behind) counters.directories_behind.fetch_add(1, std::memory_order_relaxed);
           return;
         }
@@ -449,6 +480,32 @@ class WalkAhead {
     }
   }
 
+  // Makes `task` the probe of a resting walk: the directory at the back of
+  // the queue, the one the program reaches last (its subdirectories go
+  // back there once read).  False when there is none to read (the walk
+  // then waits as it rests).  Caller holds mutex_.
+  bool TakeProbe(Task* task) {
+    PendingDirectory last;
+    if (!queue_.PopBack(&last)) return false;
+    const Root& root = roots_[last.root];
+    if (root.generation != last.generation || root.descriptor < 0) {
+      counters.directories_dropped.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    probing_ = true;
+    task->kind = Task::Kind::kReadDirectory;
+    task->root = last.root;
+    task->generation = last.generation;
+    task->path = std::move(last.path);
+    task->root_descriptor = root.descriptor;
+    task->device = root.device;
+    task->no_access_time = root.no_access_time;
+    task->sampling = false;
+    task->probe = true;
+    counters.probes.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+
   // Closes `root`'s descriptor in walk-ahead's table, if it has one.  Only
   // walk-ahead's threads call it.  Caller holds mutex_.
   void CloseRootDescriptor(Root* root) {
@@ -468,6 +525,7 @@ class WalkAhead {
       root.generation++;
     }
     most_recent_ = nullptr;
+    StopResting();
     walking_.store(false, std::memory_order_relaxed);
   }
 
@@ -486,11 +544,22 @@ class WalkAhead {
         continue;
       }
       DirectoryOutcome outcome;
-      ReadDirectory(task, task.sampling, buffer.get(), &found, &outcome);
+      ReadDirectory(task, buffer.get(), &found, &outcome);
       lock.lock();
+      if (task.probe) {
+        FinishProbe(outcome.warm);
+        if (roots_[task.root].generation == task.generation) {
+          counters.directories_dropped.fetch_add(queue_.PushBack(&found),
+                                                 std::memory_order_relaxed);
+        } else {
+          counters.directories_dropped.fetch_add(found.size(), std::memory_order_relaxed);
+          found.clear();
+        }
+        continue;
+      }
       in_flight_--;
       read_++;
-      warm_streak_ = outcome.warm ? warm_streak_ + 1 : 0;
+      NoteWarmth(outcome, task.sampling);
       Root& root = roots_[task.root];
       if (root.generation == task.generation) {
         if (outcome.access_time_refused) root.no_access_time = false;
@@ -549,18 +618,62 @@ class WalkAhead {
   struct DirectoryOutcome {
     bool warm = true;                  // reading it read nothing from a device
     bool access_time_refused = false;  // O_NOATIME was refused under this root
+    uint64_t entries = 0;              // entries it held (. and .. aside)
   };
+
+  // Counts a directory the walk read towards a rest, and rests once the
+  // tree has been cached for long enough (see kWarmDirectoriesForRest).
+  // A directory passed through `behind` the program is cached because the
+  // program read it: it says nothing of the tree ahead and does not count,
+  // unless it was not cached.  Caller holds mutex_.
+  void NoteWarmth(const DirectoryOutcome& outcome, bool behind) {
+    if (!outcome.warm) {
+      if (resting_) wake_.notify_all();  // a read begun before the rest: read again
+      StopResting();
+      return;
+    }
+    if (behind) return;
+    warm_directories_++;
+    warm_entries_ += outcome.entries;
+    if (resting_ ||
+        (warm_directories_ < kWarmDirectoriesForRest && warm_entries_ < kWarmEntriesForRest)) {
+      return;
+    }
+    resting_ = true;
+    rest_end_program_ =
+        counters.program_directories.load(std::memory_order_relaxed) + rest_directories_;
+    counters.rests.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // A resting walk's probe came back: `warm` rests twice as long, else the
+  // walk reads again.  Caller holds mutex_.
+  void FinishProbe(bool warm) {
+    probing_ = false;
+    if (!resting_) return;  // the walk was dropped or restarted meanwhile
+    if (warm) {
+      rest_directories_ = std::min(2 * rest_directories_, kLongestRestDirectories);
+      rest_end_program_ =
+          counters.program_directories.load(std::memory_order_relaxed) + rest_directories_;
+      return;
+    }
+    counters.probes_cold.fetch_add(1, std::memory_order_relaxed);
+    StopResting();
+    wake_.notify_all();
+  }
 
   // Reads the directory of `task` and stats its entries; appends the
   // subdirectories on the same filesystem to `found`, in the order read.
   //
-  // `sampling`: the walk has found the tree cached for a while, so only the
-  // first entry (and entries of unknown type) are stat'ed, as a probe, and
-  // subdirectories are known by their type in the directory; a mount point
-  // among them is refused later by the open (RESOLVE_NO_XDEV).  The
-  // directory is warm when none of this made the thread read from a device.
-  void ReadDirectory(const Task& task, bool sampling, char* buffer,
-                     std::vector<PendingDirectory>* found, DirectoryOutcome* outcome) {
+  // `task.sampling`: the program is ahead of the walk, so only the first
+  // entry (and entries of unknown type) are stat'ed, and subdirectories are
+  // known by their type in the directory; a mount point among them is
+  // refused later by the open (RESOLVE_NO_XDEV).  `task.probe`: at most
+  // kProbeEntries entries are stat'ed.  The directory is warm when none of
+  // this made the thread read from a device.
+  void ReadDirectory(const Task& task, char* buffer, std::vector<PendingDirectory>* found,
+                     DirectoryOutcome* outcome) {
+    const bool sampling = task.sampling;
+    const uint64_t most_stats = task.probe ? kProbeEntries : UINT64_MAX;
     const char* relative = task.path.empty() ? "." : task.path.c_str();
     const uint64_t blocks_before = BlocksReadByThisThread();
     int64_t fd = -EPERM;
@@ -590,8 +703,9 @@ class WalkAhead {
         offset += entry->d_reclen;
         const char* name = entry->d_name;
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+        outcome->entries++;
         bool is_directory = entry->d_type == DT_DIR;
-        if (!sampling || stated == 0 || entry->d_type == DT_UNKNOWN) {
+        if ((!sampling || stated == 0 || entry->d_type == DT_UNKNOWN) && stated < most_stats) {
           struct stat status;
           const bool stat_ok =
               raw::Fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
@@ -638,7 +752,13 @@ class WalkAhead {
   uint64_t walk_begin_program_ = 0;       // the program's directory count when the walk began
   uint64_t walk_begin_read_ = 0;          // read_ when the walk began
   std::atomic<uint64_t> descriptors_{0};  // walk-ahead's descriptors open now
-  uint64_t warm_streak_ = 0;              // directories read in a row that were all cached
+  // Rests (see kWarmDirectoriesForRest); guarded by mutex_.
+  uint64_t warm_directories_ = 0;  // directories read in a row that were cached
+  uint64_t warm_entries_ = 0;      // the entries those held
+  bool resting_ = false;           // the tree was found cached: read nothing but probes
+  bool probing_ = false;           // a probe is being read
+  uint64_t rest_end_program_ = 0;  // the program's directory count at which to probe
+  uint64_t rest_directories_ = kFirstRestDirectories;  // the current rest's length
   bool io_accounting_ = false;            // KernelAccountsBlockReads(), set by the first thread
   std::atomic<bool> threads_started_{false};
   std::atomic<bool> walking_{false};            // a walk is under way: relative opens only count
@@ -755,6 +875,9 @@ WalkAheadStatistics WalkAheadStatisticsSnapshot() {
   s.entries_stated = counters.entries_stated.load(std::memory_order_relaxed);
   s.directories_failed = counters.directories_failed.load(std::memory_order_relaxed);
   s.directories_dropped = counters.directories_dropped.load(std::memory_order_relaxed);
+  s.rests = counters.rests.load(std::memory_order_relaxed);
+  s.probes = counters.probes.load(std::memory_order_relaxed);
+  s.probes_cold = counters.probes_cold.load(std::memory_order_relaxed);
   s.walks_stopped_idle = counters.walks_stopped_idle.load(std::memory_order_relaxed);
   s.waits_for_program = counters.waits_for_program.load(std::memory_order_relaxed);
   s.most_ahead = counters.most_ahead.load(std::memory_order_relaxed);
@@ -783,6 +906,9 @@ bool WriteWalkAheadStatisticsJson(FILE* out) {
       {"entries_stated", s.entries_stated},
       {"directories_failed", s.directories_failed},
       {"directories_dropped", s.directories_dropped},
+      {"rests", s.rests},
+      {"probes", s.probes},
+      {"probes_cold", s.probes_cold},
       {"walks_stopped_idle", s.walks_stopped_idle},
       {"waits_for_program", s.waits_for_program},
       {"most_ahead", s.most_ahead},

@@ -40,10 +40,11 @@
 //    the walk is dropped.  Its threads die with the process.
 //  - It costs little where it does not pay: its threads run at nice 19, so
 //    they use a core the program and the machine leave idle; a directory
-//    reached behind the program, and every directory once the walk has
-//    found the tree cached (no block read for kWarmStreakForSampling
-//    directories), is only sampled: read for its subdirectories, one entry
-//    stat'ed.
+//    reached behind the program is only passed through (read for its
+//    subdirectories, one entry stat'ed); and once the walk has found the
+//    tree cached (no block read for a few dozen directories) it rests,
+//    probing one directory far ahead now and then, and reads again when a
+//    probe waits for the device (walk_ahead.cc, kWarmDirectoriesForRest).
 //  - Under a seccomp filter (which could forbid, or kill the process for,
 //    the calls its threads make) it stays off and says so.
 //  - After fork() the child never walks ahead.
@@ -99,12 +100,15 @@ struct WalkAheadStatistics {
   uint64_t roots_refused = 0;        // candidate roots not walked (filesystem, open failed)
   uint64_t program_directories = 0;  // directory opens of the program it observed
   uint64_t directories_read = 0;     // directories walk-ahead read
-  uint64_t directories_sampled = 0;  // of those, read the cheap way (cached, or behind the program)
+  uint64_t directories_sampled = 0;  // of those, read the cheap way (behind the program)
   uint64_t directories_behind = 0;   // of those, passed through behind the program
   uint64_t directories_cold = 0;     // of those, directories that waited for the device
   uint64_t entries_stated = 0;       // entries it stat'ed
   uint64_t directories_failed = 0;   // its opens or reads that failed (tree changed, permissions)
   uint64_t directories_dropped = 0;  // found but not read: queue full, or walk dropped
+  uint64_t rests = 0;                // times the walk found the tree cached and rested
+  uint64_t probes = 0;               // directories a resting walk read to see if it still was
+  uint64_t probes_cold = 0;          // of those, probes that read from a device (rest ended)
   uint64_t walks_stopped_idle = 0;   // walks dropped because the program stopped descending
   uint64_t waits_for_program = 0;    // times a thread waited because it was `distance` ahead
   uint64_t most_ahead = 0;           // largest lead over the program, in directories

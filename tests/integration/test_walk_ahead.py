@@ -227,6 +227,67 @@ def test_a_program_that_stops_descending_stops_the_walk(tmp_path):
     assert statistics["walks_stopped_idle"] == 1, statistics
 
 
+def make_directories(root: pathlib.Path, top: int, below: int) -> list:
+    """`top` directories under `root`, each with `below` subdirectories
+    holding one small file; returns the top ones' names in the order
+    readdir gives them (the order the walks follow)."""
+    for first in range(top):
+        for second in range(below):
+            leaf = root / f"d{first}" / f"e{second}"
+            leaf.mkdir(parents=True)
+            (leaf / "file").write_bytes(b"x" * 100)
+    return os.listdir(root)
+
+
+# Walk-ahead tells a cached directory apart by the block reads its thread
+# submitted (rusage ru_inblock); without the kernel's I/O accounting it
+# never rests.
+needs_io_accounting = pytest.mark.skipif(not os.path.exists("/proc/self/io"),
+                                         reason="the kernel does not account per-thread I/O")
+
+
+@needs_io_accounting
+def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_path):
+    # 8 x 40 directories, all cached (just made), walked at 1 ms a directory.
+    root = tmp_path / "cached_tree"
+    make_directories(root, 8, 40)
+    stats = tmp_path / "stats.json"
+    outcome = run([program("tree_walker"), "slow-walk", root, "1"],
+                  walk_ahead_environment(stats, linked=True), timeout=120)
+    assert outcome.returncode == 0, outcome
+    statistics = walk_statistics(stats)
+    assert statistics["rests"] >= 1, statistics
+    assert statistics["probes_cold"] == 0, statistics
+    # 32 directories read before it rested, those its threads had taken
+    # then, and afterwards only probes (not the 329 of the tree).
+    assert statistics["directories_read"] <= 32 + statistics["threads"] + statistics["probes"], \
+        statistics
+
+
+@needs_io_accounting
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping the kernel's caches needs root")
+def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
+    # The first half of the tree (in the walk's order) cached, the second
+    # not: the walk rests in the first half, and its probe of the directory
+    # the program reaches last finds the device.
+    root = tmp_path / "half_cached_tree"
+    order = make_directories(root, 8, 40)
+    os.sync()
+    pathlib.Path("/proc/sys/vm/drop_caches").write_text("3")
+    for name in order[:4]:
+        for directory, _, files in os.walk(root / name):
+            for file in files:
+                os.lstat(os.path.join(directory, file))
+    stats = tmp_path / "stats.json"
+    outcome = run([program("tree_walker"), "slow-walk", root, "1"],
+                  walk_ahead_environment(stats, linked=True), timeout=120)
+    assert outcome.returncode == 0, outcome
+    statistics = walk_statistics(stats)
+    assert statistics["rests"] >= 1, statistics
+    assert statistics["probes_cold"] >= 1, statistics
+    assert statistics["directories_cold"] > statistics["probes_cold"], statistics
+
+
 @preloads
 def test_find_quit_and_a_killed_walk_end_at_once(tree, tmp_path):
     plain, walked, _ = run_both(["find", str(tree), "-name", "file1", "-print", "-quit"], tmp_path)

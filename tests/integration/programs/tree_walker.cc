@@ -6,6 +6,10 @@
 // walk-ahead tests run it with and without walk-ahead and compare.
 //
 //   tree_walker walk TREE            the walk, then the descriptor facts
+//   tree_walker slow-walk TREE MS    the same, sleeping MS milliseconds after
+//                                    opening each directory (a program that
+//                                    works on each directory: walk-ahead keeps
+//                                    pace with it)
 //   tree_walker pause TREE MS        opens TREE and one subdirectory, then
 //                                    sleeps MS milliseconds (a program that
 //                                    stops descending), then exits
@@ -23,6 +27,7 @@
 namespace {
 
 unsigned long entries = 0;
+useconds_t pause_per_directory = 0;  // microseconds
 
 void Walk(int parent, const char* name, const std::string& path, int depth) {
   const int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -31,6 +36,7 @@ void Walk(int parent, const char* name, const std::string& path, int depth) {
     return;
   }
   std::printf("%d %d %s\n", depth, fd, path.c_str());
+  if (pause_per_directory != 0) usleep(pause_per_directory);
   DIR* stream = fdopendir(fd);
   if (stream == nullptr) {
     close(fd);
@@ -60,7 +66,9 @@ int CountOwnDescriptors() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::strcmp(argv[1], "walk") == 0) {
+  const bool slow = argc == 4 && std::strcmp(argv[1], "slow-walk") == 0;
+  if ((argc == 3 && std::strcmp(argv[1], "walk") == 0) || slow) {
+    if (slow) pause_per_directory = static_cast<useconds_t>(std::atoi(argv[3])) * 1000;
     Walk(AT_FDCWD, argv[2], argv[2], 0);
     const int later = open("/dev/null", O_RDONLY);
     std::printf("entries %lu\nnext descriptor %d\nopen descriptors %d\n", entries, later,
@@ -81,6 +89,8 @@ int main(int argc, char** argv) {
     usleep(static_cast<useconds_t>(std::atoi(argv[3])) * 1000);
     return 0;
   }
-  std::fprintf(stderr, "usage: tree_walker walk TREE | tree_walker pause TREE MS\n");
+  std::fprintf(stderr,
+               "usage: tree_walker walk TREE | tree_walker slow-walk TREE MS | "
+               "tree_walker pause TREE MS\n");
   return 2;
 }

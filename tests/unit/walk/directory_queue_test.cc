@@ -42,6 +42,31 @@ TEST(DirectoryQueueTest, FoundDirectoriesComeFirstInTheOrderFound) {
   EXPECT_EQ(queue.path_bytes(), 0u);
 }
 
+TEST(DirectoryQueueTest, TheBackIsReachedLastAndItsSubdirectoriesGoAfterIt) {
+  DirectoryQueue queue(100, 1000);
+  PendingDirectory last;
+  EXPECT_FALSE(queue.PopBack(&last));
+  auto top = Directories({"a", "b"});
+  queue.PushFront(&top);
+  ASSERT_TRUE(queue.PopBack(&last));
+  EXPECT_EQ(last.path, "b");
+  EXPECT_EQ(queue.path_bytes(), 1u);
+  auto under_b = Directories({"b/x", "b/y"});
+  EXPECT_EQ(queue.PushBack(&under_b), 0u);
+  EXPECT_TRUE(under_b.empty());
+  EXPECT_EQ(queue.path_bytes(), 7u);
+  EXPECT_EQ(Drain(&queue), (std::vector<std::string>{"a", "b/x", "b/y"}));
+}
+
+TEST(DirectoryQueueTest, PushBackDropsWhatDoesNotFitTheBounds) {
+  DirectoryQueue queue(3, 1000);
+  auto top = Directories({"a", "b"});
+  queue.PushFront(&top);
+  auto more = Directories({"c", "d"});
+  EXPECT_EQ(queue.PushBack(&more), 1u);
+  EXPECT_EQ(Drain(&queue), (std::vector<std::string>{"a", "b", "c"}));
+}
+
 TEST(DirectoryQueueTest, ACountBoundDropsTheDirectoriesReachedLast) {
   DirectoryQueue queue(3, 1000);
   auto top = Directories({"a", "b", "c"});
