@@ -759,7 +759,7 @@ class WalkAhead {
   bool probing_ = false;           // a probe is being read
   uint64_t rest_end_program_ = 0;  // the program's directory count at which to probe
   uint64_t rest_directories_ = kFirstRestDirectories;  // the current rest's length
-  bool io_accounting_ = false;            // KernelAccountsBlockReads(), set by the first thread
+  bool io_accounting_ = false;  // KernelAccountsBlockReads(), set by the first thread
   std::atomic<bool> threads_started_{false};
   std::atomic<bool> walking_{false};            // a walk is under way: relative opens only count
   std::atomic<bool> candidate_waiting_{false};  // a candidate root waits for a second directory
