@@ -27,6 +27,7 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -74,7 +75,6 @@ void WrapTableDelete(leveldb::Table* table) asm("__wrap__ZN7leveldb5TableD1Ev");
 extern "C" int __real_open(const char* path, int flags, ...);
 extern "C" int __real_close(int fd);
 
-namespace leveldb_plugin {
 namespace {
 
 // The comparator of every lookup the plugin makes (it plans only tables
@@ -131,18 +131,6 @@ bool BlockCached(const Table& table, uint64_t offset) {
   return handle != nullptr;
 }
 
-// The program opened `path` read-only as `fd`: remembered when it is a
-// table file.
-void FileOpened(const char* path, int fd) {
-  const char* slash = std::strrchr(path, '/');
-  uint64_t number = 0;
-  leveldb::FileType type;
-  if (slash != nullptr && leveldb::ParseFileName(slash + 1, &number, &type) &&
-      type == leveldb::kTableFile) {
-    opening = OpeningTable{number, fd, false, {}};
-  }
-}
-
 // The files of one Version per level, taken with the public
 // Version::GetOverlappingInputs(level, nullptr, nullptr): every file, level
 // 0 sorted newest (highest number) first, deeper levels by key.  Valid while
@@ -161,10 +149,7 @@ const VersionFiles& FilesOf(leveldb::Version* version) {
   for (int level = 0; level < leveldb::config::kNumLevels; ++level) {
     version->GetOverlappingInputs(level, nullptr, nullptr, &files.levels[level]);
   }
-  std::sort(files.levels[0].begin(), files.levels[0].end(),
-            [](const leveldb::FileMetaData* a, const leveldb::FileMetaData* b) {
-              return a->number > b->number;
-            });
+  std::ranges::sort(files.levels[0], std::greater{}, &leveldb::FileMetaData::number);
   files.version = version;
   files.epoch = now;
   return files;
@@ -212,8 +197,8 @@ bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* pla
   }
   for (int level = 1; level < leveldb::config::kNumLevels; ++level) {
     const auto& level_files = files.levels[level];
-    const size_t index =
-        static_cast<size_t>(leveldb::FindFile(comparator, level_files, key.internal_key()));
+    // FindFile's answer is in [0, level_files.size()].
+    const size_t index = leveldb::FindFile(comparator, level_files, key.internal_key());
     if (index < level_files.size() &&
         user_key.compare(level_files[index]->smallest.user_key()) >= 0 &&
         !PlanTable(*level_files[index], key, plan)) {
@@ -256,9 +241,6 @@ void NoThrow(Action&& action) {
 }
 
 }  // namespace
-}  // namespace leveldb_plugin
-
-using namespace leveldb_plugin;
 
 leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats) {
@@ -272,25 +254,25 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   return RealVersionGet(version, options, key, value, stats);
 }
 
-// Runs `call`, which makes Versions (a Version may reuse the address of a
-// freed one): every thread takes its file lists afresh after it.
-template <class Call>
-leveldb::Status MakingVersions(Call&& call) {
-  epoch.fetch_add(1, std::memory_order_relaxed);
-  leveldb::Status status = call();
-  epoch.fetch_add(1, std::memory_order_relaxed);
-  return status;
-}
+// Calls that make Versions (a Version may reuse the address of a freed one)
+// are made inside a MakingVersions: every thread takes its file lists afresh
+// after it.
+struct MakingVersions {
+  MakingVersions() { epoch.fetch_add(1, std::memory_order_relaxed); }
+  ~MakingVersions() { epoch.fetch_add(1, std::memory_order_relaxed); }
+};
 
 leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
                                 leveldb::port::Mutex* mutex) {
-  return MakingVersions([&] { return RealLogAndApply(versions, edit, mutex); });
+  MakingVersions making;
+  return RealLogAndApply(versions, edit, mutex);
 }
 
 // A database being opened (with reuse_logs it may install its first
 // Version without LogAndApply).
 leveldb::Status WrapRecover(leveldb::VersionSet* versions, bool* save_manifest) {
-  return MakingVersions([&] { return RealRecover(versions, save_manifest); });
+  MakingVersions making;
+  return RealRecover(versions, save_manifest);
 }
 
 leveldb::Status WrapReadBlock(leveldb::RandomAccessFile* file, const leveldb::ReadOptions& options,
@@ -356,8 +338,17 @@ extern "C" int __wrap_open(const char* path, int flags, ...) {
     va_end(arguments);
   }
   const int fd = __real_open(path, flags, mode);
-  if (fd >= 0 && (flags & O_ACCMODE) == O_RDONLY && foreactor_enabled()) {
-    NoThrow([&] { FileOpened(path, fd); });  // out of memory: the table goes unpredicted
+  // A table file opened read-only: remembered for the Table::Open to come
+  // (ParseFileName takes a std::string: out of memory, the table goes
+  // unpredicted).
+  const char* slash = std::strrchr(path, '/');
+  if (fd >= 0 && (flags & O_ACCMODE) == O_RDONLY && foreactor_enabled() && slash != nullptr) {
+    NoThrow([&] {
+      uint64_t number = 0;
+      leveldb::FileType type;
+      if (leveldb::ParseFileName(slash + 1, &number, &type) && type == leveldb::kTableFile)
+        opening = OpeningTable{number, fd, false, {}};
+    });
   }
   return fd;
 }
