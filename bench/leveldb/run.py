@@ -121,7 +121,9 @@ def parse_arguments():
                         help="operations per run (default: the trace's, about 200 MiB of "
                              "values; quick 10,000)")
     parser.add_argument("--depths", default="4,8,16,auto",
-                        help="foreactor depths, numbers or auto (4,8,16,auto)")
+                        help="foreactor depths, numbers or auto (4,8,16,auto); exactN is depth N "
+                             "exact (FOREACTOR_EXACT_DEPTH=1: every Get planned, whatever it "
+                             "costs), to see what the graph does without the runtime's gate")
     parser.add_argument("--images", default=",".join(images.KINDS),
                         help="comma-separated images: default, level0 (both)")
     parser.add_argument("--compactions", default="image",
@@ -142,6 +144,8 @@ def parse_arguments():
                         help="per point, one more plain run under `foreactor bound` (perf, "
                              "root): preads per Get and the Get latency if each Get waited only "
                              "for its longest pread, the floor of what any depth can reach")
+    parser.add_argument("--ratios", help="memory ratios of the memory sweep, in percent "
+                                         "(default 10,25,50,100)")
     parser.add_argument("--output", help="results file (default bench/results/leveldb[-quick].json)")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
@@ -150,10 +154,19 @@ def parse_arguments():
     if arguments.rounds is None:
         arguments.rounds = DEFAULT_ROUNDS
     try:
-        arguments.depths = [depth if depth == "auto" else int(depth)
+        arguments.depths = [depth if depth == "auto" else
+                            f"exact{int(depth[5:])}" if depth.startswith("exact") else int(depth)
                             for depth in arguments.depths.split(",") if depth]
     except ValueError:
-        parser.error("--depths: comma-separated numbers or auto, such as 4,8,16,auto")
+        parser.error("--depths: comma-separated numbers, exactN or auto, such as 4,8,exact8,auto")
+    if arguments.ratios:
+        try:
+            ratios_given = [int(ratio) for ratio in arguments.ratios.split(",") if ratio]
+        except ValueError:
+            ratios_given = []
+        if not ratios_given or any(not 0 < ratio <= 100 for ratio in ratios_given):
+            parser.error("--ratios: comma-separated percentages in (0, 100], such as 10,25")
+        ALL_SWEEPS["memory"] = [{"ratio": ratio} for ratio in ratios_given]
     arguments.images = [kind for kind in arguments.images.split(",") if kind]
     if not arguments.images or any(kind not in images.KINDS for kind in arguments.images):
         parser.error(f"--images: comma-separated {', '.join(images.KINDS)}")
@@ -184,9 +197,14 @@ def configurations(arguments):
         return [("plain", None, None), ("io_uring 8", "io_uring", 8),
                 ("io_uring 16", "io_uring", 16), ("io_uring auto", "io_uring", "auto"),
                 ("threads 16", "threads", 16)]
-    return [("plain", None, None)] + [(f"{engine} {depth}", engine, depth)
+    return [("plain", None, None)] + [(f"{engine} {configuration_depth_name(depth)}", engine, depth)
                                        for engine in ("io_uring", "threads")
                                        for depth in arguments.depths]
+
+
+def configuration_depth_name(depth):
+    """"8", "auto", or "8 exact" for exact8."""
+    return f"{depth[5:]} exact" if str(depth).startswith("exact") else str(depth)
 
 
 def run_modes(arguments):
@@ -249,7 +267,10 @@ def measure(point, configuration, image, trace, operations, arguments, cold_repo
     _, engine, depth = configuration
     with tempfile.TemporaryDirectory(prefix="leveldb-bench-") as scratch:
         stats_file = Path(scratch) / "stats.json"
-        environment = runs.foreactor_environment(engine, depth, stats_file)
+        exact = str(depth).startswith("exact")
+        environment = runs.foreactor_environment(engine, depth[5:] if exact else depth, stats_file)
+        if exact:
+            environment["FOREACTOR_EXACT_DEPTH"] = "1"
         driver = PLAIN_DRIVER if engine is None else FOREACTOR_DRIVER
         completed, memory_report = run_at_point(point, driver_command(driver, point, trace,
                                                                        image, operations),
