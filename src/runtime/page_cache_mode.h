@@ -14,9 +14,15 @@
 //  - which of the reads served so are checked with RWF_NOWAIT (one in
 //    kCacheCheckInterval; the others are plain reads, cheaper) and what a
 //    checked read that would block does: back to speculating, and each
-//    quick return (within twice the streak needed) doubles the streak
+//    quick return (within twice the streak needed of checked reads, that is
+//    kCacheCheckInterval times as many reads served) doubles the streak
 //    needed next time, up to kMaxCachedStreak, so a partly cached file does
-//    not flip the mode back and forth; a long stay resets it;
+//    not flip the mode back and forth; a long stay resets it.  Counting the
+//    stay in checked reads makes the rule a bound on the share of reads
+//    that miss: serving stays cheap only while fewer than about one read in
+//    2 x the streak needed misses (LevelDB's level-0 Gets: a dozen cached
+//    block reads, then one from the device; served, that read waits at the
+//    frontier);
 //  - when a scope stops following its graph: after
 //    kServedPerNeededHitBeforeLeavingToCache x the streak needed reads
 //    served from the cache in a row within it.
@@ -89,7 +95,8 @@ class PageCacheMode {
     served_in_a_row_ = 0;
     serving_from_cache_ = false;
     consecutive_hits_ = 0;
-    if (served_since_switch_ < 2 * static_cast<uint64_t>(cached_streak_needed_)) {
+    if (served_since_switch_ <
+        2 * static_cast<uint64_t>(cached_streak_needed_) * kCacheCheckInterval) {
       cached_streak_needed_ = std::min(2 * cached_streak_needed_, kMaxCachedStreak);
     } else {
       cached_streak_needed_ = kInitialCachedStreak;
