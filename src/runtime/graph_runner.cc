@@ -49,11 +49,16 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       }
     }
     pending_accesses_.Reserve(ring_size_);
+    if (graph.has_write_behind() && settings.write_behind && !settings.check && engine != nullptr) {
+      write_behind_.reset(new WriteBehind(engine, &file_kinds_, &statistics_,
+                                          &tls_context.write_behind_hints_in_flight));
+    }
   });
 }
 
 GraphRunner::~GraphRunner() {
   if (!abandoned_ && speculating_) DrainAhead();
+  // ~WriteBehind waits for the hints still in flight (unless abandoned).
 }
 
 // ------------------------------------------------------------ scope life
@@ -93,14 +98,25 @@ void GraphRunner::Exit() {
                      "branch choices that led here");
   }
   DrainAhead();
+  if (write_behind_ != nullptr) write_behind_->EndScope();
   depth_controller_.ScopeLeft();
   FoldControllerStatistics();
+  FoldStatistics();
+  speculating_ = false;
+  scope_state_ = nullptr;
+}
+
+void GraphRunner::FoldStatistics() {
   if (totals_ == nullptr)
     totals_ = GraphTotalsFor(graph_.name(), engine_ != nullptr ? engine_->name() : "none");
   AccumulateStatistics(totals_, statistics_);
   statistics_ = Statistics{};
-  speculating_ = false;
-  scope_state_ = nullptr;
+}
+
+void GraphRunner::FinishWriteBehind() {
+  if (write_behind_ == nullptr || abandoned_ || !write_behind_->has_hints_in_flight()) return;
+  write_behind_->WaitAll();
+  if (!speculating_ && scope_state_ == nullptr) FoldStatistics();
 }
 
 // ------------------------------------------------------------ helpers
@@ -486,6 +502,7 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
     statistics_.bytes_early += static_cast<uint64_t>(value);
   }
   misprediction_guard_.ResetMispredictionRun();
+  if (type_info.writes_data) NoteWriteResult(node, real, value);
   FinishFrontierVisit(node, value);
   Fill();
   *result = value;
@@ -509,6 +526,9 @@ void GraphRunner::ParkEarlyDescriptors() {
 }
 
 void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
+  if (InfoOf(intercepted->call.type).writes_data) {
+    NoteWriteResult(intercepted->claimed_node, intercepted->call, result);
+  }
   FinishFrontierVisit(intercepted->claimed_node, result);
   Fill();
 }
