@@ -113,6 +113,15 @@ void GraphRunner::FoldStatistics() {
   statistics_ = Statistics{};
 }
 
+void GraphRunner::BeforeClose(int fd) {
+  if (write_behind_ == nullptr || abandoned_) return;
+  write_behind_->BeforeClose(fd);
+  // Between scopes nothing else folds what the wait counted.
+  const bool counted =
+      statistics_.write_behind_wait_nanoseconds != 0 || statistics_.write_behind_errors != 0;
+  if (counted && !speculating_ && scope_state_ == nullptr) FoldStatistics();
+}
+
 void GraphRunner::FinishWriteBehind() {
   if (write_behind_ == nullptr || abandoned_ || !write_behind_->has_hints_in_flight()) return;
   write_behind_->WaitAll();

@@ -151,9 +151,7 @@ class GraphRunner {
   }
   // The program is about to close `fd` (in a scope or not): waits for the
   // write-back hints that name it (WriteBehind::BeforeClose).
-  void BeforeClose(int fd) {
-    if (write_behind_ != nullptr && !abandoned_) write_behind_->BeforeClose(fd);
-  }
+  void BeforeClose(int fd);
   // Waits for every write-back hint in flight and, between scopes, folds
   // what that counted into the graph's totals: before the engines rest,
   // and at process exit.

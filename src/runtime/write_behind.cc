@@ -25,19 +25,54 @@ void WriteBehind::NoteWrite(int fd, int64_t offset, int64_t result) {
   if (!kind.regular || kind.direct || kind.append) return;
   WrittenRuns::Range ready[WrittenRuns::kMaxReadyPerNote];
   const int count = runs_.Note(fd, offset, static_cast<uint64_t>(result), ready);
-  for (int i = 0; i < count; ++i) Start(ready[i]);
+  if (count == 0) return;
+  for (int i = 0; i < count; ++i) Queue(ready[i]);
+  Dispatch(false);
 }
 
 void WriteBehind::EndScope() {
   if (abandoned_) return;
   WrittenRuns::Range rest;
-  while (runs_.TakeRest(&rest)) Start(rest);
+  while (runs_.TakeRest(&rest)) Queue(rest);
   if (in_flight_ > 0) Reap(true);
+  Dispatch(true);
+}
+
+void WriteBehind::Queue(const WrittenRuns::Range& range) {
+  for (int i = 0; i < waiting_count_; ++i) {
+    WrittenRuns::Range& waiting = waiting_[i];
+    if (waiting.fd == range.fd && waiting.end == range.begin) {
+      waiting.end = range.end;
+      return;
+    }
+  }
+  if (waiting_count_ == WrittenRuns::kMaxRuns) {
+    // No room to wait: the oldest goes now, beside the running hints.
+    Start(waiting_[0]);
+    for (int i = 1; i < waiting_count_; ++i) waiting_[i - 1] = waiting_[i];
+    --waiting_count_;
+  }
+  waiting_[waiting_count_++] = range;
+}
+
+void WriteBehind::Dispatch(bool all) {
+  if (!all && in_flight_ >= kMaxRunningHints) Reap(true);
+  int started = 0;
+  while (started < waiting_count_ && (all || in_flight_ < kMaxRunningHints)) {
+    Start(waiting_[started++]);
+  }
+  for (int i = started; i < waiting_count_; ++i) waiting_[i - started] = waiting_[i];
+  waiting_count_ -= started;
 }
 
 void WriteBehind::BeforeClose(int fd) {
   runs_.Forget(fd);
   file_kinds_->Forget(fd);
+  int kept = 0;
+  for (int i = 0; i < waiting_count_; ++i) {
+    if (waiting_[i].fd != fd) waiting_[kept++] = waiting_[i];
+  }
+  waiting_count_ = kept;
   if (abandoned_ || in_flight_ == 0) return;
   Reap(true);
   for (int slot = 0; slot < kMaxHints; ++slot) {

@@ -29,8 +29,10 @@
 //    reuse, so the close waits, as it waits for early requests on it
 //    (io_uring takes its own reference on the file at submission and would
 //    not need it; one rule for both engines);
-//  - when every slot is in use and none has completed: the new range is
-//    not hinted (a later fsync writes it as it always would);
+//  - never for a slot: while a hint runs, ranges finished meanwhile wait
+//    (kMaxRunningHints) and go, merged, at the next finished chunk after it
+//    completed, or at the scope's end; a range that finds every slot in use
+//    is not hinted (a later fsync writes it as it always would);
 //  - in WaitAll(): before the thread's engines rest, when the runner is
 //    destroyed (thread exit) and at process exit, so that nothing is left
 //    running then.  After fork() the child abandons the parent's hints.
@@ -58,9 +60,13 @@ class WriteBehind {
  public:
   // Bytes a run of finished writes holds before its write-back is started
   // (DESIGN §5).
-  static constexpr uint64_t kChunkBytes = uint64_t{1} << 20;
-  // Hints in flight at once.
-  static constexpr int kMaxHints = 32;
+  static constexpr uint64_t kChunkBytes = uint64_t{16} << 20;
+  // Hints running at once while the program writes: further finished
+  // ranges wait, merged when contiguous, until the running one completes
+  // (DESIGN §5).  The scope's end starts every waiting range.
+  static constexpr int kMaxRunningHints = 1;
+  // Hint slots (requests), the most in flight at once.
+  static constexpr int kMaxHints = 8;
 
   // Every pointer outlives this object.  `statistics` receives the
   // write_behind_* counters.
@@ -94,6 +100,11 @@ class WriteBehind {
   void Abandon() { abandoned_ = true; }
 
  private:
+  // Adds `range` to the waiting ranges (merged with one it continues).
+  void Queue(const WrittenRuns::Range& range);
+  // Starts waiting ranges, oldest first: while fewer than kMaxRunningHints
+  // run (after reaping once), or all of them with `all`.
+  void Dispatch(bool all);
   // Hints [range] when a slot is free (after reaping, if none was).
   void Start(const WrittenRuns::Range& range);
   // Frees the slots of completed hints; with `poll`, asks the engine for
@@ -109,6 +120,8 @@ class WriteBehind {
   Statistics* const statistics_;
   unsigned* const thread_hints_in_flight_;
   WrittenRuns runs_{kChunkBytes};
+  WrittenRuns::Range waiting_[WrittenRuns::kMaxRuns];  // oldest first
+  int waiting_count_ = 0;
   Request hints_[kMaxHints];
   bool busy_[kMaxHints] = {};
   int in_flight_ = 0;

@@ -176,22 +176,40 @@ TEST_F(WriteBehindTest, AHintsErrorIsCountedAndIgnored) {
   close(fd);
 }
 
-TEST_F(WriteBehindTest, WithEverySlotBusyARangeIsLeftToTheKernel) {
+TEST_F(WriteBehindTest, OneHintRunsAtATimeAndRangesFinishedMeanwhileWaitMerged) {
+  static_assert(WriteBehind::kMaxRunningHints == 1);
   const int fd = Open("out");
+  const int64_t pages = kChunk / kPage;
   WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
-  for (int64_t hint = 0; hint < WriteBehind::kMaxHints + 1; ++hint) {
-    // Each jump ends the run before: one hint per page.
-    write_behind.NoteWrite(fd, hint * 2 * kPage, kPage);
-  }
-  write_behind.EndScope();
-  EXPECT_EQ(Hints().size(), static_cast<size_t>(WriteBehind::kMaxHints));
-  EXPECT_GE(engine_.poll_count(), 1u) << "it looked for completions before giving up";
-  EXPECT_EQ(statistics_.write_behind_requests, static_cast<uint64_t>(WriteBehind::kMaxHints));
-  // Once a hint completed, its slot takes the next range.
+  WritePages(write_behind, fd, 0, pages);
+  EXPECT_EQ(Hints().size(), 1u);
+  WritePages(write_behind, fd, pages, 2 * pages);  // two more chunks while the first runs
+  EXPECT_EQ(Hints().size(), 1u) << "they wait";
+  EXPECT_GE(engine_.poll_count(), 2u) << "it looked for the running hint's completion";
   engine_.CompleteNext();
-  write_behind.NoteWrite(fd, 1000 * kPage, kPage);
+  WritePages(write_behind, fd, 3 * pages, pages);  // the next chunk finds it completed
+  EXPECT_EQ(Hints(),
+            (std::vector<std::vector<int64_t>>{{fd, 0, kChunk}, {fd, kChunk, 3 * kChunk}}));
+  // At the scope's end every waiting range starts, whatever runs.
+  WritePages(write_behind, fd, 4 * pages, pages);
+  WritePages(write_behind, fd, 5 * pages, 1);
   write_behind.EndScope();
-  EXPECT_EQ(Hints().size(), static_cast<size_t>(WriteBehind::kMaxHints) + 1);
+  EXPECT_EQ(Hints(),
+            (std::vector<std::vector<int64_t>>{
+                {fd, 0, kChunk}, {fd, kChunk, 3 * kChunk}, {fd, 4 * kChunk, kChunk + kPage}}));
+  EXPECT_EQ(statistics_.write_behind_bytes, static_cast<uint64_t>(5 * kChunk + kPage));
+  close(fd);
+}
+
+TEST_F(WriteBehindTest, AClosedDescriptorsWaitingRangesAreDropped) {
+  const int fd = Open("out");
+  const int64_t pages = kChunk / kPage;
+  WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
+  WritePages(write_behind, fd, 0, 2 * pages);  // the second chunk waits
+  ASSERT_EQ(Hints().size(), 1u);
+  write_behind.BeforeClose(fd);
+  write_behind.EndScope();
+  EXPECT_EQ(Hints().size(), 1u);
   close(fd);
 }
 
@@ -233,10 +251,11 @@ TEST_F(WriteBehindTest, TheHintedRangeIsWrittenBackForReal) {
   // With a real sync_file_range: the hint succeeds on a file with dirty
   // pages and leaves its bytes as they were.
   const int fd = Open("out");
-  std::string bytes(static_cast<size_t>(kChunk), 'x');
+  std::string bytes(static_cast<size_t>(4 * kPage), 'x');
   ASSERT_EQ(pwrite(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
   WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
-  write_behind.NoteWrite(fd, 0, kChunk);
+  write_behind.NoteWrite(fd, 0, static_cast<int64_t>(bytes.size()));
+  write_behind.EndScope();
   write_behind.WaitAll();
   ASSERT_EQ(engine_.prepared().size(), 1u);
   EXPECT_EQ(engine_.prepared()[0].result, 0);
