@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -188,6 +190,32 @@ TEST_F(GraphRunnerWriteBehindTest, HintsOutliveTheScopeAndCloseWaitsForThem) {
   EXPECT_FALSE(scope.has_write_behind_in_flight());
   EXPECT_GT(engine_.wait_count(), waits);
   for (const auto& prepared : engine_.prepared()) EXPECT_TRUE(prepared.completed);
+}
+
+// The wait of a close between scopes is in the graph's totals at once
+// (it was counted, but nothing folded it until the next scope's end).
+TEST_F(GraphRunnerWriteBehindTest, ACloseWaitBetweenScopesReachesTheTotals) {
+  auto graph = OutputGraph(FOREACTOR_CALL_PWRITE, /*declared=*/true);
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state_);
+  RunProgram(scope, FOREACTOR_CALL_PWRITE);
+  scope.Exit();
+  ASSERT_TRUE(scope.has_write_behind_in_flight());
+  scope.BeforeClose(state_.fd);
+  EXPECT_EQ(scope.statistics().write_behind_wait_nanoseconds, 0u) << "folded";
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* out = open_memstream(&text, &size);
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(WriteStatisticsJson(out), 0);
+  fclose(out);
+  const std::string json(text, size);
+  free(text);
+  const size_t graph_at = json.find("\"output\"");
+  ASSERT_NE(graph_at, std::string::npos) << json;
+  const size_t key = json.find("\"write_behind_wait_nanoseconds\": ", graph_at);
+  ASSERT_NE(key, std::string::npos) << json;
+  EXPECT_NE(json.compare(key, 34, "\"write_behind_wait_nanoseconds\": 0"), 0) << json;
 }
 
 TEST_F(GraphRunnerWriteBehindTest, AFailedWriteIsNotHinted) {
