@@ -31,8 +31,13 @@ Throughput is in million records per second: records scanned / scan time (as
 printed by the tool), or records loaded / (load time + fsync time); medians
 over rounds, ratio to plain.  Foreactor's statistics are kept per round.
 
+Write-behind: the load plugin declares it (foreactor starts write-back of
+finished leaves early); --write-behind-off adds each foreactor configuration
+once more with FOREACTOR_WRITE_BEHIND=0, to compare in the same run.
+
 Usage: run.py [--quick] [--rounds N] [--scans N] [--seed N] [--degrees D,..]
-              [--depths N,..] [--output FILE] [--no-device-reference]
+              [--depths N,..|auto] [--phases KEY,..] [--write-behind-off]
+              [--output FILE] [--no-device-reference]
                                          (or: ./run bench bptree [--quick])
        run.py --markdown RESULTS_JSON   (the tables of a past run, as Markdown)
 Full: degrees 64, 128, 256 and 510, every phase at each; depths 4, 16, 64, 256
@@ -75,7 +80,8 @@ RANGE_FRACTION = 0.9
 KEY_SPACE = 1 << 64  # the tool draws keys uniformly from all 64-bit numbers
 RUN_TIMEOUT_SECONDS = 600
 STAT_NAMES = ("intercepted", "issued_early", "consumed", "wasted", "mispredicted",
-              "synchronous", "found_cached", "served_from_cache")
+              "synchronous", "found_cached", "served_from_cache", "write_behind_requests",
+              "write_behind_bytes", "write_behind_wait_nanoseconds")
 SCAN_GRAPH = "bptree_scan"
 LOAD_GRAPH = "bptree_load"
 # Extra settings for foreactor runs on O_DIRECT files: none.  (Before the
@@ -121,6 +127,11 @@ class MismatchError(RuntimeError):
     """A run observed something other than another run did."""
 
 
+def depth_list(text):
+    """number_list(), or [] for 'auto': no fixed depth, only the automatic one."""
+    return [] if text.strip() == AUTO_DEPTH else number_list(text)
+
+
 def number_list(text):
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
@@ -129,6 +140,16 @@ def number_list(text):
     if not values or min(values) <= 0:
         raise argparse.ArgumentTypeError("the numbers must be positive")
     return values
+
+
+def phase_list(text):
+    keys = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [key for key in keys if key not in PHASE_BY_KEY]
+    if not keys or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown phase(s) {', '.join(unknown) or text!r}; known: "
+            + ", ".join(PHASE_BY_KEY))
+    return keys
 
 
 def parse_arguments():
@@ -141,9 +162,15 @@ def parse_arguments():
     parser.add_argument("--degrees", type=number_list,
                         help="comma-separated degrees, every phase at each (default: the plan "
                              "above)")
-    parser.add_argument("--depths", type=number_list,
-                        help="comma-separated fixed depths (4,16,64,256; quick 64); auto is added "
-                             "when the library accepts it")
+    parser.add_argument("--depths", type=depth_list,
+                        help="comma-separated fixed depths (4,16,64,256; quick 64), or 'auto' "
+                             "for none; auto is added when the library accepts it")
+    parser.add_argument("--phases", type=phase_list,
+                        help="comma-separated phases to run (default: all): "
+                             + ", ".join(phase.key for phase in PHASES))
+    parser.add_argument("--write-behind-off", action="store_true",
+                        help="also run every foreactor configuration with "
+                             "FOREACTOR_WRITE_BEHIND=0")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
     parser.add_argument("--output", type=Path,
@@ -166,11 +193,32 @@ def say(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def configurations(depths, with_auto):
-    """(name, engine, depth) of every configuration; engine None is plain."""
+class EngineSetup(str):
+    """An engine name with settings of its own for the runs (a str, so that
+    the code that only names the engine is unchanged)."""
+
+    def __new__(cls, engine, environment):
+        setup = super().__new__(cls, engine)
+        setup.environment = dict(environment)
+        return setup
+
+
+WRITE_BEHIND_OFF = "write-behind off"
+
+
+def configurations(depths, with_auto, write_behind_off=False):
+    """(name, engine, depth) of every configuration; engine None is plain.
+    With `write_behind_off`, each foreactor configuration also runs with
+    FOREACTOR_WRITE_BEHIND=0 (its name ends in ", write-behind off")."""
     all_depths = list(depths) + ([AUTO_DEPTH] if with_auto else [])
-    return [("plain", None, None)] + [(f"{engine} {depth}", engine, depth)
-                                       for engine in ENGINES for depth in all_depths]
+    configs = [("plain", None, None)]
+    for engine in ENGINES:
+        for depth in all_depths:
+            configs.append((f"{engine} {depth}", engine, depth))
+            if write_behind_off:
+                configs.append((f"{engine} {depth}, {WRITE_BEHIND_OFF}",
+                                EngineSetup(engine, {"FOREACTOR_WRITE_BEHIND": "0"}), depth))
+    return configs
 
 
 def scan_ranges(count, seed):
@@ -194,6 +242,8 @@ def tool_environment(engine, depth, stats_file, direct):
     environment = runs.foreactor_environment(engine, depth, stats_file)
     if engine is not None and direct:
         environment.update(DIRECT_IO_ENVIRONMENT)
+    if engine is not None:
+        environment.update(getattr(engine, "environment", {}))
     return environment
 
 
@@ -302,6 +352,25 @@ def detect_auto_depth(path, stats_file):
     complaint = "DEPTH" in completed.stderr or "invalid" in completed.stderr.lower()
     accepted = (completed.returncode == 0 and not complaint
                 and counters.get("issued_early", 0) > 0)
+    return accepted, completed.stderr.strip()
+
+
+def detect_auto_depth_by_load(stats_file, work_dir):
+    """detect_auto_depth() for a run without scans: a small bulk load with
+    FOREACTOR_DEPTH=auto must print no complaint and go through the graph."""
+    environment = tool_environment("io_uring", AUTO_DEPTH, stats_file, False)
+    if stats_file.exists():
+        stats_file.unlink()
+    path = Path(work_dir) / "probe.db"
+    completed = subprocess.run([str(FOREACTOR_TOOL), "load", str(path), "--count", "100000"],
+                               env=environment, capture_output=True, text=True,
+                               timeout=RUN_TIMEOUT_SECONDS)
+    counters = runs.read_graph_statistics(stats_file, LOAD_GRAPH) or {}
+    complaint = "DEPTH" in completed.stderr or "invalid" in completed.stderr.lower()
+    accepted = (completed.returncode == 0 and not complaint
+                and counters.get("intercepted", 0) > 0)
+    if path.exists():
+        path.unlink()
     return accepted, completed.stderr.strip()
 
 
@@ -455,10 +524,12 @@ def print_table(phase, per_degree, device_bound):
     bound = device_bound if phase.operation == "scan" and phase.state != "hot" else None
     print(f"\n{phase.title}" + (" (Mrec/s and ratio include the fsync; no-sync: without)"
                                if with_fsync else ""))
-    header = (f"  {'degree':>6} {'configuration':16} {'Mrec/s':>8} {'ratio':>7}"
+    name_width = max([16] + [len(name) for summary in per_degree.values() for name in summary])
+    header = (f"  {'degree':>6} {'configuration':{name_width}} {'Mrec/s':>8} {'ratio':>7}"
               + f" {'time ratio [95% interval]':>30}"
               + f" {'share of gain':>13}"
-              + (f" {'no-sync':>8} {'ratio':>7}" if with_fsync else "")
+              + (f" {'no-sync':>8} {'ratio':>7} {'fsync ms':>8} {'behind MiB':>10}"
+                 if with_fsync else "")
               + f" {'issued early':>13} {'consumed':>10} {'wasted':>8} {'mispred':>8}"
               + f" {'found cached':>12} {'from cache':>11}")
     print(header)
@@ -467,7 +538,7 @@ def print_table(phase, per_degree, device_bound):
         for name, entry in summary.items():
             median = entry["median_mrec_per_s"]
             ratio = entry["ratio_to_plain"]
-            line = (f"  {degree:>6} {name:16} "
+            line = (f"  {degree:>6} {name:{name_width}} "
                     f"{'-' if median is None else f'{median:.2f}':>8} "
                     f"{'-' if ratio is None else f'{ratio:.2f}x':>7}"
                     f" {ratios.format_ratio(entry.get('time_ratio')) if name != 'plain' else '1':>30}"
@@ -475,8 +546,13 @@ def print_table(phase, per_degree, device_bound):
             if with_fsync:
                 without = entry.get("median_mrec_per_s_without_fsync")
                 ratio_without = entry.get("ratio_to_plain_without_fsync")
+                fsync_ms = runs.median_or_none(entry.get("fsync_ms_per_round") or [None])
+                stats = entry.get("statistics_median") or {}
+                behind = stats.get("write_behind_bytes")
                 line += (f" {'-' if without is None else f'{without:.2f}':>8}"
-                         f" {'-' if ratio_without is None else f'{ratio_without:.2f}x':>7}")
+                         f" {'-' if ratio_without is None else f'{ratio_without:.2f}x':>7}"
+                         f" {'-' if fsync_ms is None else f'{fsync_ms:.1f}':>8}"
+                         f" {'-' if behind is None else f'{behind / 2**20:.1f}':>10}")
             stats = entry.get("statistics_median") or {}
             line += (f" {format_count(stats.get('issued_early')):>13}"
                      f" {format_count(stats.get('consumed')):>10}"
@@ -655,7 +731,11 @@ def main():
         plan = {degree: [phase.key for phase in PHASES] for degree in arguments.degrees}
     else:
         plan = QUICK_PLAN if arguments.quick else FULL_PLAN
-    depths = arguments.depths or (QUICK_DEPTHS if arguments.quick else FULL_DEPTHS)
+    if arguments.phases:
+        plan = {degree: [key for key in keys if key in arguments.phases]
+                for degree, keys in plan.items()}
+    depths = arguments.depths if arguments.depths is not None else (
+        QUICK_DEPTHS if arguments.quick else FULL_DEPTHS)
     ranges = scan_ranges(arguments.scans, arguments.seed)
     prefix = "bptree-quick" if arguments.quick else "bptree"
     output = arguments.output or RESULTS_DIR / f"{prefix}.json"
@@ -669,7 +749,7 @@ def main():
                    if any(phase.key in keys for keys in plan.values())}
     failure = None
     auto = (False, "")
-    configs = configurations(depths, False)
+    configs = configurations(depths, False, arguments.write_behind_off)
     with tempfile.TemporaryDirectory(prefix="foreactor-bptree-") as work_dir:
         context["stats_file"] = Path(work_dir) / "stats.json"
         context["progress"] = None
@@ -682,11 +762,11 @@ def main():
                         trees[(kind, degree)] = prepare_scan_tree(
                             kind, degree, context["stats_file"], context["messages"])
             probe_tree = next(iter(trees.values()), None)
-            if probe_tree is not None:
-                auto = detect_auto_depth(probe_tree, context["stats_file"])
-                say(f"FOREACTOR_DEPTH=auto: {'accepted' if auto[0] else 'not accepted, skipped'}"
-                    + (f" ({auto[1]})" if auto[1] and not auto[0] else ""))
-            configs = configurations(depths, auto[0])
+            auto = (detect_auto_depth(probe_tree, context["stats_file"]) if probe_tree is not None
+                    else detect_auto_depth_by_load(context["stats_file"], work_dir))
+            say(f"FOREACTOR_DEPTH=auto: {'accepted' if auto[0] else 'not accepted, skipped'}"
+                + (f" ({auto[1]})" if auto[1] and not auto[0] else ""))
+            configs = configurations(depths, auto[0], arguments.write_behind_off)
             total = sum(runs_in_phase(PHASE_BY_KEY[key], configs, arguments.rounds,
                                       len(ranges)) for keys in plan.values() for key in keys)
             context["progress"] = progress.Progress(total)
@@ -754,6 +834,7 @@ def main():
                        "auto_depth": {"accepted": auto[0], "stderr": auto[1]},
                        "rounds": arguments.rounds, "scans_per_round": len(ranges),
                        "range_seed": arguments.seed, "range_fraction": RANGE_FRACTION,
+                       "write_behind_off_compared": arguments.write_behind_off,
                        "ranges": [[str(low), str(high)] for low, high in ranges],
                        "direct_io_environment": DIRECT_IO_ENVIRONMENT},
         "phases": {phase.key: phase._asdict() for phase in PHASES if phase.key in all_results},

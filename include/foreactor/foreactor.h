@@ -188,6 +188,30 @@ FOREACTOR_API int foreactor_graph_set_next(foreactor_graph *graph, int from, int
 FOREACTOR_API int foreactor_graph_add_child(foreactor_graph *graph, int branch, int to, int weak);
 
 /*
+ * Declares write-behind on a write, pwrite, writev or pwritev node.  The
+ * contract: the writes of this node form output the program will make
+ * durable (it fsyncs the file, or the data must reach the device anyway);
+ * the runtime may start their write-back early.
+ *
+ * What the runtime then does: once the program's own writes of the node
+ * (issued early or not) have completed a contiguous range of a regular file
+ * opened without O_DIRECT or O_APPEND, it asks the kernel, off the
+ * program's thread, to start writing that range to the device
+ * (sync_file_range with SYNC_FILE_RANGE_WRITE, which waits for nothing and
+ * reports no write-back error); what is left is started when the scope
+ * ends.  The program sees the same results from every call, and a later
+ * fsync still reports any write-back error; the only trace is data
+ * reaching the device earlier.  Wrong for output that is rewritten soon or
+ * deleted without being made durable (temporary files): their pages would
+ * be written for nothing.  Needs an asynchronous engine (io_uring or the
+ * thread pool); FOREACTOR_WRITE_BEHIND=0 turns it off.
+ *
+ * Returns 0, or -1 if the graph is finished or `node` is not a write-family
+ * syscall node (the error is kept and reported by foreactor_graph_finish()).
+ */
+FOREACTOR_API int foreactor_graph_set_write_behind(foreactor_graph *graph, int node);
+
+/*
  * Validates the graph and makes it usable.  Returns 0; or -1 and writes a
  * message naming the offending node and the rule it breaks into `error`
  * (`error_size` bytes, NUL-terminated; may be NULL).

@@ -337,6 +337,19 @@ class NodeRef {
   // A child may be weak: more.Children({read, {b.end(), foreactor::kWeak}}).
   const NodeRef& Children(std::initializer_list<ChildEdge> children) const noexcept;
 
+  // Declares write-behind on this write-family syscall node: its writes
+  // form output the program will make durable, and the runtime may start
+  // their write-back early (contract: foreactor_graph_set_write_behind).
+  // Returns this node.
+  const NodeRef& WriteBehind() const noexcept {
+    // The C graph keeps any error (a node of another type, one never
+    // added), and Build() reports it.
+    if (state_ != nullptr && state_->graph != nullptr) {
+      foreactor_graph_set_write_behind(state_->graph, id_);
+    }
+    return *this;
+  }
+
  private:
   template <class State>
   friend class GraphBuilder;

@@ -10,8 +10,10 @@
 //  - Depth 0 keeps a graph enabled: its scopes run every call synchronously
 //    and still count them, which is the baseline mode.
 //  - Every tunable may be given per graph: FOREACTOR_<TUNABLE>_<graph>, for
-//    DEPTH, EXACT_DEPTH, ENGINE, QUEUE_SIZE, WORKERS, IO_URING_ASYNC, PAGE_CACHE
-//    and CHECK.
+//    DEPTH, EXACT_DEPTH, ENGINE, QUEUE_SIZE, WORKERS, IO_URING_ASYNC, PAGE_CACHE,
+//    CHECK and WRITE_BEHIND.
+//  - An invalid WRITE_BEHIND turns only write-behind off (for the graph it
+//    names, or for every graph), not foreactor: it is a feature of its own.
 //  - SettingsForGraph() reads the copy of the FOREACTOR_* variables taken
 //    when the settings were first loaded, so a host program that edits its
 //    environment later (setenv from another thread) can neither race with
@@ -188,7 +190,8 @@ enum class TunableId {
   kWorkers,
   kIoUringAsync,
   kPageCache,
-  kCheck
+  kCheck,
+  kWriteBehind
 };
 
 struct Tunable {
@@ -197,18 +200,28 @@ struct Tunable {
   unsigned minimum;          // numbers only
   unsigned maximum;          // numbers only
   std::string_view allowed;  // the "is not ..." part of a problem message
+  // Non-empty for a feature of its own: an invalid value turns only that
+  // feature off (TurnOff), and the message ends with this instead.
+  std::string_view own_consequence;
 };
 
 constexpr Tunable kTunables[] = {
-    {TunableId::kDepth, "DEPTH", 0, kMaxDepth, "a number from 0 to 1024 or auto"},
-    {TunableId::kExactDepth, "EXACT_DEPTH", 0, 1, "0 or 1"},
-    {TunableId::kEngine, "ENGINE", 0, 0, "one of io_uring, threads, sync"},
-    {TunableId::kQueueSize, "QUEUE_SIZE", kMinQueueSize, kMaxQueueSize, "a number from 1 to 32768"},
-    {TunableId::kWorkers, "WORKERS", kMinWorkers, kMaxWorkers, "a number from 1 to 1024"},
-    {TunableId::kIoUringAsync, "IO_URING_ASYNC", 0, 1, "0 or 1"},
-    {TunableId::kPageCache, "PAGE_CACHE", 0, 1, "0 or 1"},
-    {TunableId::kCheck, "CHECK", 0, 1, "0 or 1"},
+    {TunableId::kDepth, "DEPTH", 0, kMaxDepth, "a number from 0 to 1024 or auto", ""},
+    {TunableId::kExactDepth, "EXACT_DEPTH", 0, 1, "0 or 1", ""},
+    {TunableId::kEngine, "ENGINE", 0, 0, "one of io_uring, threads, sync", ""},
+    {TunableId::kQueueSize, "QUEUE_SIZE", kMinQueueSize, kMaxQueueSize, "a number from 1 to 32768",
+     ""},
+    {TunableId::kWorkers, "WORKERS", kMinWorkers, kMaxWorkers, "a number from 1 to 1024", ""},
+    {TunableId::kIoUringAsync, "IO_URING_ASYNC", 0, 1, "0 or 1", ""},
+    {TunableId::kPageCache, "PAGE_CACHE", 0, 1, "0 or 1", ""},
+    {TunableId::kCheck, "CHECK", 0, 1, "0 or 1", ""},
+    {TunableId::kWriteBehind, "WRITE_BEHIND", 0, 1, "1 (on) or 0 (off)", "write-behind is off"},
 };
+
+// Turns off the feature of a tunable with an own_consequence.
+void TurnOff(const Tunable& tunable, GraphSettings* settings) {
+  if (tunable.id == TunableId::kWriteBehind) settings->write_behind = false;
+}
 
 // Stores `value` for `tunable` into `settings`.  Returns false when the
 // value is not one the tunable takes; `settings` is then unchanged.
@@ -243,6 +256,8 @@ bool ApplyTunable(const Tunable& tunable, std::string_view value, GraphSettings*
       return ParseZeroOrOne(value, &settings->page_cache_aware);
     case TunableId::kCheck:
       return ParseZeroOrOne(value, &settings->check);
+    case TunableId::kWriteBehind:
+      return ParseZeroOrOne(value, &settings->write_behind);
   }
   return false;
 }
@@ -260,10 +275,19 @@ bool ReadTunables(const char* const* environment, std::string_view suffix,
     variable += suffix;
     std::optional<std::string_view> value = FindVariable(environment, variable);
     if (!value) continue;
-    if (!ApplyTunable(tunable, *value, settings)) {
-      problems->push_back(Problem(variable, *value, tunable.allowed, consequence));
-      all_valid = false;
+    if (ApplyTunable(tunable, *value, settings)) continue;
+    if (!tunable.own_consequence.empty()) {
+      TurnOff(tunable, settings);
+      std::string own(tunable.own_consequence);
+      if (!suffix.empty()) {
+        own += " for graph ";
+        own += suffix.substr(1);
+      }
+      problems->push_back(Problem(variable, *value, tunable.allowed, own));
+      continue;
     }
+    problems->push_back(Problem(variable, *value, tunable.allowed, consequence));
+    all_valid = false;
   }
   return all_valid;
 }

@@ -24,6 +24,10 @@ unsigned ParseCount(const char* text) {
   return value;
 }
 
+// True for a request that stands for a call of the program: the fault
+// schedule is about those only (a write-back hint is none).
+bool IsProgramCall(const Request& request) { return request.operation == RequestOperation::kCall; }
+
 bool WordIs(const char* word, size_t length, const char* expected) {
   return std::strlen(expected) == length && std::strncmp(word, expected, length) == 0;
 }
@@ -77,6 +81,7 @@ bool FaultInjectionEngine::Prepare(Request* request) {
 bool FaultInjectionEngine::ChainHasFault(const Request* head) const {
   if (decide_ == nullptr) return false;
   for (const Request* link = head; link != nullptr; link = link->linked_next) {
+    if (!IsProgramCall(*link)) continue;
     foreactor_fault_decision decision{};
     if (decide_(&link->call, 0, &decision) != 0) return true;
   }
@@ -86,6 +91,7 @@ bool FaultInjectionEngine::ChainHasFault(const Request* head) const {
 void FaultInjectionEngine::CommitChain(const Request* head) {
   if (decide_ == nullptr) return;
   for (const Request* link = head; link != nullptr; link = link->linked_next) {
+    if (!IsProgramCall(*link)) continue;
     foreactor_fault_decision decision{};
     decide_(&link->call, 1, &decision);
   }
@@ -146,7 +152,7 @@ void FaultInjectionEngine::ExecuteChainWithFaults(Request* head) {
       CompleteRequest(link, -ECANCELED);
     } else {
       foreactor_fault_decision decision{};  // FOREACTOR_FAULT_NONE
-      if (decide_ != nullptr) decide_(&link->call, 1, &decision);
+      if (decide_ != nullptr && IsProgramCall(*link)) decide_(&link->call, 1, &decision);
       ExecuteOne(link, decision);
       run = LinkContinues(*link);
     }

@@ -19,7 +19,9 @@
 //     then reports the error (a close that fails still closes).  The same
 //     function, called from the test library's libc interposers, decides
 //     the faults of the calls that foreactor runs synchronously and of the
-//     baseline run, so both runs see one schedule.
+//     baseline run, so both runs see one schedule.  Write-back hints
+//     (RequestOperation::kStartWriteBack) are no call of the program: the
+//     schedule is never asked about them and they run unchanged.
 //  2. Faults of foreactor's own machinery, from the environment variable
 //     FOREACTOR_TEST_ENGINE_FAULTS (comma-separated, read at each
 //     CreateEngine):

@@ -158,6 +158,8 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
       {IORING_OP_STATX, "statx"},
       {IORING_OP_ASYNC_CANCEL, "async_cancel"},
   };
+  // Optional: without it, write-back hints are refused (Runnable).
+  starts_write_back_ = io_uring_opcode_supported(probe, IORING_OP_SYNC_FILE_RANGE) != 0;
   for (const Needed& operation : needed) {
     if (!io_uring_opcode_supported(probe, operation.opcode)) {
       io_uring_free_probe(probe);
@@ -256,6 +258,14 @@ void IoUringEngine::Rest() {
   resting_ = true;
 }
 
+bool IoUringEngine::Runnable(const Request& request) const {
+  if (request.operation == RequestOperation::kStartWriteBack) {
+    // The SQE's length is 32 bits.
+    return starts_write_back_ && request.call.offset >= 0 && request.call.length <= UINT32_MAX;
+  }
+  return Supports(request.call.type) && Expressible(request.call);
+}
+
 bool IoUringEngine::Prepare(Request* request) {
   if (resting_) {
     resting_ = false;
@@ -265,7 +275,7 @@ bool IoUringEngine::Prepare(Request* request) {
   if (Unusable()) return false;
   unsigned count = 0;
   for (Request* link = request; link != nullptr; link = link->linked_next) {
-    if (!Supports(link->call.type) || !Expressible(link->call)) return false;
+    if (!Runnable(*link)) return false;
     if (link->state.load(std::memory_order_relaxed) != RequestState::kIdle) return false;
     ++count;
   }
@@ -285,6 +295,18 @@ bool IoUringEngine::Prepare(Request* request) {
 void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to_next) {
   const foreactor_call& call = request->call;
   const __u64 offset = static_cast<__u64>(call.offset);
+  if (request->operation == RequestOperation::kStartWriteBack) {
+    // Never IOSQE_ASYNC: issued inline first, the request takes its
+    // reference on the file inside io_uring_enter (io_assign_file), then
+    // the kernel hands it to io-wq (sync_file_range always needs a blocking
+    // context).  Forced async, io-wq would look the descriptor up later,
+    // when the program may have closed it.  Never linked either.
+    io_uring_prep_sync_file_range(sqe, call.fd, static_cast<unsigned>(call.length), offset,
+                                  SYNC_FILE_RANGE_WRITE);
+    io_uring_sqe_set_flags(sqe, 0);
+    io_uring_sqe_set_data(sqe, request);
+    return;
+  }
   switch (call.type) {
     case FOREACTOR_CALL_OPEN:
       io_uring_prep_openat(sqe, AT_FDCWD, call.path, call.flags, call.mode);

@@ -13,7 +13,11 @@
 // cancellation can always be submitted.
 //
 // Not supported (the runtime runs them synchronously or elsewhere):
-// getdents64 and lseek, which io_uring has no operation for.
+// getdents64 and lseek, which io_uring has no operation for.  Write-back
+// hints (RequestOperation::kStartWriteBack) run as IORING_OP_SYNC_FILE_RANGE
+// when the kernel has it, never with IOSQE_ASYNC, so the kernel takes its
+// own reference on the file when they are submitted and a later close() by
+// the program cannot redirect them.
 //
 // The engine is used by the thread that created it only.  When the kernel
 // allows, the ring is single-issuer with deferred task work: completions are
@@ -58,7 +62,8 @@ class IoUringEngine final : public Engine {
   // Returns false, leaving the chain kIdle, when the SQ or the CQ has no
   // room for the whole chain, when a request is not kIdle or not supported,
   // or when io_uring cannot express it exactly (a negative offset, a
-  // transfer above the kernel's per-call limit, a bad iovec count).
+  // transfer above the kernel's per-call limit, a bad iovec count, a
+  // write-back hint the kernel has no operation for or of 4 GiB or more).
   bool Prepare(Request* request) override;
   int Submit() override;
   void Wait(Request* request) override;
@@ -81,6 +86,8 @@ class IoUringEngine final : public Engine {
   explicit IoUringEngine(const EngineOptions& options);
   bool Setup(const EngineOptions& options, std::string* error);
 
+  // True when `request` can run on this ring exactly as asked.
+  bool Runnable(const Request& request) const;
   void PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to_next);
   // Submits every pending SQE.  Returns the number of requests submitted,
   // or -errno after completing the requests left unsubmitted with it.
@@ -99,6 +106,7 @@ class IoUringEngine final : public Engine {
   bool ring_ready_ = false;
   bool resting_ = false;  // the ring was closed by Rest(); Prepare() makes a new one
   bool deferred_task_work_ = false;
+  bool starts_write_back_ = false;  // the kernel has IORING_OP_SYNC_FILE_RANGE
   bool broken_ = false;
   const bool async_;
   unsigned fork_generation_ = 0;

@@ -25,7 +25,27 @@ enum class RequestState : int {
   kCompleted,
 };
 
+// What an engine runs for a request.
+enum class RequestOperation : unsigned char {
+  // `call`, as described at Request::call.
+  kCall = 0,
+  // sync_file_range(call.fd, call.offset, call.length, SYNC_FILE_RANGE_WRITE):
+  // starts write-back of the dirty pages of that range that are not under
+  // write-back yet, and waits for nothing but the block layer's request
+  // slots.  No program call stands behind it (the runtime's write-behind,
+  // write_behind.h); `call.type` is ignored.  Result: 0 or -errno.  An
+  // engine that cannot run it off the calling thread refuses it in
+  // Prepare().  io_uring must take its own reference on the file when the
+  // request is submitted: such a request is never submitted with
+  // IOSQE_ASYNC, under which the kernel would look the descriptor up later.
+  kStartWriteBack,
+};
+
 struct Request {
+  // What to run: `call` itself, or the write-back hint kStartWriteBack
+  // describes (which reads only call.fd, call.offset and call.length).
+  RequestOperation operation = RequestOperation::kCall;
+
   // The call to execute, as the engine must run it:
   //  - read family: `call.buffer` is the request's own destination buffer of
   //    `call.length` bytes (vector forms: iov/iovcnt point at owned iovecs).

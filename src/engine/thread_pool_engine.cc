@@ -41,7 +41,9 @@ bool ThreadPoolEngine::Supports(foreactor_call_type type) const { return IsValid
 bool ThreadPoolEngine::Prepare(Request* request) {
   if (batch_.size() >= batch_capacity_) return false;
   for (Request* link = request; link != nullptr; link = link->linked_next) {
-    if (!IsValidCallType(link->call.type)) return false;
+    const bool runnable =
+        link->operation == RequestOperation::kStartWriteBack || IsValidCallType(link->call.type);
+    if (!runnable) return false;
     if (link->state.load(std::memory_order_relaxed) != RequestState::kIdle) return false;
   }
   for (Request* link = request; link != nullptr; link = link->linked_next) {

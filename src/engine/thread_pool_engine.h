@@ -4,7 +4,10 @@
 // One ThreadPoolEngine per thread (per runtime); all of them share the one
 // pool.  Prepare() appends to a batch local to the engine; Submit() hands
 // the whole batch to the pool under one lock.  Every call type is
-// supported; a linked chain runs in order on one worker.
+// supported, and write-back hints (RequestOperation::kStartWriteBack); a
+// linked chain runs in order on one worker.  A worker names a request's
+// descriptor by its number: the runtime keeps the program from closing it
+// while the request may run (runtime/write_behind.h).
 #ifndef FOREACTOR_ENGINE_THREAD_POOL_ENGINE_H_
 #define FOREACTOR_ENGINE_THREAD_POOL_ENGINE_H_
 
@@ -39,7 +42,7 @@ class ThreadPoolEngine final : public Engine {
   const char* name() const override { return kName; }
   bool Supports(foreactor_call_type type) const override;
   // Returns false when the batch is full or a request of the chain is not
-  // kIdle or of an invalid type.
+  // kIdle or of an invalid type.  Write-back hints are accepted.
   bool Prepare(Request* request) override;
   // Returns the number of requests handed over (linked ones included), or
   // -EAGAIN (the pool lost its workers, e.g. in a forked child) / -ENOMEM,

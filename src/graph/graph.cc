@@ -579,6 +579,24 @@ int Graph::AddChild(int branch, int to, bool weak) {
   });
 }
 
+int Graph::SetWriteBehind(int node) {
+  if (finished_) return -1;
+  return RunBuildStep(name_, &first_error_, [&]() -> int {
+    if (node < 0 || node >= node_count()) {
+      Fail(Describe(node) + ": does not exist (node of set_write_behind)");
+      return -1;
+    }
+    Node& target = nodes_[node];
+    if (target.kind != NodeKind::kSyscall || !InfoOf(target.call_type).writes_data) {
+      Fail(Describe(node) + ": write-behind is only for write, pwrite, writev and pwritev nodes");
+      return -1;
+    }
+    target.write_behind = true;
+    has_write_behind_ = true;
+    return 0;
+  });
+}
+
 bool Graph::Finish(std::string* error) {
   if (!finished_) {
     finished_ = true;
@@ -632,6 +650,9 @@ std::string Graph::Dot() const {
         out += "\\n";
         out += InfoOf(node.call_type).name;
         out += "\"";
+        // Beside the box, so that the label stays "name\ntype" for readers
+        // of the picture (tools/foreactor_cli/structure.py).
+        if (node.write_behind) out += ", xlabel=\"write-behind\"";
         break;
       case NodeKind::kBranch:
         out += "shape=diamond, label=\"";

@@ -35,6 +35,7 @@ struct Node {
   foreactor_arguments_fn arguments = nullptr;            // syscall nodes
   foreactor_result_fn result = nullptr;                  // syscall nodes, optional
   foreactor_choice_fn choice = nullptr;                  // branch nodes
+  bool write_behind = false;  // write-family syscall nodes: foreactor_graph_set_write_behind
   void* node_data = nullptr;
   Edge next;                   // start and syscall nodes
   std::vector<Edge> children;  // branch nodes
@@ -69,6 +70,7 @@ class Graph {
   int AddBranch(const char* name, foreactor_choice_fn choice, void* node_data);
   int SetNext(int from, int to, bool weak);
   int AddChild(int branch, int to, bool weak);
+  int SetWriteBehind(int node);
 
   // Validates and freezes the graph.  Returns true when valid; otherwise
   // false with `*error` naming the graph, the node and the rule, e.g.
@@ -89,7 +91,8 @@ class Graph {
 
   // The graph in Graphviz DOT form: syscall nodes as boxes labelled with
   // name and type, branch nodes as diamonds, weak edges dashed, back edges
-  // labelled with their loop.
+  // labelled with their loop; a node that declares write-behind carries
+  // the outside label "write-behind".
   std::string Dot() const;
 
   int node_count() const { return static_cast<int>(nodes_.size()); }
@@ -98,6 +101,8 @@ class Graph {
   const Loop& loop(int id) const { return loops_[id]; }
   int syscall_count() const { return syscall_count_; }
   int branch_count() const { return branch_count_; }
+  // True when some syscall node declares write-behind.
+  bool has_write_behind() const { return has_write_behind_; }
 
   // Process-wide dense id of this graph, assigned at construction; the
   // runtime uses it to index per-thread instance tables without hashing.
@@ -118,6 +123,7 @@ class Graph {
   int syscall_count_ = 0;
   int branch_count_ = 0;
   int id_ = -1;
+  bool has_write_behind_ = false;
   bool finished_ = false;
   bool valid_ = false;
 };

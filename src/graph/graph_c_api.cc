@@ -75,6 +75,15 @@ int foreactor_graph_add_child(foreactor_graph* graph, int branch, int to, int we
   }
 }
 
+int foreactor_graph_set_write_behind(foreactor_graph* graph, int node) {
+  if (graph == nullptr) return -1;
+  try {
+    return graph->graph.SetWriteBehind(node);
+  } catch (...) {
+    return -1;
+  }
+}
+
 int foreactor_graph_finish(foreactor_graph* graph, char* error, size_t error_size) {
   if (graph == nullptr) {
     CopyMessage("foreactor_graph_finish: the graph is NULL", error, error_size);

@@ -169,6 +169,6 @@ FOREACTOR_INTERPOSER int __openat64_2(int directory_fd, const char* path, int fl
 }
 
 FOREACTOR_INTERPOSER int close(int fd) {
-  if (!foreactor::InterceptionWanted()) return real_calls.close(fd);
+  if (!foreactor::CloseWatched()) return real_calls.close(fd);
   return foreactor::InterceptClose(fd);
 }

@@ -49,11 +49,16 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       }
     }
     pending_accesses_.Reserve(ring_size_);
+    if (graph.has_write_behind() && settings.write_behind && !settings.check && engine != nullptr) {
+      write_behind_.reset(new WriteBehind(engine, &file_kinds_, &statistics_,
+                                          &tls_context.write_behind_hints_in_flight));
+    }
   });
 }
 
 GraphRunner::~GraphRunner() {
   if (!abandoned_ && speculating_) DrainAhead();
+  // ~WriteBehind waits for the hints still in flight (unless abandoned).
 }
 
 // ------------------------------------------------------------ scope life
@@ -93,14 +98,34 @@ void GraphRunner::Exit() {
                      "branch choices that led here");
   }
   DrainAhead();
+  if (write_behind_ != nullptr) write_behind_->EndScope();
   depth_controller_.ScopeLeft();
   FoldControllerStatistics();
+  FoldStatistics();
+  speculating_ = false;
+  scope_state_ = nullptr;
+}
+
+void GraphRunner::FoldStatistics() {
   if (totals_ == nullptr)
     totals_ = GraphTotalsFor(graph_.name(), engine_ != nullptr ? engine_->name() : "none");
   AccumulateStatistics(totals_, statistics_);
   statistics_ = Statistics{};
-  speculating_ = false;
-  scope_state_ = nullptr;
+}
+
+void GraphRunner::BeforeClose(int fd) {
+  if (write_behind_ == nullptr || abandoned_) return;
+  write_behind_->BeforeClose(fd);
+  // Between scopes nothing else folds what the wait counted.
+  const bool counted =
+      statistics_.write_behind_wait_nanoseconds != 0 || statistics_.write_behind_errors != 0;
+  if (counted && !speculating_ && scope_state_ == nullptr) FoldStatistics();
+}
+
+void GraphRunner::FinishWriteBehind() {
+  if (write_behind_ == nullptr || abandoned_ || !write_behind_->has_hints_in_flight()) return;
+  write_behind_->WaitAll();
+  if (!speculating_ && scope_state_ == nullptr) FoldStatistics();
 }
 
 // ------------------------------------------------------------ helpers
@@ -486,6 +511,7 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
     statistics_.bytes_early += static_cast<uint64_t>(value);
   }
   misprediction_guard_.ResetMispredictionRun();
+  if (type_info.writes_data) NoteWriteResult(node, real, value);
   FinishFrontierVisit(node, value);
   Fill();
   *result = value;
@@ -509,6 +535,9 @@ void GraphRunner::ParkEarlyDescriptors() {
 }
 
 void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
+  if (InfoOf(intercepted->call.type).writes_data) {
+    NoteWriteResult(intercepted->claimed_node, intercepted->call, result);
+  }
   FinishFrontierVisit(intercepted->claimed_node, result);
   Fill();
 }

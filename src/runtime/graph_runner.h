@@ -53,6 +53,13 @@
 // suspended (the scope gate) ends it with RetrySpeculation() after a while
 // instead.
 //
+// Write-behind (graphs with nodes that declare it, GraphSettings::write_behind,
+// not in check mode): the results of those nodes' writes go to a
+// WriteBehind (write_behind.h), which starts write-back of finished ranges
+// off the program's thread; its hints outlive the scope, and the thread
+// state makes the program's close() of their descriptors wait for them
+// (BeforeClose).
+//
 // Check mode (GraphSettings::check): nothing is issued early; every call
 // that belongs to the graph is compared with the visit the graph predicts,
 // and the first place in each scope where the program leaves the graph is
@@ -91,6 +98,7 @@
 #include "runtime/pending_accesses.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
+#include "runtime/write_behind.h"
 
 namespace foreactor {
 
@@ -134,7 +142,20 @@ class GraphRunner {
   void Abandon() {
     abandoned_ = true;
     speculating_ = false;
+    if (write_behind_ != nullptr) write_behind_->Abandon();
   }
+
+  // True while write-back hints of this runner may still run.
+  bool has_write_behind_in_flight() const {
+    return write_behind_ != nullptr && write_behind_->has_hints_in_flight();
+  }
+  // The program is about to close `fd` (in a scope or not): waits for the
+  // write-back hints that name it (WriteBehind::BeforeClose).
+  void BeforeClose(int fd);
+  // Waits for every write-back hint in flight and, between scopes, folds
+  // what that counted into the graph's totals: before the engines rest,
+  // and at process exit.
+  void FinishWriteBehind();
 
   // Time the plugin leaves out of the scope gate's timing
   // (foreactor_scope_gate_exclude) is left out of the automatic depth's
@@ -263,6 +284,17 @@ class GraphRunner {
   PendingAccesses pending_accesses_{&file_kinds_};
   Statistics statistics_;
   GraphTotals* totals_ = nullptr;  // where statistics_ is folded at each Exit (made at the first)
+  std::unique_ptr<WriteBehind> write_behind_;  // null: no node declares it, or switched off
+
+  // Folds statistics_ into the graph's totals and clears it.
+  void FoldStatistics();
+  // The program's write at the frontier `node` (`call`, offset known)
+  // returned `result`: tells the WriteBehind when the node declares it.
+  void NoteWriteResult(int node, const foreactor_call& call, int64_t result) {
+    if (write_behind_ != nullptr && graph_.node(node).write_behind) {
+      write_behind_->NoteWrite(call.fd, call.offset, result);
+    }
+  }
 };
 
 }  // namespace foreactor

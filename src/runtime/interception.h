@@ -31,6 +31,9 @@ class GraphRunner;
 struct ThreadContext {
   GraphRunner* innermost = nullptr;  // innermost speculating scope, or null
   int inside_foreactor = 0;          // >0 while foreactor's own code runs on this thread
+  // Write-back hints of this thread's runners that may still run
+  // (write_behind.h): while not zero, close() is watched outside scopes too.
+  unsigned write_behind_hints_in_flight = 0;
 };
 
 extern constinit thread_local ThreadContext tls_context __attribute__((tls_model("initial-exec")));
@@ -39,6 +42,17 @@ extern constinit thread_local ThreadContext tls_context __attribute__((tls_model
 // foreactor's own code (plugin callbacks included).
 inline bool InterceptionWanted() {
   return __builtin_expect(tls_context.innermost != nullptr && tls_context.inside_foreactor == 0, 0);
+}
+
+// What close() asks instead of InterceptionWanted(): also true outside
+// scopes while write-back hints of the thread may still run, so that the
+// close waits for those that name its descriptor (OfferCall).  Two loads of
+// the same thread-local line on close's idle path.
+inline bool CloseWatched() {
+  return __builtin_expect(
+      (tls_context.innermost != nullptr || tls_context.write_behind_hints_in_flight != 0) &&
+          tls_context.inside_foreactor == 0,
+      0);
 }
 
 // InterceptionWanted() without the inside-foreactor part, out of line (for
@@ -57,7 +71,9 @@ struct InterceptedCall {
   int claimed_node = -1;
 };
 
-// Offers the call to the thread's active scopes, innermost first.  Returns
+// Offers the call to the thread's active scopes, innermost first (a
+// close() first waits for the thread's write-back hints on its
+// descriptor; it may come with no scope open, see CloseWatched).  Returns
 // true when the call was served from an early result (or otherwise fully
 // handled): `*result` then holds what the program must get.  Returns false
 // when the interposer must run the real call and report it with

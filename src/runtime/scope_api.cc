@@ -126,8 +126,26 @@ struct ThreadState {
   void RestEnginesIfIdle() {
     if (!rest_engines_when_idle || forked_child || depth > 0 || untracked_depth > 0) return;
     rest_engines_when_idle = false;
+    FinishWriteBehind();  // nothing may run when an engine rests
     for (auto& engine : engines) {
       if (engine != nullptr) engine->Rest();
+    }
+  }
+
+  // Waits for every write-back hint of the thread's runners.
+  void FinishWriteBehind() {
+    if (tls_context.write_behind_hints_in_flight == 0 || forked_child) return;
+    for (GraphRunner* runner : runners) {
+      if (runner != nullptr) runner->FinishWriteBehind();
+    }
+  }
+
+  // The program is about to close `fd`: waits for the write-back hints
+  // that name it (runners keep them past their scopes).
+  void BeforeClose(int fd) {
+    if (tls_context.write_behind_hints_in_flight == 0 || forked_child) return;
+    for (GraphRunner* runner : runners) {
+      if (runner != nullptr && runner->has_write_behind_in_flight()) runner->BeforeClose(fd);
     }
   }
 
@@ -222,10 +240,18 @@ __attribute__((constructor)) void LoadSettingsAtStart() {
   if (Settings().enabled) ReserveHighDescriptors();
 }
 
-// Writes the statistics file at exit when FOREACTOR_STATS asks for one.
+// At exit: waits for the write-back hints of the exiting thread (nothing
+// of foreactor's may run past it), then writes the statistics file when
+// FOREACTOR_STATS asks for one.
 __attribute__((destructor)) void WriteStatisticsAtExit() {
   const ProcessSettings& settings = Settings();
-  if (!settings.enabled || settings.stats_path.empty()) return;
+  if (!settings.enabled) return;
+  if (tls_state != nullptr) {
+    tls_context.inside_foreactor++;
+    tls_state->FinishWriteBehind();
+    tls_context.inside_foreactor--;
+  }
+  if (settings.stats_path.empty()) return;
   tls_context.inside_foreactor++;
   FILE* out = std::fopen(settings.stats_path.c_str(), "w");
   if (out == nullptr) {
@@ -241,6 +267,15 @@ __attribute__((destructor)) void WriteStatisticsAtExit() {
 
 bool OfferCall(InterceptedCall* intercepted, int64_t* result) {
   InsideForeactor inside;
+  if (intercepted->call.type == FOREACTOR_CALL_CLOSE) {
+    // The open scopes forget the descriptor's runs of finished writes
+    // (its number may name another file next), and every runner of the
+    // thread waits for its hints on it.
+    for (GraphRunner* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
+      scope->BeforeClose(intercepted->call.fd);
+    }
+    if (tls_state != nullptr) tls_state->BeforeClose(intercepted->call.fd);
+  }
   if (IsOpen(intercepted->call.type)) {
     // Whichever scope claims it, the open takes the lowest free number:
     // no early descriptor of any scope on the thread may hold or take one.
@@ -276,6 +311,7 @@ void CompleteCall(InterceptedCall* intercepted, int64_t result) {
 
 void DisableAfterFork() {
   tls_context.innermost = nullptr;
+  tls_context.write_behind_hints_in_flight = 0;  // the parent's, never touched here
   ThreadState* state = tls_state;
   if (state == nullptr) return;
   state->forked_child = true;

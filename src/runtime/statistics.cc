@@ -65,6 +65,10 @@ constexpr CounterField kCounterFields[] = {
     {"gate_plain_units", &Statistics::gate_plain_units},
     {"gate_scope_units", &Statistics::gate_scope_units},
     {"scopes_left_to_cache", &Statistics::scopes_left_to_cache},
+    {"write_behind_requests", &Statistics::write_behind_requests},
+    {"write_behind_bytes", &Statistics::write_behind_bytes},
+    {"write_behind_errors", &Statistics::write_behind_errors},
+    {"write_behind_wait_nanoseconds", &Statistics::write_behind_wait_nanoseconds},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -37,7 +37,11 @@ struct Statistics {
   uint64_t gate_retries = 0;         // scope gate: idle rests ended by asking the runtime to retry
   uint64_t gate_plain_units = 0;     // scope gate: units it ran without a scope
   uint64_t gate_scope_units = 0;     // scope gate: units it ran with a scope
-  uint64_t scopes_left_to_cache = 0;  // scopes that stopped following the graph, all reads cached
+  uint64_t scopes_left_to_cache = 0;   // scopes that stopped following the graph, all reads cached
+  uint64_t write_behind_requests = 0;  // write-back hints handed to the engine (write_behind.h)
+  uint64_t write_behind_bytes = 0;     // bytes those hints covered
+  uint64_t write_behind_errors = 0;    // hints that failed (ignored: nothing the program sees)
+  uint64_t write_behind_wait_nanoseconds = 0;  // time the program waited for hints (close, exit)
 
   void Add(const Statistics& other);
 };

@@ -26,6 +26,7 @@ FOREACTOR_LONG_TESTS=1).  About 30 s with an up-to-date build-faults (a cold
 one takes ~4 min on 2 cores).
 """
 
+import json
 import os
 import pathlib
 import shutil
@@ -156,6 +157,33 @@ def test_call_faults_are_seen_exactly_as_without_foreactor(fault_build, tmp_path
                 f"(with and without FOREACTOR=1 FOREACTOR_ENGINE={engine} FOREACTOR_PAGE_CACHE=0"
                 f"{' FOREACTOR_TEST_ENGINE_FAULTS=' + machine if machine else ''})")
     assert injected_total > 0, "the schedule injected no fault: the test would prove nothing"
+
+
+def test_write_behind_under_write_faults_changes_nothing(fault_build, tmp_path):
+    """Every write node of the random graphs declares write-behind
+    (tests/random_graphs/random_graph.cc): with short writes and write
+    errors injected into the program's calls and the early ones, each
+    engine's output equals the baseline's, and write-back hints were
+    issued (the statistics say so)."""
+    workdir = tmp_path / "w"
+    report = tmp_path / "report"
+    library = f"{fault_build / 'libforeactor.so'} {fault_build / 'tests/faults/libforeactor_faults.so'}"
+    schedule = f"under={workdir};window;report={report};random=7/300"
+    count = min(SEEDS, BATCH)
+    baseline = run_interpreter(fault_build, workdir, 1, count,
+                               environment(LD_PRELOAD=library, FOREACTOR_FAULTS=schedule))
+    injected = parse_report(report)
+    assert injected.get("write.short", 0) > 0, injected
+    assert injected.get("write.eio", 0) + injected.get("write.enospc", 0) > 0, injected
+    for engine in ("io_uring", "threads"):
+        stats = tmp_path / f"stats-{engine}.json"
+        output = run_interpreter(fault_build, workdir, 1, count,
+                                 environment(LD_PRELOAD=library, FOREACTOR_FAULTS=schedule,
+                                             FOREACTOR="1", FOREACTOR_ENGINE=engine,
+                                             FOREACTOR_PAGE_CACHE="0", FOREACTOR_STATS=str(stats)))
+        assert output == baseline, f"{engine}: {first_difference(baseline, output)}"
+        graphs = json.loads(stats.read_text())["graphs"]
+        assert sum(graph.get("write_behind_requests", 0) for graph in graphs.values()) > 0
 
 
 # seccomp filter items, engine

@@ -221,6 +221,14 @@ def test_sets_every_option(tmp_path):
     assert variables["FOREACTOR_STATS"] == str(tmp_path / "out" / "s.json")
 
 
+def test_no_write_behind_turns_it_off():
+    variables = environment_of(run_tool(["run", "--no-preload", "--no-write-behind", "--",
+                                         "env"]))
+    assert variables["FOREACTOR_WRITE_BEHIND"] == "0"
+    plain = environment_of(run_tool(["run", "--no-preload", "--", "env"]))
+    assert "FOREACTOR_WRITE_BEHIND" not in plain
+
+
 def test_keeps_settings_it_was_not_given():
     environment = clean_environment(FOREACTOR_ENGINE="sync", FOREACTOR_DEPTH_btree="3")
     variables = environment_of(run_tool(["run", "--no-preload", "--depth", "2", "--", "env"],
@@ -347,6 +355,20 @@ def test_stats_renders_a_table_per_graph(tmp_path):
     assert row(table, "bytes early")[0] == "148.4 MiB"
     assert row(table, "wait time") == ("1.235 s", "32.488 us per consumed result")
     assert row(table, "speculation stopped")[0] == "2"
+
+
+def test_stats_shows_write_behind_only_for_graphs_that_used_it(tmp_path):
+    document = json.loads(json.dumps(SAMPLE))
+    document["graphs"]["btree_search"].update({
+        "write_behind_requests": 48, "write_behind_bytes": 50331648, "write_behind_errors": 1,
+        "write_behind_wait_nanoseconds": 2500000})
+    result = run_tool(["stats", write_json(tmp_path / "s.json", document)])
+    assert result.returncode == 0, result.stderr
+    table = table_of(result.stdout, "btree_search")
+    assert row(table, "written behind") == ("48.0 MiB", "write-back started early, in 48 requests")
+    assert row(table, "hint errors")[0] == "1"
+    assert row(table, "hint wait time")[0] == "2.500 ms"
+    assert not any("written behind" in line for line in table_of(result.stdout, "du"))
 
 
 def test_stats_table_is_aligned(tmp_path):

@@ -465,6 +465,13 @@ void Case::Number(std::vector<Statement>& statements, foreactor_graph* graph,
     node_statement.push_back(statement);
     const int node = foreactor_graph_add_syscall(
         graph, Format("n%d", id).c_str(), type, &ArgumentsCallback, &ResultCallback, &node_ids[id]);
+    // Every write node declares write-behind: the suites then check that
+    // its hints change nothing the program sees (no random draw, so the
+    // generated functions stay as they were).  A refusal would make the
+    // graph invalid at foreactor_graph_finish().
+    const bool writes = type == FOREACTOR_CALL_WRITE || type == FOREACTOR_CALL_PWRITE ||
+                        type == FOREACTOR_CALL_WRITEV || type == FOREACTOR_CALL_PWRITEV;
+    if (writes) foreactor_graph_set_write_behind(graph, node);
     if (first < 0) first = node;
     Connect(graph, ends, ends_weak, end_child_of, node);
     return node;

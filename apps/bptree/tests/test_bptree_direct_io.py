@@ -21,38 +21,28 @@ bptree_foreactor built (and a C/C++ compiler for the last test); about
 15 seconds.
 """
 
-import hashlib
-import json
 import os
-import pathlib
 import shutil
 import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
-BUILD_DIR = pathlib.Path(os.environ.get("FOREACTOR_BUILD_DIR", REPO / "build"))
-PLAIN_TOOL = BUILD_DIR / "apps" / "bptree" / "bptree"
-FOREACTOR_TOOL = BUILD_DIR / "apps" / "bptree" / "plugins" / "bptree_foreactor"
+import bptree_test_support
+from bptree_test_support import (BUILD_DIR, FOREACTOR_TOOL, PLAIN_TOOL, REPO, graph_statistics,
+                                 sha256)
+
 KEYS = 100_000
 DEGREE = 64
 FULL_RANGE = ("0", "0xffffffffffffffff")
 PART_RANGE = ("0x1000000000000000", "0xd000000000000000")
 
-pytestmark = pytest.mark.skipif(
-    not (PLAIN_TOOL.exists() and FOREACTOR_TOOL.exists()),
-    reason=f"bptree and bptree_foreactor are not built in {BUILD_DIR}")
+pytestmark = pytest.mark.skipif(not bptree_test_support.TOOLS_BUILT,
+                                reason=bptree_test_support.NOT_BUILT)
 
 
 def environment(engine=None, stats=None, **settings):
-    """The environment of one run: foreactor off, or on with `engine`."""
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith("FOREACTOR") and name != "LD_PRELOAD"}
-    if engine is not None:
-        env.update({"FOREACTOR": "1", "FOREACTOR_ENGINE": engine, "FOREACTOR_DEPTH": "16",
-                    "FOREACTOR_STATS": str(stats)})
-        env.update({f"FOREACTOR_{name.upper()}": str(value) for name, value in settings.items()})
-    return env
+    """The environment of one run: foreactor off, or on with `engine` at depth 16."""
+    return bptree_test_support.environment(engine, stats, **({"depth": 16} | settings))
 
 
 def run(tool, *arguments, env=None):
@@ -65,14 +55,6 @@ def run(tool, *arguments, env=None):
 def scan_result(stdout):
     """'count N checksum 0x..' of a scan's output (without the time)."""
     return stdout.split(" elapsed_ms")[0]
-
-
-def graph_statistics(stats_file, graph):
-    return json.loads(pathlib.Path(stats_file).read_text())["graphs"][graph]
-
-
-def sha256(path):
-    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="module")

@@ -290,6 +290,28 @@ TEST(ParseSettingsTest, RejectsEveryKindOfInvalidValue) {
   }
 }
 
+TEST(ParseSettingsTest, WriteBehindIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(Parse({"FOREACTOR=1"}).defaults.write_behind);
+  EXPECT_TRUE(Parse({"FOREACTOR=1", "FOREACTOR_WRITE_BEHIND=1"}).defaults.write_behind);
+  ProcessSettings off = Parse({"FOREACTOR=1", "FOREACTOR_WRITE_BEHIND=0"});
+  EXPECT_FALSE(off.defaults.write_behind);
+  EXPECT_TRUE(off.enabled);
+  EXPECT_TRUE(off.problems.empty()) << JoinProblems(off);
+}
+
+TEST(ParseSettingsTest, AnInvalidWriteBehindTurnsOnlyWriteBehindOff) {
+  for (const char* bad : {"yes", "", "2", "on", " 1"}) {
+    SCOPED_TRACE(bad);
+    ProcessSettings settings = Parse({"FOREACTOR=1", std::string("FOREACTOR_WRITE_BEHIND=") + bad});
+    EXPECT_TRUE(settings.enabled);
+    EXPECT_TRUE(settings.defaults.enabled);
+    EXPECT_FALSE(settings.defaults.write_behind);
+    ASSERT_EQ(settings.problems.size(), 1u) << JoinProblems(settings);
+    EXPECT_EQ(settings.problems[0], std::string("FOREACTOR_WRITE_BEHIND=\"") + bad +
+                                        "\" is not 1 (on) or 0 (off); write-behind is off");
+  }
+}
+
 TEST(ParseSettingsTest, ProblemMessageMatchesTheDocumentedForm) {
   ProcessSettings settings = Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=abc"});
   ASSERT_EQ(settings.problems.size(), 1u);
@@ -567,6 +589,19 @@ TEST_F(ProcessSettingsTest, PerGraphValuesOverrideTheDefaults) {
   // Names are matched exactly: "btree" settings are not "Btree" or "btree2" settings.
   EXPECT_EQ(SettingsForGraph("Btree").depth, 4u);
   EXPECT_EQ(SettingsForGraph("btree2").depth, 4u);
+}
+
+TEST_F(ProcessSettingsTest, WriteBehindIsSetPerGraphAndAnInvalidValueTurnsOnlyItOff) {
+  Set("FOREACTOR", "1");
+  Set("FOREACTOR_WRITE_BEHIND", "0");
+  Set("FOREACTOR_WRITE_BEHIND_load", "1");
+  Set("FOREACTOR_WRITE_BEHIND_copy", "maybe");
+  ReloadSettingsForTesting();
+  EXPECT_FALSE(SettingsForGraph("other").write_behind);
+  EXPECT_TRUE(SettingsForGraph("load").write_behind);
+  GraphSettings copy = SettingsForGraph("copy");
+  EXPECT_TRUE(copy.enabled) << "the graph itself stays on";
+  EXPECT_FALSE(copy.write_behind);
 }
 
 TEST_F(ProcessSettingsTest, InvalidPerGraphValueTurnsOnlyThatGraphOff) {

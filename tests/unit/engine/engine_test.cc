@@ -578,6 +578,39 @@ TEST_P(CallTypeTest, FailedHeadCancelsTheRestOfTheChain) {
   close(target);
 }
 
+// A write-back hint: sync_file_range(SYNC_FILE_RANGE_WRITE) of a range, as
+// the direct call returns it, leaving the file's bytes as they were.
+TEST_P(CallTypeTest, StartWriteBackMatchesDirectSyncFileRange) {
+  const int fd = open(dir_.Path("data").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::string text(8192, 'h');
+  ASSERT_EQ(pwrite(fd, text.data(), text.size(), 4096), static_cast<ssize_t>(text.size()));
+  const std::string before = dir_.ReadAll("data");
+  Request request;
+  ResetRequest(&request);
+  request.operation = RequestOperation::kStartWriteBack;
+  request.call.fd = fd;
+  request.call.offset = 4096;
+  request.call.length = text.size();
+  ASSERT_TRUE(runner_->Run(&request));
+  EXPECT_EQ(request.result, Direct(sync_file_range(fd, 4096, 8192, SYNC_FILE_RANGE_WRITE)));
+  EXPECT_EQ(request.result, 0);
+  EXPECT_EQ(dir_.ReadAll("data"), before);
+  close(fd);
+
+  // On a pipe the hint fails as the call does; nothing else happens.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  ResetRequest(&request);
+  request.operation = RequestOperation::kStartWriteBack;
+  request.call.fd = pipe_fds[1];
+  request.call.length = 4096;
+  ASSERT_TRUE(runner_->Run(&request));
+  EXPECT_EQ(request.result, -ESPIPE);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, CallTypeTest,
                          ::testing::Values(Backend::kExecuteNow, Backend::kIoUring,
                                            Backend::kThreads),

@@ -707,6 +707,89 @@ TEST(GraphTest, WeakEdgesAreKept) {
   EXPECT_TRUE(graph.node(more).children[1].weak);
 }
 
+// ------------------------------------------------------------ write-behind
+
+TEST(GraphWriteBehindTest, WriteNodesMayDeclareIt) {
+  Graph graph("load");
+  const int pwrite = Syscall(graph, "pwrite", FOREACTOR_CALL_PWRITE);
+  const int write = Syscall(graph, "write", FOREACTOR_CALL_WRITE);
+  const int writev = Syscall(graph, "writev", FOREACTOR_CALL_WRITEV);
+  const int pwritev = Syscall(graph, "pwritev", FOREACTOR_CALL_PWRITEV);
+  graph.SetNext(kStart, pwrite, false);
+  graph.SetNext(pwrite, write, false);
+  graph.SetNext(write, writev, false);
+  graph.SetNext(writev, pwritev, false);
+  graph.SetNext(pwritev, kEnd, false);
+  EXPECT_EQ(graph.SetWriteBehind(pwrite), 0);
+  EXPECT_EQ(graph.SetWriteBehind(writev), 0);
+  ASSERT_EQ(FinishError(graph), "");
+  EXPECT_TRUE(graph.has_write_behind());
+  EXPECT_TRUE(graph.node(pwrite).write_behind);
+  EXPECT_FALSE(graph.node(write).write_behind);
+  EXPECT_TRUE(graph.node(writev).write_behind);
+  EXPECT_FALSE(graph.node(pwritev).write_behind);
+}
+
+TEST(GraphWriteBehindTest, AGraphWithoutItSaysSo) {
+  Graph graph("scan");
+  const int read = Syscall(graph, "read");
+  graph.SetNext(kStart, read, false);
+  graph.SetNext(read, kEnd, false);
+  ASSERT_EQ(FinishError(graph), "");
+  EXPECT_FALSE(graph.has_write_behind());
+}
+
+TEST(GraphWriteBehindTest, OnANodeThatWritesNothingItMakesTheGraphInvalid) {
+  Graph graph("scan");
+  const int read = Syscall(graph, "read_leaf");
+  graph.SetNext(kStart, read, false);
+  graph.SetNext(read, kEnd, false);
+  EXPECT_EQ(graph.SetWriteBehind(read), -1);
+  EXPECT_EQ(FinishError(graph),
+            "graph 'scan': node 'read_leaf' (syscall pread): write-behind is only for write, "
+            "pwrite, writev and pwritev nodes");
+}
+
+TEST(GraphWriteBehindTest, OnABranchOrAMissingNodeItMakesTheGraphInvalid) {
+  Graph branch_graph("g");
+  const int more = Branch(branch_graph, "more");
+  EXPECT_EQ(branch_graph.SetWriteBehind(more), -1);
+  EXPECT_NE(FinishError(branch_graph).find("write-behind is only for"), std::string::npos);
+  Graph missing_graph("h");
+  EXPECT_EQ(missing_graph.SetWriteBehind(42), -1);
+  EXPECT_NE(FinishError(missing_graph).find("does not exist (node of set_write_behind)"),
+            std::string::npos);
+}
+
+TEST(GraphWriteBehindTest, AFinishedGraphRefusesIt) {
+  Graph graph("load");
+  const int write = Syscall(graph, "write_leaf", FOREACTOR_CALL_PWRITE);
+  graph.SetNext(kStart, write, false);
+  graph.SetNext(write, kEnd, false);
+  ASSERT_EQ(FinishError(graph), "");
+  EXPECT_EQ(graph.SetWriteBehind(write), -1);
+  EXPECT_FALSE(graph.node(write).write_behind);
+  EXPECT_TRUE(graph.valid());
+}
+
+TEST(GraphWriteBehindTest, TheCApiDeclaresItAndTheDotPictureShowsIt) {
+  foreactor_graph* graph = foreactor_graph_create("load");
+  ASSERT_NE(graph, nullptr);
+  const int write = foreactor_graph_add_syscall(graph, "write_leaf", FOREACTOR_CALL_PWRITE,
+                                                ArgumentsNotYet, nullptr, nullptr);
+  ASSERT_GE(write, 0);
+  EXPECT_EQ(foreactor_graph_set_write_behind(graph, write), 0);
+  EXPECT_EQ(foreactor_graph_set_write_behind(nullptr, write), -1);
+  foreactor_graph_set_next(graph, kStart, write, 0);
+  foreactor_graph_set_next(graph, write, kEnd, 0);
+  ASSERT_EQ(foreactor_graph_finish(graph, nullptr, 0), 0);
+  const std::string dot = graph->graph.Dot();
+  EXPECT_NE(dot.find("[shape=box, label=\"write_leaf\\npwrite\", xlabel=\"write-behind\"];"),
+            std::string::npos)
+      << dot;
+  foreactor_graph_destroy(graph);
+}
+
 // -------------------------------------------------------------------- DOT
 
 std::string DotOf(const Graph& graph) { return graph.Dot(); }

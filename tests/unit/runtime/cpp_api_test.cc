@@ -224,6 +224,36 @@ TEST(CppApiTest, WeakEdges) {
   EXPECT_NE(dot.find("n4 -> n1 [label=\"1\", style=dashed];"), std::string::npos) << dot;
 }
 
+TEST(CppApiTest, AWriteNodeDeclaresWriteBehind) {
+  foreactor::GraphBuilder<ScanState> b("load");
+  auto arguments = [](ScanState&, const foreactor::Visit&, foreactor_call&) {
+    return FOREACTOR_NOT_YET;
+  };
+  auto write = b.Syscall("write_leaf", FOREACTOR_CALL_PWRITE, arguments);
+  auto more = b.Branch("more", [](ScanState&, const foreactor::Visit&) { return 0; });
+  write.WriteBehind();
+  b.start().Then(write).Then(more);
+  more.Children({write, b.end()});
+  const auto graph = b.Build();
+  ASSERT_TRUE(graph.valid()) << graph.error();
+  EXPECT_TRUE(NodeOf(graph, write.id()).write_behind);
+}
+
+TEST(CppApiTest, WriteBehindOnAReadIsReportedWithItsNode) {
+  testing::internal::CaptureStderr();
+  foreactor::GraphBuilder<ScanState> b("scan");
+  auto read = b.Syscall(
+      "read_leaf", FOREACTOR_CALL_PREAD,
+      [](ScanState&, const foreactor::Visit&, foreactor_call&) { return FOREACTOR_NOT_YET; });
+  b.start().Then(read.WriteBehind()).Then(b.end());
+  const auto graph = b.Build();
+  testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(graph.valid());
+  EXPECT_EQ(graph.error(),
+            "graph 'scan': node 'read_leaf' (syscall pread): write-behind is only for write, "
+            "pwrite, writev and pwritev nodes");
+}
+
 TEST(CppApiTest, InvalidGraphIsReportedOnceAndScopesDoNothing) {
   testing::internal::CaptureStderr();
   foreactor::GraphBuilder<ScanState> b("broken");

@@ -40,7 +40,8 @@ class FakeEngine final : public Engine {
   struct PreparedCall {
     foreactor_call call;  // copy at Prepare() time; call.path is set to null,
     std::string path;     // the path is kept here ("" when there was none)
-    Request* request;     // the request itself
+    RequestOperation operation = RequestOperation::kCall;
+    Request* request;  // the request itself
     bool submitted = false;
     bool completed = false;
     bool cancelled = false;  // completed by Cancel()
@@ -55,6 +56,10 @@ class FakeEngine final : public Engine {
   // ----------------------------------------------------------- configuration
 
   void SetSupports(foreactor_call_type type, bool supported) { supported_[type] = supported; }
+
+  // Whether Prepare() accepts write-back hints (RequestOperation::
+  // kStartWriteBack); it does unless told otherwise.
+  void SetStartsWriteBack(bool starts) { starts_write_back_ = starts; }
 
   // Supports exactly the types listed.
   void SupportOnly(std::initializer_list<foreactor_call_type> types) {
@@ -90,7 +95,9 @@ class FakeEngine final : public Engine {
         ADD_FAILURE() << "FakeEngine: Prepare() of a request that is not idle";
         return false;
       }
-      if (!Supports(link->call.type)) {
+      if (link->operation == RequestOperation::kStartWriteBack) {
+        if (!starts_write_back_) return false;
+      } else if (!Supports(link->call.type)) {
         ADD_FAILURE() << "FakeEngine: Prepare() of an unsupported call type " << link->call.type;
         return false;
       }
@@ -103,6 +110,7 @@ class FakeEngine final : public Engine {
       record.call = link->call;
       record.path = link->call.path != nullptr ? link->call.path : "";
       record.call.path = nullptr;
+      record.operation = link->operation;
       record.request = link;
       records_.push_back(record);
       chain_heads_.push_back(head);
@@ -234,6 +242,7 @@ class FakeEngine final : public Engine {
     // Run this one call alone: a scratch request without the link, whose
     // buffers are the real request's.
     Request scratch;
+    scratch.operation = records_[index].request->operation;
     scratch.call = records_[index].request->call;
     scratch.linked_next = nullptr;
     ExecuteNow(&scratch);
@@ -252,6 +261,7 @@ class FakeEngine final : public Engine {
   }
 
   bool supported_[FOREACTOR_CALL_TYPE_COUNT];
+  bool starts_write_back_ = true;
   size_t capacity_ = std::numeric_limits<size_t>::max();
   std::map<size_t, int64_t> scripted_;
   int submit_error_ = 0;

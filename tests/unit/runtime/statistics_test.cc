@@ -193,7 +193,11 @@ Statistics Distinct(uint64_t base) {
                           &statistics.gate_retries,
                           &statistics.gate_plain_units,
                           &statistics.gate_scope_units,
-                          &statistics.scopes_left_to_cache};
+                          &statistics.scopes_left_to_cache,
+                          &statistics.write_behind_requests,
+                          &statistics.write_behind_bytes,
+                          &statistics.write_behind_errors,
+                          &statistics.write_behind_wait_nanoseconds};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -224,7 +228,11 @@ const char* const kCounterKeys[] = {"scopes",
                                     "gate_retries",
                                     "gate_plain_units",
                                     "gate_scope_units",
-                                    "scopes_left_to_cache"};
+                                    "scopes_left_to_cache",
+                                    "write_behind_requests",
+                                    "write_behind_bytes",
+                                    "write_behind_errors",
+                                    "write_behind_wait_nanoseconds"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -257,6 +265,10 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.gate_plain_units, 123u + 1023u);
   EXPECT_EQ(total.gate_scope_units, 124u + 1024u);
   EXPECT_EQ(total.scopes_left_to_cache, 125u + 1025u);
+  EXPECT_EQ(total.write_behind_requests, 126u + 1026u);
+  EXPECT_EQ(total.write_behind_bytes, 127u + 1027u);
+  EXPECT_EQ(total.write_behind_errors, 128u + 1028u);
+  EXPECT_EQ(total.write_behind_wait_nanoseconds, 129u + 1029u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
