@@ -434,25 +434,12 @@ class WalkAhead {
         if (!resting_ && lead < AllowedLead(program_since)) {
           PendingDirectory next;
           queue_.PopFront(&next);
-          Root& root = roots_[next.root];
-          if (root.generation != next.generation || root.descriptor < 0) {
-            counters.directories_dropped.fetch_add(1, std::memory_order_relaxed);
-            continue;
-          }
-          RaiseTo(counters.most_ahead, lead + 1);
-          in_flight_++;
-          task->kind = Task::Kind::kReadDirectory;
-          task->root = next.root;
-          task->generation = next.generation;
-          task->path = std::move(next.path);
-          task->root_descriptor = root.descriptor;
-          task->device = root.device;
-          task->no_access_time = root.no_access_time;
           // Behind the program, a directory is only passed through: the
           // program is reading it (or has), and stat'ing its entries twice
           // at once would only take the CPU the program needs.
-          task->sampling = behind;
-          task->probe = false;
+          if (!MakeReadTask(&next, /*sampling=*/behind, /*probe=*/false, task)) continue;
+          RaiseTo(counters.most_ahead, lead + 1);
+          in_flight_++;
           if (behind) counters.directories_behind.fetch_add(1, std::memory_order_relaxed);
           return;
         }
@@ -486,23 +473,32 @@ class WalkAhead {
   // then waits as it rests).  Caller holds mutex_.
   bool TakeProbe(Task* task) {
     PendingDirectory last;
-    if (!queue_.PopBack(&last)) return false;
-    const Root& root = roots_[last.root];
-    if (root.generation != last.generation || root.descriptor < 0) {
-      counters.directories_dropped.fetch_add(1, std::memory_order_relaxed);
+    if (!queue_.PopBack(&last) || !MakeReadTask(&last, /*sampling=*/false, /*probe=*/true, task)) {
       return false;
     }
     probing_ = true;
+    counters.probes.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Makes `task` the read of `directory` (its path moved into the task).
+  // False, counting it dropped, when its tree is gone (the slot took
+  // another tree, or the walk was dropped).  Caller holds mutex_.
+  bool MakeReadTask(PendingDirectory* directory, bool sampling, bool probe, Task* task) {
+    const Root& root = roots_[directory->root];
+    if (root.generation != directory->generation || root.descriptor < 0) {
+      counters.directories_dropped.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
     task->kind = Task::Kind::kReadDirectory;
-    task->root = last.root;
-    task->generation = last.generation;
-    task->path = std::move(last.path);
+    task->root = directory->root;
+    task->generation = directory->generation;
+    task->path = std::move(directory->path);
     task->root_descriptor = root.descriptor;
     task->device = root.device;
     task->no_access_time = root.no_access_time;
-    task->sampling = false;
-    task->probe = true;
-    counters.probes.fetch_add(1, std::memory_order_relaxed);
+    task->sampling = sampling;
+    task->probe = probe;
     return true;
   }
 
