@@ -51,7 +51,8 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
     pending_accesses_.Reserve(ring_size_);
     if (graph.has_write_behind() && settings.write_behind && !settings.check && engine != nullptr) {
       write_behind_.reset(new WriteBehind(engine, &file_kinds_, &statistics_,
-                                          &tls_context.write_behind_hints_in_flight));
+                                          &tls_context.write_behind_hints_in_flight,
+                                          WriteBehind::ChunkBytesForTests()));
     }
   });
 }

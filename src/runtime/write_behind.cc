@@ -1,18 +1,31 @@
 #include "runtime/write_behind.h"
 
 #include <cerrno>
+#include <cstdlib>
 
 #include "runtime/monotonic_clock.h"
 
 namespace foreactor {
 
 WriteBehind::WriteBehind(Engine* engine, FileKindCache* file_kinds, Statistics* statistics,
-                         unsigned* thread_hints_in_flight)
+                         unsigned* thread_hints_in_flight, uint64_t chunk_bytes)
     : engine_(engine),
       file_kinds_(file_kinds),
       statistics_(statistics),
-      thread_hints_in_flight_(thread_hints_in_flight) {
+      thread_hints_in_flight_(thread_hints_in_flight),
+      runs_(chunk_bytes) {
   for (Request& hint : hints_) hint.operation = RequestOperation::kStartWriteBack;
+}
+
+uint64_t WriteBehind::ChunkBytesForTests() {
+  const char* value = std::getenv("FOREACTOR_TEST_WRITE_BEHIND_CHUNK_BYTES");
+  if (value == nullptr || *value == '\0') return kChunkBytes;
+  char* end = nullptr;
+  const unsigned long long bytes = std::strtoull(value, &end, 10);
+  if (*end != '\0' || bytes < static_cast<unsigned long long>(WrittenRuns::kPageBytes)) {
+    return kChunkBytes;
+  }
+  return bytes;
 }
 
 WriteBehind::~WriteBehind() {
@@ -24,7 +37,8 @@ void WriteBehind::NoteWrite(int fd, int64_t offset, int64_t result) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
   if (!kind.regular || kind.direct || kind.append) return;
   WrittenRuns::Range ready[WrittenRuns::kMaxReadyPerNote];
-  const int count = runs_.Note(fd, offset, static_cast<uint64_t>(result), ready);
+  const int count = runs_.Note(fd, WrittenRuns::FileIdentity{kind.device, kind.inode}, offset,
+                               static_cast<uint64_t>(result), ready);
   if (count == 0) return;
   for (int i = 0; i < count; ++i) Queue(ready[i]);
   Dispatch(false);
@@ -32,8 +46,8 @@ void WriteBehind::NoteWrite(int fd, int64_t offset, int64_t result) {
 
 void WriteBehind::EndScope() {
   if (abandoned_) return;
-  WrittenRuns::Range rest;
-  while (runs_.TakeRest(&rest)) Queue(rest);
+  WrittenRuns::Range tail;
+  while (runs_.TakeTail(&tail)) Queue(tail);
   if (in_flight_ > 0) Reap(true);
   Dispatch(true);
 }

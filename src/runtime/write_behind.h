@@ -7,10 +7,11 @@
 // contiguous range is long enough; this class then hands the engine a
 // write-back hint, RequestOperation::kStartWriteBack, which runs
 // sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE) off the
-// program's thread.  When the scope ends (EndScope) the rest of every range
-// goes too.  Only regular files opened without O_DIRECT (no page cache to
-// write back) and without O_APPEND (the offset says nothing about where the
-// bytes went) are hinted.
+// program's thread.  When the scope ends (EndScope) the tails of the runs
+// that reached a chunk go too; shorter runs wait for later scopes to
+// extend them, or are left to the kernel.  Only regular files opened
+// without O_DIRECT (no page cache to write back) and without O_APPEND (the
+// offset says nothing about where the bytes went) are hinted.
 //
 // Why nothing observable changes.  SYNC_FILE_RANGE_WRITE alone only starts
 // write-back of the dirty pages of the range that are not under write-back
@@ -69,9 +70,15 @@ class WriteBehind {
   static constexpr int kMaxHints = 8;
 
   // Every pointer outlives this object.  `statistics` receives the
-  // write_behind_* counters.
+  // write_behind_* counters.  `chunk_bytes`: see kChunkBytes (tests use
+  // smaller chunks, ChunkBytesForTests()).
   WriteBehind(Engine* engine, FileKindCache* file_kinds, Statistics* statistics,
-              unsigned* thread_hints_in_flight);
+              unsigned* thread_hints_in_flight, uint64_t chunk_bytes = kChunkBytes);
+
+  // kChunkBytes, or, for the test suites that drive small files through
+  // write-behind, FOREACTOR_TEST_WRITE_BEHIND_CHUNK_BYTES when it holds a
+  // number of at least one page.
+  static uint64_t ChunkBytesForTests();
   // Waits for every hint in flight, unless abandoned.
   ~WriteBehind();
 
@@ -82,7 +89,8 @@ class WriteBehind {
   // and writev) returned `result`.  Errors and empty writes note nothing.
   void NoteWrite(int fd, int64_t offset, int64_t result);
 
-  // The scope ends: hints the rest of every run and reaps completed hints.
+  // The scope ends: hints the unstarted tails of the runs that reached a
+  // chunk (the runs go on into the next scope) and reaps completed hints.
   // Waits for nothing.
   void EndScope();
 
@@ -119,7 +127,7 @@ class WriteBehind {
   FileKindCache* const file_kinds_;
   Statistics* const statistics_;
   unsigned* const thread_hints_in_flight_;
-  WrittenRuns runs_{kChunkBytes};
+  WrittenRuns runs_;
   WrittenRuns::Range waiting_[WrittenRuns::kMaxRuns];  // oldest first
   int waiting_count_ = 0;
   Request hints_[kMaxHints];

@@ -7,13 +7,14 @@ WrittenRuns::WrittenRuns(uint64_t chunk_bytes)
                        ? kPageBytes
                        : static_cast<int64_t>(chunk_bytes)) {}
 
-void WrittenRuns::TakeUnstarted(Run* run, Range ready[], int* count) {
-  if (run->done <= run->started) return;
+void WrittenRuns::TakeUnstartedTail(Run* run, Range ready[], int* count) {
+  if (run->started == run->begin || run->done <= run->started) return;
   ready[(*count)++] = Range{run->fd, run->started, run->done};
   run->started = run->done;
 }
 
-int WrittenRuns::Note(int fd, int64_t offset, uint64_t length, Range ready[kMaxReadyPerNote]) {
+int WrittenRuns::Note(int fd, FileIdentity file, int64_t offset, uint64_t length,
+                      Range ready[kMaxReadyPerNote]) {
   int count = 0;
   if (fd < 0 || offset < 0 || length == 0 || length > static_cast<uint64_t>(INT64_MAX - offset)) {
     return 0;
@@ -34,16 +35,20 @@ int WrittenRuns::Note(int fd, int64_t offset, uint64_t length, Range ready[kMaxR
       // Every slot holds a run: the oldest slot in turn makes room.
       run = &runs_[next_victim_];
       next_victim_ = (next_victim_ + 1) % kMaxRuns;
-      TakeUnstarted(run, ready, &count);
+      TakeUnstartedTail(run, ready, &count);
     }
-    *run = Run{fd, offset, end};
+    *run = Run{fd, file, offset, offset, end};
+  } else if (!(run->file == file)) {
+    // The number names another file now (closed and reused while nobody
+    // watched): the old run's bytes cannot be named through it any more.
+    *run = Run{fd, file, offset, offset, end};
   } else if (offset == run->done) {
     run->done = end;
   } else {
     // The program writes elsewhere (a jump, a rewrite): the bytes behind
     // it are finished as far as this run knows.
-    TakeUnstarted(run, ready, &count);
-    *run = Run{fd, offset, end};
+    TakeUnstartedTail(run, ready, &count);
+    *run = Run{fd, file, offset, offset, end};
   }
   if (run->done - run->started >= chunk_bytes_) {
     // Cut at a page boundary: the page the next write continues is left
@@ -57,19 +62,13 @@ int WrittenRuns::Note(int fd, int64_t offset, uint64_t length, Range ready[kMaxR
   return count;
 }
 
-bool WrittenRuns::TakeRest(Range* rest) {
+bool WrittenRuns::TakeTail(Range* tail) {
   for (Run& run : runs_) {
     if (run.fd < 0) continue;
     int count = 0;
-    Range ready[1];
-    TakeUnstarted(&run, ready, &count);
-    run.fd = -1;
-    if (count > 0) {
-      *rest = ready[0];
-      return true;
-    }
+    TakeUnstartedTail(&run, tail, &count);
+    if (count > 0) return true;
   }
-  next_victim_ = 0;
   return false;
 }
 

@@ -1,19 +1,35 @@
 // written_runs.h: which bytes the program has finished writing, as runs of
-// contiguous bytes per descriptor, and when a run is long enough to start
-// its write-back (the decision half of write-behind, write_behind.h).
+// contiguous bytes per file, and when a run is long enough to start its
+// write-back (the decision half of write-behind, write_behind.h).
 //
-// A run is the bytes [begin, done) of one descriptor that the program's
-// writes completed one after the other, each starting where the previous
-// one ended; [begin, started) of it has been handed out to be written back
-// already.  Note() extends the run of a write's descriptor, or, when the
-// write starts anywhere else, hands out the unstarted rest of the old run
-// and starts a new one there.  A run hands out its unstarted part once it
-// holds at least the chunk size, cut at a page boundary so that a page the
-// next write completes is not written back twice; what is left goes at
-// EndScope().  Pure bookkeeping: no system call, no allocation; used by the
-// owning thread only.
+// A run is the bytes [begin, done) of one file, written through one
+// descriptor, that the program's writes completed one after the other,
+// each starting where the previous one ended; [begin, started) of it has
+// been handed out to be written back already.  Note() extends the run of
+// a write's descriptor, or, when the write starts anywhere else, ends the
+// old run and starts a new one there.  A run hands out its unstarted part
+// once that holds at least the chunk size, cut at a page boundary so that
+// a page the next write completes is not written back twice.
+//
+// Only streams are hinted: a run that never reached the chunk size hands
+// out nothing, ever; a run that did hands out its unstarted tail when it
+// ends (a write elsewhere, a further descriptor) and at each scope's end
+// (TakeTails).  Small or scattered writes stay with the kernel's own
+// write-back: starting it early for a few pages would gain nothing and
+// would cut the file's delayed allocation into more, smaller extents.
+//
+// Runs outlive scopes: a program that writes a stream a batch per call
+// (one scope each) makes one run.  A descriptor number can name another
+// file in a later scope, so a run also holds its file's identity (device
+// and inode); a write through the same number to another file starts a
+// new run and hands out nothing of the old one.
+//
+// Pure bookkeeping: no system call, no allocation; used by the owning
+// thread only.
 #ifndef FOREACTOR_RUNTIME_WRITTEN_RUNS_H_
 #define FOREACTOR_RUNTIME_WRITTEN_RUNS_H_
+
+#include <sys/types.h>
 
 #include <cstdint>
 
@@ -28,10 +44,17 @@ class WrittenRuns {
     int64_t end = 0;  // exclusive; end > begin
   };
 
-  // Runs tracked at once: descriptors written in one scope.  A write to a
-  // further descriptor hands out the rest of the run it replaces.
+  // The file a descriptor names.
+  struct FileIdentity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    bool operator==(const FileIdentity&) const = default;
+  };
+
+  // Runs tracked at once.  A write to a further descriptor replaces the
+  // oldest run and hands out its tail.
   static constexpr int kMaxRuns = 4;
-  // Most ranges one Note() hands out: the rest of the run it ends or
+  // Most ranges one Note() hands out: the tail of the run it ends or
   // replaces, and a chunk of the run it extends or starts.
   static constexpr int kMaxReadyPerNote = 2;
   // Page size the cut of a chunk is aligned to.
@@ -41,15 +64,16 @@ class WrittenRuns {
   // many bytes (at least one page).
   explicit WrittenRuns(uint64_t chunk_bytes);
 
-  // The program's write of `fd` at `offset` completed `length` bytes
-  // (length > 0, offset >= 0).  Stores the ranges to start now in
-  // ready[0 .. returned count).
-  int Note(int fd, int64_t offset, uint64_t length, Range ready[kMaxReadyPerNote]);
+  // The program's write of `fd`, which names `file`, at `offset` completed
+  // `length` bytes (length > 0, offset >= 0).  Stores the ranges to start
+  // now in ready[0 .. returned count).
+  int Note(int fd, FileIdentity file, int64_t offset, uint64_t length,
+           Range ready[kMaxReadyPerNote]);
 
-  // Hands out the unstarted part of one run and forgets the run; false when
-  // no run with an unstarted part is left (every run is forgotten then).
-  // Called until false when the scope ends.
-  bool TakeRest(Range* rest);
+  // Hands out the unstarted tail of one run that reached the chunk size;
+  // the run goes on.  False when no such tail is left.  Called until false
+  // when a scope ends.
+  bool TakeTail(Range* tail);
 
   // `fd` is being closed: its run is forgotten, unstarted part included.
   void Forget(int fd);
@@ -57,12 +81,15 @@ class WrittenRuns {
  private:
   struct Run {
     int fd = -1;  // -1: slot free
-    int64_t started = 0;
+    FileIdentity file;
+    int64_t begin = 0;
+    int64_t started = 0;  // started > begin: the run reached the chunk size
     int64_t done = 0;
   };
 
-  // Hands out [started, done) of `run` when non-empty, into ready[*count].
-  static void TakeUnstarted(Run* run, Range ready[], int* count);
+  // Moves [started, done) of `run` into ready[*count] when it is non-empty
+  // and the run reached the chunk size.
+  static void TakeUnstartedTail(Run* run, Range ready[], int* count);
 
   const int64_t chunk_bytes_;
   Run runs_[kMaxRuns];

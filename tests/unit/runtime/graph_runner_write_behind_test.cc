@@ -219,24 +219,25 @@ TEST_F(GraphRunnerWriteBehindTest, ACloseWaitBetweenScopesReachesTheTotals) {
 }
 
 TEST_F(GraphRunnerWriteBehindTest, AFailedWriteIsNotHinted) {
-  // The 11th write fails: the program gets the error as it would, and
-  // write-behind hints only the bytes the first ten wrote.
+  // The write after a chunk and ten pages fails: the program gets the
+  // error as it would, and write-behind hints only the bytes written.
   auto graph = OutputGraph(FOREACTOR_CALL_PWRITE, /*declared=*/true);
-  state_.pages = 20;
+  const int64_t chunk_pages = kChunk / static_cast<int64_t>(kBlock);
+  state_.pages = chunk_pages + 20;
   engine_.SetSupports(FOREACTOR_CALL_PWRITE, false);
   GraphRunner scope(*graph, Depth(4), &engine_);
   scope.Enter(&state_);
-  for (int64_t page = 0; page < 10; ++page) {
-    EXPECT_EQ(ProgramCall(scope, PageWrite(FOREACTOR_CALL_PWRITE, page)),
+  for (int64_t page = 0; page < chunk_pages + 10; ++page) {
+    ASSERT_EQ(ProgramCall(scope, PageWrite(FOREACTOR_CALL_PWRITE, page)),
               static_cast<int64_t>(kBlock));
   }
-  // The program's 11th call fails (a bad buffer) and it returns early.
-  foreactor_call failing = PageWrite(FOREACTOR_CALL_PWRITE, 10);
+  // The program's next call fails (a bad buffer) and it returns early.
+  foreactor_call failing = PageWrite(FOREACTOR_CALL_PWRITE, chunk_pages + 10);
   failing.buffer = nullptr;
   EXPECT_EQ(ProgramCall(scope, failing), -EFAULT);
   scope.Exit();
-  EXPECT_EQ(Hints(),
-            (std::vector<std::pair<int64_t, int64_t>>{{0, 10 * static_cast<int64_t>(kBlock)}}));
+  EXPECT_EQ(Hints(), (std::vector<std::pair<int64_t, int64_t>>{
+                         {0, kChunk}, {kChunk, 10 * static_cast<int64_t>(kBlock)}}));
   engine_.CompleteAll();
 }
 

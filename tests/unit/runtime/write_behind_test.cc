@@ -99,8 +99,8 @@ TEST_F(WriteBehindTest, ClosingADescriptorWaitsForItsHintsOnly) {
   const int first = Open("first");
   const int second = Open("second");
   WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
-  WritePages(write_behind, first, 0, 2);
-  WritePages(write_behind, second, 0, 2);
+  WritePages(write_behind, first, 0, kChunk / kPage);
+  WritePages(write_behind, second, 0, kChunk / kPage);  // waits for the first one's hint
   write_behind.EndScope();
   ASSERT_EQ(Hints().size(), 2u);
   write_behind.BeforeClose(first);
@@ -116,10 +116,11 @@ TEST_F(WriteBehindTest, ClosingADescriptorWaitsForItsHintsOnly) {
 TEST_F(WriteBehindTest, AClosedDescriptorsUnstartedBytesAreNotHinted) {
   const int fd = Open("out");
   WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
-  WritePages(write_behind, fd, 0, 2);
+  WritePages(write_behind, fd, 0, kChunk / kPage + 2);
   write_behind.BeforeClose(fd);
   write_behind.EndScope();
-  EXPECT_TRUE(Hints().empty());
+  EXPECT_EQ(Hints(), (std::vector<std::vector<int64_t>>{{fd, 0, kChunk}}))
+      << "the two pages after the chunk are not";
   close(fd);
 }
 
@@ -155,11 +156,60 @@ TEST_F(WriteBehindTest, FailedAndEmptyWritesNoteNothing) {
 TEST_F(WriteBehindTest, AShortWriteHintsTheBytesItWrote) {
   const int fd = Open("out");
   WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
-  write_behind.NoteWrite(fd, 0, 1000);     // asked for a page, wrote 1000 bytes
-  write_behind.NoteWrite(fd, 1000, 3096);  // the program wrote the rest
+  write_behind.NoteWrite(fd, 0, 1000);  // asked for a page, wrote 1000 bytes
+  write_behind.NoteWrite(fd, 1000, kChunk - 1000);  // the program wrote on from there
   write_behind.EndScope();
-  EXPECT_EQ(Hints(), (std::vector<std::vector<int64_t>>{{fd, 0, kPage}}));
+  EXPECT_EQ(Hints(), (std::vector<std::vector<int64_t>>{{fd, 0, kChunk}}));
   close(fd);
+}
+
+TEST_F(WriteBehindTest, SmallScatteredWritesAreLeftToTheKernel) {
+  // A file updated in place, a few pages here and there, in one scope and
+  // across scopes: hinting such writes would only split the file's
+  // delayed allocation into more extents.
+  const int fd = Open("out");
+  WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
+  for (int scope = 0; scope < 3; ++scope) {
+    for (const int64_t offset : {537, 14655, 13283, 2711, 19356}) {
+      write_behind.NoteWrite(fd, offset + scope * 100, kPage);
+    }
+    write_behind.EndScope();
+  }
+  EXPECT_TRUE(Hints().empty());
+  EXPECT_EQ(statistics_.write_behind_requests, 0u);
+  close(fd);
+}
+
+TEST_F(WriteBehindTest, AStreamWrittenABatchPerScopeIsHintedAcrossScopes) {
+  const int fd = Open("out");
+  const int64_t half = kChunk / kPage / 2;
+  WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
+  WritePages(write_behind, fd, 0, half);
+  write_behind.EndScope();
+  EXPECT_TRUE(Hints().empty()) << "half a chunk";
+  file_kinds_.Clear();  // as each scope's start does
+  WritePages(write_behind, fd, half, half);
+  write_behind.EndScope();
+  EXPECT_EQ(Hints(), (std::vector<std::vector<int64_t>>{{fd, 0, kChunk}}));
+  close(fd);
+}
+
+TEST_F(WriteBehindTest, ADescriptorReusedForAnotherFileBetweenScopesContinuesNoRun) {
+  const int fd = Open("first");
+  const int other = Open("second");
+  const int64_t half = kChunk / kPage / 2;
+  WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
+  WritePages(write_behind, fd, 0, half);
+  write_behind.EndScope();
+  // Between scopes, with no hint in flight, the program's close is not
+  // watched: the number comes back naming another file.
+  ASSERT_EQ(dup2(other, fd), fd);
+  file_kinds_.Clear();
+  WritePages(write_behind, fd, half, half);
+  write_behind.EndScope();
+  EXPECT_TRUE(Hints().empty());
+  close(fd);
+  close(other);
 }
 
 TEST_F(WriteBehindTest, AHintsErrorIsCountedAndIgnored) {
@@ -168,7 +218,7 @@ TEST_F(WriteBehindTest, AHintsErrorIsCountedAndIgnored) {
   engine_.SetResultForCall(0, -EIO);
   engine_.SetResultForCall(1, -ECANCELED);  // not executed: no error
   WritePages(write_behind, fd, 0, kChunk / kPage);
-  WritePages(write_behind, fd, 100, 1);
+  WritePages(write_behind, fd, kChunk / kPage, 1);
   write_behind.EndScope();
   ASSERT_EQ(Hints().size(), 2u);
   write_behind.WaitAll();
@@ -229,7 +279,7 @@ TEST_F(WriteBehindTest, AnAbandonedWriteBehindNeverTouchesTheEngineAgain) {
   const int fd = Open("out");
   auto write_behind =
       std::make_unique<WriteBehind>(&engine_, &file_kinds_, &statistics_, &thread_hints_);
-  WritePages(*write_behind, fd, 0, 1);
+  WritePages(*write_behind, fd, 0, kChunk / kPage);
   write_behind->EndScope();
   ASSERT_EQ(Hints().size(), 1u);
   const size_t polls = engine_.poll_count();
@@ -251,7 +301,7 @@ TEST_F(WriteBehindTest, TheHintedRangeIsWrittenBackForReal) {
   // With a real sync_file_range: the hint succeeds on a file with dirty
   // pages and leaves its bytes as they were.
   const int fd = Open("out");
-  std::string bytes(static_cast<size_t>(4 * kPage), 'x');
+  std::string bytes(static_cast<size_t>(kChunk + kPage), 'x');
   ASSERT_EQ(pwrite(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
   WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
   write_behind.NoteWrite(fd, 0, static_cast<int64_t>(bytes.size()));
