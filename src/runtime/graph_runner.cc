@@ -23,6 +23,9 @@ bool IsPlainRead(foreactor_call_type type) {
   return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
 }
 
+// Metadata lookups (MetadataCacheMode): the stat family and opens.
+bool IsLookupType(foreactor_call_type type) { return InfoOf(type).fills_stat || IsOpen(type); }
+
 }  // namespace
 
 // ------------------------------------------------------------ construction
@@ -34,6 +37,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       ring_size_(settings.depth + 1),
       depth_controller_(DepthPolicyOf(settings), settings.depth),
       check_report_(graph) {
+  lookups_only_ = graph.syscall_count() > 0;
   ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
@@ -41,6 +45,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
     for (int id = 0; id < graph.node_count(); ++id) {
       const Node& node = graph.node(id);
       if (node.kind == NodeKind::kSyscall) {
+        if (!IsLookupType(node.call_type)) lookups_only_ = false;
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
         state.slots.reset(new VisitSlot[ring_size_]);
@@ -68,6 +73,7 @@ void GraphRunner::Enter(void* scope_state) {
   scope_state_ = scope_state;
   speculating_ = ok_ && !abandoned_ && engine_ != nullptr;
   cache_mode_.StartScope();
+  timed_lookup_start_ = 0;
   frontier_ = Cursor{};
   frontier_.Take(graph_.node(FOREACTOR_START_NODE).next);
   peek_ = frontier_;
@@ -209,7 +215,10 @@ void GraphRunner::Fill() {
   // While reads are served from the page cache nothing is issued early, so
   // the peek head rests; the frontier takes it along as it passes it, and
   // the walk resumes when a read would block.
-  if (!speculating_ || misprediction_guard_.suspended() || cache_mode_.serving_from_cache()) return;
+  if (!speculating_ || misprediction_guard_.suspended() || cache_mode_.serving_from_cache() ||
+      (lookups_only_ && metadata_mode_.serving())) {
+    return;
+  }
   const unsigned depth = depth_controller_.depth();
   while (!peek_blocked_for_scope_ && visits_ahead_ < depth && bytes_ahead_ < kMaxBytesAhead) {
     const Node& node = graph_.node(peek_.node);
@@ -276,6 +285,12 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
                               !file_kinds_.Lookup(call.fd).direct;
   if (cacheable_read && cache_mode_.serving_from_cache()) {
     issue = false;  // the frontier reads it from the page cache
+  }
+  // A lookup is left to the frontier, which times it, while lookups are
+  // served, and as a probe now and then while they are not.
+  if (issue && settings_.page_cache_aware && IsLookupType(call.type) &&
+      (metadata_mode_.serving() || metadata_mode_.ProbeThis())) {
+    issue = false;
   }
   if (issue && !PrepareEarlyRequest(slot)) return PeekStep::kStop;
   if (cacheable_read && issue && TryReadFromCache(slot)) {
@@ -469,6 +484,10 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
                        "program uses at this visit");
     }
   }
+  // A lookup made here for the first time is timed (Complete()).
+  const bool lookup_made_here = settings_.page_cache_aware && IsLookupType(real.type) &&
+                                slot.state != SlotState::kCached &&
+                                slot.state != SlotState::kIssued;
   if (slot.state == SlotState::kCached) {
     if (ArgumentsMatch(slot.predicted, real))
       return ServeEarlyResult(node, slot, *intercepted, result);
@@ -494,6 +513,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   }
   statistics_.synchronous++;
   InvalidateAhead(real, &slot);
+  if (lookup_made_here) timed_lookup_start_ = MonotonicNanoseconds();
   return false;
 }
 
@@ -536,6 +556,12 @@ void GraphRunner::ParkEarlyDescriptors() {
 }
 
 void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
+  if (timed_lookup_start_ != 0) {
+    const uint64_t took = MonotonicNanoseconds() - timed_lookup_start_;
+    timed_lookup_start_ = 0;
+    if (metadata_mode_.serving()) statistics_.metadata_served++;
+    if (metadata_mode_.NoteTimedLookup(took)) statistics_.metadata_mode_changes++;
+  }
   if (InfoOf(intercepted->call.type).writes_data) {
     NoteWriteResult(intercepted->claimed_node, intercepted->call, result);
   }

@@ -36,6 +36,11 @@
 // served so within one scope, with nothing issued ahead, the scope stops
 // following the graph: its remaining calls pass through as plain calls.
 // PageCacheMode (page_cache_mode.h) holds the policy and its thresholds.
+// Stats and opens have no RWF_NOWAIT: MetadataCacheMode
+// (metadata_cache_mode.h) judges them by the time the program's own take
+// at the frontier (probes left to it now and then); while they are found
+// cached none is issued early, and a graph of lookups alone rests its
+// peek head.
 //
 // Depth: how many syscall visits the peek head may have ahead comes from a
 // DepthController, exact (FOREACTOR_EXACT_DEPTH=1) or chosen as the program runs
@@ -94,6 +99,7 @@
 #include "runtime/interception.h"
 #include "runtime/issue_rules.h"
 #include "runtime/misprediction_guard.h"
+#include "runtime/metadata_cache_mode.h"
 #include "runtime/page_cache_mode.h"
 #include "runtime/pending_accesses.h"
 #include "runtime/statistics.h"
@@ -279,6 +285,14 @@ class GraphRunner {
 
   // Kept across scopes: whether this graph's data is being found cached.
   PageCacheMode cache_mode_;
+  // Kept across scopes: whether this graph's metadata lookups are.
+  MetadataCacheMode metadata_mode_;
+  // Every syscall node of the graph is a metadata lookup type (stat
+  // family, open): while lookups are served the peek head rests.
+  bool lookups_only_ = false;
+  // Start of the lookup the program is making at the frontier, timed for
+  // metadata_mode_; 0 when none is timed.
+  uint64_t timed_lookup_start_ = 0;
   FileKindCache file_kinds_;
   // One entry per visit in [frontier, peek), in visit order.
   PendingAccesses pending_accesses_{&file_kinds_};

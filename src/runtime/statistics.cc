@@ -69,6 +69,8 @@ constexpr CounterField kCounterFields[] = {
     {"write_behind_bytes", &Statistics::write_behind_bytes},
     {"write_behind_errors", &Statistics::write_behind_errors},
     {"write_behind_wait_nanoseconds", &Statistics::write_behind_wait_nanoseconds},
+    {"metadata_served", &Statistics::metadata_served},
+    {"metadata_mode_changes", &Statistics::metadata_mode_changes},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -197,7 +197,9 @@ Statistics Distinct(uint64_t base) {
                           &statistics.write_behind_requests,
                           &statistics.write_behind_bytes,
                           &statistics.write_behind_errors,
-                          &statistics.write_behind_wait_nanoseconds};
+                          &statistics.write_behind_wait_nanoseconds,
+                          &statistics.metadata_served,
+                          &statistics.metadata_mode_changes};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -232,7 +234,9 @@ const char* const kCounterKeys[] = {"scopes",
                                     "write_behind_requests",
                                     "write_behind_bytes",
                                     "write_behind_errors",
-                                    "write_behind_wait_nanoseconds"};
+                                    "write_behind_wait_nanoseconds",
+                                    "metadata_served",
+                                    "metadata_mode_changes"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -269,6 +273,8 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.write_behind_bytes, 127u + 1027u);
   EXPECT_EQ(total.write_behind_errors, 128u + 1028u);
   EXPECT_EQ(total.write_behind_wait_nanoseconds, 129u + 1029u);
+  EXPECT_EQ(total.metadata_served, 130u + 1030u);
+  EXPECT_EQ(total.metadata_mode_changes, 131u + 1031u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {

@@ -1,0 +1,116 @@
+// metadata_cache_mode.h: whether a graph's metadata lookups (stats, and
+// opens that only look a file up) find what they need in memory, and what
+// the runner does about it (DESIGN §5).
+//
+// Reads have RWF_NOWAIT to ask the page cache (page_cache_mode.h); a stat
+// or an open has no such flag, and an early one costs a hand-off to the
+// engine (io_uring runs every statx on a kernel worker) even when the
+// inode is in memory.  So this class judges lookups by the time the
+// program's own ones take at the frontier: a lookup that needs the device
+// waits for at least one read of it (tens of microseconds on the fastest
+// drives); one served from the dentry and inode caches takes about a
+// microsecond.  kFastNanoseconds separates the two.
+//  - Speculating: one lookup in kProbeInterval that the peek head would
+//    issue early is left to the frontier instead (a probe), and timed.
+//    After kSlowStreak slow probes in a row, only one in
+//    kColdProbeInterval: on a cold tree every probe is a device wait the
+//    program makes alone.
+//  - After streak_needed() fast probes in a row, the runner serves
+//    lookups at the frontier: none is issued early, and each one the
+//    program makes is timed.  Two slow ones within kSlowWindow lookups
+//    switch speculation back on: one alone may be the program's thread
+//    preempted, while on a tree that is not cached one lookup in a few
+//    dozen at most finds its inode table block cached by a sibling's
+//    lookup before it (sixteen 256-byte inodes to a 4 KiB block).  A quick return (fewer than kLongStayPerNeeded x the streak
+//    needed lookups served) doubles the streak needed next time, up to
+//    kMaxFastStreak, so a tree whose early lookups warmed its next ones
+//    (siblings share inode table blocks) does not flip the mode back and
+//    forth; a long stay resets it.
+// The mode is kept across scopes.
+//
+// A policy only: the runner times the calls and counts statistics.  One
+// per runner; not thread-safe.
+#ifndef FOREACTOR_RUNTIME_METADATA_CACHE_MODE_H_
+#define FOREACTOR_RUNTIME_METADATA_CACHE_MODE_H_
+
+#include <algorithm>
+#include <cstdint>
+
+namespace foreactor {
+
+class MetadataCacheMode {
+ public:
+  static constexpr uint64_t kFastNanoseconds = 5000;
+  static constexpr unsigned kProbeInterval = 8;
+  static constexpr unsigned kSlowStreak = 8;
+  static constexpr unsigned kColdProbeInterval = 64;
+  static constexpr unsigned kInitialFastStreak = 16;
+  static constexpr unsigned kMaxFastStreak = 1024;
+  static constexpr unsigned kLongStayPerNeeded = 64;
+  static constexpr unsigned kSlowWindow = 32;
+
+  // Lookups are served at the frontier; the peek head issues none.
+  bool serving() const { return serving_; }
+  // Fast probes in a row that switch to serving.
+  unsigned streak_needed() const { return streak_needed_; }
+
+  // Speculating: whether the lookup the peek head is about to issue is
+  // left to the frontier as a probe instead.
+  bool ProbeThis() {
+    const unsigned interval = slow_streak_ >= kSlowStreak ? kColdProbeInterval : kProbeInterval;
+    if (++since_probe_ < interval) return false;
+    since_probe_ = 0;
+    return true;
+  }
+
+  // A lookup the program made at the frontier (a probe, or any lookup
+  // while serving) took `nanoseconds`.  Returns true when the mode changed.
+  bool NoteTimedLookup(uint64_t nanoseconds) {
+    const bool fast = nanoseconds < kFastNanoseconds;
+    if (serving_) {
+      served_++;
+      if (fast) {
+        if (slow_debt_ > 0) slow_debt_--;
+        return false;
+      }
+      slow_debt_ += kSlowWindow;
+      if (slow_debt_ <= kSlowWindow) return false;
+      serving_ = false;
+      fast_streak_ = 0;
+      slow_streak_ = 1;
+      since_probe_ = 0;
+      if (served_ < static_cast<uint64_t>(kLongStayPerNeeded) * streak_needed_) {
+        streak_needed_ = std::min(kMaxFastStreak, streak_needed_ * 2);
+      } else {
+        streak_needed_ = kInitialFastStreak;
+      }
+      return true;
+    }
+    if (!fast) {
+      fast_streak_ = 0;
+      slow_streak_++;
+      return false;
+    }
+    slow_streak_ = 0;
+    if (++fast_streak_ < streak_needed_) return false;
+    serving_ = true;
+    served_ = 0;
+    slow_debt_ = 0;
+    return true;
+  }
+
+ private:
+  bool serving_ = false;
+  unsigned streak_needed_ = kInitialFastStreak;
+  unsigned fast_streak_ = 0;
+  unsigned slow_streak_ = 0;
+  unsigned since_probe_ = 0;
+  uint64_t served_ = 0;  // lookups served since the switch to serving
+  // While serving: kSlowWindow per slow lookup, less one per fast one; a
+  // second slow lookup while it is above zero ends serving.
+  unsigned slow_debt_ = 0;
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_METADATA_CACHE_MODE_H_

@@ -1,0 +1,109 @@
+// Unit tests of MetadataCacheMode: which lookups are probes, when lookups
+// are served at the frontier, and when speculation comes back.
+#include "runtime/metadata_cache_mode.h"
+
+#include <gtest/gtest.h>
+
+namespace foreactor {
+namespace {
+
+constexpr uint64_t kFast = MetadataCacheMode::kFastNanoseconds / 5;
+constexpr uint64_t kSlow = MetadataCacheMode::kFastNanoseconds * 20;
+
+// Feeds `count` probes taking `nanoseconds`; returns the mode changes.
+int Feed(MetadataCacheMode& mode, int count, uint64_t nanoseconds) {
+  int changes = 0;
+  for (int i = 0; i < count; ++i) changes += mode.NoteTimedLookup(nanoseconds) ? 1 : 0;
+  return changes;
+}
+
+// Lookups the peek head offers until ProbeThis() says yes (that one included).
+int LookupsPerProbe(MetadataCacheMode& mode) {
+  for (int offered = 1; offered <= 1000; ++offered) {
+    if (mode.ProbeThis()) return offered;
+  }
+  return -1;
+}
+
+TEST(MetadataCacheModeTest, OneLookupInEightIsAProbe) {
+  MetadataCacheMode mode;
+  for (int probe = 0; probe < 5; ++probe) {
+    EXPECT_EQ(LookupsPerProbe(mode), static_cast<int>(MetadataCacheMode::kProbeInterval));
+  }
+}
+
+TEST(MetadataCacheModeTest, AStreakOfFastProbesSwitchesToServing) {
+  MetadataCacheMode mode;
+  const int needed = static_cast<int>(mode.streak_needed());
+  EXPECT_EQ(Feed(mode, needed - 1, kFast), 0);
+  EXPECT_FALSE(mode.serving());
+  EXPECT_EQ(Feed(mode, 1, kFast), 1);
+  EXPECT_TRUE(mode.serving());
+  EXPECT_EQ(Feed(mode, 10000, kFast), 0) << "fast lookups keep it serving";
+  EXPECT_TRUE(mode.serving());
+}
+
+TEST(MetadataCacheModeTest, ASlowProbeStartsTheStreakOver) {
+  MetadataCacheMode mode;
+  const int needed = static_cast<int>(mode.streak_needed());
+  Feed(mode, needed - 1, kFast);
+  Feed(mode, 1, kSlow);
+  EXPECT_EQ(Feed(mode, needed - 1, kFast), 0);
+  EXPECT_FALSE(mode.serving());
+  EXPECT_EQ(Feed(mode, 1, kFast), 1);
+}
+
+TEST(MetadataCacheModeTest, TwoSlowLookupsCloseTogetherSwitchSpeculationBackOn) {
+  MetadataCacheMode mode;
+  Feed(mode, static_cast<int>(mode.streak_needed()), kFast);
+  ASSERT_TRUE(mode.serving());
+  EXPECT_EQ(Feed(mode, 1, kSlow), 0) << "one alone may be a preemption";
+  EXPECT_EQ(Feed(mode, static_cast<int>(MetadataCacheMode::kSlowWindow) - 1, kFast), 0);
+  EXPECT_EQ(Feed(mode, 1, kSlow), 1);
+  EXPECT_FALSE(mode.serving());
+}
+
+TEST(MetadataCacheModeTest, RareSlowLookupsKeepItServing) {
+  MetadataCacheMode mode;
+  Feed(mode, static_cast<int>(mode.streak_needed()), kFast);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(Feed(mode, 1, kSlow), 0);
+    Feed(mode, static_cast<int>(MetadataCacheMode::kSlowWindow), kFast);
+  }
+  EXPECT_TRUE(mode.serving());
+}
+
+TEST(MetadataCacheModeTest, AQuickReturnDoublesTheStreakNeededAndALongStayResetsIt) {
+  MetadataCacheMode mode;
+  const unsigned first = mode.streak_needed();
+  Feed(mode, static_cast<int>(first), kFast);
+  Feed(mode, 3, kFast);
+  Feed(mode, 2, kSlow);  // back after 5 lookups served
+  EXPECT_EQ(mode.streak_needed(), 2 * first);
+  Feed(mode, static_cast<int>(2 * first), kFast);
+  ASSERT_TRUE(mode.serving());
+  Feed(mode, static_cast<int>(MetadataCacheMode::kLongStayPerNeeded * 2 * first), kFast);
+  Feed(mode, 2, kSlow);
+  EXPECT_EQ(mode.streak_needed(), first);
+}
+
+TEST(MetadataCacheModeTest, TheStreakNeededStopsGrowingAtItsMaximum) {
+  MetadataCacheMode mode;
+  for (int round = 0; round < 20; ++round) {
+    Feed(mode, static_cast<int>(mode.streak_needed()), kFast);
+    ASSERT_TRUE(mode.serving());
+    Feed(mode, 2, kSlow);
+  }
+  EXPECT_EQ(mode.streak_needed(), MetadataCacheMode::kMaxFastStreak);
+}
+
+TEST(MetadataCacheModeTest, SlowProbesInARowMakeProbesRarer) {
+  MetadataCacheMode mode;
+  Feed(mode, static_cast<int>(MetadataCacheMode::kSlowStreak), kSlow);
+  EXPECT_EQ(LookupsPerProbe(mode), static_cast<int>(MetadataCacheMode::kColdProbeInterval));
+  Feed(mode, 1, kFast);  // a fast one: probes as often as before
+  EXPECT_EQ(LookupsPerProbe(mode), static_cast<int>(MetadataCacheMode::kProbeInterval));
+}
+
+}  // namespace
+}  // namespace foreactor
