@@ -23,8 +23,10 @@ bool IsPlainRead(foreactor_call_type type) {
   return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
 }
 
-// Metadata lookups (MetadataCacheMode): the stat family and opens.
-bool IsLookupType(foreactor_call_type type) { return InfoOf(type).fills_stat || IsOpen(type); }
+// Metadata lookups (MetadataCacheMode): the stat family.  Not opens: an
+// early open gives the descriptor that the reads after it need to be
+// issued early, and a file's data can be cold while its inode is cached.
+bool IsLookupType(foreactor_call_type type) { return InfoOf(type).fills_stat; }
 
 }  // namespace
 

@@ -36,7 +36,7 @@
 // served so within one scope, with nothing issued ahead, the scope stops
 // following the graph: its remaining calls pass through as plain calls.
 // PageCacheMode (page_cache_mode.h) holds the policy and its thresholds.
-// Stats and opens have no RWF_NOWAIT: MetadataCacheMode
+// Stats have no RWF_NOWAIT: MetadataCacheMode
 // (metadata_cache_mode.h) judges them by the time the program's own take
 // at the frontier (probes left to it now and then); while they are found
 // cached none is issued early, and a graph of lookups alone rests its
@@ -287,8 +287,8 @@ class GraphRunner {
   PageCacheMode cache_mode_;
   // Kept across scopes: whether this graph's metadata lookups are.
   MetadataCacheMode metadata_mode_;
-  // Every syscall node of the graph is a metadata lookup type (stat
-  // family, open): while lookups are served the peek head rests.
+  // Every syscall node of the graph is a stat: while lookups are served
+  // the peek head rests.
   bool lookups_only_ = false;
   // Start of the lookup the program is making at the frontier, timed for
   // metadata_mode_; 0 when none is timed.

@@ -1,11 +1,13 @@
-// metadata_cache_mode.h: whether a graph's metadata lookups (stats, and
-// opens that only look a file up) find what they need in memory, and what
-// the runner does about it (DESIGN §5).
+// metadata_cache_mode.h: whether a graph's metadata lookups (the stat
+// family) find what they need in memory, and what the runner does about
+// it (DESIGN §5).
 //
 // Reads have RWF_NOWAIT to ask the page cache (page_cache_mode.h); a stat
-// or an open has no such flag, and an early one costs a hand-off to the
-// engine (io_uring runs every statx on a kernel worker) even when the
-// inode is in memory.  So this class judges lookups by the time the
+// has no such flag, and an early one costs a hand-off to the engine
+// (io_uring runs every statx on a kernel worker) even when the inode is in
+// memory.  (Opens are not judged so: an early open gives the descriptor
+// the reads after it need, and a file's data can be cold while its inode
+// is cached.)  So this class judges lookups by the time the
 // program's own ones take at the frontier: a lookup that needs the device
 // waits for at least one read of it (tens of microseconds on the fastest
 // drives); one served from the dentry and inode caches takes about a

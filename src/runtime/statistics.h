@@ -42,8 +42,8 @@ struct Statistics {
   uint64_t write_behind_bytes = 0;     // bytes those hints covered
   uint64_t write_behind_errors = 0;    // hints that failed (ignored: nothing the program sees)
   uint64_t write_behind_wait_nanoseconds = 0;  // time the program waited for hints (close, exit)
-  uint64_t metadata_served = 0;        // lookups (stat, open) made at the frontier while served
-  uint64_t metadata_mode_changes = 0;  // switches between issuing lookups early and serving them
+  uint64_t metadata_served = 0;        // stats made at the frontier while stats were found cached
+  uint64_t metadata_mode_changes = 0;  // switches between issuing stats early and leaving them
 
   void Add(const Statistics& other);
 };
