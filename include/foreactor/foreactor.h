@@ -273,7 +273,9 @@ typedef enum foreactor_speculation {
      by its settings, no engine, speculation suspended after mispredictions
      on this thread, depth 0 (FOREACTOR_DEPTH=0, or a depth the runtime
      chooses settled at 0; a brief probe of depth 0 from a higher depth does
-     not count), or the sync engine with the automatic depth. */
+     not count), the sync engine with the automatic depth, or, unless the depth is
+     exact, a graph of stats alone whose stats are being found cached
+     (docs/USER_GUIDE.md). */
   FOREACTOR_SPECULATION_NONE = 0,
   /* Issue early at a depth the runtime chooses (FOREACTOR_DEPTH=auto, or a
      fixed depth, which is the most it issues ahead), above 0 now or not

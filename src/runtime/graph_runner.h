@@ -171,6 +171,9 @@ class GraphRunner {
   bool speculating() const { return speculating_; }
   // Mispredictions suspended speculation; the frontier still follows the program.
   bool suspended() const { return misprediction_guard_.suspended(); }
+  // The graph holds only stats, and they are found cached: a scope would
+  // issue nothing early (it would time the program's stats).
+  bool serving_stats_only() const { return lookups_only_ && metadata_mode_.serving(); }
 
   // Called between scopes after a long time without any (the scope gate
   // rested because a scope would issue nothing): lifts a suspension as a run

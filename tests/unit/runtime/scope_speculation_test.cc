@@ -58,6 +58,11 @@ class ScopeSpeculationTest : public testing::Test {
     setenv("FOREACTOR_DEPTH_spec_check", "0", 1);
     setenv("FOREACTOR_CHECK_spec_check", "1", 1);
     setenv("FOREACTOR_DEPTH_spec_suspend", "4", 1);
+    // Its stats of "." are cached: with cache awareness the runtime would
+    // stop issuing them and answer NONE for that reason instead.
+    setenv("FOREACTOR_PAGE_CACHE_spec_suspend", "0", 1);
+    setenv("FOREACTOR_DEPTH_spec_cached_exact", "4", 1);
+    setenv("FOREACTOR_EXACT_DEPTH_spec_cached_exact", "1", 1);
     setenv("FOREACTOR_ENGINE_spec_sync_automatic", "sync", 1);
     setenv("FOREACTOR_ENGINE_spec_sync_fixed", "sync", 1);
     setenv("FOREACTOR_DEPTH_spec_sync_fixed", "4", 1);
@@ -165,6 +170,23 @@ TEST_F(ScopeSpeculationTest, SuspendedAfterMispredictionsUntilTheGraphIsRightAga
   // Following the program right for a long run resumes speculation.
   RunScope(graph, state, ".", 64);
   EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
+}
+
+TEST_F(ScopeSpeculationTest, NoneWhileAGraphOfStatsFindsThemCached) {
+  auto graph = BuildStatLoop("spec_cached_stats");
+  StatState state{"."};
+  // Each stat takes about a microsecond; a preempted one may look slow,
+  // so a few scopes are allowed.
+  for (int scope = 0; scope < 20 && graph.ScopeSpeculation() != FOREACTOR_SPECULATION_NONE;
+       ++scope) {
+    RunScope(graph, state, ".", 400);
+  }
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  // An exact depth still asks for every scope (whose stats are then left
+  // to the program and timed).
+  auto exact = BuildStatLoop("spec_cached_exact");
+  RunScope(exact, state, ".", 400);
+  EXPECT_EQ(exact.ScopeSpeculation(), FOREACTOR_SPECULATION_REQUESTED);
 }
 
 TEST_F(ScopeSpeculationTest, ForeactorOffNever) {
