@@ -19,11 +19,14 @@
 //    program makes alone.
 //  - After streak_needed() fast probes in a row, the runner serves
 //    lookups at the frontier: none is issued early, and each one the
-//    program makes is timed.  Two slow ones within kSlowWindow lookups
-//    switch speculation back on: one alone may be the program's thread
-//    preempted, while on a tree that is not cached one lookup in a few
-//    dozen at most finds its inode table block cached by a sibling's
-//    lookup before it (sixteen 256-byte inodes to a 4 KiB block).  A quick return (fewer than kLongStayPerNeeded x the streak
+//    program makes is timed.  kSlowToLeave slow ones close together
+//    (each weighs kSlowWindow, each fast one takes one off) switch
+//    speculation back on: a few alone may be the program's thread
+//    preempted, or slowed by the other threads of the process on a
+//    machine with few cores (walk-ahead's, on a hot du: a lookup now and
+//    then over 20 us), while on a tree that is not cached about one lookup
+//    in sixteen reads an inode table block (sixteen 256-byte inodes to a
+//    4 KiB block), and the others find it cached.  A quick return (fewer than kLongStayPerNeeded x the streak
 //    needed lookups served) doubles the streak needed next time, up to
 //    kMaxFastStreak, so a tree whose early lookups warmed its next ones
 //    (siblings share inode table blocks) does not flip the mode back and
@@ -50,6 +53,7 @@ class MetadataCacheMode {
   static constexpr unsigned kMaxFastStreak = 1024;
   static constexpr unsigned kLongStayPerNeeded = 64;
   static constexpr unsigned kSlowWindow = 32;
+  static constexpr unsigned kSlowToLeave = 4;
 
   // Lookups are served at the frontier; the peek head issues none.
   bool serving() const { return serving_; }
@@ -76,7 +80,7 @@ class MetadataCacheMode {
         return false;
       }
       slow_debt_ += kSlowWindow;
-      if (slow_debt_ <= kSlowWindow) return false;
+      if (slow_debt_ <= kSlowWindow * (kSlowToLeave - 1)) return false;
       serving_ = false;
       fast_streak_ = 0;
       slow_streak_ = 1;
@@ -108,8 +112,8 @@ class MetadataCacheMode {
   unsigned slow_streak_ = 0;
   unsigned since_probe_ = 0;
   uint64_t served_ = 0;  // lookups served since the switch to serving
-  // While serving: kSlowWindow per slow lookup, less one per fast one; a
-  // second slow lookup while it is above zero ends serving.
+  // While serving: kSlowWindow per slow lookup, less one per fast one;
+  // serving ends when it passes kSlowWindow x (kSlowToLeave - 1).
   unsigned slow_debt_ = 0;
 };
 
