@@ -515,7 +515,15 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   }
   statistics_.synchronous++;
   InvalidateAhead(real, &slot);
-  if (lookup_made_here) timed_lookup_start_ = MonotonicNanoseconds();
+  if (lookup_made_here && depth_controller_.depth() > 0) {
+    // (At depth 0 nothing would be issued early: nothing to decide.)
+    bool timed = true;
+    if (metadata_mode_.serving()) {
+      statistics_.metadata_served++;
+      timed = metadata_mode_.CheckThisServed();
+    }
+    if (timed) timed_lookup_start_ = MonotonicNanoseconds();
+  }
   return false;
 }
 
@@ -561,7 +569,6 @@ void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
   if (timed_lookup_start_ != 0) {
     const uint64_t took = MonotonicNanoseconds() - timed_lookup_start_;
     timed_lookup_start_ = 0;
-    if (metadata_mode_.serving()) statistics_.metadata_served++;
     if (metadata_mode_.NoteTimedLookup(took)) statistics_.metadata_mode_changes++;
   }
   if (InfoOf(intercepted->call.type).writes_data) {

@@ -18,8 +18,9 @@
 //    kColdProbeInterval: on a cold tree every probe is a device wait the
 //    program makes alone.
 //  - After streak_needed() fast probes in a row, the runner serves
-//    lookups at the frontier: none is issued early, and each one the
-//    program makes is timed.  kSlowToLeave slow ones close together
+//    lookups at the frontier: none is issued early, and one in
+//    kServedCheckInterval of those the program makes is timed (two clock
+//    reads cost about a tenth of a cached stat).  kSlowToLeave slow ones close together
 //    (each weighs kSlowWindow, each fast one takes one off) switch
 //    speculation back on: a few alone may be the program's thread
 //    preempted, or slowed by the other threads of the process on a
@@ -54,6 +55,7 @@ class MetadataCacheMode {
   static constexpr unsigned kLongStayPerNeeded = 64;
   static constexpr unsigned kSlowWindow = 32;
   static constexpr unsigned kSlowToLeave = 4;
+  static constexpr unsigned kServedCheckInterval = 4;
 
   // Lookups are served at the frontier; the peek head issues none.
   bool serving() const { return serving_; }
@@ -69,12 +71,19 @@ class MetadataCacheMode {
     return true;
   }
 
+  // Serving: whether the lookup the program is making now is timed.
+  bool CheckThisServed() {
+    if (++since_check_ < kServedCheckInterval) return false;
+    since_check_ = 0;
+    return true;
+  }
+
   // A lookup the program made at the frontier (a probe, or any lookup
   // while serving) took `nanoseconds`.  Returns true when the mode changed.
   bool NoteTimedLookup(uint64_t nanoseconds) {
     const bool fast = nanoseconds < kFastNanoseconds;
     if (serving_) {
-      served_++;
+      served_ += kServedCheckInterval;
       if (fast) {
         if (slow_debt_ > 0) slow_debt_--;
         return false;
@@ -111,6 +120,7 @@ class MetadataCacheMode {
   unsigned fast_streak_ = 0;
   unsigned slow_streak_ = 0;
   unsigned since_probe_ = 0;
+  unsigned since_check_ = 0;
   uint64_t served_ = 0;  // lookups served since the switch to serving
   // While serving: kSlowWindow per slow lookup, less one per fast one;
   // serving ends when it passes kSlowWindow x (kSlowToLeave - 1).

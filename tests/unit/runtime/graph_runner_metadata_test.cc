@@ -91,6 +91,13 @@ TEST_F(GraphRunnerMetadataTest, CachedStatsStopBeingIssuedEarly) {
   EXPECT_EQ(statistics.consumed + statistics.synchronous, static_cast<uint64_t>(kFiles));
 }
 
+TEST_F(GraphRunnerMetadataTest, AtDepthZeroNothingIsTimed) {
+  const Statistics statistics = StatAll(CacheAware(0));
+  EXPECT_EQ(statistics.metadata_mode_changes, 0u);
+  EXPECT_EQ(statistics.metadata_served, 0u);
+  EXPECT_EQ(statistics.issued_early, 0u);
+}
+
 TEST_F(GraphRunnerMetadataTest, WithoutCacheAwarenessEveryStatIsIssued) {
   const Statistics statistics = StatAll(Depth(8));
   EXPECT_EQ(statistics.metadata_mode_changes, 0u);

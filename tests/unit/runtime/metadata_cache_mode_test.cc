@@ -32,6 +32,13 @@ TEST(MetadataCacheModeTest, OneLookupInEightIsAProbe) {
   }
 }
 
+TEST(MetadataCacheModeTest, OneServedLookupInFourIsTimed) {
+  MetadataCacheMode mode;
+  int timed = 0;
+  for (int i = 0; i < 400; ++i) timed += mode.CheckThisServed() ? 1 : 0;
+  EXPECT_EQ(timed, 400 / static_cast<int>(MetadataCacheMode::kServedCheckInterval));
+}
+
 TEST(MetadataCacheModeTest, AStreakOfFastProbesSwitchesToServing) {
   MetadataCacheMode mode;
   const int needed = static_cast<int>(mode.streak_needed());
