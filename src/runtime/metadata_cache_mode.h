@@ -7,11 +7,11 @@
 // (io_uring runs every statx on a kernel worker) even when the inode is in
 // memory.  (Opens are not judged so: an early open gives the descriptor
 // the reads after it need, and a file's data can be cold while its inode
-// is cached.)  So this class judges lookups by the time the
-// program's own ones take at the frontier: a lookup that needs the device
-// waits for at least one read of it (tens of microseconds on the fastest
-// drives); one served from the dentry and inode caches takes about a
-// microsecond.  kFastNanoseconds separates the two.
+// is cached.)  So this class judges lookups by the time the program's own
+// take at the frontier: one that needs the device waits for at least one
+// read (tens of microseconds on the fastest drives); one served from the
+// dentry and inode caches takes about a microsecond.  kFastNanoseconds
+// separates the two.
 //  - Speculating: one lookup in kProbeInterval that the peek head would
 //    issue early is left to the frontier instead (a probe), and timed.
 //    After kSlowStreak slow probes in a row, only one in
@@ -20,15 +20,16 @@
 //  - After streak_needed() fast probes in a row, the runner serves
 //    lookups at the frontier: none is issued early, and one in
 //    kServedCheckInterval of those the program makes is timed (two clock
-//    reads cost about a tenth of a cached stat).  kSlowToLeave slow ones close together
-//    (each weighs kSlowWindow, each fast one takes one off) switch
-//    speculation back on: a few alone may be the program's thread
-//    preempted, or slowed by the other threads of the process on a
-//    machine with few cores (walk-ahead's, on a hot du: a lookup now and
-//    then over 20 us), while on a tree that is not cached about one lookup
-//    in sixteen reads an inode table block (sixteen 256-byte inodes to a
-//    4 KiB block), and the others find it cached.  A quick return (fewer than kLongStayPerNeeded x the streak
-//    needed lookups served) doubles the streak needed next time, up to
+//    reads cost about a tenth of a cached stat).
+//  - While serving, kSlowToLeave slow ones close together (each weighs
+//    kSlowWindow, each fast one takes one off) switch speculation back
+//    on.  A few alone may be the program's thread preempted, or slowed by
+//    the process's other threads on a machine with few cores (walk-ahead's,
+//    on a hot du: a lookup now and then over 20 us); on a tree that is not
+//    cached about one lookup in sixteen reads an inode table block
+//    (sixteen 256-byte inodes to a 4 KiB block) and the others find it.
+//  - A quick return (fewer than kLongStayPerNeeded x the streak needed
+//    lookups served) doubles the streak needed next time, up to
 //    kMaxFastStreak, so a tree whose early lookups warmed its next ones
 //    (siblings share inode table blocks) does not flip the mode back and
 //    forth; a long stay resets it.
