@@ -51,29 +51,34 @@ class GraphRunnerMetadataTest : public GraphRunnerTest {
     return visit->iteration[0] + 1 < state->names.size() ? 0 : 1;
   }
 
-  // Runs the program's stats of every name in one scope; each result must
-  // equal a plain fstatat's.
-  Statistics StatAll(const GraphSettings& settings) {
+  // Runs the program's stats of every name in one scope, up to `scopes`
+  // scopes of one runner (fewer once a stat was served at the frontier);
+  // each result must equal a plain fstatat's.  Returns the statistics of
+  // all the scopes.
+  Statistics StatAll(const GraphSettings& settings, int scopes = 1) {
     auto graph = OneCallLoop("stats", FOREACTOR_CALL_FSTATAT, Arguments, nullptr, More, false);
-    GraphRunner scope(*graph, settings, &engine_);
-    scope.Enter(&state_);
-    for (const std::string& name : state_.names) {
-      struct stat got, expected;
-      std::memset(&got, 0xab, sizeof(got));
-      std::memset(&expected, 0xab, sizeof(expected));
-      foreactor_call call{};
-      call.type = FOREACTOR_CALL_FSTATAT;
-      call.fd = state_.directory_fd;
-      call.path = name.c_str();
-      call.flags = AT_SYMLINK_NOFOLLOW;
-      call.buffer = &got;
-      EXPECT_EQ(ProgramCall(scope, call), 0) << name;
-      EXPECT_EQ(::fstatat(state_.directory_fd, name.c_str(), &expected, AT_SYMLINK_NOFOLLOW), 0);
-      EXPECT_EQ(std::memcmp(&got, &expected, sizeof(got)), 0) << name;
+    GraphRunner runner(*graph, settings, &engine_);
+    Statistics total;
+    for (int scope = 0; scope < scopes && total.metadata_served == 0; ++scope) {
+      runner.Enter(&state_);
+      for (const std::string& name : state_.names) {
+        struct stat got, expected;
+        std::memset(&got, 0xab, sizeof(got));
+        std::memset(&expected, 0xab, sizeof(expected));
+        foreactor_call call{};
+        call.type = FOREACTOR_CALL_FSTATAT;
+        call.fd = state_.directory_fd;
+        call.path = name.c_str();
+        call.flags = AT_SYMLINK_NOFOLLOW;
+        call.buffer = &got;
+        EXPECT_EQ(ProgramCall(runner, call), 0) << name;
+        EXPECT_EQ(::fstatat(state_.directory_fd, name.c_str(), &expected, AT_SYMLINK_NOFOLLOW), 0);
+        EXPECT_EQ(std::memcmp(&got, &expected, sizeof(got)), 0) << name;
+      }
+      total.Add(runner.statistics());
+      runner.Exit();
     }
-    Statistics statistics = scope.statistics();
-    scope.Exit();
-    return statistics;
+    return total;
   }
 
   static constexpr int kFiles = 600;
@@ -81,15 +86,15 @@ class GraphRunnerMetadataTest : public GraphRunnerTest {
 };
 
 TEST_F(GraphRunnerMetadataTest, CachedStatsStopBeingIssuedEarly) {
-  const Statistics statistics = StatAll(CacheAware(8));
   // A stat of a file just made takes about a microsecond: the probes are
-  // fast and the runner serves the rest at the frontier.  (On a loaded
-  // machine slow outliers, preemptions, may switch speculation back on
-  // for a while: how many are served is not asserted.)
+  // fast and the runner serves the rest at the frontier.  On a loaded
+  // machine (a sanitizer build, tests in parallel) preemptions make some
+  // stats slow and the streak of fast probes longer in coming: the mode
+  // is kept across scopes, so a few more scopes are allowed.
+  const Statistics statistics = StatAll(CacheAware(8), 50);
   EXPECT_GE(statistics.metadata_mode_changes, 1u);
   EXPECT_GT(statistics.metadata_served, 0u);
-  EXPECT_LT(statistics.issued_early, static_cast<uint64_t>(kFiles));
-  EXPECT_EQ(statistics.consumed + statistics.synchronous, static_cast<uint64_t>(kFiles));
+  EXPECT_EQ(statistics.consumed + statistics.synchronous, statistics.intercepted);
 }
 
 TEST_F(GraphRunnerMetadataTest, AtDepthZeroNothingIsTimed) {
