@@ -156,7 +156,7 @@ TEST_F(WriteBehindTest, FailedAndEmptyWritesNoteNothing) {
 TEST_F(WriteBehindTest, AShortWriteHintsTheBytesItWrote) {
   const int fd = Open("out");
   WriteBehind write_behind(&engine_, &file_kinds_, &statistics_, &thread_hints_);
-  write_behind.NoteWrite(fd, 0, 1000);  // asked for a page, wrote 1000 bytes
+  write_behind.NoteWrite(fd, 0, 1000);              // asked for a page, wrote 1000 bytes
   write_behind.NoteWrite(fd, 1000, kChunk - 1000);  // the program wrote on from there
   write_behind.EndScope();
   EXPECT_EQ(Hints(), (std::vector<std::vector<int64_t>>{{fd, 0, kChunk}}));

@@ -58,7 +58,8 @@ TEST(WrittenRunsTest, TheTailOfARunThatReachedAChunkGoesWhenTheScopeEnds) {
   Note(runs, 5, 100, 50);
   const std::vector<Range> rest = Rest(runs);
   ASSERT_EQ(rest.size(), 1u) << "the short run of descriptor 5 is left to the kernel";
-  EXPECT_TRUE(Same(rest[0], 3, static_cast<int64_t>(kChunk), static_cast<int64_t>(kChunk) + 3 * kPage));
+  EXPECT_TRUE(
+      Same(rest[0], 3, static_cast<int64_t>(kChunk), static_cast<int64_t>(kChunk) + 3 * kPage));
   EXPECT_TRUE(Rest(runs).empty()) << "handed out once";
   // The run goes on: the next scope's writes continue it.
   ASSERT_TRUE(Note(runs, 3, static_cast<int64_t>(kChunk) + 3 * kPage, kPage).empty());
@@ -124,7 +125,7 @@ TEST(WrittenRunsTest, AChunkIsCutAtAPageBoundaryAndTheTornPageWaits) {
 
 TEST(WrittenRunsTest, AShortWriteContinuesTheRunWhereItsBytesEnded) {
   WrittenRuns runs(kChunk);
-  EXPECT_TRUE(Note(runs, 3, 0, 1000).empty());  // asked for 4096, got 1000
+  EXPECT_TRUE(Note(runs, 3, 0, 1000).empty());                          // asked for 4096, got 1000
   const std::vector<Range> ready = Note(runs, 3, 1000, kChunk - 1000);  // the program writes on
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_TRUE(Same(ready[0], 3, 0, static_cast<int64_t>(kChunk)));
@@ -136,7 +137,8 @@ TEST(WrittenRunsTest, AWriteElsewhereHandsOutTheTailOfTheRunItEnds) {
   EXPECT_TRUE(Note(runs, 3, kChunk, 2 * kPage).empty());
   const std::vector<Range> ready = Note(runs, 3, 100 * kPage, kPage);
   ASSERT_EQ(ready.size(), 1u);
-  EXPECT_TRUE(Same(ready[0], 3, static_cast<int64_t>(kChunk), static_cast<int64_t>(kChunk) + 2 * kPage));
+  EXPECT_TRUE(
+      Same(ready[0], 3, static_cast<int64_t>(kChunk), static_cast<int64_t>(kChunk) + 2 * kPage));
   EXPECT_TRUE(Rest(runs).empty()) << "the new run is one page";
 }
 
@@ -158,7 +160,8 @@ TEST(WrittenRunsTest, AWriteElsewhereThatIsAChunkItselfHandsOutBoth) {
   EXPECT_TRUE(Note(runs, 3, kChunk, kPage).empty());
   const std::vector<Range> ready = Note(runs, 3, 100 * kPage, kChunk);
   ASSERT_EQ(ready.size(), 2u);
-  EXPECT_TRUE(Same(ready[0], 3, static_cast<int64_t>(kChunk), static_cast<int64_t>(kChunk) + kPage));
+  EXPECT_TRUE(
+      Same(ready[0], 3, static_cast<int64_t>(kChunk), static_cast<int64_t>(kChunk) + kPage));
   EXPECT_TRUE(Same(ready[1], 3, 100 * kPage, 100 * kPage + static_cast<int64_t>(kChunk)));
 }
 
@@ -187,7 +190,8 @@ TEST(WrittenRunsTest, AFurtherDescriptorReplacesTheOldestRunAndHandsOutItsTail) 
   }
   const std::vector<Range> ready = Note(runs, 99, 0, kPage);
   ASSERT_EQ(ready.size(), 1u);
-  EXPECT_TRUE(Same(ready[0], 10, static_cast<int64_t>(kChunk), static_cast<int64_t>(kChunk) + kPage));
+  EXPECT_TRUE(
+      Same(ready[0], 10, static_cast<int64_t>(kChunk), static_cast<int64_t>(kChunk) + kPage));
   // The other long runs' tails; descriptor 99's run is one page.
   EXPECT_EQ(Rest(runs).size(), static_cast<size_t>(WrittenRuns::kMaxRuns - 1));
 }
