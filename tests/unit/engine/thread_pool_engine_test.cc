@@ -107,7 +107,11 @@ TEST(ThreadPoolEngineTest, WorkersStartOnlyWhenJobsWait) {
     engine->Wait(&request);
     EXPECT_EQ(request.result, 8);
   }
-  EXPECT_LE(WorkerPool::Instance()->worker_count(), 2u);
+  // Not exactly one: a worker publishes a completion before it counts
+  // itself idle again, so a request submitted in between finds no idle
+  // worker and starts one (seen about once in 30 runs; it exits after
+  // kIdleWorkerLifetime).  Eager start would have started all 8.
+  EXPECT_LE(WorkerPool::Instance()->worker_count(), 3u);
   close(fd);
 }
 
