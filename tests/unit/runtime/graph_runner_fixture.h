@@ -1,17 +1,20 @@
 // graph_runner_fixture.h: what the tests of GraphRunner (graph_runner*_test.cc)
 // share: the interposer's part (ProgramCall), a pread loop graph and its
-// plugin state, settings, and a fixture with a data file of kBlocks blocks
-// and the deterministic fake engine.  Each test plays the part of the
+// plugin state, an fstatat loop and the program's checked stat, settings, and a fixture with a data
+// file of kBlocks blocks and the deterministic fake engine.  Each test plays the part of the
 // interposer: it offers a call, and runs it for real when the runtime
 // declines, exactly as src/intercept does.
 #ifndef FOREACTOR_TESTS_UNIT_RUNTIME_GRAPH_RUNNER_FIXTURE_H_
 #define FOREACTOR_TESTS_UNIT_RUNTIME_GRAPH_RUNNER_FIXTURE_H_
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -115,6 +118,47 @@ inline std::unique_ptr<Graph> OneCallLoop(const char* name, foreactor_call_type 
 inline std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_arguments_fn arguments,
                                         bool weak = false) {
   return OneCallLoop("loop", type, arguments, RecordResult, LoopMore, weak);
+}
+
+// fstatat loop over StatState::names, all relative to directory_fd.
+struct StatState {
+  int directory_fd = -1;
+  std::vector<std::string> names;
+};
+
+inline foreactor_readiness StatArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<StatState*>(visit->scope_state);
+  call->fd = state->directory_fd;
+  call->path = state->names[visit->iteration[0]].c_str();
+  call->flags = AT_SYMLINK_NOFOLLOW;
+  return FOREACTOR_READY;
+}
+
+inline int StatMore(const foreactor_visit* visit) {
+  auto* state = static_cast<StatState*>(visit->scope_state);
+  return visit->iteration[0] + 1 < state->names.size() ? 0 : 1;
+}
+
+// The program's fstatat(directory_fd, name, _, AT_SYMLINK_NOFOLLOW) through
+// `scope`: its result and struct stat must be byte-for-byte a plain
+// fstatat's.  Returns the result.
+inline int64_t CheckedProgramStat(GraphRunner& scope, int directory_fd, const std::string& name) {
+  struct stat got, expected;
+  std::memset(&got, 0xab, sizeof(got));
+  std::memset(&expected, 0xab, sizeof(expected));
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_FSTATAT;
+  call.fd = directory_fd;
+  call.path = name.c_str();
+  call.flags = AT_SYMLINK_NOFOLLOW;
+  call.buffer = &got;
+  const int64_t result = ProgramCall(scope, call);
+  const int plain = ::fstatat(directory_fd, name.c_str(), &expected, AT_SYMLINK_NOFOLLOW);
+  EXPECT_EQ(result, plain < 0 ? -errno : plain) << name;
+  if (plain == 0) {
+    EXPECT_EQ(std::memcmp(&got, &expected, sizeof(got)), 0) << name;
+  }
+  return result;
 }
 
 // Settings for the tests of the issuing machinery: the test files are

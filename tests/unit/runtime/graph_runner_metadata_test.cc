@@ -34,46 +34,19 @@ class GraphRunnerMetadataTest : public GraphRunnerTest {
     GraphRunnerTest::TearDown();
   }
 
-  struct StatState {
-    int directory_fd = -1;
-    std::vector<std::string> names;
-  };
-
-  static foreactor_readiness Arguments(const foreactor_visit* visit, foreactor_call* call) {
-    auto* state = static_cast<StatState*>(visit->scope_state);
-    call->fd = state->directory_fd;
-    call->path = state->names[visit->iteration[0]].c_str();
-    call->flags = AT_SYMLINK_NOFOLLOW;
-    return FOREACTOR_READY;
-  }
-  static int More(const foreactor_visit* visit) {
-    auto* state = static_cast<StatState*>(visit->scope_state);
-    return visit->iteration[0] + 1 < state->names.size() ? 0 : 1;
-  }
-
   // Runs the program's stats of every name in one scope, up to `scopes`
   // scopes of one runner (fewer once a stat was served at the frontier);
   // each result must equal a plain fstatat's.  Returns the statistics of
   // all the scopes.
   Statistics StatAll(const GraphSettings& settings, int scopes = 1) {
-    auto graph = OneCallLoop("stats", FOREACTOR_CALL_FSTATAT, Arguments, nullptr, More, false);
+    auto graph =
+        OneCallLoop("stats", FOREACTOR_CALL_FSTATAT, StatArguments, nullptr, StatMore, false);
     GraphRunner runner(*graph, settings, &engine_);
     Statistics total;
     for (int scope = 0; scope < scopes && total.metadata_served == 0; ++scope) {
       runner.Enter(&state_);
       for (const std::string& name : state_.names) {
-        struct stat got, expected;
-        std::memset(&got, 0xab, sizeof(got));
-        std::memset(&expected, 0xab, sizeof(expected));
-        foreactor_call call{};
-        call.type = FOREACTOR_CALL_FSTATAT;
-        call.fd = state_.directory_fd;
-        call.path = name.c_str();
-        call.flags = AT_SYMLINK_NOFOLLOW;
-        call.buffer = &got;
-        EXPECT_EQ(ProgramCall(runner, call), 0) << name;
-        EXPECT_EQ(::fstatat(state_.directory_fd, name.c_str(), &expected, AT_SYMLINK_NOFOLLOW), 0);
-        EXPECT_EQ(std::memcmp(&got, &expected, sizeof(got)), 0) << name;
+        EXPECT_EQ(CheckedProgramStat(runner, state_.directory_fd, name), 0);
       }
       total.Add(runner.statistics());
       runner.Exit();

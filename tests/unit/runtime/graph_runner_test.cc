@@ -297,26 +297,8 @@ TEST_F(GraphRunnerTest, ScopesCanBeEnteredAgainAndStartFresh) {
   }
 }
 
-// fstatat loop: the struct stat the program gets is byte-for-byte the one
-// fstatat gives.
-struct StatState {
-  int directory_fd = -1;
-  std::vector<std::string> names;
-};
-
-foreactor_readiness StatArguments(const foreactor_visit* visit, foreactor_call* call) {
-  auto* state = static_cast<StatState*>(visit->scope_state);
-  call->fd = state->directory_fd;
-  call->path = state->names[visit->iteration[0]].c_str();
-  call->flags = AT_SYMLINK_NOFOLLOW;
-  return FOREACTOR_READY;
-}
-
-int StatMore(const foreactor_visit* visit) {
-  auto* state = static_cast<StatState*>(visit->scope_state);
-  return visit->iteration[0] + 1 < state->names.size() ? 0 : 1;
-}
-
+// fstatat loop (StatState, graph_runner_fixture.h): the struct stat the
+// program gets is byte-for-byte the one fstatat gives.
 TEST_F(GraphRunnerTest, FstatatResultsAreExact) {
   ASSERT_EQ(::symlink("data", (directory_ + "/link").c_str()), 0);
   ASSERT_EQ(::mkdir((directory_ + "/sub").c_str(), 0755), 0);
@@ -327,23 +309,7 @@ TEST_F(GraphRunnerTest, FstatatResultsAreExact) {
       OneCallLoop("stats", FOREACTOR_CALL_FSTATAT, StatArguments, nullptr, StatMore, false);
   GraphRunner scope(*graph, Depth(8), &engine_);
   scope.Enter(&state);
-  for (const std::string& name : state.names) {
-    struct stat got, expected;
-    std::memset(&got, 0xab, sizeof(got));
-    std::memset(&expected, 0xab, sizeof(expected));
-    foreactor_call call{};
-    call.type = FOREACTOR_CALL_FSTATAT;
-    call.fd = state.directory_fd;
-    call.path = name.c_str();
-    call.flags = AT_SYMLINK_NOFOLLOW;
-    call.buffer = &got;
-    int64_t result = ProgramCall(scope, call);
-    int plain = ::fstatat(state.directory_fd, name.c_str(), &expected, AT_SYMLINK_NOFOLLOW);
-    EXPECT_EQ(result, plain < 0 ? -errno : plain) << name;
-    if (plain == 0) {
-      EXPECT_EQ(std::memcmp(&got, &expected, sizeof(got)), 0) << name;
-    }
-  }
+  for (const std::string& name : state.names) CheckedProgramStat(scope, state.directory_fd, name);
   EXPECT_EQ(scope.statistics().consumed, 5u);
   scope.Exit();
   ::close(state.directory_fd);
