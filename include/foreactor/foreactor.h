@@ -360,6 +360,32 @@ FOREACTOR_API void foreactor_scope_gate_exclude(const foreactor_graph *graph, ui
  */
 FOREACTOR_API int foreactor_walk_ahead(void);
 
+/* -------------------------------------------------------------- page cache */
+
+/*
+ * Counts the pages of bytes [offset, offset + length) of the file open as
+ * `fd` that the page cache holds now: writes that count to *cached and the
+ * number of pages the range touches to *pages, and returns 0.  A page whose
+ * read has started counts as held; pages past the end of the file count as
+ * not held.  Returns -1 and writes nothing when the kernel cannot tell: no
+ * cachestat(2) (Linux before 6.5, or a seccomp filter that refuses it),
+ * `fd` not open, a length of 0, or a range that overflows; and when
+ * page-cache awareness is off (FOREACTOR_PAGE_CACHE=0) or in check mode
+ * (FOREACTOR_CHECK=1), so that plugins then plan as if nothing were cached.
+ *
+ * Reads no data and changes nothing: it never waits for the device, and
+ * answers whether or not foreactor is on.  Cost: one system call that visits
+ * every page of the range (some tens of nanoseconds per page), so a plugin
+ * asks about a whole file now and then and keeps the answer.
+ *
+ * Meant for plugins that plan a function's reads before its scope: the
+ * reads of a file the page cache holds entirely gain nothing from being
+ * planned, and finding their arguments costs (apps/leveldb's plugin leaves
+ * such tables out of its plan).
+ */
+FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t length, uint64_t *cached,
+                                         uint64_t *pages);
+
 /* ------------------------------------------------------------------- misc */
 
 /* Name of a call type ("pread", "fstatat", ...). */

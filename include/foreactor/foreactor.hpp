@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -697,6 +698,63 @@ class Scope {
 
  private:
   foreactor_graph* graph_;
+};
+
+// Whether the reads a plugin plans in one file keep being found in the page
+// cache: for plugins that plan a unit's reads before its scope (LevelDB's
+// table reads), to leave out cheaply the reads of files the program reads
+// from memory, where planning costs (finding a block's offset costs as much
+// as the program's own lookup) and there is no device time to overlap.
+//
+// Per planned read: ask LeaveOut() first; when it says true, leave the read
+// out without computing its arguments.  Otherwise compute them and ask
+// InCache(): true means the page cache holds the range now (leave that read
+// out too), false means plan it.  After kHitsBeforeLeavingOut ranges in a
+// row found in the cache, the next kLeftOutPerCheck reads are left out
+// unasked; then one is checked again, and a range not in the cache ends the
+// run.  A read left out while its pages are not cached runs as the program
+// makes it, as it would without foreactor.
+//
+// InCache() asks the kernel (foreactor_pages_cached: one system call, no
+// data copied); it answers false when the kernel cannot tell, with
+// page-cache awareness off (FOREACTOR_PAGE_CACHE=0) and in check mode, so
+// every read is then planned.  Thread-safe (relaxed counters: the counts
+// are approximate when threads race).  Not copyable or movable: keep it
+// beside the file's other state (a unique_ptr in a map).
+class FileReadsInCache {
+ public:
+  static constexpr int kHitsBeforeLeavingOut = 4;
+  static constexpr int kLeftOutPerCheck = 32;
+
+  FileReadsInCache() = default;
+  FileReadsInCache(const FileReadsInCache&) = delete;
+  FileReadsInCache& operator=(const FileReadsInCache&) = delete;
+
+  // True: leave the next read out of the plan without computing it.
+  bool LeaveOut() noexcept {
+    if (left_out_to_go_.load(std::memory_order_relaxed) <= 0) return false;
+    left_out_to_go_.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Whether the page cache holds every page of `length` bytes at `offset`
+  // of the file open as `fd`.
+  bool InCache(int fd, uint64_t offset, uint64_t length) noexcept {
+    uint64_t cached = 0, pages = 0;
+    const bool held =
+        foreactor_pages_cached(fd, offset, length, &cached, &pages) == 0 && cached == pages;
+    if (!held) {
+      hits_in_a_row_.store(0, std::memory_order_relaxed);
+    } else if (hits_in_a_row_.fetch_add(1, std::memory_order_relaxed) + 1 >=
+               kHitsBeforeLeavingOut) {
+      left_out_to_go_.store(kLeftOutPerCheck, std::memory_order_relaxed);
+    }
+    return held;
+  }
+
+ private:
+  std::atomic<int> hits_in_a_row_{0};
+  std::atomic<int> left_out_to_go_{0};
 };
 
 }  // namespace plugin

@@ -16,10 +16,14 @@
 // table the index and filter blocks LevelDB keeps in memory, seen as
 // ReadBlock returns them inside Table::Open, with LevelDB's own Block and
 // FilterBlockReader code.  The plan ends before the first table LevelDB has
-// not opened: opening it makes calls the plugin does not predict.  Tables
-// are known by file number and size: a table of another database open in
-// the same process with both equal only costs a misprediction (its
-// descriptor is not the one the Get reads).
+// not opened: opening it makes calls the plugin does not predict.  Reads
+// of tables whose blocks Gets keep finding in the page cache are left out
+// (foreactor::FileReadsInCache), mostly without the index seek: their
+// reads pass by the scope (another descriptor than the next planned
+// read's) while the planned reads of colder tables after them are in
+// flight.  Tables are known by file number and size: a table of another
+// database open in the same process with both equal only costs a
+// misprediction (its descriptor is not the one the Get reads).
 #include <fcntl.h>
 
 #include <algorithm>
@@ -93,6 +97,9 @@ struct Table {
   // Null: no filter.  Its policy is the one Table::Open had, LevelDB's
   // internal-key wrapper of the database's: it takes internal keys.
   std::unique_ptr<leveldb::FilterBlockReader> filter;
+  // Whether Gets find the table's blocks in the page cache: those reads
+  // are left out of plans.
+  std::unique_ptr<foreactor::FileReadsInCache> reads_in_cache;
 };
 
 // What this thread sees of the table it is opening: the file (open wrap),
@@ -117,7 +124,14 @@ struct BlockRead {
   int fd = -1;
   uint64_t offset = 0, length = 0;
 };
-using Plan = std::vector<BlockRead>;
+struct Plan {
+  std::vector<BlockRead> reads;
+  int left_out_before_first_read = 0;  // tables whose reads are left out
+};
+// A plan with one read is worth a scope after this many tables left out
+// (LevelDB's work in one table from memory, a few µs, is about a scope's
+// cost).
+constexpr int kLeftOutForOneRead = 4;
 
 // True when the block cache holds the block at `offset` of `table`
 // (Table::BlockReader's key: the table's cache id, offset; fixed64 each).
@@ -158,12 +172,16 @@ const VersionFiles& FilesOf(leveldb::Version* version) {
 // Adds the read the Get of `key` makes in table `file` to `plan`, if any
 // (Table::InternalGet: the index entry Seek() finds, none past the last
 // block, unless the Bloom filter rules the key out or the block cache holds
-// the block).  False when LevelDB has not opened the table.  Call it under
-// the shared lock.
+// the block), unless the table's reads are left out (see the top).  False
+// when LevelDB has not opened the table.  Call it under the shared lock.
 bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key, Plan* plan) {
   const auto found = tables.find(file.number);
   if (found == tables.end() || found->second.file_size != file.file_size) return false;
   const Table& table = found->second;
+  if (table.reads_in_cache->LeaveOut()) {
+    plan->left_out_before_first_read += plan->reads.empty();
+    return true;
+  }
   std::unique_ptr<leveldb::Iterator> entry(table.index->NewIterator(&comparator));
   entry->Seek(key.internal_key());
   leveldb::Slice value = entry->Valid() ? entry->value() : leveldb::Slice();
@@ -171,17 +189,23 @@ bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
   if (handle.DecodeFrom(&value).ok() &&
       (table.filter == nullptr || table.filter->KeyMayMatch(handle.offset(), key.internal_key())) &&
       !BlockCached(table, handle.offset())) {
-    plan->push_back(
-        BlockRead{table.fd, handle.offset(), handle.size() + leveldb::kBlockTrailerSize});
+    const uint64_t length = handle.size() + leveldb::kBlockTrailerSize;
+    if (!table.reads_in_cache->InCache(table.fd, handle.offset(), length)) {
+      plan->reads.push_back(BlockRead{table.fd, handle.offset(), length});
+    } else {
+      plan->left_out_before_first_read += plan->reads.empty();
+    }
   }
   return true;
 }
 
 // Plans the Get of `key` in `version`: its reads, in order, up to the first
-// table LevelDB has not opened.  False when fewer than two reads can be
-// predicted: one read has nothing to overlap with.
+// table LevelDB has not opened.  True when the plan is worth a scope: its
+// reads can overlap another planned read, or LevelDB's work in the tables
+// left out before the first.
 bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* plan) {
-  plan->clear();
+  plan->reads.clear();
+  plan->left_out_before_first_read = 0;
   const VersionFiles& files = FilesOf(version);
   std::shared_lock lock(mutex);
   // The files Version::ForEachOverlapping visits: level-0 files whose
@@ -189,34 +213,35 @@ bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* pla
   // first file whose largest key is >= the lookup key, unless it starts
   // after the user key.
   const leveldb::Slice user_key = key.user_key();
+  bool opened = true;  // every table so far is open
   for (const leveldb::FileMetaData* file : files.levels[0]) {
-    if (user_key.compare(file->smallest.user_key()) >= 0 &&
-        user_key.compare(file->largest.user_key()) <= 0 && !PlanTable(*file, key, plan)) {
-      return plan->size() >= 2;
+    if (opened && user_key.compare(file->smallest.user_key()) >= 0 &&
+        user_key.compare(file->largest.user_key()) <= 0) {
+      opened = PlanTable(*file, key, plan);
     }
   }
-  for (int level = 1; level < leveldb::config::kNumLevels; ++level) {
+  for (int level = 1; opened && level < leveldb::config::kNumLevels; ++level) {
     const auto& level_files = files.levels[level];
     // FindFile's answer is in [0, level_files.size()].
     const size_t index = leveldb::FindFile(comparator, level_files, key.internal_key());
     if (index < level_files.size() &&
-        user_key.compare(level_files[index]->smallest.user_key()) >= 0 &&
-        !PlanTable(*level_files[index], key, plan)) {
-      break;
+        user_key.compare(level_files[index]->smallest.user_key()) >= 0) {
+      opened = PlanTable(*level_files[index], key, plan);
     }
   }
-  return plan->size() >= 2;
+  return plan->reads.size() >= 2 ||
+         (plan->reads.size() == 1 && plan->left_out_before_first_read >= kLeftOutForOneRead);
 }
 
 const foreactor::Graph<Plan> graph = [] {
   using foreactor::Visit;
   foreactor::GraphBuilder<Plan> builder("leveldb_get");
   auto next_table = builder.Branch("next_table", [](Plan& plan, const Visit& visit) {
-    return visit.iteration(0) < plan.size() ? 0 : 1;
+    return visit.iteration(0) < plan.reads.size() ? 0 : 1;
   });
   auto read_block = builder.Syscall(
       "read_block", FOREACTOR_CALL_PREAD, [](Plan& plan, const Visit& visit, foreactor_call& call) {
-        const BlockRead& read = plan[visit.iteration(0)];
+        const BlockRead& read = plan.reads[visit.iteration(0)];
         call = foreactor::Pread(read.fd, read.length, static_cast<int64_t>(read.offset));
         return FOREACTOR_READY;
       });
@@ -303,7 +328,14 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
           leveldb::BytewiseComparator();
   if (!status.ok() || !bytewise || opened.fd < 0 || opened.blocks.empty()) return status;
   NoThrow([&] {
-    Table entry{*table, opened.fd, options.block_cache, file_size, 0, nullptr, nullptr};
+    Table entry{*table,
+                opened.fd,
+                options.block_cache,
+                file_size,
+                0,
+                nullptr,
+                nullptr,
+                std::make_unique<foreactor::FileReadsInCache>()};
     entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
     // BlockContents: data, cachable, heap_allocated (the view does not own the data).
     entry.index =
