@@ -375,13 +375,13 @@ FOREACTOR_API int foreactor_walk_ahead(void);
  *
  * Reads no data and changes nothing: it never waits for the device, and
  * answers whether or not foreactor is on.  Cost: one system call that visits
- * every page of the range (some tens of nanoseconds per page), so a plugin
- * asks about a whole file now and then and keeps the answer.
+ * every page of the range (some tens of nanoseconds per page): cheap for a
+ * block, not for a whole large file at every call.
  *
- * Meant for plugins that plan a function's reads before its scope: the
- * reads of a file the page cache holds entirely gain nothing from being
- * planned, and finding their arguments costs (apps/leveldb's plugin leaves
- * such tables out of its plan).
+ * Meant for plugins that plan a function's reads before its scope: a read
+ * the page cache holds gains nothing from being planned, and finding its
+ * arguments costs.  foreactor::FileReadsInCache (foreactor.hpp) builds on
+ * it; apps/leveldb's plugin uses that to leave cached reads out of plans.
  */
 FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t length, uint64_t *cached,
                                          uint64_t *pages);
