@@ -1,9 +1,10 @@
 // graph_runner_fixture.h: what the tests of GraphRunner (graph_runner*_test.cc)
 // share: the interposer's part (ProgramCall), a pread loop graph and its
-// plugin state, an fstatat loop and the program's checked stat, settings, and a fixture with a data
-// file of kBlocks blocks and the deterministic fake engine.  Each test plays the part of the
-// interposer: it offers a call, and runs it for real when the runtime
-// declines, exactly as src/intercept does.
+// plugin state, an fstatat loop and the program's checked stat, settings,
+// and a fixture with a data file of kBlocks blocks and the deterministic
+// fake engine.  Each test plays the part of the interposer: it offers a
+// call, and runs it for real when the runtime declines, exactly as
+// src/intercept does.
 #ifndef FOREACTOR_TESTS_UNIT_RUNTIME_GRAPH_RUNNER_FIXTURE_H_
 #define FOREACTOR_TESTS_UNIT_RUNTIME_GRAPH_RUNNER_FIXTURE_H_
 
