@@ -1,16 +1,19 @@
 """What every benchmark records about its run, in its results JSON (key
 "run") and in its printed header: the machine, the commit, the load at start
 and end, the device reference measured in the same run for the benchmark's
-own request size, and how many rounds it ran with how wide its intervals came
-out.
+own request size, whether the VM's free page reporting was held during the
+run (free_page_reporting), and how many rounds it ran with how wide its
+intervals came out.
 
 A benchmark calls, in order:
     add_arguments(parser)                       --no-device-reference
     record = begin(name, data_folder, request_bytes, arguments, rounds,
-                   rounds_default, rounds_quick)  prints the header
+                   rounds_default, rounds_quick)  holds free page reporting,
+                                                prints the header
     ... its rounds (sample_load(record) between measurements, if it likes);
         ratios.paired_ratio() for each ratio ...
-    finish(record, intervals)                   prints the footer; returns
+    finish(record, intervals)                   prints the footer, releases
+                                                free page reporting; returns
                                                 record for data["run"]
 """
 
@@ -18,7 +21,7 @@ import datetime
 import os
 import sys
 
-from bench.common import device_reference, machine, ratios
+from bench.common import device_reference, free_page_reporting, machine, ratios
 
 NO_DEVICE_REFERENCE = "--no-device-reference"
 # A 1-minute load average above this at start: other work is running and the
@@ -38,8 +41,9 @@ def load_average():
 
 
 def begin(name, data_folder, request_bytes, arguments, rounds, rounds_default, rounds_quick,
-          stream=None, measure=device_reference.measure):
-    """Describes the machine, measures the device reference (unless
+          stream=None, measure=device_reference.measure, hold=free_page_reporting.hold):
+    """Holds the VM's free page reporting (`hold`, see free_page_reporting),
+    describes the machine, measures the device reference (unless
     arguments.device_reference is False), prints the header to `stream`
     (default stdout) and returns the record."""
     stream = sys.stdout if stream is None else stream
@@ -56,6 +60,7 @@ def begin(name, data_folder, request_bytes, arguments, rounds, rounds_default, r
         "rounds": rounds,
         "rounds_default": rounds_default,
         "rounds_quick": rounds_quick,
+        "free_page_reporting": hold(),
     }
     if getattr(arguments, "device_reference", True):
         print(f"{name}: measuring the device reference (fio, {len(device_reference.DEPTHS)} x "
@@ -86,6 +91,7 @@ def print_header(record, stream):
     print(f"load average at start (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
           file=stream)
     print(device_reference.describe(record["device_reference"]), file=stream)
+    print(free_page_reporting.describe(record.get("free_page_reporting")), file=stream)
     print(describe_rounds(record), file=stream, flush=True)
 
 
@@ -96,10 +102,12 @@ def describe_rounds(record):
             f"{record['rounds_default']}, {quick})")
 
 
-def finish(record, intervals, stream=None):
+def finish(record, intervals, stream=None, release=free_page_reporting.release):
     """Records the load at the end and how wide the `intervals`
-    (ratios.paired_ratio() results) came out; prints both.  Returns `record`."""
+    (ratios.paired_ratio() results) came out; prints both; releases free
+    page reporting (`release`).  Returns `record`."""
     stream = sys.stdout if stream is None else stream
+    release()
     record["load_average"]["end"] = load_average()
     intervals = [interval for interval in intervals if interval]
     record["intervals"] = ratios.describe_widths(intervals)

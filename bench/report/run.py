@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import device_reference, machine, ratios  # noqa: E402
+from bench.common import device_reference, free_page_reporting, machine, ratios  # noqa: E402
 
 RESULTS_DIR = ROOT / "bench" / "results"
 PAGE = ROOT / "docs" / "RESULTS.md"
@@ -286,7 +286,9 @@ def describe_run(case, data):
     return (f"- **{case}** ({CASE_FILES[case][0]}, {run.get('started_utc', '?')} UTC, "
             f"`{run.get('command')}`): commit {commit}; load {start} at start, {end} at end; "
             f"{run.get('rounds')} paired rounds; {run.get('intervals', '')}; "
-            f"{device_reference.describe(run.get('device_reference'))}")
+            f"{device_reference.describe(run.get('device_reference'))}"
+            + (f"; {free_page_reporting.describe(run['free_page_reporting'])}"
+               if run.get("free_page_reporting") else ""))
 
 
 def machine_lines(loaded):

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import device_reference, machine, run_record  # noqa: E402
+from bench.common import device_reference, free_page_reporting, machine, run_record  # noqa: E402,E501
 
 FIO_OUTPUT = json.dumps({
     "fio version": "fio-3.33",
@@ -106,8 +106,10 @@ def test_begin_and_finish_record_and_print_machine_commit_load_and_device(tmp_pa
         return {"request_bytes": request_bytes, "seconds_per_depth": 4, "fio": "fio-3.33",
                 "depths": {"1": {"iops": 10000}, "64": {"iops": 50000}},
                 "qd64_time_ratio": 0.2}
+    held = {"held": True, "parameter": "min_free_ms", "was": "0", "now": "86400000"}
+    released = []
     record = run_record.begin("demo", tmp_path, 8192, parse([]), 3, 3, None, stream=stream,
-                              measure=measure)
+                              measure=measure, hold=lambda: held)
     assert calls == [(tmp_path, 8192)]
     assert run_record.device_bound(record) == pytest.approx(0.2)
     assert record["machine"]["kernel"] and record["machine"]["nproc"]
@@ -115,11 +117,14 @@ def test_begin_and_finish_record_and_print_machine_commit_load_and_device(tmp_pa
     assert len(record["load_average"]["start"]) == 3
     header = stream.getvalue()
     for words in ("machine:", "commit:", "load average at start", "QD64 50.0k IOPS (5.0x QD1)",
-                  "rounds: 3 (defaults: 3, no --quick mode)"):
+                  "rounds: 3 (defaults: 3, no --quick mode)",
+                  "free page reporting held during the run (min_free_ms: 0 -> 86400000)"):
         assert words in header
+    assert record["free_page_reporting"] == held
     run_record.sample_load(record)
     run_record.finish(record, [{"ratio": 0.5, "low": 0.45, "high": 0.55, "pairs": 3}, None],
-                      stream=stream)
+                      stream=stream, release=lambda: released.append(True))
+    assert released == [True]
     assert len(record["load_average"]["end"]) == 3
     assert len(record["load_average"]["samples"]) == 1
     assert "during the run" in stream.getvalue()
@@ -131,7 +136,8 @@ def test_no_device_reference_flag_skips_fio(tmp_path):
     def measure(*_):
         raise AssertionError("fio must not run")
     record = run_record.begin("x", tmp_path, 4096, parse(["--no-device-reference"]), 1, 5, 2,
-                              stream=io.StringIO(), measure=measure)
+                              stream=io.StringIO(), measure=measure,
+                              hold=lambda: {"held": False, "why": "absent"})
     assert record["device_reference"]["skipped"] == "--no-device-reference"
     assert run_record.device_bound(record) is None
 
@@ -153,3 +159,26 @@ def test_describe_machine_names_device_filesystem_and_virtualization():
     assert description["filesystem"]["mount_point"]
     assert set(description["virtualization"]) == {"vm", "container"}
     assert "cores" in machine.describe(description)
+
+
+def test_free_page_reporting_is_held_and_the_old_value_restored(tmp_path):
+    parameter = tmp_path / "min_free_ms"
+    parameter.write_text("250\n")
+    state = free_page_reporting.hold(parameter)
+    assert state == {"held": True, "parameter": str(parameter), "was": "250",
+                     "now": str(free_page_reporting.HELD_MIN_FREE_MS)}
+    assert parameter.read_text() == str(free_page_reporting.HELD_MIN_FREE_MS)
+    # Held twice (two benchmarks in one process): the first old value stays.
+    assert free_page_reporting.hold(parameter)["was"] == "250"
+    assert "held during the run" in free_page_reporting.describe(state)
+    free_page_reporting.release()
+    assert parameter.read_text() == "250"
+    free_page_reporting.release()  # nothing held: nothing changes
+    assert parameter.read_text() == "250"
+
+
+def test_free_page_reporting_absent_changes_nothing_and_says_why(tmp_path):
+    state = free_page_reporting.hold(tmp_path / "no_such_parameter")
+    assert state["held"] is False and "no_such_parameter" in state["why"]
+    assert "not held" in free_page_reporting.describe(state)
+    assert "not recorded" in free_page_reporting.describe(None)

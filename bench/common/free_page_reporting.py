@@ -1,0 +1,73 @@
+"""Holding a virtual machine's free page reporting while a benchmark runs.
+
+Some virtual machines hand memory the guest has freed back to the host
+(virtio-balloon free page reporting, the kernel's page_reporting module).
+Emptying the page cache for a cold run frees gigabytes at once; about a
+second later the guest reports them, the host drops them, and the next run's
+page-cache pages fault in the host when first touched.  On the development
+VM that made a cold 1 GiB copy take 0.75 s or 1.0-3.6 s (system time 0.45 s
+or 0.6-3.3 s) by chance, whatever the program; reading the same file took
+0.65 s.  Whether a run lands in the slow mode depends on how long after the
+drop it starts and which free pages the allocator picks, not on the program
+measured: noise, which a real machine does not have.
+
+hold() asks the guest's page_reporting module (where it offers the
+min_free_ms parameter: pages must stay free that long before they are
+reported) to report nothing freed during the benchmark, and release() puts
+the old value back; an exit of the Python process releases it too.  Where the
+parameter is absent or not writable nothing changes, and the record says so.
+Baseline and foreactor runs see the same memory either way.
+"""
+
+import atexit
+from pathlib import Path
+
+MIN_FREE_MS = Path("/sys/module/page_reporting/parameters/min_free_ms")
+# Longer than any benchmark: a page freed during the run is never reported
+# before the run ends and release() restores the old value.
+HELD_MIN_FREE_MS = 24 * 3600 * 1000
+
+_held = {}  # path -> the value to restore
+
+
+def hold(parameter=MIN_FREE_MS):
+    """Holds free page reporting until release() (or the process's exit).
+
+    Returns a dict for a results file: {"held": True, "parameter", "was",
+    "now"} when held, {"held": False, "why"} when not possible here."""
+    try:
+        was = parameter.read_text().strip()
+    except OSError as error:
+        return {"held": False, "why": f"{parameter}: {error.strerror or error}"}
+    if str(parameter) in _held:
+        return {"held": True, "parameter": str(parameter), "was": _held[str(parameter)],
+                "now": was}
+    try:
+        parameter.write_text(str(HELD_MIN_FREE_MS))
+    except OSError as error:
+        return {"held": False, "why": f"{parameter}: {error.strerror or error}"}
+    if not _held:
+        atexit.register(release)
+    _held[str(parameter)] = was
+    return {"held": True, "parameter": str(parameter), "was": was,
+            "now": str(HELD_MIN_FREE_MS)}
+
+
+def release():
+    """Restores every parameter hold() changed.  Safe to call more than once."""
+    while _held:
+        path, was = _held.popitem()
+        try:
+            Path(path).write_text(was)
+        except OSError:
+            pass  # nothing more can be done; the VM only keeps memory longer
+
+
+def describe(state):
+    """hold()'s result in a few words for a benchmark's header."""
+    if not state:
+        return "free page reporting: not recorded"
+    if state.get("held"):
+        return (f"free page reporting held during the run ({state['parameter']}: "
+                f"{state['was']} -> {state['now']})")
+    return f"free page reporting: not held ({state.get('why')})"
