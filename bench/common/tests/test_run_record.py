@@ -165,9 +165,9 @@ def test_free_page_reporting_is_held_and_the_old_value_restored(tmp_path):
     parameter = tmp_path / "min_free_ms"
     parameter.write_text("250\n")
     state = free_page_reporting.hold(parameter)
-    assert state == {"held": True, "parameter": str(parameter), "was": "250",
-                     "now": str(free_page_reporting.HELD_MIN_FREE_MS)}
-    assert parameter.read_text() == str(free_page_reporting.HELD_MIN_FREE_MS)
+    longest = str(free_page_reporting.HELD_MIN_FREE_MS[0])
+    assert state == {"held": True, "parameter": str(parameter), "was": "250", "now": longest}
+    assert parameter.read_text() == longest
     # Held twice (two benchmarks in one process): the first old value stays.
     assert free_page_reporting.hold(parameter)["was"] == "250"
     assert "held during the run" in free_page_reporting.describe(state)
