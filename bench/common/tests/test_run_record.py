@@ -164,17 +164,25 @@ def test_describe_machine_names_device_filesystem_and_virtualization():
 def test_free_page_reporting_is_held_and_the_old_value_restored(tmp_path):
     parameter = tmp_path / "min_free_ms"
     parameter.write_text("250\n")
-    state = free_page_reporting.hold(parameter)
+    touched = []
+    state = free_page_reporting.hold(parameter, touch=lambda total: touched.append(total) or total)
     longest = str(free_page_reporting.HELD_MIN_FREE_MS[0])
-    assert state == {"held": True, "parameter": str(parameter), "was": "250", "now": longest}
+    assert touched and 0 <= touched[0] <= free_page_reporting.TOUCH_BYTES
+    assert state == {"held": True, "parameter": str(parameter), "was": "250", "now": longest,
+                     "touched_gib": round(touched[0] / (1 << 30), 1)}
     assert parameter.read_text() == longest
     # Held twice (two benchmarks in one process): the first old value stays.
-    assert free_page_reporting.hold(parameter)["was"] == "250"
+    assert free_page_reporting.hold(parameter, touch=lambda total: 0)["was"] == "250"
     assert "held during the run" in free_page_reporting.describe(state)
     free_page_reporting.release()
     assert parameter.read_text() == "250"
     free_page_reporting.release()  # nothing held: nothing changes
     assert parameter.read_text() == "250"
+
+
+def test_touch_memory_touches_what_it_is_asked_for():
+    assert free_page_reporting.touch_memory(3 * free_page_reporting.TOUCH_CHUNK + 4096) == \
+        3 * free_page_reporting.TOUCH_CHUNK + 4096
 
 
 def test_free_page_reporting_absent_changes_nothing_and_says_why(tmp_path):
