@@ -80,6 +80,11 @@ AUTO_DEPTH = "auto"
 FULL_ROUNDS = 3
 QUICK_ROUNDS = 2
 PEERS_READ_AGAINST = ("diskus", "stock copy_file_range")
+# The floor of any copy in the cp tables: the sources read once, in 128 KiB
+# reads (cp's chunk), and nothing written.  A reference, not a peer.
+READ_ONLY = "read only (dd of=/dev/null)"
+NOT_FOREACTOR = ("stock", "stock copy_file_range", READ_ONLY, "diskus", "gdu", "system du", "find",
+                 "find walk-ahead")
 # The device reference's request size: du's reads are inode and directory
 # blocks of the filesystem (4 KiB).
 DU_REQUEST_BYTES = 4096
@@ -498,11 +503,21 @@ def metadata(path):
             "gid": status.st_gid}
 
 
+def read_only_run(sources, label):
+    """Reads `sources` as READ_ONLY says; returns (ms, CPU ms)."""
+    script = 'for f in "$@"; do dd if="$f" of=/dev/null bs=128k status=none || exit 1; done'
+    elapsed_ms, _, cpu_ms = timed_run(["sh", "-c", script, "sh"] + [str(s) for s in sources],
+                                      "/bin/sh", runs.clean_environment(), label)
+    return elapsed_ms, cpu_ms
+
+
 def measure_cp(spec, sources, configs, rounds, context):
-    """Copies `sources` with every configuration, cold, `rounds` times."""
+    """Copies `sources` with every configuration, cold, `rounds` times, and
+    reads them alone (READ_ONLY) in the same rounds."""
     copies_dir = DATA_DIR / "copies"
     entries = [(name, engine, depth, CP_PLAIN_OPTIONS) for name, engine, depth in configs]
     entries.append(("stock copy_file_range", None, None, ()))
+    entries.append((READ_ONLY, None, None, None))
     samples = Samples([entry[0] for entry in entries], rounds)
     # One untimed copy first: the first copy of a phase paid a one-off cost
     # (1,127 ms against 409 ms for the same stock copy a round later, on a
@@ -522,6 +537,11 @@ def measure_cp(spec, sources, configs, rounds, context):
                 shutil.rmtree(copies_dir)
             copies_dir.mkdir(parents=True)
             context["cache_method"] = cache.drop_page_cache(sources)
+            if name == READ_ONLY:
+                elapsed_ms, cpu_ms = read_only_run(sources, label)
+                samples.add(name, round_index, elapsed_ms, None, None, cpu_ms)
+                context["progress"].step(label)
+                continue
             target = copies_dir if len(sources) > 1 else copies_dir / sources[0].name
             elapsed_ms, _, statistics, cpu_ms = foreactor_run(
                 "cp", list(options) + sources + [target], engine, depth,
@@ -556,9 +576,7 @@ def judged_ratio(entry):
 
 def best_foreactor(summary):
     found = [(entry["ratio_to_stock"], name) for name, entry in summary.items()
-             if name not in ("stock", "stock copy_file_range", "diskus", "gdu", "system du",
-                             "find", "find walk-ahead")
-             and entry["ratio_to_stock"] is not None]
+             if name not in NOT_FOREACTOR and entry["ratio_to_stock"] is not None]
     return min(found) if found else None
 
 
@@ -641,7 +659,7 @@ def table_lines(title, summary, with_sync=False):
                ratios.format_ratio(entry.get("time_ratio")) if name != "stock" else "1",
                ratios.format_share(ratios.share_realized(
                    (entry.get("time_ratio") or {}).get("ratio"), peer))
-               if name not in ("stock", peer_name) else "-",
+               if name not in ("stock", peer_name, READ_ONLY) else "-",
                number(entry.get("median_cpu_ms"), "{:.0f}")]
         if with_sync:
             row += [number(entry.get("median_ms_with_sync"), "{:.0f}"),
