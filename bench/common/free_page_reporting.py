@@ -11,10 +11,12 @@ or 0.6-3.3 s) by chance, whatever the program; reading the same file took
 drop it starts and which free pages the allocator picks, not on the program
 measured: noise, which a real machine does not have.
 
-hold() asks the guest's page_reporting module (where it offers the
-min_free_ms parameter: pages must stay free that long before they are
-reported) to report nothing freed during the benchmark, and release() puts
-the old value back; an exit of the Python process releases it too.  Pages
+hold() asks the guest's page_reporting module (where it offers these
+parameters) to report nothing freed during the benchmark: min_free_ms (pages
+must stay free that long before they are reported) and max_waiting_mib (more
+free memory than that waiting is reported at once: emptying the cache of a
+2 GiB copy passed the VM's 1,024 MiB).  release() puts the old values back;
+an exit of the Python process releases them too.  Pages
 reported before the hold are still unbacked in the host, and the kernel keeps
 them at the tail of its free lists: hold() writes once to a few GiB of
 anonymous memory and frees it, so that the pages at the head, which the runs
@@ -27,12 +29,14 @@ import atexit
 import mmap
 from pathlib import Path
 
-MIN_FREE_MS = Path("/sys/module/page_reporting/parameters/min_free_ms")
-# The longest wait the parameter takes (the development VM's kernel refuses
-# more than 5 minutes): far longer than a page freed by emptying the cache
-# stays free before the next run allocates it again.  Shorter waits are
-# tried when a kernel refuses it.
-HELD_MIN_FREE_MS = (300_000, 120_000, 60_000)
+PARAMETERS = Path("/sys/module/page_reporting/parameters")
+# Each parameter held, with the values tried in turn until the kernel takes
+# one.  min_free_ms: the longest wait the development VM's kernel takes is 5
+# minutes, far longer than a page freed by emptying the cache stays free
+# before the next run allocates it again.  max_waiting_mib: more than the
+# machine's memory.
+HELD = {"min_free_ms": (300_000, 120_000, 60_000),
+        "max_waiting_mib": (1 << 20, 1 << 16)}
 
 # At most this much memory is touched once by hold(), and at most a third
 # of what is available: the page cache of a cold 2 GiB copy (read and
@@ -70,34 +74,43 @@ def touch_memory(total):
     return touched
 
 
-def hold(parameter=MIN_FREE_MS, touch=touch_memory):
-    """Holds free page reporting until release() (or the process's exit),
-    then backs the head of the free lists (`touch`, see above).
-
-    Returns a dict for a results file: {"held": True, "parameter", "was",
-    "now", "touched_gib"} when held, {"held": False, "why"} when not
-    possible here."""
-    try:
-        was = parameter.read_text().strip()
-    except OSError as error:
-        return {"held": False, "why": f"{parameter}: {error.strerror or error}"}
-    if str(parameter) in _held:
-        return {"held": True, "parameter": str(parameter), "was": _held[str(parameter)],
-                "now": was}
+def _hold_one(path, values):
+    """Sets `path` to the first of `values` the kernel takes.  Returns
+    (was, now) or raises OSError."""
+    if str(path) in _held:
+        return _held[str(path)], path.read_text().strip()
+    was = path.read_text().strip()
     refused = None
-    for milliseconds in HELD_MIN_FREE_MS:
+    for value in values:
         try:
-            parameter.write_text(str(milliseconds))
+            path.write_text(str(value))
         except OSError as error:
             refused = error
             continue
         if not _held:
             atexit.register(release)
-        _held[str(parameter)] = was
-        touched = touch(min(TOUCH_BYTES, _available_bytes() // 3))
-        return {"held": True, "parameter": str(parameter), "was": was, "now": str(milliseconds),
-                "touched_gib": round(touched / (1 << 30), 1)}
-    return {"held": False, "why": f"{parameter}: {refused.strerror or refused}"}
+        _held[str(path)] = was
+        return was, str(value)
+    raise refused
+
+
+def hold(parameters=PARAMETERS, touch=touch_memory):
+    """Holds free page reporting until release() (or the process's exit),
+    then backs the head of the free lists (`touch`, see above).
+
+    Returns a dict for a results file: {"held": True, "parameters": {name:
+    [was, now]}, "touched_gib"} when every parameter of HELD was set,
+    {"held": False, "why"} when not (whatever was set is released again)."""
+    changed = {}
+    for name, values in HELD.items():
+        path = Path(parameters) / name
+        try:
+            changed[name] = list(_hold_one(path, values))
+        except OSError as error:
+            release()
+            return {"held": False, "why": f"{path}: {error.strerror or error}"}
+    touched = touch(min(TOUCH_BYTES, _available_bytes() // 3))
+    return {"held": True, "parameters": changed, "touched_gib": round(touched / (1 << 30), 1)}
 
 
 def release():
@@ -116,7 +129,10 @@ def describe(state):
         return "free page reporting: not recorded"
     if state.get("held"):
         touched = state.get("touched_gib")
-        return (f"free page reporting held during the run ({state['parameter']}: "
-                f"{state['was']} -> {state['now']}"
+        changed = state.get("parameters") or {state.get("parameter"): [state.get("was"),
+                                                                       state.get("now")]}
+        settings = ", ".join(f"{Path(str(name)).name} {was} -> {now}"
+                             for name, (was, now) in changed.items())
+        return (f"free page reporting held during the run ({settings}"
                 + (f"; {touched} GiB touched first" if touched is not None else "") + ")")
     return f"free page reporting: not held ({state.get('why')})"

@@ -444,6 +444,12 @@ def build_page(results_dir, images_dir, page):
              "bound`, or a peer tool. **share of gain realized**: (1 - ratio) / (1 - bound). "
              "How each case is built and read: [COREUTILS](COREUTILS.md), "
              "[BPTREE](BPTREE.md), [LEVELDB](LEVELDB.md), the [user guide](USER_GUIDE.md).",
+             "",
+             "**Cold** means the page cache was emptied before each run. On a virtual machine "
+             "that hands freed memory back to its host (free page reporting), the pages freed "
+             "so fault in the host when the next run touches them, which made cold runs slow "
+             "or fast by chance; runs that say \"free page reporting held\" kept that memory "
+             "for the run's length (bench/common/free_page_reporting.py), the others did not.",
              "", "## Where it was measured", ""]
     lines += machine_lines(loaded) + [""]
     lines += [describe_run(case, loaded[case]) for case in CASE_FILES] + [""]

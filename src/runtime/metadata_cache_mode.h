@@ -32,7 +32,7 @@
 //    lookups served) doubles the streak needed next time, up to
 //    kMaxFastStreak, so a tree whose early lookups warmed its next ones
 //    (siblings share inode table blocks) does not flip the mode back and
-//    forth; a long stay resets it.
+//    forth; a long stay resets it (ServingStreak, serving_streak.h).
 // The mode is kept across scopes.
 //
 // A policy only: the runner times the calls and counts statistics.  One
@@ -40,8 +40,9 @@
 #ifndef FOREACTOR_RUNTIME_METADATA_CACHE_MODE_H_
 #define FOREACTOR_RUNTIME_METADATA_CACHE_MODE_H_
 
-#include <algorithm>
 #include <cstdint>
+
+#include "runtime/serving_streak.h"
 
 namespace foreactor {
 
@@ -61,7 +62,7 @@ class MetadataCacheMode {
   // Lookups are served at the frontier; the peek head issues none.
   bool serving() const { return serving_; }
   // Fast probes in a row that switch to serving.
-  unsigned streak_needed() const { return streak_needed_; }
+  unsigned streak_needed() const { return streak_.needed(); }
 
   // Speculating: whether the lookup the peek head is about to issue is
   // left to the frontier as a probe instead.
@@ -95,11 +96,7 @@ class MetadataCacheMode {
       fast_streak_ = 0;
       slow_streak_ = 1;
       since_probe_ = 0;
-      if (served_ < static_cast<uint64_t>(kLongStayPerNeeded) * streak_needed_) {
-        streak_needed_ = std::min(kMaxFastStreak, streak_needed_ * 2);
-      } else {
-        streak_needed_ = kInitialFastStreak;
-      }
+      streak_.NoteStayEnded(served_, kLongStayPerNeeded);
       return true;
     }
     if (!fast) {
@@ -108,7 +105,7 @@ class MetadataCacheMode {
       return false;
     }
     slow_streak_ = 0;
-    if (++fast_streak_ < streak_needed_) return false;
+    if (++fast_streak_ < streak_.needed()) return false;
     serving_ = true;
     served_ = 0;
     slow_debt_ = 0;
@@ -117,7 +114,7 @@ class MetadataCacheMode {
 
  private:
   bool serving_ = false;
-  unsigned streak_needed_ = kInitialFastStreak;
+  ServingStreak streak_{kInitialFastStreak, kMaxFastStreak};
   unsigned fast_streak_ = 0;
   unsigned slow_streak_ = 0;
   unsigned since_probe_ = 0;

@@ -17,7 +17,8 @@
 //    quick return (within twice the streak needed of checked reads, that is
 //    kCacheCheckInterval times as many reads served) doubles the streak
 //    needed next time, up to kMaxCachedStreak, so a partly cached file does
-//    not flip the mode back and forth; a long stay resets it.  Counting the
+//    not flip the mode back and forth; a long stay resets it (the rule of
+//    ServingStreak, serving_streak.h, which the lookups' mode shares).  Counting the
 //    stay in checked reads makes the rule a bound on the share of reads
 //    that miss: serving stays cheap only while fewer than about one read in
 //    2 x the streak needed misses (LevelDB's level-0 Gets: a dozen cached
@@ -36,6 +37,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "runtime/serving_streak.h"
+
 namespace foreactor {
 
 class PageCacheMode {
@@ -52,7 +55,7 @@ class PageCacheMode {
   // issues none.
   bool serving_from_cache() const { return serving_from_cache_; }
   // Hit units in a row that switch to serving from the cache.
-  unsigned cached_streak_needed() const { return cached_streak_needed_; }
+  unsigned cached_streak_needed() const { return streak_.needed(); }
 
   // The file system refused RWF_NOWAIT: no read is probed or served from
   // the cache any more.
@@ -80,7 +83,7 @@ class PageCacheMode {
     const uint64_t units = std::max<uint64_t>(1, bytes / kCacheHitUnitBytes);
     consecutive_hits_ =
         static_cast<unsigned>(std::min<uint64_t>(consecutive_hits_ + units, kMaxCachedStreak));
-    if (consecutive_hits_ < cached_streak_needed_ || serving_from_cache_) return false;
+    if (consecutive_hits_ < streak_.needed() || serving_from_cache_) return false;
     serving_from_cache_ = true;
     served_since_switch_ = 0;
     return true;
@@ -95,12 +98,9 @@ class PageCacheMode {
     served_in_a_row_ = 0;
     serving_from_cache_ = false;
     consecutive_hits_ = 0;
-    if (served_since_switch_ <
-        2 * static_cast<uint64_t>(cached_streak_needed_) * kCacheCheckInterval) {
-      cached_streak_needed_ = std::min(2 * cached_streak_needed_, kMaxCachedStreak);
-    } else {
-      cached_streak_needed_ = kInitialCachedStreak;
-    }
+    // The stay counted in reads served: twice the streak needed of checked
+    // reads is kCacheCheckInterval times as many served.
+    streak_.NoteStayEnded(served_since_switch_, 2 * kCacheCheckInterval);
   }
 
   // A read was served from the cache.
@@ -110,7 +110,7 @@ class PageCacheMode {
   // long enough for the scope to stop following its graph (the runner
   // also waits until nothing is ahead).
   bool ServedRunLeavesScope() {
-    return ++served_in_a_row_ >= kServedPerNeededHitBeforeLeavingToCache * cached_streak_needed_;
+    return ++served_in_a_row_ >= kServedPerNeededHitBeforeLeavingToCache * streak_.needed();
   }
 
  private:
@@ -121,7 +121,7 @@ class PageCacheMode {
   unsigned reads_since_probe_ = 0;  // reads not probed while the data looks cold
   unsigned reads_since_check_ = 0;  // reads served from the cache (kCacheCheckInterval)
   unsigned served_in_a_row_ = 0;    // this scope: reads served since speculating last
-  unsigned cached_streak_needed_ = kInitialCachedStreak;
+  ServingStreak streak_{kInitialCachedStreak, kMaxCachedStreak};
   uint64_t served_since_switch_ = 0;  // reads served since the last switch to serving
 };
 

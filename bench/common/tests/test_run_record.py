@@ -106,7 +106,7 @@ def test_begin_and_finish_record_and_print_machine_commit_load_and_device(tmp_pa
         return {"request_bytes": request_bytes, "seconds_per_depth": 4, "fio": "fio-3.33",
                 "depths": {"1": {"iops": 10000}, "64": {"iops": 50000}},
                 "qd64_time_ratio": 0.2}
-    held = {"held": True, "parameter": "min_free_ms", "was": "0", "now": "86400000"}
+    held = {"held": True, "parameters": {"min_free_ms": ["0", "300000"]}, "touched_gib": 6.0}
     released = []
     record = run_record.begin("demo", tmp_path, 8192, parse([]), 3, 3, None, stream=stream,
                               measure=measure, hold=lambda: held)
@@ -118,7 +118,8 @@ def test_begin_and_finish_record_and_print_machine_commit_load_and_device(tmp_pa
     header = stream.getvalue()
     for words in ("machine:", "commit:", "load average at start", "QD64 50.0k IOPS (5.0x QD1)",
                   "rounds: 3 (defaults: 3, no --quick mode)",
-                  "free page reporting held during the run (min_free_ms: 0 -> 86400000)"):
+                  "free page reporting held during the run (min_free_ms 0 -> 300000; "
+                  "6.0 GiB touched first)"):
         assert words in header
     assert record["free_page_reporting"] == held
     run_record.sample_load(record)
@@ -161,23 +162,38 @@ def test_describe_machine_names_device_filesystem_and_virtualization():
     assert "cores" in machine.describe(description)
 
 
-def test_free_page_reporting_is_held_and_the_old_value_restored(tmp_path):
-    parameter = tmp_path / "min_free_ms"
-    parameter.write_text("250\n")
+def test_free_page_reporting_is_held_and_the_old_values_restored(tmp_path):
+    (tmp_path / "min_free_ms").write_text("250\n")
+    (tmp_path / "max_waiting_mib").write_text("1024\n")
     touched = []
-    state = free_page_reporting.hold(parameter, touch=lambda total: touched.append(total) or total)
-    longest = str(free_page_reporting.HELD_MIN_FREE_MS[0])
+    state = free_page_reporting.hold(tmp_path,
+                                     touch=lambda total: touched.append(total) or total)
+    longest = str(free_page_reporting.HELD["min_free_ms"][0])
+    most = str(free_page_reporting.HELD["max_waiting_mib"][0])
     assert touched and 0 <= touched[0] <= free_page_reporting.TOUCH_BYTES
-    assert state == {"held": True, "parameter": str(parameter), "was": "250", "now": longest,
+    assert state == {"held": True,
+                     "parameters": {"min_free_ms": ["250", longest],
+                                    "max_waiting_mib": ["1024", most]},
                      "touched_gib": round(touched[0] / (1 << 30), 1)}
-    assert parameter.read_text() == longest
-    # Held twice (two benchmarks in one process): the first old value stays.
-    assert free_page_reporting.hold(parameter, touch=lambda total: 0)["was"] == "250"
-    assert "held during the run" in free_page_reporting.describe(state)
+    assert (tmp_path / "min_free_ms").read_text() == longest
+    assert (tmp_path / "max_waiting_mib").read_text() == most
+    # Held twice (two benchmarks in one process): the first old values stay.
+    again = free_page_reporting.hold(tmp_path, touch=lambda total: 0)
+    assert again["parameters"]["min_free_ms"] == ["250", longest]
+    description = free_page_reporting.describe(state)
+    assert f"min_free_ms 250 -> {longest}" in description and "held during the run" in description
     free_page_reporting.release()
-    assert parameter.read_text() == "250"
+    assert (tmp_path / "min_free_ms").read_text() == "250"
+    assert (tmp_path / "max_waiting_mib").read_text() == "1024"
     free_page_reporting.release()  # nothing held: nothing changes
-    assert parameter.read_text() == "250"
+    assert (tmp_path / "min_free_ms").read_text() == "250"
+
+
+def test_free_page_reporting_partly_absent_releases_what_it_set(tmp_path):
+    (tmp_path / "min_free_ms").write_text("0")  # max_waiting_mib absent
+    state = free_page_reporting.hold(tmp_path, touch=lambda total: 0)
+    assert state["held"] is False and "max_waiting_mib" in state["why"]
+    assert (tmp_path / "min_free_ms").read_text() == "0"
 
 
 def test_touch_memory_touches_what_it_is_asked_for():
@@ -186,7 +202,7 @@ def test_touch_memory_touches_what_it_is_asked_for():
 
 
 def test_free_page_reporting_absent_changes_nothing_and_says_why(tmp_path):
-    state = free_page_reporting.hold(tmp_path / "no_such_parameter")
-    assert state["held"] is False and "no_such_parameter" in state["why"]
+    state = free_page_reporting.hold(tmp_path / "no_such_folder")
+    assert state["held"] is False and "no_such_folder" in state["why"]
     assert "not held" in free_page_reporting.describe(state)
     assert "not recorded" in free_page_reporting.describe(None)
