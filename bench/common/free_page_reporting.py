@@ -16,13 +16,15 @@ parameters) to report nothing freed during the benchmark: min_free_ms (pages
 must stay free that long before they are reported) and max_waiting_mib (more
 free memory than that waiting is reported at once: emptying the cache of a
 2 GiB copy passed the VM's 1,024 MiB).  release() puts the old values back;
-an exit of the Python process releases them too.  Pages
-reported before the hold are still unbacked in the host, and the kernel keeps
-them at the tail of its free lists: hold() writes once to a few GiB of
-anonymous memory and frees it, so that the pages at the head, which the runs
-allocate first, are backed.  Where the parameter is absent or not writable
-nothing changes, and the record says so.  Baseline and foreactor runs see
-the same memory either way.
+an exit of the Python process releases them too.  Pages reported before the
+hold are still unbacked in the host, and the kernel keeps them at the tail
+of its free lists: hold() writes once to a few GiB of anonymous memory and
+frees it, so that the pages at the head, which the runs allocate first, are
+backed.  Where a parameter is absent or not writable nothing changes, and
+the record says so.  Baseline and foreactor runs see the same memory either
+way.  Two benchmarks holding at once in separate processes may leave the
+parameters held after both end (the second saw the first's values): the VM
+then only returns memory later.
 """
 
 import atexit
@@ -129,10 +131,8 @@ def describe(state):
         return "free page reporting: not recorded"
     if state.get("held"):
         touched = state.get("touched_gib")
-        changed = state.get("parameters") or {state.get("parameter"): [state.get("was"),
-                                                                       state.get("now")]}
-        settings = ", ".join(f"{Path(str(name)).name} {was} -> {now}"
-                             for name, (was, now) in changed.items())
+        settings = ", ".join(f"{name} {was} -> {now}"
+                             for name, (was, now) in state["parameters"].items())
         return (f"free page reporting held during the run ({settings}"
                 + (f"; {touched} GiB touched first" if touched is not None else "") + ")")
     return f"free page reporting: not held ({state.get('why')})"
