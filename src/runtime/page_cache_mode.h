@@ -18,12 +18,12 @@
 //    kCacheCheckInterval times as many reads served) doubles the streak
 //    needed next time, up to kMaxCachedStreak, so a partly cached file does
 //    not flip the mode back and forth; a long stay resets it (the rule of
-//    ServingStreak, serving_streak.h, which the lookups' mode shares).  Counting the
-//    stay in checked reads makes the rule a bound on the share of reads
-//    that miss: serving stays cheap only while fewer than about one read in
-//    2 x the streak needed misses (LevelDB's level-0 Gets: a dozen cached
-//    block reads, then one from the device; served, that read waits at the
-//    frontier);
+//    ServingStreak, serving_streak.h, which the lookups' mode shares).
+//    Counting the stay in checked reads makes the rule a bound on the share
+//    of reads that miss: serving stays cheap only while fewer than about one
+//    read in 2 x the streak needed misses (LevelDB's level-0 Gets: a dozen
+//    cached block reads, then one from the device; served, that read waits
+//    at the frontier);
 //  - when a scope stops following its graph: after
 //    kServedPerNeededHitBeforeLeavingToCache x the streak needed reads
 //    served from the cache in a row within it.

@@ -27,9 +27,9 @@ class ServingStreak {
   // Hits in a row that switch to serving now.
   unsigned needed() const { return needed_; }
 
-  // A stay in serving ended after `stay` units (the caller's: reads
-  // checked, lookups served).  Shorter than `long_stay_per_needed` x
-  // needed(): needed() doubles, up to the maximum; else it is reset.
+  // A stay in serving ended after `stay` units (the caller's: reads or
+  // lookups served).  Shorter than `long_stay_per_needed` x needed():
+  // needed() doubles, up to the maximum; else it is reset.
   void NoteStayEnded(uint64_t stay, uint64_t long_stay_per_needed) {
     if (stay < long_stay_per_needed * needed_) {
       needed_ = std::min(maximum_, 2 * needed_);
