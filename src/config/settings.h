@@ -19,7 +19,7 @@
 //                                  write-behind off, nothing else
 //   FOREACTOR_STATS=PATH           write statistics JSON there at exit
 //   FOREACTOR_WALK_AHEAD=0|1       walk directory trees ahead of the program (src/walk/)
-//   FOREACTOR_WALK_AHEAD_WORKERS=N walk-ahead threads, 1..64 (default 4)
+//   FOREACTOR_WALK_AHEAD_WORKERS=N walk-ahead threads, 1..64 (default 8)
 //   FOREACTOR_WALK_AHEAD_DISTANCE=N  directories walk-ahead may read ahead of the program,
 //                                  1..1000000 (default 1024)
 //
@@ -67,7 +67,7 @@ struct WalkAheadSettings {
   bool enabled = false;      // FOREACTOR_WALK_AHEAD=1 (and FOREACTOR=1)
   bool refused = false;      // FOREACTOR_WALK_AHEAD=0 or an invalid value: a plugin's
                              // request (foreactor_walk_ahead) cannot turn it on
-  unsigned workers = 4;      // threads that walk, sharing one private descriptor table
+  unsigned workers = 8;      // threads that walk, sharing one private descriptor table
   unsigned distance = 1024;  // directories read ahead of the program's, at most
 };
 

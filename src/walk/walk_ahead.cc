@@ -27,6 +27,7 @@
 #include "config/report.h"
 #include "config/settings.h"
 #include "runtime/raw_syscalls.h"
+#include "runtime/serving_streak.h"
 #include "runtime/statistics.h"
 #include "walk/directory_queue.h"
 #include "walk/walkable_filesystem.h"
@@ -59,8 +60,7 @@ constexpr size_t kDirectoryBufferBytes = 64 * 1024;
 // ru_inblock did not grow; the kernel counts every read bio a thread
 // submits, metadata included).  Timing the calls instead misjudges: a
 // lowest-priority thread is often preempted between two clock reads.
-// Once kWarmDirectoriesForRest directories, or directories holding
-// kWarmEntriesForRest entries, were cached in a row (ahead of the program:
+// Once enough directories were cached in a row (ahead of the program:
 // what it read itself is cached), the tree is taken as cached and the walk
 // rests: it reads nothing while the program opens the next
 // kFirstRestDirectories directories.  Then it probes: it reads the
@@ -75,8 +75,19 @@ constexpr size_t kDirectoryBufferBytes = 64 * 1024;
 // cached tree a walk costs a few dozen directories and a probe now and
 // then.  Without the kernel's I/O accounting (no /proc/self/io) nothing
 // tells a cached directory apart, and the walk never rests.
-constexpr uint64_t kWarmDirectoriesForRest = 32;
-constexpr uint64_t kWarmEntriesForRest = 512;
+//
+// "Enough" is learnt (ServingStreak): kWarmDirectoriesForRest directories,
+// or kWarmEntriesPerDirectory times that many entries, at first.  A cold
+// tree has cached stretches too: the kernel reads directory blocks and
+// inode tables ahead in clusters, so a run of directories whose blocks a
+// neighbour's read brought in looks cached.  A rest that a cold probe ends
+// within kLongRestPerNeeded x the streak needed (counted in directories the
+// program opened) doubles the streak needed, up to
+// kMostWarmDirectoriesForRest; a longer rest resets it.
+constexpr unsigned kWarmDirectoriesForRest = 32;
+constexpr unsigned kMostWarmDirectoriesForRest = 4096;
+constexpr uint64_t kWarmEntriesPerDirectory = 16;
+constexpr uint64_t kLongRestPerNeeded = 8;
 constexpr uint64_t kFirstRestDirectories = 64;
 constexpr uint64_t kLongestRestDirectories = 8192;
 constexpr uint64_t kProbeEntries = 64;
@@ -347,6 +358,17 @@ class WalkAhead {
     StopResting();
     walking_.store(true, std::memory_order_relaxed);
     return true;
+  }
+
+  // The walk found the tree cold: a rest under way ends, and its length
+  // teaches the streak needed for the next one.  Caller holds mutex_.
+  void FoundCold() {
+    if (resting_) {
+      rest_streak_.NoteStayEnded(
+          counters.program_directories.load(std::memory_order_relaxed) - rest_began_program_,
+          kLongRestPerNeeded);
+    }
+    StopResting();
   }
 
   // The walk reads again, and a later rest starts at its first length.
@@ -625,19 +647,20 @@ class WalkAhead {
   void NoteWarmth(const DirectoryOutcome& outcome, bool behind) {
     if (!outcome.warm) {
       if (resting_) wake_.notify_all();  // a read begun before the rest: read again
-      StopResting();
+      FoundCold();
       return;
     }
     if (behind) return;
     warm_directories_++;
     warm_entries_ += outcome.entries;
+    const uint64_t needed = rest_streak_.needed();
     if (resting_ ||
-        (warm_directories_ < kWarmDirectoriesForRest && warm_entries_ < kWarmEntriesForRest)) {
+        (warm_directories_ < needed && warm_entries_ < kWarmEntriesPerDirectory * needed)) {
       return;
     }
     resting_ = true;
-    rest_end_program_ =
-        counters.program_directories.load(std::memory_order_relaxed) + rest_directories_;
+    rest_began_program_ = counters.program_directories.load(std::memory_order_relaxed);
+    rest_end_program_ = rest_began_program_ + rest_directories_;
     counters.rests.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -653,7 +676,7 @@ class WalkAhead {
       return;
     }
     counters.probes_cold.fetch_add(1, std::memory_order_relaxed);
-    StopResting();
+    FoundCold();
     wake_.notify_all();
   }
 
@@ -755,6 +778,8 @@ class WalkAhead {
   bool probing_ = false;           // a probe is being read
   uint64_t rest_end_program_ = 0;  // the program's directory count at which to probe
   uint64_t rest_directories_ = kFirstRestDirectories;  // the current rest's length
+  uint64_t rest_began_program_ = 0;  // the program's directory count when the rest began
+  ServingStreak rest_streak_{kWarmDirectoriesForRest, kMostWarmDirectoriesForRest};
   bool io_accounting_ = false;  // KernelAccountsBlockReads(), set by the first thread
   std::atomic<bool> threads_started_{false};
   std::atomic<bool> walking_{false};            // a walk is under way: relative opens only count

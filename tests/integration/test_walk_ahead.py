@@ -291,6 +291,31 @@ def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
     assert statistics["directories_cold"] > statistics["probes_cold"], statistics
 
 
+@needs_io_accounting
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping the kernel's caches needs root")
+def test_a_tree_cached_in_stretches_stops_making_the_walk_rest(tmp_path):
+    # Every other of 20 top directories (41 directories each) cached: each
+    # cached stretch looks like a cached tree, and the rest it starts ends
+    # soon after at a cold probe.  After such a quick return the walk needs
+    # a longer cached run to rest again (ServingStreak), so it rests a
+    # couple of times, not once per stretch (7 to 10 times before).
+    root = tmp_path / "striped_tree"
+    order = make_directories(root, 20, 40)
+    os.sync()
+    pathlib.Path("/proc/sys/vm/drop_caches").write_text("3")
+    for name in order[0::2]:
+        for directory, _, files in os.walk(root / name):
+            for file in files:
+                os.lstat(os.path.join(directory, file))
+    stats = tmp_path / "stats.json"
+    outcome = run([program("tree_walker"), "slow-walk", root, "1"],
+                  walk_ahead_environment(stats, linked=True), timeout=120)
+    assert outcome.returncode == 0, outcome
+    statistics = walk_statistics(stats)
+    assert statistics["probes_cold"] >= 1, statistics
+    assert 1 <= statistics["rests"] <= 3, statistics
+
+
 @preloads
 def test_find_quit_and_a_killed_walk_end_at_once(tree, tmp_path):
     plain, walked, _ = run_both(["find", str(tree), "-name", "file1", "-print", "-quit"], tmp_path)

@@ -353,7 +353,7 @@ TEST(ParseSettingsTest, WalkAheadIsOffUnlessAskedFor) {
   ProcessSettings unset = Parse({"FOREACTOR=1"});
   EXPECT_FALSE(unset.walk_ahead.enabled);
   EXPECT_FALSE(unset.walk_ahead.refused);  // a plugin may still ask for it
-  EXPECT_EQ(unset.walk_ahead.workers, 4u);
+  EXPECT_EQ(unset.walk_ahead.workers, 8u);
   EXPECT_EQ(unset.walk_ahead.distance, 1024u);
   ProcessSettings off = Parse({"FOREACTOR=1", "FOREACTOR_WALK_AHEAD=0"});
   EXPECT_FALSE(off.walk_ahead.enabled);
