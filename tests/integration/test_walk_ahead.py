@@ -246,6 +246,24 @@ needs_io_accounting = pytest.mark.skipif(not os.path.exists("/proc/self/io"),
                                          reason="the kernel does not account per-thread I/O")
 
 
+def slow_walk_with_only_these_cached(root: pathlib.Path, cached: list, tmp_path) -> dict:
+    """Drops the kernel's caches (root only), stats every file under the
+    top directories `cached` of `root` so that they are cached again, then
+    walks `root` at 1 ms a directory under walk-ahead; returns walk-ahead's
+    statistics."""
+    os.sync()
+    pathlib.Path("/proc/sys/vm/drop_caches").write_text("3")
+    for name in cached:
+        for directory, _, files in os.walk(root / name):
+            for file in files:
+                os.lstat(os.path.join(directory, file))
+    stats = tmp_path / "stats.json"
+    outcome = run([program("tree_walker"), "slow-walk", root, "1"],
+                  walk_ahead_environment(stats, linked=True), timeout=120)
+    assert outcome.returncode == 0, outcome
+    return walk_statistics(stats)
+
+
 @needs_io_accounting
 def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_path):
     # 8 x 40 directories, all cached (just made), walked at 1 ms a directory.
@@ -275,17 +293,7 @@ def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
     # the program reaches last finds the device.
     root = tmp_path / "half_cached_tree"
     order = make_directories(root, 8, 40)
-    os.sync()
-    pathlib.Path("/proc/sys/vm/drop_caches").write_text("3")
-    for name in order[:4]:
-        for directory, _, files in os.walk(root / name):
-            for file in files:
-                os.lstat(os.path.join(directory, file))
-    stats = tmp_path / "stats.json"
-    outcome = run([program("tree_walker"), "slow-walk", root, "1"],
-                  walk_ahead_environment(stats, linked=True), timeout=120)
-    assert outcome.returncode == 0, outcome
-    statistics = walk_statistics(stats)
+    statistics = slow_walk_with_only_these_cached(root, order[:4], tmp_path)
     assert statistics["rests"] >= 1, statistics
     assert statistics["probes_cold"] >= 1, statistics
     assert statistics["directories_cold"] > statistics["probes_cold"], statistics
@@ -301,17 +309,7 @@ def test_a_tree_cached_in_stretches_stops_making_the_walk_rest(tmp_path):
     # couple of times, not once per stretch (7 to 10 times before).
     root = tmp_path / "striped_tree"
     order = make_directories(root, 20, 40)
-    os.sync()
-    pathlib.Path("/proc/sys/vm/drop_caches").write_text("3")
-    for name in order[0::2]:
-        for directory, _, files in os.walk(root / name):
-            for file in files:
-                os.lstat(os.path.join(directory, file))
-    stats = tmp_path / "stats.json"
-    outcome = run([program("tree_walker"), "slow-walk", root, "1"],
-                  walk_ahead_environment(stats, linked=True), timeout=120)
-    assert outcome.returncode == 0, outcome
-    statistics = walk_statistics(stats)
+    statistics = slow_walk_with_only_these_cached(root, order[0::2], tmp_path)
     assert statistics["probes_cold"] >= 1, statistics
     assert 1 <= statistics["rests"] <= 3, statistics
 
