@@ -306,7 +306,8 @@ def measure_bound(point, image, trace, operations, arguments, cold_reports):
                                                           operations),
                                     runs.foreactor_environment(None, None, None), image,
                                     operations, arguments, cold_reports,
-                                    around=lambda command: bound_command(command, figures_file))
+                                    around=lambda command: bound_command(
+                                        command, figures_file, arguments.device_gain))
         if completed.returncode != 0 or not figures_file.exists():
             say(f"run.py: no bound at {point_label(point)} (foreactor bound exited "
                 f"{completed.returncode}): {completed.stderr.strip()[-300:]}")
@@ -321,13 +322,15 @@ def driver_command(driver, point, trace, image, operations):
     return command + ([] if point["fill_cache"] else ["--no-fill-cache"])
 
 
-def bound_command(command, figures_file):
+def bound_command(command, figures_file, device_gain):
     """`command` (the plain driver's, possibly behind the memory cgroup's
     wrapper) run under `foreactor bound`, the figures written to
-    `figures_file`."""
+    `figures_file`; with the device's gain from queue depth 1 to 64 (None:
+    not measured) also the device-aware bound."""
+    gain = [] if device_gain is None else ["--device-gain", f"{device_gain:.3f}"]
     return [sys.executable, ROOT / "tools" / "foreactor", "bound", "--binary", PLAIN_DRIVER,
             "--function", "leveldb::DBImpl::Get", "--calls", "pread64",
-            "--json", figures_file, "--"] + list(command)
+            "--json", figures_file] + gain + ["--"] + list(command)
 
 
 def run_at_point(point, command, environment, image, operations, arguments, cold_reports,
@@ -445,9 +448,14 @@ def point_label(point):
 
 def bound_line(figures):
     """One line of `foreactor bound` figures (see measure_bound)."""
+    device = ""
+    if "device_ratio" in figures:
+        device = (f"; on this device (at most {figures['device_gain']:.2f}x the reads of one "
+                  f"at a time): avg {figures['device_ratio']['average']:.2f}x, p99 "
+                  f"{figures['device_ratio']['p99']:.2f}x")
     return (f"bound (each Get waits only for its longest pread): avg "
-            f"{figures['ratio']['average']:.2f}x, p99 {figures['ratio']['p99']:.2f}x of plain; "
-            f"{figures['calls_per_invocation']:.2f} preads per Get "
+            f"{figures['ratio']['average']:.2f}x, p99 {figures['ratio']['p99']:.2f}x of plain"
+            f"{device}; {figures['calls_per_invocation']:.2f} preads per Get "
             f"({figures['share_in_calls']:.0%} of Get time in pread)")
 
 
@@ -557,6 +565,10 @@ def main():
     build_drivers()
     record = run_record.begin("leveldb", RUN_DIR.parent, BLOCK_BYTES, arguments,
                               arguments.rounds, DEFAULT_ROUNDS, DEFAULT_ROUNDS)
+    # The device's throughput gain from queue depth 1 to 64, for the
+    # device-aware bound (None when the reference was not measured).
+    device_time_ratio = run_record.device_bound(record)
+    arguments.device_gain = 1 / device_time_ratio if device_time_ratio else None
     if memory.available() == "none":
         say("run.py: no memory cgroup can be made here: runs below 100% are NOT limited")
     plan = points(arguments)

@@ -61,6 +61,22 @@ def test_summary_of_a_chain_and_of_single_calls():
     assert bound.summarize([]) is None
 
 
+def test_the_device_aware_bound_waits_for_the_calls_sum_over_the_device_gain():
+    chain = {"seconds": 0.004, "calls": 4, "call_seconds": 0.004, "longest_call_seconds": 0.001}
+    single = {"seconds": 0.001, "calls": 1, "call_seconds": 0.001, "longest_call_seconds": 0.001}
+    summary = bound.summarize([chain, single], device_gain=2.0)
+    # The chain's 4 ms of calls at twice the rate: 2 ms, not its longest 1 ms;
+    # the single call is its own longest.
+    assert summary["device_bound_us"]["average"] == pytest.approx((2_000 + 1_000) / 2)
+    assert summary["device_ratio"]["average"] == pytest.approx(3 / 5)
+    assert summary["ratio"]["average"] == pytest.approx(2 / 5)  # unchanged
+    # A device that serves every call at once gives the plain bound.
+    unlimited = bound.summarize([chain, single], device_gain=4.0)
+    assert unlimited["device_bound_us"] == unlimited["bound_us"]
+    assert "device_gain" not in bound.summarize([chain, single])
+    assert "4.00x the requests" in bound.format_report("get", unlimited)
+
+
 def test_perf_script_lines():
     lines = [
         "  17198 35367.864356: foreactor_bound_9:entry: (55d0c0a14fc0)",
@@ -128,6 +144,8 @@ def test_the_symbol_is_found_and_a_missing_one_is_named(chain):
     (["bound", "--function", "lookup", "true"], "unrecognized arguments: true"),
     (["bound", "--function", "lookup", "--"], "no command after '--'"),
     (["bound", "--function", "lookup", "--calls", "pread64;rm", "--", "true"], "--calls"),
+    (["bound", "--function", "lookup", "--device-gain", "0.5", "--", "true"], "--device-gain"),
+    (["bound", "--function", "lookup", "--device-gain", "fast", "--", "true"], "--device-gain"),
 ])
 def test_bad_arguments(arguments, message):
     completed = run_tool(arguments)

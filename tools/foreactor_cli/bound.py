@@ -13,9 +13,17 @@ percentiles) is the floor of what a foreaction graph of SYMBOL can reach on
 this workload and machine: a function that makes about one slow call per
 invocation has nothing to overlap, whatever its graph.
 
+A device serves only so many requests at once.  With --device-gain G (the
+device's throughput with many requests in flight over its throughput with
+one, e.g. fio's IOPS at queue depth 64 over queue depth 1), a second,
+device-aware bound also lets an invocation wait at least for the sum of its
+calls' times divided by G: max(longest call, sum / G) instead of the
+longest call.  It is still optimistic (every call as if served by the
+device at its best rate, cached ones included), so a target below it
+cannot be reached on that device.
+
 What it does not count: overlap across invocations (a graph whose scope is
-smaller than the loop it speeds up) and a device that serves fewer requests
-at once than the bound assumes.  For a function whose invocations each make
+smaller than the loop it speeds up).  For a function whose invocations each make
 many calls (a copy loop) the bound is loose; it is meant for functions with
 short chains of calls (a key-value Get, a B+-tree lookup).
 """
@@ -59,7 +67,23 @@ def make_parser(tool):
     parser.add_argument("--calls", default=",".join(DEFAULT_CALLS),
                         help="comma-separated system calls to count (default: %(default)s)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--device-gain", metavar="G", type=device_gain,
+                        help="also give the device-aware bound: the device serves at most G "
+                             "times the requests per second with many in flight as with one "
+                             "(e.g. fio IOPS at queue depth 64 over queue depth 1); a number "
+                             ">= 1")
     return parser
+
+
+def device_gain(text):
+    """The --device-gain value: a finite number >= 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (1.0 <= value < float("inf")):
+        raise ValueError("not a number >= 1")
+    return value
 
 
 # ------------------------------------------------------------ the analysis
@@ -108,9 +132,10 @@ def invocations_of(events):
     return result
 
 
-def summarize(invocations):
+def summarize(invocations, device_gain=None):
     """Figures of a list of invocations (see invocations_of), or None when
-    empty.  Times in microseconds."""
+    empty.  Times in microseconds.  With `device_gain` (see --device-gain)
+    also the device-aware bound: device_bound_us and device_ratio."""
     if not invocations:
         return None
     measured = sorted(i["seconds"] for i in invocations)
@@ -125,17 +150,28 @@ def summarize(invocations):
         return {"average": sum(values) / len(values) * 1e6, "p50": percentile(values, 0.5) * 1e6,
                 "p99": percentile(values, 0.99) * 1e6}
 
+    def ratios(values):
+        return {key: (values[key] / measured_figures[key] if measured_figures[key] else 1.0)
+                for key in measured_figures}
+
     measured_figures, bound_figures = figures(measured), figures(bound)
-    return {
+    summary = {
         "invocations": len(invocations),
         "calls_per_invocation": sum(i["calls"] for i in invocations) / len(invocations),
         "calls_histogram": {str(k): v for k, v in sorted(calls_histogram.items())},
         "share_in_calls": sum(i["call_seconds"] for i in invocations) / total if total else 0.0,
         "measured_us": measured_figures,
         "bound_us": bound_figures,
-        "ratio": {key: (bound_figures[key] / measured_figures[key]
-                        if measured_figures[key] else 1.0) for key in measured_figures},
+        "ratio": ratios(bound_figures),
     }
+    if device_gain is not None:
+        device_bound = figures(sorted(
+            i["seconds"] - i["call_seconds"] +
+            max(i["longest_call_seconds"], i["call_seconds"] / device_gain)
+            for i in invocations))
+        summary.update(device_gain=device_gain, device_bound_us=device_bound,
+                       device_ratio=ratios(device_bound))
+    return summary
 
 
 def parse_perf_script(lines, entry_event, return_event, calls):
@@ -180,7 +216,20 @@ def format_report(function, summary):
         "  p99                   %9.1f us  %9.1f us                             %.3fx"
         % (m["p99"], b["p99"], r["p99"]),
         "The ratio is the floor of what a foreaction graph of this function can reach here.",
-    ])
+    ] + device_report(summary))
+
+
+def device_report(summary):
+    """The report's lines of the device-aware bound (none without it)."""
+    if "device_gain" not in summary:
+        return []
+    m, d, r = summary["measured_us"], summary["device_bound_us"], summary["device_ratio"]
+    return [
+        "On a device that serves at most %.2fx the requests of one at a time (--device-gain):"
+        % summary["device_gain"],
+        "                        measured      at once, on that device                ratio",
+    ] + ["  %-21s %9.1f us  %9.1f us                             %.3fx"
+         % (key, m[key], d[key], r[key]) for key in ("average", "p50", "p99")]
 
 
 # ------------------------------------------------------------ running perf
@@ -349,7 +398,7 @@ def main(arguments, tool):
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True) as script:
             events = parse_perf_script(script.stdout, entry, exit_event, calls)
-    summary = summarize(invocations_of(events))
+    summary = summarize(invocations_of(events), options.device_gain)
     if summary is None:
         print("foreactor bound: %s was never called (or never returned)" % options.function)
         return status if status != 0 else 1

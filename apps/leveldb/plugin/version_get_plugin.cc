@@ -99,7 +99,8 @@ struct Table {
   std::unique_ptr<leveldb::FilterBlockReader> filter;
   // Whether Gets find the table's blocks in the page cache: those reads
   // are left out of plans.
-  std::unique_ptr<foreactor::FileReadsInCache> reads_in_cache;
+  std::unique_ptr<foreactor::FileReadsInCache> reads_in_cache =
+      std::make_unique<foreactor::FileReadsInCache>();
 };
 
 // What this thread sees of the table it is opening: the file (open wrap),
@@ -328,14 +329,7 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
           leveldb::BytewiseComparator();
   if (!status.ok() || !bytewise || opened.fd < 0 || opened.blocks.empty()) return status;
   NoThrow([&] {
-    Table entry{*table,
-                opened.fd,
-                options.block_cache,
-                file_size,
-                0,
-                nullptr,
-                nullptr,
-                std::make_unique<foreactor::FileReadsInCache>()};
+    Table entry{*table, opened.fd, options.block_cache, file_size, 0, nullptr, nullptr};
     entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
     // BlockContents: data, cachable, heap_allocated (the view does not own the data).
     entry.index =
