@@ -289,14 +289,17 @@ def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_pat
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping the kernel's caches needs root")
 def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
     # The first half of the tree (in the walk's order) cached, the second
-    # not: the walk rests in the first half, and its probe of the directory
-    # the program reaches last finds the device.
+    # not: the walk rests in the first half; the rest ends when its probe of
+    # the directory the program reaches last finds the device, or when a
+    # directory still being read as it began did, and the walk reads the
+    # second half's 164 directories from the device, not the program: at
+    # least one top directory's 41 of them (all, unloaded; under ASan on a
+    # loaded machine the program overtakes part of the walk).
     root = tmp_path / "half_cached_tree"
     order = make_directories(root, 8, 40)
     statistics = slow_walk_with_only_these_cached(root, order[:4], tmp_path)
     assert statistics["rests"] >= 1, statistics
-    assert statistics["probes_cold"] >= 1, statistics
-    assert statistics["directories_cold"] > statistics["probes_cold"], statistics
+    assert statistics["directories_cold"] >= 41, statistics
 
 
 @needs_io_accounting
@@ -304,14 +307,14 @@ def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
 def test_a_tree_cached_in_stretches_stops_making_the_walk_rest(tmp_path):
     # Every other of 20 top directories (41 directories each) cached: each
     # cached stretch looks like a cached tree, and the rest it starts ends
-    # soon after at a cold probe.  After such a quick return the walk needs
-    # a longer cached run to rest again (ServingStreak), so it rests a
-    # couple of times, not once per stretch (7 to 10 times before).
+    # soon after (at a cold probe, or at a cold directory still being read
+    # as it began).  After such a quick return the walk needs a longer
+    # cached run to rest again (ServingStreak), so it rests a couple of
+    # times, not once per stretch (7 to 10 times before).
     root = tmp_path / "striped_tree"
     order = make_directories(root, 20, 40)
     statistics = slow_walk_with_only_these_cached(root, order[0::2], tmp_path)
-    assert statistics["probes_cold"] >= 1, statistics
-    assert 1 <= statistics["rests"] <= 3, statistics
+    assert 1 <= statistics["rests"] <= 4, statistics
 
 
 @preloads
