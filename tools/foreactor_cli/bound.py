@@ -132,6 +132,15 @@ def invocations_of(events):
     return result
 
 
+def time_at_once(invocation, device_gain=float("inf")):
+    """The time of `invocation` (see invocations_of) had all its calls been
+    issued at its start: its work outside the calls, plus its longest call
+    or, on a device that serves at most `device_gain` times the requests of
+    one at a time, its calls' summed time over that gain if longer."""
+    return (invocation["seconds"] - invocation["call_seconds"] +
+            max(invocation["longest_call_seconds"], invocation["call_seconds"] / device_gain))
+
+
 def summarize(invocations, device_gain=None):
     """Figures of a list of invocations (see invocations_of), or None when
     empty.  Times in microseconds.  With `device_gain` (see --device-gain)
@@ -139,8 +148,7 @@ def summarize(invocations, device_gain=None):
     if not invocations:
         return None
     measured = sorted(i["seconds"] for i in invocations)
-    bound = sorted(i["seconds"] - (i["call_seconds"] - i["longest_call_seconds"])
-                   for i in invocations)
+    bound = sorted(time_at_once(i) for i in invocations)
     total = sum(measured)
     calls_histogram = {}
     for invocation in invocations:
@@ -165,10 +173,7 @@ def summarize(invocations, device_gain=None):
         "ratio": ratios(bound_figures),
     }
     if device_gain is not None:
-        device_bound = figures(sorted(
-            i["seconds"] - i["call_seconds"] +
-            max(i["longest_call_seconds"], i["call_seconds"] / device_gain)
-            for i in invocations))
+        device_bound = figures(sorted(time_at_once(i, device_gain) for i in invocations))
         summary.update(device_gain=device_gain, device_bound_us=device_bound,
                        device_ratio=ratios(device_bound))
     return summary
@@ -209,27 +214,26 @@ def format_report(function, summary):
         % (summary["calls_per_invocation"], histogram),
         "  time in the calls     %.1f%% of the invocations' time" % (100 * summary["share_in_calls"]),
         "                        measured      all calls of an invocation at once   ratio",
-        "  average               %9.1f us  %9.1f us                             %.3fx"
-        % (m["average"], b["average"], r["average"]),
-        "  p50                   %9.1f us  %9.1f us                             %.3fx"
-        % (m["p50"], b["p50"], r["p50"]),
-        "  p99                   %9.1f us  %9.1f us                             %.3fx"
-        % (m["p99"], b["p99"], r["p99"]),
+    ] + figure_lines(m, b, r) + [
         "The ratio is the floor of what a foreaction graph of this function can reach here.",
     ] + device_report(summary))
+
+
+def figure_lines(measured, bound, ratio):
+    """The report's average, p50 and p99 lines: measured time, bound, ratio."""
+    return ["  %-21s %9.1f us  %9.1f us                             %.3fx"
+            % (key, measured[key], bound[key], ratio[key]) for key in ("average", "p50", "p99")]
 
 
 def device_report(summary):
     """The report's lines of the device-aware bound (none without it)."""
     if "device_gain" not in summary:
         return []
-    m, d, r = summary["measured_us"], summary["device_bound_us"], summary["device_ratio"]
     return [
         "On a device that serves at most %.2fx the requests of one at a time (--device-gain):"
         % summary["device_gain"],
         "                        measured      at once, on that device                ratio",
-    ] + ["  %-21s %9.1f us  %9.1f us                             %.3fx"
-         % (key, m[key], d[key], r[key]) for key in ("average", "p50", "p99")]
+    ] + figure_lines(summary["measured_us"], summary["device_bound_us"], summary["device_ratio"])
 
 
 # ------------------------------------------------------------ running perf
