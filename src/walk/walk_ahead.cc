@@ -80,9 +80,10 @@ constexpr size_t kDirectoryBufferBytes = 64 * 1024;
 // or kWarmEntriesPerDirectory times that many entries, at first.  A cold
 // tree has cached stretches too: the kernel reads directory blocks and
 // inode tables ahead in clusters, so a run of directories whose blocks a
-// neighbour's read brought in looks cached.  A rest that a cold probe ends
-// within kLongRestPerNeeded x the streak needed (counted in directories the
-// program opened) doubles the streak needed, up to
+// neighbour's read brought in looks cached.  A rest that ends within
+// kLongRestPerNeeded x the streak needed (counted in directories the
+// program opened), at a cold probe or at a cold directory still being read
+// when it began, doubles the streak needed, up to
 // kMostWarmDirectoriesForRest; a longer rest resets it.
 constexpr unsigned kWarmDirectoriesForRest = 32;
 constexpr unsigned kMostWarmDirectoriesForRest = 4096;
