@@ -81,7 +81,8 @@ KEY_SPACE = 1 << 64  # the tool draws keys uniformly from all 64-bit numbers
 RUN_TIMEOUT_SECONDS = 600
 STAT_NAMES = ("intercepted", "issued_early", "consumed", "wasted", "mispredicted",
               "synchronous", "found_cached", "served_from_cache", "write_behind_requests",
-              "write_behind_bytes", "write_behind_wait_nanoseconds")
+              "write_behind_bytes", "write_behind_wait_nanoseconds", "read_ahead_requests",
+              "read_ahead_bytes", "read_ahead_cached_regions")
 SCAN_GRAPH = "bptree_scan"
 LOAD_GRAPH = "bptree_load"
 # Extra settings for foreactor runs on O_DIRECT files: none.  (Before the

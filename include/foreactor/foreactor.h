@@ -116,8 +116,10 @@ typedef enum foreactor_readiness {
 /*
  * Arguments callback of a syscall node.  Fills *call (type is preset) for
  * the given visit.  May be called several times for the same visit and must
- * then give the same answer once it said READY.  Must not make system calls
- * that belong to the graph.
+ * then give the same answer once it said READY.  May be called for visits
+ * far ahead of the program (a read-ahead stream walks up to 2,048 preads
+ * ahead): answer NOT_YET where the answer is not known.  Must not make
+ * system calls that belong to the graph.
  */
 typedef foreactor_readiness (*foreactor_arguments_fn)(const foreactor_visit *visit,
                                                       foreactor_call *call);

@@ -191,7 +191,8 @@ enum class TunableId {
   kIoUringAsync,
   kPageCache,
   kCheck,
-  kWriteBehind
+  kWriteBehind,
+  kReadAhead
 };
 
 struct Tunable {
@@ -216,11 +217,13 @@ constexpr Tunable kTunables[] = {
     {TunableId::kPageCache, "PAGE_CACHE", 0, 1, "0 or 1", ""},
     {TunableId::kCheck, "CHECK", 0, 1, "0 or 1", ""},
     {TunableId::kWriteBehind, "WRITE_BEHIND", 0, 1, "1 (on) or 0 (off)", "write-behind is off"},
+    {TunableId::kReadAhead, "READ_AHEAD", 0, 1, "1 (on) or 0 (off)", "read-ahead streams are off"},
 };
 
 // Turns off the feature of a tunable with an own_consequence.
 void TurnOff(const Tunable& tunable, GraphSettings* settings) {
   if (tunable.id == TunableId::kWriteBehind) settings->write_behind = false;
+  if (tunable.id == TunableId::kReadAhead) settings->read_ahead = false;
 }
 
 // Stores `value` for `tunable` into `settings`.  Returns false when the
@@ -258,6 +261,8 @@ bool ApplyTunable(const Tunable& tunable, std::string_view value, GraphSettings*
       return ParseZeroOrOne(value, &settings->check);
     case TunableId::kWriteBehind:
       return ParseZeroOrOne(value, &settings->write_behind);
+    case TunableId::kReadAhead:
+      return ParseZeroOrOne(value, &settings->read_ahead);
   }
   return false;
 }

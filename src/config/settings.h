@@ -10,13 +10,18 @@
 //   FOREACTOR_QUEUE_SIZE=N         io_uring queue entries, 1..32768, rounded up to a power of two
 //   FOREACTOR_WORKERS=N            thread pool workers (and io-wq bound), 1..1024
 //   FOREACTOR_IO_URING_ASYNC=0|1   IOSQE_ASYNC on every io_uring request
-//   FOREACTOR_PAGE_CACHE=0|1       serve reads found in the page cache without the engine (default
-//   1) FOREACTOR_CHECK=0|1            check mode: issue nothing early; report where the program
+//   FOREACTOR_PAGE_CACHE=0|1       serve reads found in the page cache without the engine
+//                                  (default 1)
+//   FOREACTOR_CHECK=0|1            check mode: issue nothing early; report where the program
 //                                  leaves the graph (also FOREACTOR_CHECK_<graph>)
 //   FOREACTOR_WRITE_BEHIND=0|1     start write-back of the writes of nodes that declare
 //                                  write-behind early (default 1; also
 //                                  FOREACTOR_WRITE_BEHIND_<graph>); an invalid value turns
 //                                  write-behind off, nothing else
+//   FOREACTOR_READ_AHEAD=0|1       read the regions a scan's scattered preads fall in ahead,
+//                                  as large reads off the program's thread (default 1; also
+//                                  FOREACTOR_READ_AHEAD_<graph>); an invalid value turns
+//                                  read-ahead streams off, nothing else
 //   FOREACTOR_STATS=PATH           write statistics JSON there at exit
 //   FOREACTOR_WALK_AHEAD=0|1       walk directory trees ahead of the program (src/walk/)
 //   FOREACTOR_WALK_AHEAD_WORKERS=N walk-ahead threads, 1..64 (default 8)
@@ -58,6 +63,7 @@ struct GraphSettings {
   bool page_cache_aware = true;  // probe reads with RWF_NOWAIT before issuing them
   bool check = false;            // check mode: compare every call with the graph, issue nothing
   bool write_behind = true;      // honour the graph's write-behind nodes (runtime/write_behind.h)
+  bool read_ahead = true;  // read-ahead streams for scattered scans (runtime/read_ahead_stream.h)
   EngineOptions engine;
 };
 

@@ -263,6 +263,9 @@ bool IoUringEngine::Runnable(const Request& request) const {
     // The SQE's length is 32 bits.
     return starts_write_back_ && request.call.offset >= 0 && request.call.length <= UINT32_MAX;
   }
+  if (request.operation == RequestOperation::kReadAhead) {
+    return request.call.offset >= 0 && request.call.length <= UINT32_MAX;
+  }
   return Supports(request.call.type) && Expressible(request.call);
 }
 
@@ -304,6 +307,15 @@ void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to
     io_uring_prep_sync_file_range(sqe, call.fd, static_cast<unsigned>(call.length), offset,
                                   SYNC_FILE_RANGE_WRITE);
     io_uring_sqe_set_flags(sqe, 0);
+    io_uring_sqe_set_data(sqe, request);
+    return;
+  }
+  if (request->operation == RequestOperation::kReadAhead) {
+    // Always IOSQE_ASYNC: issued inline, a buffered read of pages not in
+    // the cache would allocate them and start the device reads on the
+    // submitting thread, the program's.  Never linked.
+    io_uring_prep_read(sqe, call.fd, call.buffer, static_cast<unsigned>(call.length), offset);
+    io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
     io_uring_sqe_set_data(sqe, request);
     return;
   }

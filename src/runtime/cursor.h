@@ -32,6 +32,20 @@ struct Cursor {
   }
 };
 
+// The visit of the node at `cursor`, as the plugin's callbacks receive it:
+// its loop counters are written to `iteration_storage`
+// (FOREACTOR_MAX_LOOPS entries), which must outlive the visit.
+inline foreactor_visit VisitAt(const Graph& graph, const Cursor& cursor, void* scope_state,
+                               uint64_t* iteration_storage) {
+  const Node& node = graph.node(cursor.node);
+  foreactor_visit visit;
+  visit.scope_state = scope_state;
+  visit.node_data = node.node_data;
+  visit.iteration = iteration_storage;
+  visit.loop_count = cursor.GatherIterations(node, iteration_storage);
+  return visit;
+}
+
 }  // namespace foreactor
 
 #endif  // FOREACTOR_RUNTIME_CURSOR_H_

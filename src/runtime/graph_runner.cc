@@ -61,6 +61,16 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
                                           &tls_context.write_behind_hints_in_flight,
                                           WriteBehind::ChunkBytesForTests()));
     }
+    bool has_pread = false;
+    for (int id = 0; id < graph.node_count(); ++id) {
+      const Node& node = graph.node(id);
+      if (node.kind == NodeKind::kSyscall && node.call_type == FOREACTOR_CALL_PREAD)
+        has_pread = true;
+    }
+    if (has_pread && settings.read_ahead && !settings.check && settings.depth > 0 &&
+        engine != nullptr) {
+      read_ahead_.reset(new ReadAheadStream(graph, engine, &file_kinds_, &statistics_));
+    }
   });
 }
 
@@ -94,6 +104,7 @@ void GraphRunner::Enter(void* scope_state) {
   file_kinds_.Clear();
   statistics_.scopes++;
   depth_controller_.ScopeEntered();
+  if (read_ahead_ != nullptr) read_ahead_->StartScope(scope_state);
   Fill();
 }
 
@@ -107,6 +118,7 @@ void GraphRunner::Exit() {
                      "branch choices that led here");
   }
   DrainAhead();
+  if (read_ahead_ != nullptr) read_ahead_->EndScope();
   if (write_behind_ != nullptr) write_behind_->EndScope();
   depth_controller_.ScopeLeft();
   FoldControllerStatistics();
@@ -140,13 +152,7 @@ void GraphRunner::FinishWriteBehind() {
 // ------------------------------------------------------------ helpers
 
 foreactor_visit GraphRunner::MakeVisit(const Cursor& cursor, uint64_t* iteration_storage) const {
-  const Node& node = graph_.node(cursor.node);
-  foreactor_visit visit;
-  visit.scope_state = scope_state_;
-  visit.node_data = node.node_data;
-  visit.iteration = iteration_storage;
-  visit.loop_count = cursor.GatherIterations(node, iteration_storage);
-  return visit;
+  return VisitAt(graph_, cursor, scope_state_, iteration_storage);
 }
 
 VisitSlot& GraphRunner::SlotOf(int node, uint64_t visit_count) {
@@ -427,6 +433,8 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   const int node = frontier_.node;
   const Node& info = graph_.node(node);
   foreactor_call& real = intercepted->call;
+  if (real.type == FOREACTOR_CALL_CLOSE && read_ahead_ != nullptr)
+    read_ahead_->BeforeClose(real.fd);
   if (info.kind != NodeKind::kSyscall || real.type != info.call_type) {
     if (settings_.check && info.kind == NodeKind::kSyscall) CheckForeignCall(node, real);
     PassThrough(real);
@@ -543,7 +551,7 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
   }
   misprediction_guard_.ResetMispredictionRun();
   if (type_info.writes_data) NoteWriteResult(node, real, value);
-  FinishFrontierVisit(node, value);
+  FinishFrontierVisit(node, real, value);
   Fill();
   *result = value;
   return true;
@@ -574,11 +582,11 @@ void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
   if (InfoOf(intercepted->call.type).writes_data) {
     NoteWriteResult(intercepted->claimed_node, intercepted->call, result);
   }
-  FinishFrontierVisit(intercepted->claimed_node, result);
+  FinishFrontierVisit(intercepted->claimed_node, intercepted->call, result);
   Fill();
 }
 
-void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
+void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int64_t result) {
   const Node& info = graph_.node(node);
   SyscallNodeState& state = syscall_states_[info.dense_index];
   VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
@@ -615,6 +623,9 @@ void GraphRunner::FinishFrontierVisit(int node, int64_t result) {
     state.peek_count = state.frontier_count;
     peek_ = frontier_;
     issue_rules_.PeekAtFrontier();
+  }
+  if (read_ahead_ != nullptr && real.type == FOREACTOR_CALL_PREAD) {
+    read_ahead_->NoteProgramRead(real.fd, real.offset, result, frontier_);
   }
 }
 
@@ -677,7 +688,7 @@ bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t
     // (a failure runs again as the program's own call; reads are pure).
     const int64_t done = raw::ReadAt(real.fd, buffer, real.length, offset);
     if (done < 0) return false;
-    return FinishServedFromCache(node, done, result);
+    return FinishServedFromCache(node, real, done, result);
   }
   int64_t done = raw::Preadv2(real.fd, buffer, real.length, offset, RWF_NOWAIT);
   if (done < 0) {
@@ -696,16 +707,19 @@ bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t
                                 offset < 0 ? -1 : offset + done, 0);
     if (rest > 0) done += rest;
   }
-  return FinishServedFromCache(node, done, result);
+  return FinishServedFromCache(node, real, done, result);
 }
 
-bool GraphRunner::FinishServedFromCache(int node, int64_t done, int64_t* result) {
+bool GraphRunner::FinishServedFromCache(int node, const foreactor_call& real, int64_t done,
+                                        int64_t* result) {
   statistics_.served_from_cache++;
   cache_mode_.NoteServed();
-  FinishFrontierVisit(node, done);
+  FinishFrontierVisit(node, real, done);
   Fill();
   *result = done;
-  if (cache_mode_.ServedRunLeavesScope() && visits_ahead_ == 0) {
+  // (A read-ahead stream that runs needs the program's position.)
+  if (cache_mode_.ServedRunLeavesScope() && visits_ahead_ == 0 &&
+      (read_ahead_ == nullptr || !read_ahead_->busy())) {
     speculating_ = false;  // OfferCall passes the rest of the scope by
     statistics_.scopes_left_to_cache++;
   }

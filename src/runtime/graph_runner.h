@@ -65,6 +65,13 @@
 // state makes the program's close() of their descriptors wait for them
 // (BeforeClose).
 //
+// Read-ahead streams (GraphSettings::read_ahead, not in check mode nor at
+// depth 0): the program's preads at the frontier go to a ReadAheadStream
+// (read_ahead_stream.h), which, when they jump about a file, reads the
+// regions of the graph's next preads whole, off the program's thread.  While it runs, a scope does
+// not stop following the graph for reads found cached (it needs the program's position), and the
+// program's close() of its descriptor waits for it.
+//
 // Check mode (GraphSettings::check): nothing is issued early; every call
 // that belongs to the graph is compared with the visit the graph predicts,
 // and the first place in each scope where the program leaves the graph is
@@ -102,6 +109,7 @@
 #include "runtime/misprediction_guard.h"
 #include "runtime/page_cache_mode.h"
 #include "runtime/pending_accesses.h"
+#include "runtime/read_ahead_stream.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
 #include "runtime/write_behind.h"
@@ -149,6 +157,7 @@ class GraphRunner {
     abandoned_ = true;
     speculating_ = false;
     if (write_behind_ != nullptr) write_behind_->Abandon();
+    if (read_ahead_ != nullptr) read_ahead_->Abandon();
   }
 
   // True while write-back hints of this runner may still run.
@@ -219,7 +228,8 @@ class GraphRunner {
 
   // Frontier.
   bool AdvanceFrontierThroughBranches();
-  void FinishFrontierVisit(int node, int64_t result);
+  // The program's call `real` at the frontier visit `node` returned `result`.
+  void FinishFrontierVisit(int node, const foreactor_call& real, int64_t result);
   bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
                         int64_t* result);
 
@@ -233,7 +243,7 @@ class GraphRunner {
   bool ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result);
   // The frontier visit `node` was served with `done` (its result): counts
   // it, moves the frontier on, stores the result.  Returns true.
-  bool FinishServedFromCache(int node, int64_t done, int64_t* result);
+  bool FinishServedFromCache(int node, const foreactor_call& real, int64_t done, int64_t* result);
 
   // Draining.
   void WaitFor(VisitSlot& slot);
@@ -302,6 +312,9 @@ class GraphRunner {
   Statistics statistics_;
   GraphTotals* totals_ = nullptr;  // where statistics_ is folded at each Exit (made at the first)
   std::unique_ptr<WriteBehind> write_behind_;  // null: no node declares it, or switched off
+  // Null: the graph has no pread node, or read-ahead streams are off
+  // (GraphSettings::read_ahead, check mode, depth 0).
+  std::unique_ptr<ReadAheadStream> read_ahead_;
 
   // Folds statistics_ into the graph's totals and clears it.
   void FoldStatistics();

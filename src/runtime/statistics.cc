@@ -69,6 +69,12 @@ constexpr CounterField kCounterFields[] = {
     {"write_behind_bytes", &Statistics::write_behind_bytes},
     {"write_behind_errors", &Statistics::write_behind_errors},
     {"write_behind_wait_nanoseconds", &Statistics::write_behind_wait_nanoseconds},
+    {"read_ahead_streams", &Statistics::read_ahead_streams},
+    {"read_ahead_requests", &Statistics::read_ahead_requests},
+    {"read_ahead_bytes", &Statistics::read_ahead_bytes},
+    {"read_ahead_cached_regions", &Statistics::read_ahead_cached_regions},
+    {"read_ahead_errors", &Statistics::read_ahead_errors},
+    {"read_ahead_wait_nanoseconds", &Statistics::read_ahead_wait_nanoseconds},
     {"metadata_served", &Statistics::metadata_served},
     {"metadata_mode_changes", &Statistics::metadata_mode_changes},
 };

@@ -42,6 +42,12 @@ struct Statistics {
   uint64_t write_behind_bytes = 0;     // bytes those hints covered
   uint64_t write_behind_errors = 0;    // hints that failed (ignored: nothing the program sees)
   uint64_t write_behind_wait_nanoseconds = 0;  // time the program waited for hints (close, exit)
+  uint64_t read_ahead_streams = 0;             // read-ahead streams started (read_ahead_stream.h)
+  uint64_t read_ahead_requests = 0;            // their reads handed to the engine
+  uint64_t read_ahead_bytes = 0;               // bytes those reads covered
+  uint64_t read_ahead_cached_regions = 0;      // regions found cached, not read
+  uint64_t read_ahead_errors = 0;              // their reads that failed (ignored)
+  uint64_t read_ahead_wait_nanoseconds = 0;  // time the program waited for them (close, scope end)
   uint64_t metadata_served = 0;        // stats made at the frontier while stats were found cached
   uint64_t metadata_mode_changes = 0;  // switches between issuing stats early and leaving them
 

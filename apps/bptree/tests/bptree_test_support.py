@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import pathlib
+import subprocess
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 BUILD_DIR = pathlib.Path(os.environ.get("FOREACTOR_BUILD_DIR", REPO / "build"))
@@ -32,3 +33,17 @@ def graph_statistics(stats_file, graph):
 
 def sha256(path):
     return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def run(tool, *arguments, env=None):
+    """Runs `tool` with `arguments` (made strings) in `env`; asserts that it
+    succeeded and returns its stdout."""
+    completed = subprocess.run([str(tool)] + [str(a) for a in arguments], env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+def scan_result(stdout):
+    """'count N checksum 0x..' of a scan's output (without the time)."""
+    return stdout.split(" elapsed_ms")[0]

@@ -29,7 +29,7 @@ import pytest
 
 import bptree_test_support
 from bptree_test_support import (BUILD_DIR, FOREACTOR_TOOL, PLAIN_TOOL, REPO, graph_statistics,
-                                 sha256)
+                                 run, scan_result, sha256)
 
 KEYS = 100_000
 DEGREE = 64
@@ -43,18 +43,6 @@ pytestmark = pytest.mark.skipif(not bptree_test_support.TOOLS_BUILT,
 def environment(engine=None, stats=None, **settings):
     """The environment of one run: foreactor off, or on with `engine` at depth 16."""
     return bptree_test_support.environment(engine, stats, **({"depth": 16} | settings))
-
-
-def run(tool, *arguments, env=None):
-    completed = subprocess.run([str(tool)] + [str(a) for a in arguments], env=env,
-                               capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
-    return completed.stdout
-
-
-def scan_result(stdout):
-    """'count N checksum 0x..' of a scan's output (without the time)."""
-    return stdout.split(" elapsed_ms")[0]
 
 
 @pytest.fixture(scope="module")

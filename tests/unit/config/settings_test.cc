@@ -312,6 +312,28 @@ TEST(ParseSettingsTest, AnInvalidWriteBehindTurnsOnlyWriteBehindOff) {
   }
 }
 
+TEST(ParseSettingsTest, ReadAheadIsOnByDefaultAndTakesZeroOrOne) {
+  EXPECT_TRUE(Parse({"FOREACTOR=1"}).defaults.read_ahead);
+  EXPECT_TRUE(Parse({"FOREACTOR=1", "FOREACTOR_READ_AHEAD=1"}).defaults.read_ahead);
+  ProcessSettings off = Parse({"FOREACTOR=1", "FOREACTOR_READ_AHEAD=0"});
+  EXPECT_FALSE(off.defaults.read_ahead);
+  EXPECT_TRUE(off.problems.empty()) << JoinProblems(off);
+}
+
+TEST(ParseSettingsTest, AnInvalidReadAheadTurnsOnlyReadAheadOff) {
+  for (const char* bad : {"yes", "", "2"}) {
+    SCOPED_TRACE(bad);
+    ProcessSettings settings = Parse({"FOREACTOR=1", std::string("FOREACTOR_READ_AHEAD=") + bad});
+    EXPECT_TRUE(settings.enabled);
+    EXPECT_TRUE(settings.defaults.enabled);
+    EXPECT_FALSE(settings.defaults.read_ahead);
+    EXPECT_TRUE(settings.defaults.write_behind);
+    ASSERT_EQ(settings.problems.size(), 1u) << JoinProblems(settings);
+    EXPECT_EQ(settings.problems[0], std::string("FOREACTOR_READ_AHEAD=\"") + bad +
+                                        "\" is not 1 (on) or 0 (off); read-ahead streams are off");
+  }
+}
+
 TEST(ParseSettingsTest, ProblemMessageMatchesTheDocumentedForm) {
   ProcessSettings settings = Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=abc"});
   ASSERT_EQ(settings.problems.size(), 1u);

@@ -611,6 +611,36 @@ TEST_P(CallTypeTest, StartWriteBackMatchesDirectSyncFileRange) {
   close(pipe_fds[1]);
 }
 
+// A read-ahead read: pread into the request's buffer, with the direct
+// call's result; a failure is the call's.
+TEST_P(CallTypeTest, ReadAheadMatchesDirectPread) {
+  const int fd = OpenData();
+  ASSERT_GE(fd, 0);
+  std::vector<char> got(12288), expected(12288);
+  Request request;
+  ResetRequest(&request);
+  request.operation = RequestOperation::kReadAhead;
+  request.call.type = FOREACTOR_CALL_PREAD;
+  request.call.fd = fd;
+  request.call.buffer = got.data();
+  request.call.length = got.size();
+  request.call.offset = 4096;
+  ASSERT_TRUE(runner_->Run(&request));
+  EXPECT_EQ(request.result, Direct(pread(fd, expected.data(), expected.size(), 4096)));
+  EXPECT_GT(request.result, 0);
+  EXPECT_EQ(std::memcmp(got.data(), expected.data(), static_cast<size_t>(request.result)), 0);
+  close(fd);
+
+  ResetRequest(&request);
+  request.operation = RequestOperation::kReadAhead;
+  request.call.type = FOREACTOR_CALL_PREAD;
+  request.call.fd = fd;  // closed
+  request.call.buffer = got.data();
+  request.call.length = 4096;
+  ASSERT_TRUE(runner_->Run(&request));
+  EXPECT_EQ(request.result, -EBADF);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, CallTypeTest,
                          ::testing::Values(Backend::kExecuteNow, Backend::kIoUring,
                                            Backend::kThreads),

@@ -198,6 +198,12 @@ Statistics Distinct(uint64_t base) {
                           &statistics.write_behind_bytes,
                           &statistics.write_behind_errors,
                           &statistics.write_behind_wait_nanoseconds,
+                          &statistics.read_ahead_streams,
+                          &statistics.read_ahead_requests,
+                          &statistics.read_ahead_bytes,
+                          &statistics.read_ahead_cached_regions,
+                          &statistics.read_ahead_errors,
+                          &statistics.read_ahead_wait_nanoseconds,
                           &statistics.metadata_served,
                           &statistics.metadata_mode_changes};
   uint64_t value = base;
@@ -235,6 +241,12 @@ const char* const kCounterKeys[] = {"scopes",
                                     "write_behind_bytes",
                                     "write_behind_errors",
                                     "write_behind_wait_nanoseconds",
+                                    "read_ahead_streams",
+                                    "read_ahead_requests",
+                                    "read_ahead_bytes",
+                                    "read_ahead_cached_regions",
+                                    "read_ahead_errors",
+                                    "read_ahead_wait_nanoseconds",
                                     "metadata_served",
                                     "metadata_mode_changes"};
 
@@ -273,8 +285,14 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.write_behind_bytes, 127u + 1027u);
   EXPECT_EQ(total.write_behind_errors, 128u + 1028u);
   EXPECT_EQ(total.write_behind_wait_nanoseconds, 129u + 1029u);
-  EXPECT_EQ(total.metadata_served, 130u + 1030u);
-  EXPECT_EQ(total.metadata_mode_changes, 131u + 1031u);
+  EXPECT_EQ(total.read_ahead_streams, 130u + 1030u);
+  EXPECT_EQ(total.read_ahead_requests, 131u + 1031u);
+  EXPECT_EQ(total.read_ahead_bytes, 132u + 1032u);
+  EXPECT_EQ(total.read_ahead_cached_regions, 133u + 1033u);
+  EXPECT_EQ(total.read_ahead_errors, 134u + 1034u);
+  EXPECT_EQ(total.read_ahead_wait_nanoseconds, 135u + 1035u);
+  EXPECT_EQ(total.metadata_served, 136u + 1036u);
+  EXPECT_EQ(total.metadata_mode_changes, 137u + 1037u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {

@@ -1,0 +1,111 @@
+"""The bptree tool with foreactor's read-ahead streams (runtime/read_ahead_stream.h).
+
+A range scan of a tree built by random-order inserts reads leaves scattered
+over the file: foreactor reads the 1 MiB regions they fall in ahead of the
+scan.  Checked here, for each engine, with the tree's pages evicted from the
+page cache first:
+
+  - the scan prints the plain tool's count and checksum, with a stream
+    started and region reads made, none of them failing;
+  - a bulk-loaded tree, whose leaves the scan reads in file order, starts
+    no stream (the kernel's read-ahead streams it);
+  - FOREACTOR_READ_AHEAD=0 turns streams off;
+  - a scan of a tree in the page cache reads no region.
+
+Needs FOREACTOR_BUILD_DIR (default <repo>/build) with the targets bptree and
+bptree_foreactor built, and a file system on which POSIX_FADV_DONTNEED
+evicts clean pages (not tmpfs); a few seconds.
+"""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import bptree_test_support
+from bptree_test_support import FOREACTOR_TOOL, PLAIN_TOOL, graph_statistics, run, scan_result
+
+KEYS = 100_000
+DEGREE = 64
+FULL_RANGE = ("0", "0xffffffffffffffff")
+
+pytestmark = pytest.mark.skipif(not bptree_test_support.TOOLS_BUILT,
+                                reason=bptree_test_support.NOT_BUILT)
+
+
+def cached_bytes(path):
+    """Bytes of `path` in the page cache, as fincore(1) counts them."""
+    completed = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES",
+                                str(path)], capture_output=True, text=True, check=True)
+    return int(completed.stdout.split()[0])
+
+
+def evict(path):
+    """Drops the clean pages of `path` from the page cache."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+        os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(descriptor)
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    """{'bulk': path, 'insert': path}: the same pairs, bulk loaded and inserted."""
+    if shutil.which("fincore") is None:
+        pytest.skip("fincore(1) is not installed")
+    directory = tmp_path_factory.mktemp("bptree_read_ahead")
+    plain = bptree_test_support.environment()
+    paths = {"bulk": directory / "bulk.db", "insert": directory / "insert.db"}
+    run(PLAIN_TOOL, "load", paths["bulk"], "--count", KEYS, "--degree", DEGREE, env=plain)
+    run(PLAIN_TOOL, "insert", paths["insert"], "--count", KEYS, "--degree", DEGREE, env=plain)
+    evict(paths["insert"])
+    if cached_bytes(paths["insert"]) > 0:
+        pytest.skip(f"the file system of {directory} keeps pages POSIX_FADV_DONTNEED names")
+    return paths
+
+
+def cold_scan(path, environment):
+    """A full scan of `path` with its pages evicted first; its output."""
+    evict(path)
+    return scan_result(run(FOREACTOR_TOOL, "scan", path, *FULL_RANGE, env=environment))
+
+
+@pytest.mark.parametrize("engine", ["io_uring", "threads"])
+def test_a_scattered_scan_reads_its_regions_ahead_and_prints_the_same(trees, tmp_path, engine):
+    expected = scan_result(run(PLAIN_TOOL, "scan", trees["insert"], *FULL_RANGE,
+                               env=bptree_test_support.environment()))
+    stats = tmp_path / "stats.json"
+    assert cold_scan(trees["insert"], bptree_test_support.environment(engine, stats)) == expected
+    scan = graph_statistics(stats, "bptree_scan")
+    assert scan["read_ahead_streams"] >= 1
+    assert scan["read_ahead_requests"] >= 1
+    assert scan["read_ahead_bytes"] >= scan["read_ahead_requests"] * 64 * 1024
+    assert scan["read_ahead_errors"] == 0
+    assert scan["mispredicted"] == 0
+
+
+def test_a_scan_in_file_order_starts_no_stream(trees, tmp_path):
+    stats = tmp_path / "stats.json"
+    cold_scan(trees["bulk"], bptree_test_support.environment("io_uring", stats))
+    assert graph_statistics(stats, "bptree_scan")["read_ahead_streams"] == 0
+
+
+def test_the_setting_turns_streams_off(trees, tmp_path):
+    stats = tmp_path / "stats.json"
+    cold_scan(trees["insert"], bptree_test_support.environment("io_uring", stats, read_ahead=0))
+    scan = graph_statistics(stats, "bptree_scan")
+    assert scan["read_ahead_streams"] == 0
+    assert scan["read_ahead_requests"] == 0
+
+
+def test_a_cached_tree_is_not_read_again(trees, tmp_path):
+    stats = tmp_path / "stats.json"
+    environment = bptree_test_support.environment("io_uring", stats)
+    run(FOREACTOR_TOOL, "scan", trees["insert"], *FULL_RANGE, env=environment)
+    run(FOREACTOR_TOOL, "scan", trees["insert"], *FULL_RANGE, env=environment)  # now cached
+    scan = graph_statistics(stats, "bptree_scan")
+    assert scan["read_ahead_requests"] == 0
+    assert scan["read_ahead_cached_regions"] >= 1

@@ -1,0 +1,295 @@
+#include "runtime/read_ahead_stream.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/call_types.h"
+#include "base/out_of_memory.h"
+#include "runtime/monotonic_clock.h"
+#include "runtime/raw_syscalls.h"
+
+namespace foreactor {
+namespace {
+
+// Consecutive refusals of the engine (a full queue, or an engine that runs
+// nothing off the program's thread) that stop the stream for the scope.
+constexpr unsigned kRefusalsToStop = 8;
+
+// Pages of the page cache that [start, end) touches.
+uint64_t PagesOf(int64_t start, int64_t end) {
+  static const uint64_t kPageBytes = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t first = static_cast<uint64_t>(start) / kPageBytes;
+  const uint64_t last = (static_cast<uint64_t>(end) - 1) / kPageBytes;
+  return last - first + 1;
+}
+
+}  // namespace
+
+ReadAheadStream::ReadAheadStream(const Graph& graph, Engine* engine, FileKindCache* file_kinds,
+                                 Statistics* statistics)
+    : graph_(graph), engine_(engine), file_kinds_(file_kinds), statistics_(statistics) {
+  for (Request& request : requests_) {
+    request.operation = RequestOperation::kReadAhead;
+    request.call.type = FOREACTOR_CALL_PREAD;
+  }
+}
+
+ReadAheadStream::~ReadAheadStream() {
+  if (!abandoned_) CancelAndWait();
+}
+
+void ReadAheadStream::StartScope(void* scope_state) {
+  scope_state_ = scope_state;
+  phase_ = abandoned_ ? Phase::kDone : Phase::kWatching;
+  watched_fd_ = -1;
+  watched_end_ = -1;
+  watched_reads_ = 0;
+  watched_jumps_ = 0;
+}
+
+void ReadAheadStream::EndScope() {
+  if (abandoned_) return;
+  CancelAndWait();
+  phase_ = Phase::kDone;
+  scope_state_ = nullptr;
+}
+
+void ReadAheadStream::BeforeClose(int fd) {
+  if (abandoned_ || fd != fd_ || !busy()) return;
+  CancelAndWait();
+  phase_ = Phase::kDone;
+}
+
+void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, const Cursor& after) {
+  if (phase_ == Phase::kDone || result <= 0 || offset < 0) return;
+  if (phase_ == Phase::kWatching) {
+    if (fd != watched_fd_) {
+      watched_fd_ = fd;
+      watched_reads_ = 0;
+      watched_jumps_ = 0;
+    } else if (offset != watched_end_) {
+      watched_jumps_++;
+    }
+    watched_reads_++;
+    watched_end_ = offset + result;
+    if (watched_reads_ >= kArmingReads && watched_jumps_ >= kArmingJumps) Arm(fd, after);
+    return;
+  }
+  if (fd == fd_) program_reads_++;
+  Pump();
+}
+
+void ReadAheadStream::Arm(int fd, const Cursor& after) {
+  const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
+  if (!kind.regular || kind.direct) {
+    phase_ = Phase::kDone;
+    return;
+  }
+  if (scratch_ == nullptr) {
+    const bool made = AllocationSucceeds([&] {
+      needs_.reserve(kBatchVisits);
+      regions_.reserve(kBatchVisits);
+    });
+    scratch_.reset(NewArrayOrNull<char>(kRegionBytes));
+    if (!made || scratch_ == nullptr) {
+      scratch_.reset();
+      phase_ = Phase::kDone;
+      return;
+    }
+  }
+  fd_ = fd;
+  cursor_ = after;
+  walk_ended_ = false;
+  walked_reads_ = 0;
+  program_reads_ = 0;
+  batch_middle_ = 0;
+  needs_.clear();
+  regions_.clear();
+  batch_regions_ = 0;
+  batch_cached_ = 0;
+  refusals_in_a_row_ = 0;
+  phase_ = Phase::kStreaming;
+  statistics_->read_ahead_streams++;
+  Pump();
+}
+
+void ReadAheadStream::Pump() {
+  if (phase_ != Phase::kStreaming) return;
+  Reap(false);
+  if (in_flight_ >= kMaxInFlight) Reap(true);
+  bool prepared = false;
+  while (in_flight_ < kMaxInFlight) {
+    if (regions_.empty()) {
+      // Every region of the batch went, or was found cached.
+      if (batch_regions_ > 0 && batch_cached_ == batch_regions_) {
+        phase_ = Phase::kDone;  // the file is hot
+        break;
+      }
+      if (walk_ended_ || program_reads_ < batch_middle_) break;
+      if (!GatherBatch()) break;
+      if (regions_.empty()) {
+        phase_ = Phase::kDone;  // too sparse for regions: the peek head's reads are best
+        break;
+      }
+    }
+    const Need region = regions_.back();
+    regions_.pop_back();
+    raw::CachestatCounts counts = {};
+    const uint64_t length = static_cast<uint64_t>(region.range.end - region.range.start);
+    if (raw::Cachestat(fd_, static_cast<uint64_t>(region.range.start), length, &counts) == 0 &&
+        counts.cached >= PagesOf(region.range.start, region.range.end)) {
+      statistics_->read_ahead_cached_regions++;
+      batch_cached_++;
+      continue;
+    }
+    if (!Issue(region.range)) {
+      regions_.push_back(region);  // (within the reserved capacity)
+      if (++refusals_in_a_row_ >= kRefusalsToStop) phase_ = Phase::kDone;
+      break;
+    }
+    refusals_in_a_row_ = 0;
+    prepared = true;
+  }
+  if (prepared) engine_->Submit();  // a failure completes the requests with -ECANCELED
+}
+
+bool ReadAheadStream::GatherBatch() {
+  needs_.clear();
+  uint32_t order = 0;
+  unsigned passed = 0;
+  while (!walk_ended_ && needs_.size() < kBatchVisits && passed < 4 * kBatchVisits) {
+    Range range;
+    const Step step = WalkStep(&range);
+    if (step == Step::kWait) break;
+    if (step == Step::kStop) {
+      walk_ended_ = true;
+      break;
+    }
+    if (step == Step::kPassed) {
+      ++passed;
+      continue;
+    }
+    walked_reads_++;
+    needs_.push_back(Need{range, order++});  // within the reserved capacity
+  }
+  if (needs_.empty()) return false;
+  // The program must have read half of this batch before the next one.
+  batch_middle_ = walked_reads_ - needs_.size() / 2;
+  std::sort(needs_.begin(), needs_.end(),
+            [](const Need& a, const Need& b) { return a.range.start < b.range.start; });
+  regions_.clear();
+  batch_regions_ = 0;
+  batch_cached_ = 0;
+  size_t first = 0;
+  while (first < needs_.size()) {
+    const int64_t region = needs_[first].range.start / static_cast<int64_t>(kRegionBytes);
+    Need span = needs_[first];
+    uint64_t needed = 0;
+    size_t next = first;
+    for (; next < needs_.size() &&
+           needs_[next].range.start / static_cast<int64_t>(kRegionBytes) == region;
+         ++next) {
+      const Need& need = needs_[next];
+      needed += static_cast<uint64_t>(need.range.end - need.range.start);
+      span.range.end = std::max(span.range.end, need.range.end);
+      span.order = std::min(span.order, need.order);
+    }
+    span.range.end =
+        std::min(span.range.end, span.range.start + static_cast<int64_t>(kRegionBytes));
+    if (needed >= kMinRegionNeedBytes) regions_.push_back(span);  // within the reserved capacity
+    first = next;
+  }
+  // Needed first goes first: regions_ is popped from the back.
+  std::sort(regions_.begin(), regions_.end(),
+            [](const Need& a, const Need& b) { return a.order > b.order; });
+  batch_regions_ = static_cast<unsigned>(regions_.size());
+  return true;
+}
+
+ReadAheadStream::Step ReadAheadStream::WalkStep(Range* range) {
+  const Node& node = graph_.node(cursor_.node);
+  uint64_t iteration[FOREACTOR_MAX_LOOPS];
+  if (node.kind == NodeKind::kBranch) {
+    const foreactor_visit visit = VisitAt(graph_, cursor_, scope_state_, iteration);
+    const int choice = node.choice(&visit);
+    if (choice < 0 || choice >= static_cast<int>(node.children.size())) return Step::kWait;
+    cursor_.Take(node.children[choice]);
+    return Step::kPassed;
+  }
+  if (node.kind != NodeKind::kSyscall) return Step::kStop;  // the end
+  // After an open or a close, a descriptor number may name another file.
+  if (IsOpen(node.call_type) || node.call_type == FOREACTOR_CALL_CLOSE) return Step::kStop;
+  if (node.call_type != FOREACTOR_CALL_PREAD) {
+    cursor_.Take(node.next);
+    return Step::kPassed;
+  }
+  const foreactor_visit visit = VisitAt(graph_, cursor_, scope_state_, iteration);
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_PREAD;
+  const foreactor_readiness readiness = node.arguments(&visit, &call);
+  if (readiness == FOREACTOR_NEVER) return Step::kStop;
+  if (readiness != FOREACTOR_READY) return Step::kWait;
+  cursor_.Take(node.next);
+  if (call.fd != fd_ || call.offset < 0 || call.length == 0 ||
+      call.length > static_cast<size_t>(INT64_MAX - call.offset)) {
+    return Step::kPassed;
+  }
+  range->start = call.offset;
+  range->end = call.offset + static_cast<int64_t>(call.length);
+  return Step::kRange;
+}
+
+bool ReadAheadStream::Issue(const Range& region) {
+  int slot = 0;
+  while (slot < kMaxInFlight && slot_busy_[slot]) ++slot;
+  if (slot == kMaxInFlight) return false;
+  Request& request = requests_[slot];
+  request.call.fd = fd_;
+  request.call.buffer = scratch_.get();
+  request.call.length = static_cast<size_t>(region.end - region.start);
+  request.call.offset = region.start;
+  request.linked_next = nullptr;
+  if (!engine_->Prepare(&request)) return false;
+  slot_busy_[slot] = true;
+  in_flight_++;
+  statistics_->read_ahead_requests++;
+  statistics_->read_ahead_bytes += request.call.length;
+  return true;
+}
+
+void ReadAheadStream::Reap(bool poll) {
+  if (in_flight_ == 0) return;
+  if (poll) engine_->Poll();
+  for (int slot = 0; slot < kMaxInFlight; ++slot) {
+    if (slot_busy_[slot] &&
+        requests_[slot].state.load(std::memory_order_acquire) == RequestState::kCompleted) {
+      Release(slot);
+    }
+  }
+}
+
+void ReadAheadStream::Release(int slot) {
+  Request& request = requests_[slot];
+  if (request.result < 0 && request.result != -ECANCELED) statistics_->read_ahead_errors++;
+  request.state.store(RequestState::kIdle, std::memory_order_relaxed);
+  slot_busy_[slot] = false;
+  in_flight_--;
+}
+
+void ReadAheadStream::CancelAndWait() {
+  if (in_flight_ == 0) return;
+  for (int slot = 0; slot < kMaxInFlight; ++slot) {
+    if (slot_busy_[slot]) engine_->Cancel(&requests_[slot]);
+  }
+  const uint64_t start = MonotonicNanoseconds();
+  for (int slot = 0; slot < kMaxInFlight; ++slot) {
+    if (!slot_busy_[slot]) continue;
+    engine_->Wait(&requests_[slot]);
+    Release(slot);
+  }
+  statistics_->read_ahead_wait_nanoseconds += MonotonicNanoseconds() - start;
+}
+
+}  // namespace foreactor

@@ -1,0 +1,180 @@
+// read_ahead_stream.h: a graph's scattered reads brought in as a few large
+// reads of the regions they fall in, far ahead of the program (DESIGN §5).
+//
+// A scan whose pages lie scattered over a file (an insert-built B+-tree's
+// leaves) reads one small page at a time; early reads put `depth` of them
+// on the device at once, but a disk serves a few large requests much
+// faster than many small ones.  Once the program's reads on one descriptor
+// in a scope look scattered (kArmingReads reads, kArmingJumps of them not
+// starting where the one before ended), the stream walks the graph ahead
+// of the program (as the peek head does, asking the same arguments and
+// branch callbacks, without slots) and gathers the byte ranges of the next
+// kBatchVisits pread visits on that descriptor.  It groups them by aligned
+// region of kRegionBytes; a region that the batch needs at least
+// kMinRegionNeedBytes of is read as one request, from the first needed byte
+// to the last, with RequestOperation::kReadAhead (run off the program's
+// thread, into a scratch buffer), regions needed first going first.  The
+// program's own reads, and the peek head's probes, then find the pages in
+// the page cache.  Sparse regions are left to the peek head's early reads.
+// It delivers nothing: its only trace is a warmer page cache and, where the
+// mount updates it, the file's access time.
+//
+// Sequential reads do not start a stream: the kernel's own read-ahead
+// already streams them, and measured on a bulk-loaded tree a second stream
+// beside it made the cold scan slower.
+//
+// Bounds and costs:
+//  - at most kMaxInFlight requests of at most kRegionBytes, one scratch
+//    buffer of kRegionBytes and room for kBatchVisits ranges per stream
+//    (made at its first start and kept for the runner's life);
+//  - the walk is at most kBatchVisits visits on the descriptor ahead of the
+//    program: the next batch is gathered when the regions of the last one
+//    have all gone and the program has read half of it;
+//  - each region is checked with cachestat(2) first and not read when
+//    cached; when a whole batch was, the stream stops for the scope;
+//  - the walk stops for the scope at an open or a close node (descriptor
+//    numbers may change meaning after them), at the end node and where an
+//    arguments callback answers never; it waits where one answers not-yet;
+//  - O_DIRECT descriptors and anything but regular files get no stream.
+//
+// Descriptors.  A worker looks the descriptor up when it runs the read, so
+// the program's close() of it in the scope waits for the stream's requests
+// (BeforeClose), and every request has completed when the scope ends
+// (EndScope cancels, then waits).  A close the engine runs early for the
+// graph, or a dup2() onto the number, may still race with a request: the
+// read then fails or warms another file's pages, which costs time only.
+//
+// One per runner (graph and thread); used by the owning thread only.
+#ifndef FOREACTOR_RUNTIME_READ_AHEAD_STREAM_H_
+#define FOREACTOR_RUNTIME_READ_AHEAD_STREAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/engine.h"
+#include "graph/graph.h"
+#include "runtime/cursor.h"
+#include "runtime/file_kind_cache.h"
+#include "runtime/statistics.h"
+
+namespace foreactor {
+
+class ReadAheadStream {
+ public:
+  // Size and alignment of a region; the most one request reads.
+  static constexpr uint64_t kRegionBytes = uint64_t{1} << 20;
+  // Bytes of a region a batch must need for the region to be read whole.
+  static constexpr uint64_t kMinRegionNeedBytes = uint64_t{64} << 10;
+  // Requests of the stream in flight at once.
+  static constexpr int kMaxInFlight = 8;
+  // Pread visits on the descriptor gathered per batch.
+  static constexpr unsigned kBatchVisits = 2048;
+  // The program's reads on one descriptor, and how many of them started
+  // elsewhere than where the one before ended, that start a stream.
+  static constexpr unsigned kArmingReads = 16;
+  static constexpr unsigned kArmingJumps = 8;
+
+  // Every pointer and reference outlives this object; `statistics`
+  // receives the read_ahead_* counters.
+  ReadAheadStream(const Graph& graph, Engine* engine, FileKindCache* file_kinds,
+                  Statistics* statistics);
+  // Waits for the requests in flight, unless abandoned.
+  ~ReadAheadStream();
+
+  ReadAheadStream(const ReadAheadStream&) = delete;
+  ReadAheadStream& operator=(const ReadAheadStream&) = delete;
+
+  // A scope of the graph starts; `scope_state` is what the callbacks get.
+  void StartScope(void* scope_state);
+
+  // The program's pread(fd, _, _, offset) at the frontier returned
+  // `result`; `after` is the frontier once past that visit.  Watches for
+  // the reads that start a stream, and keeps a started one ahead.
+  void NoteProgramRead(int fd, int64_t offset, int64_t result, const Cursor& after);
+
+  // The program is about to close `fd`: when the stream reads it, waits for
+  // its requests and stops it for the scope.
+  void BeforeClose(int fd);
+
+  // The scope ends: cancels the requests in flight and waits for them.
+  void EndScope();
+
+  // True while the stream reads ahead or has requests in flight.
+  bool busy() const { return phase_ == Phase::kStreaming || in_flight_ > 0; }
+
+  // After fork() in the child: never touch the engine again.
+  void Abandon() {
+    abandoned_ = true;
+    phase_ = Phase::kDone;
+  }
+
+ private:
+  enum class Phase { kWatching, kStreaming, kDone };
+  // What one step of the walk found.
+  enum class Step { kPassed, kRange, kWait, kStop };
+  struct Range {
+    int64_t start = 0;
+    int64_t end = 0;  // exclusive
+  };
+  // A needed range, with the order in which the program will need it.
+  struct Need {
+    Range range;
+    uint32_t order = 0;
+  };
+
+  // Starts the stream on `fd`, walking from `after`.
+  void Arm(int fd, const Cursor& after);
+  // Gathers the next batch when it is time, and issues its regions while a
+  // request slot is free; submits them as one batch.
+  void Pump();
+  // Walks up to kBatchVisits pread visits on the descriptor and turns them
+  // into regions_ (in the order first needed).  False when the walk found
+  // nothing (it waits or has ended).
+  bool GatherBatch();
+  // One visit of the walk; on kRange, `*range` is a pread on the descriptor.
+  Step WalkStep(Range* range);
+  // Hands `region` to the engine; false when no slot or the engine refuses.
+  bool Issue(const Range& region);
+  // Frees the slots of completed requests; with `poll`, asks the engine first.
+  void Reap(bool poll);
+  void Release(int slot);
+  // Cancels every request in flight and waits for them.
+  void CancelAndWait();
+
+  const Graph& graph_;
+  Engine* const engine_;
+  FileKindCache* const file_kinds_;
+  Statistics* const statistics_;
+  void* scope_state_ = nullptr;
+  Phase phase_ = Phase::kWatching;
+  bool abandoned_ = false;
+
+  // Watching: the program's reads on one descriptor in this scope.
+  int watched_fd_ = -1;
+  int64_t watched_end_ = -1;
+  unsigned watched_reads_ = 0;
+  unsigned watched_jumps_ = 0;
+
+  // Streaming.
+  int fd_ = -1;
+  Cursor cursor_;               // the next visit the walk looks at
+  bool walk_ended_ = false;     // the walk will find nothing more this scope
+  uint64_t walked_reads_ = 0;   // pread visits on fd_ the walk passed since the start
+  uint64_t program_reads_ = 0;  // the program's reads on fd_ since the start
+  uint64_t batch_middle_ = 0;   // walked_reads_ value the program must reach for the next batch
+  std::vector<Need> needs_;     // the batch's ranges (capacity kBatchVisits)
+  std::vector<Need> regions_;   // regions to read, in reverse order of need
+  unsigned batch_regions_ = 0;  // regions the batch made
+  unsigned batch_cached_ = 0;   // of them, found cached
+
+  std::unique_ptr<char[]> scratch_;  // kRegionBytes; what the reads bring is never looked at
+  Request requests_[kMaxInFlight];
+  bool slot_busy_[kMaxInFlight] = {};
+  int in_flight_ = 0;
+  unsigned refusals_in_a_row_ = 0;
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_READ_AHEAD_STREAM_H_

@@ -1,0 +1,204 @@
+// Tests of GraphRunner's read-ahead streams (read_ahead_stream.h): a scan
+// whose preads jump about a file gets the regions they fall in read as a few
+// large requests, needed first going first; sequential reads, cached files,
+// sparse needs and the settings get none; a close and the scope's end wait
+// for them.  The program's results never change.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/graph_runner_fixture.h"
+
+namespace foreactor {
+namespace {
+
+constexpr int64_t kRegion = static_cast<int64_t>(ReadAheadStream::kRegionBytes);
+constexpr int64_t kFileRegions = 8;
+constexpr int64_t kFileBlocks = kFileRegions * kRegion / static_cast<int64_t>(kBlock);
+
+// Every block of the file once, in an order that jumps between regions:
+// block (i * 257) mod kFileBlocks.
+std::vector<int64_t> ScatteredOffsets() {
+  std::vector<int64_t> offsets;
+  for (int64_t i = 0; i < kFileBlocks; ++i) {
+    offsets.push_back((i * 257) % kFileBlocks * static_cast<int64_t>(kBlock));
+  }
+  return offsets;
+}
+
+class GraphRunnerReadAheadTest : public GraphRunnerTest {
+ protected:
+  // A file of kFileRegions regions.  `written`: its bytes are written (and
+  // so in the page cache); otherwise it is a hole, of which no page is
+  // cached until something reads it.
+  int MakeFile(const char* name, bool written) {
+    const std::string path = temp_.Path(name);
+    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    EXPECT_GE(fd, 0);
+    if (written) {
+      const std::vector<char> bytes(static_cast<size_t>(kRegion), 'r');
+      for (int64_t region = 0; region < kFileRegions; ++region) {
+        EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+      }
+      EXPECT_EQ(::fsync(fd), 0);
+    } else {
+      EXPECT_EQ(::ftruncate(fd, kFileRegions * kRegion), 0);
+    }
+    return fd;
+  }
+
+  // The program's preads of `state.offsets` through `scope`, each checked
+  // against a plain pread.  Stops after `count` reads (all by default).
+  void RunReads(GraphRunner& scope, LoopState& state, size_t count = SIZE_MAX) {
+    std::vector<char> got(kBlock), expected(kBlock);
+    for (size_t i = 0; i < state.offsets.size() && i < count; ++i) {
+      const int64_t result =
+          ProgramCall(scope, Pread(state.fd, got.data(), kBlock, state.offsets[i]));
+      ASSERT_EQ(result, ::pread(state.fd, expected.data(), kBlock, state.offsets[i]));
+      ASSERT_EQ(got, expected) << "read " << i;
+    }
+  }
+
+  // The read-ahead requests the engine was given, in order.
+  std::vector<testing::FakeEngine::PreparedCall> ReadAheads() const {
+    std::vector<testing::FakeEngine::PreparedCall> reads;
+    for (const auto& prepared : engine_.prepared()) {
+      if (prepared.operation == RequestOperation::kReadAhead) reads.push_back(prepared);
+    }
+    return reads;
+  }
+};
+
+TEST_F(GraphRunnerReadAheadTest, ScatteredReadsGetTheirRegionsReadNeededFirst) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  state.offsets = ScatteredOffsets();
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state);
+  RunReads(scope, state, ReadAheadStream::kArmingReads);
+  const auto reads = ReadAheads();
+  ASSERT_EQ(reads.size(), static_cast<size_t>(kFileRegions)) << "one request per region";
+  // The regions go in the order the program needs them: that of the reads
+  // after the ones that started the stream.
+  std::vector<int64_t> expected_regions;
+  for (size_t i = ReadAheadStream::kArmingReads; i < state.offsets.size(); ++i) {
+    const int64_t region = state.offsets[i] / kRegion;
+    bool seen = false;
+    for (int64_t earlier : expected_regions) seen = seen || earlier == region;
+    if (!seen) expected_regions.push_back(region);
+  }
+  ASSERT_EQ(expected_regions.size(), reads.size());
+  for (size_t i = 0; i < reads.size(); ++i) {
+    EXPECT_EQ(reads[i].call.fd, state.fd);
+    EXPECT_EQ(reads[i].call.offset / kRegion, expected_regions[i]) << "request " << i;
+    EXPECT_LE(reads[i].call.offset + static_cast<int64_t>(reads[i].call.length),
+              (expected_regions[i] + 1) * kRegion)
+        << "a request stays in its region";
+    EXPECT_GE(reads[i].call.length, ReadAheadStream::kMinRegionNeedBytes);
+  }
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
+  EXPECT_EQ(scope.statistics().read_ahead_requests, static_cast<uint64_t>(kFileRegions));
+  RunReads(scope, state);  // the whole scan, results unchanged
+  scope.Exit();
+  for (const auto& read : ReadAheads()) EXPECT_TRUE(read.completed) << "none outlives the scope";
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerReadAheadTest, SequentialReadsStartNoStream) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  for (int64_t block = 0; block < kFileBlocks; ++block) {
+    state.offsets.push_back(block * static_cast<int64_t>(kBlock));
+  }
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state);
+  RunReads(scope, state);
+  EXPECT_TRUE(ReadAheads().empty()) << "the kernel's read-ahead streams sequential reads";
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
+  scope.Exit();
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerReadAheadTest, ACachedFileIsNotReadAgain) {
+  LoopState state;
+  state.fd = MakeFile("hot", /*written=*/true);
+  state.offsets = ScatteredOffsets();
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state);
+  RunReads(scope, state);
+  EXPECT_TRUE(ReadAheads().empty());
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
+  EXPECT_EQ(scope.statistics().read_ahead_cached_regions, static_cast<uint64_t>(kFileRegions));
+  scope.Exit();
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerReadAheadTest, NeedsTooSparseForRegionsAreLeftToThePeekHead) {
+  LoopState state;
+  const std::string path = temp_.Path("sparse");
+  state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  ASSERT_GE(state.fd, 0);
+  constexpr int64_t kRegions = 64;
+  ASSERT_EQ(::ftruncate(state.fd, kRegions * kRegion), 0);
+  // One block per region, in an order that jumps about.
+  for (int64_t i = 0; i < kRegions; ++i) state.offsets.push_back((i * 17) % kRegions * kRegion);
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state);
+  RunReads(scope, state);
+  EXPECT_TRUE(ReadAheads().empty());
+  scope.Exit();
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerReadAheadTest, TheProgramsCloseWaitsForTheStream) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  state.offsets = ScatteredOffsets();
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state);
+  RunReads(scope, state, ReadAheadStream::kArmingReads + 1);
+  ASSERT_FALSE(ReadAheads().empty());
+  for (const auto& read : ReadAheads()) ASSERT_FALSE(read.completed) << "the fake runs nothing";
+  foreactor_call close_call{};
+  close_call.type = FOREACTOR_CALL_CLOSE;
+  close_call.fd = state.fd;
+  // A call outside the graph: the stream's requests are done before it runs.
+  InterceptedCall intercepted;
+  intercepted.call = close_call;
+  int64_t result = 0;
+  EXPECT_FALSE(scope.Offer(&intercepted, &result));
+  for (const auto& read : ReadAheads()) EXPECT_TRUE(read.completed);
+  EXPECT_EQ(::close(state.fd), 0);
+  scope.Exit();
+}
+
+TEST_F(GraphRunnerReadAheadTest, TheSettingCheckModeAndDepthZeroTurnItOff) {
+  GraphSettings off = Depth(4);
+  off.read_ahead = false;
+  GraphSettings check = Depth(4);
+  check.check = true;
+  for (const GraphSettings& settings : {off, check, Depth(0)}) {
+    LoopState state;
+    state.fd = MakeFile("cold", /*written=*/false);
+    state.offsets = ScatteredOffsets();
+    auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+    GraphRunner scope(*graph, settings, &engine_);
+    scope.Enter(&state);
+    RunReads(scope, state);
+    EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
+    scope.Exit();
+    ::close(state.fd);
+  }
+  EXPECT_TRUE(ReadAheads().empty());
+}
+
+}  // namespace
+}  // namespace foreactor
