@@ -1,5 +1,6 @@
 #include "runtime/read_ahead_stream.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,17 @@ uint64_t PagesOf(int64_t start, int64_t end) {
   const uint64_t first = static_cast<uint64_t>(start) / kPageBytes;
   const uint64_t last = (static_cast<uint64_t>(end) - 1) / kPageBytes;
   return last - first + 1;
+}
+
+// True when every page of the file `fd` names is in the page cache: a hot
+// file needs no walk.
+bool WholeFileCached(int fd) {
+  struct stat status;
+  raw::CachestatCounts counts = {};
+  if (raw::Fstat(fd, &status) < 0 || status.st_size <= 0) return false;
+  // (cachestat reads a length of 0 as "to the end of the file".)
+  if (raw::Cachestat(fd, 0, 0, &counts) < 0) return false;
+  return counts.cached >= PagesOf(0, status.st_size);
 }
 
 }  // namespace
@@ -83,7 +95,7 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
 
 void ReadAheadStream::Arm(int fd, const Cursor& after) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
-  if (!kind.regular || kind.direct) {
+  if (!kind.regular || kind.direct || WholeFileCached(fd)) {
     phase_ = Phase::kDone;
     return;
   }

@@ -30,8 +30,10 @@
 //  - the walk is at most kBatchVisits visits on the descriptor ahead of the
 //    program: the next batch is gathered when the regions of the last one
 //    have all gone and the program has read half of it;
-//  - each region is checked with cachestat(2) first and not read when
-//    cached; when a whole batch was, the stream stops for the scope;
+//  - a file wholly in the page cache when the reads start a stream gets
+//    none (one cachestat(2) of the file); each region is checked with
+//    cachestat(2) too and not read when cached; when a whole batch was, the
+//    stream stops for the scope;
 //  - the walk stops for the scope at an open or a close node (descriptor
 //    numbers may change meaning after them), at the end node and where an
 //    arguments callback answers never; it waits where one answers not-yet;

@@ -133,8 +133,31 @@ TEST_F(GraphRunnerReadAheadTest, ACachedFileIsNotReadAgain) {
   scope.Enter(&state);
   RunReads(scope, state);
   EXPECT_TRUE(ReadAheads().empty());
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 0u) << "one look at the file decides";
+  scope.Exit();
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerReadAheadTest, RegionsFoundCachedAreNotRead) {
+  LoopState state;
+  state.fd = MakeFile("half", /*written=*/false);
+  // The first half of the file in the page cache, written: the stream
+  // starts, reads the other half's regions, and skips the cached ones.
+  const std::vector<char> bytes(static_cast<size_t>(kRegion), 'r');
+  for (int64_t region = 0; region < kFileRegions / 2; ++region) {
+    ASSERT_EQ(::pwrite(state.fd, bytes.data(), bytes.size(), region * kRegion),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  ASSERT_EQ(::fsync(state.fd), 0);
+  state.offsets = ScatteredOffsets();
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state);
+  RunReads(scope, state);
   EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
-  EXPECT_EQ(scope.statistics().read_ahead_cached_regions, static_cast<uint64_t>(kFileRegions));
+  EXPECT_EQ(scope.statistics().read_ahead_cached_regions, static_cast<uint64_t>(kFileRegions / 2));
+  EXPECT_EQ(ReadAheads().size(), static_cast<size_t>(kFileRegions / 2));
+  for (const auto& read : ReadAheads()) EXPECT_GE(read.call.offset, kFileRegions / 2 * kRegion);
   scope.Exit();
   ::close(state.fd);
 }
