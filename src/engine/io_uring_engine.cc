@@ -263,9 +263,6 @@ bool IoUringEngine::Runnable(const Request& request) const {
     // The SQE's length is 32 bits.
     return starts_write_back_ && request.call.offset >= 0 && request.call.length <= UINT32_MAX;
   }
-  if (request.operation == RequestOperation::kReadAhead) {
-    return request.call.offset >= 0 && request.call.length <= UINT32_MAX;
-  }
   return Supports(request.call.type) && Expressible(request.call);
 }
 
@@ -310,15 +307,6 @@ void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to
     io_uring_sqe_set_data(sqe, request);
     return;
   }
-  if (request->operation == RequestOperation::kReadAhead) {
-    // Always IOSQE_ASYNC: issued inline, a buffered read of pages not in
-    // the cache would allocate them and start the device reads on the
-    // submitting thread, the program's.  Never linked.
-    io_uring_prep_read(sqe, call.fd, call.buffer, static_cast<unsigned>(call.length), offset);
-    io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
-    io_uring_sqe_set_data(sqe, request);
-    return;
-  }
   switch (call.type) {
     case FOREACTOR_CALL_OPEN:
       io_uring_prep_openat(sqe, AT_FDCWD, call.path, call.flags, call.mode);
@@ -354,7 +342,10 @@ void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to
   }
   unsigned flags = 0;
   if (link_to_next) flags |= IOSQE_IO_LINK;
-  if (async_) flags |= IOSQE_ASYNC;
+  // A read-ahead read is always IOSQE_ASYNC: issued inline, a buffered read
+  // of pages not in the cache would allocate them and start the device reads
+  // on the submitting thread, the program's.
+  if (async_ || request->operation == RequestOperation::kReadAhead) flags |= IOSQE_ASYNC;
   io_uring_sqe_set_flags(sqe, flags);
   io_uring_sqe_set_data(sqe, request);
 }

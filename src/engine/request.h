@@ -39,24 +39,23 @@ enum class RequestOperation : unsigned char {
   // request is submitted: such a request is never submitted with
   // IOSQE_ASYNC, under which the kernel would look the descriptor up later.
   kStartWriteBack,
-  // pread(call.fd, call.buffer, call.length, call.offset) whose bytes nobody
-  // reads: it brings that range into the page cache ahead of the program's
-  // own reads (the runtime's read-ahead streams, read_ahead_stream.h).  No
-  // program call stands behind it; `call.type` is PREAD.  Result: bytes read
-  // or -errno.  Running off the calling thread is its point: io_uring always
+  // `call`, a PREAD whose bytes nobody reads: it brings that range into the
+  // page cache ahead of the program's own reads (the runtime's read-ahead
+  // streams, read_ahead_stream.h).  No program call stands behind it (fault
+  // injection leaves it alone).  Engines run it as the PREAD it is, and it
+  // may not be linked.  Running off the calling thread is its point: io_uring always
   // submits it with IOSQE_ASYNC, so that an io-wq worker, not the program's
   // thread, allocates the pages, starts the device reads and waits for them.
   // The descriptor is then looked up when the worker runs it (as a thread
   // pool worker does): the runtime keeps it open until the request
-  // completed.  An engine that cannot run it off the calling thread refuses
-  // it in Prepare().
+  // completed.  The sync engine refuses it, as every request.
   kReadAhead,
 };
 
 struct Request {
-  // What to run: `call` itself, the write-back hint kStartWriteBack
-  // describes (which reads only call.fd, call.offset and call.length), or
-  // the read into the page cache of kReadAhead.
+  // What to run: `call` itself (also for kReadAhead), or the write-back
+  // hint kStartWriteBack describes (which reads only call.fd, call.offset
+  // and call.length).
   RequestOperation operation = RequestOperation::kCall;
 
   // The call to execute, as the engine must run it:

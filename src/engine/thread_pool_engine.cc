@@ -42,7 +42,7 @@ bool ThreadPoolEngine::Prepare(Request* request) {
   if (batch_.size() >= batch_capacity_) return false;
   for (Request* link = request; link != nullptr; link = link->linked_next) {
     const bool runnable =
-        link->operation != RequestOperation::kCall || IsValidCallType(link->call.type);
+        link->operation == RequestOperation::kStartWriteBack || IsValidCallType(link->call.type);
     if (!runnable) return false;
     if (link->state.load(std::memory_order_relaxed) != RequestState::kIdle) return false;
   }
