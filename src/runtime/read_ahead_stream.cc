@@ -1,7 +1,6 @@
 #include "runtime/read_ahead_stream.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -9,6 +8,7 @@
 #include "base/call_types.h"
 #include "base/out_of_memory.h"
 #include "runtime/monotonic_clock.h"
+#include "runtime/pages_cached.h"
 #include "runtime/raw_syscalls.h"
 
 namespace foreactor {
@@ -18,23 +18,12 @@ namespace {
 // nothing off the program's thread) that stop the stream for the scope.
 constexpr unsigned kRefusalsToStop = 8;
 
-// Pages of the page cache that [start, end) touches.
-uint64_t PagesOf(int64_t start, int64_t end) {
-  static const uint64_t kPageBytes = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const uint64_t first = static_cast<uint64_t>(start) / kPageBytes;
-  const uint64_t last = (static_cast<uint64_t>(end) - 1) / kPageBytes;
-  return last - first + 1;
-}
-
 // True when every page of the file `fd` names is in the page cache: a hot
 // file needs no walk.
 bool WholeFileCached(int fd) {
   struct stat status;
-  raw::CachestatCounts counts = {};
-  if (raw::Fstat(fd, &status) < 0 || status.st_size <= 0) return false;
-  // (cachestat reads a length of 0 as "to the end of the file".)
-  if (raw::Cachestat(fd, 0, 0, &counts) < 0) return false;
-  return counts.cached >= PagesOf(0, status.st_size);
+  return raw::Fstat(fd, &status) == 0 && status.st_size > 0 &&
+         RangeCached(fd, 0, static_cast<uint64_t>(status.st_size));
 }
 
 }  // namespace
@@ -117,7 +106,6 @@ void ReadAheadStream::Arm(int fd, const Cursor& after) {
   walked_reads_ = 0;
   program_reads_ = 0;
   batch_middle_ = 0;
-  needs_.clear();
   regions_.clear();
   batch_regions_ = 0;
   batch_cached_ = 0;
@@ -148,10 +136,8 @@ void ReadAheadStream::Pump() {
     }
     const Need region = regions_.back();
     regions_.pop_back();
-    raw::CachestatCounts counts = {};
-    const uint64_t length = static_cast<uint64_t>(region.range.end - region.range.start);
-    if (raw::Cachestat(fd_, static_cast<uint64_t>(region.range.start), length, &counts) == 0 &&
-        counts.cached >= PagesOf(region.range.start, region.range.end)) {
+    if (RangeCached(fd_, static_cast<uint64_t>(region.range.start),
+                    static_cast<uint64_t>(region.range.end - region.range.start))) {
       statistics_->read_ahead_cached_regions++;
       batch_cached_++;
       continue;
@@ -192,7 +178,6 @@ bool ReadAheadStream::GatherBatch() {
   std::sort(needs_.begin(), needs_.end(),
             [](const Need& a, const Need& b) { return a.range.start < b.range.start; });
   regions_.clear();
-  batch_regions_ = 0;
   batch_cached_ = 0;
   size_t first = 0;
   while (first < needs_.size()) {
