@@ -40,6 +40,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       depth_controller_(DepthPolicyOf(settings), settings.depth),
       check_report_(graph) {
   lookups_only_ = graph.syscall_count() > 0;
+  bool has_pread = false;
   ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
@@ -48,6 +49,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       const Node& node = graph.node(id);
       if (node.kind == NodeKind::kSyscall) {
         if (!IsLookupType(node.call_type)) lookups_only_ = false;
+        if (node.call_type == FOREACTOR_CALL_PREAD) has_pread = true;
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
         state.slots.reset(new VisitSlot[ring_size_]);
@@ -60,12 +62,6 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       write_behind_.reset(new WriteBehind(engine, &file_kinds_, &statistics_,
                                           &tls_context.write_behind_hints_in_flight,
                                           WriteBehind::ChunkBytesForTests()));
-    }
-    bool has_pread = false;
-    for (int id = 0; id < graph.node_count(); ++id) {
-      const Node& node = graph.node(id);
-      if (node.kind == NodeKind::kSyscall && node.call_type == FOREACTOR_CALL_PREAD)
-        has_pread = true;
     }
     if (has_pread && settings.read_ahead && !settings.check && settings.depth > 0 &&
         engine != nullptr) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,21 +32,21 @@ std::vector<int64_t> ScatteredOffsets() {
 
 class GraphRunnerReadAheadTest : public GraphRunnerTest {
  protected:
-  // A file of kFileRegions regions.  `written`: its bytes are written (and
-  // so in the page cache); otherwise it is a hole, of which no page is
-  // cached until something reads it.
-  int MakeFile(const char* name, bool written) {
+  // A file of `regions` regions.  `written`: its bytes are written (and so
+  // in the page cache); otherwise it is a hole, of which no page is cached
+  // until something reads it.
+  int MakeFile(const char* name, bool written, int64_t regions = kFileRegions) {
     const std::string path = temp_.Path(name);
     const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
     EXPECT_GE(fd, 0);
     if (written) {
       const std::vector<char> bytes(static_cast<size_t>(kRegion), 'r');
-      for (int64_t region = 0; region < kFileRegions; ++region) {
+      for (int64_t region = 0; region < regions; ++region) {
         EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
       }
       EXPECT_EQ(::fsync(fd), 0);
     } else {
-      EXPECT_EQ(::ftruncate(fd, kFileRegions * kRegion), 0);
+      EXPECT_EQ(::ftruncate(fd, regions * kRegion), 0);
     }
     return fd;
   }
@@ -70,14 +71,16 @@ class GraphRunnerReadAheadTest : public GraphRunnerTest {
     }
     return reads;
   }
+
+  // The program's pread loop over LoopState::offsets.
+  std::unique_ptr<Graph> graph_ = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
 };
 
 TEST_F(GraphRunnerReadAheadTest, ScatteredReadsGetTheirRegionsReadNeededFirst) {
   LoopState state;
   state.fd = MakeFile("cold", /*written=*/false);
   state.offsets = ScatteredOffsets();
-  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  GraphRunner scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
   RunReads(scope, state, ReadAheadStream::kArmingReads);
   const auto reads = ReadAheads();
@@ -114,8 +117,7 @@ TEST_F(GraphRunnerReadAheadTest, SequentialReadsStartNoStream) {
   for (int64_t block = 0; block < kFileBlocks; ++block) {
     state.offsets.push_back(block * static_cast<int64_t>(kBlock));
   }
-  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  GraphRunner scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
   RunReads(scope, state);
   EXPECT_TRUE(ReadAheads().empty()) << "the kernel's read-ahead streams sequential reads";
@@ -128,8 +130,7 @@ TEST_F(GraphRunnerReadAheadTest, ACachedFileIsNotReadAgain) {
   LoopState state;
   state.fd = MakeFile("hot", /*written=*/true);
   state.offsets = ScatteredOffsets();
-  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  GraphRunner scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
   RunReads(scope, state);
   EXPECT_TRUE(ReadAheads().empty());
@@ -150,8 +151,7 @@ TEST_F(GraphRunnerReadAheadTest, RegionsFoundCachedAreNotRead) {
   }
   ASSERT_EQ(::fsync(state.fd), 0);
   state.offsets = ScatteredOffsets();
-  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  GraphRunner scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
   RunReads(scope, state);
   EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
@@ -164,15 +164,11 @@ TEST_F(GraphRunnerReadAheadTest, RegionsFoundCachedAreNotRead) {
 
 TEST_F(GraphRunnerReadAheadTest, NeedsTooSparseForRegionsAreLeftToThePeekHead) {
   LoopState state;
-  const std::string path = temp_.Path("sparse");
-  state.fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
-  ASSERT_GE(state.fd, 0);
   constexpr int64_t kRegions = 64;
-  ASSERT_EQ(::ftruncate(state.fd, kRegions * kRegion), 0);
+  state.fd = MakeFile("sparse", /*written=*/false, kRegions);
   // One block per region, in an order that jumps about.
   for (int64_t i = 0; i < kRegions; ++i) state.offsets.push_back((i * 17) % kRegions * kRegion);
-  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  GraphRunner scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
   RunReads(scope, state);
   EXPECT_TRUE(ReadAheads().empty());
@@ -184,8 +180,7 @@ TEST_F(GraphRunnerReadAheadTest, TheProgramsCloseWaitsForTheStream) {
   LoopState state;
   state.fd = MakeFile("cold", /*written=*/false);
   state.offsets = ScatteredOffsets();
-  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-  GraphRunner scope(*graph, Depth(4), &engine_);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
   RunReads(scope, state, ReadAheadStream::kArmingReads + 1);
   ASSERT_FALSE(ReadAheads().empty());
@@ -212,8 +207,7 @@ TEST_F(GraphRunnerReadAheadTest, TheSettingCheckModeAndDepthZeroTurnItOff) {
     LoopState state;
     state.fd = MakeFile("cold", /*written=*/false);
     state.offsets = ScatteredOffsets();
-    auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
-    GraphRunner scope(*graph, settings, &engine_);
+    GraphRunner scope(*graph_, settings, &engine_);
     scope.Enter(&state);
     RunReads(scope, state);
     EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
