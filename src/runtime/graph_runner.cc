@@ -50,6 +50,11 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       if (node.kind == NodeKind::kSyscall) {
         if (!IsLookupType(node.call_type)) lookups_only_ = false;
         if (node.call_type == FOREACTOR_CALL_PREAD) has_pread = true;
+        const Node& next = graph.node(node.next.to);
+        if (InfoOf(node.call_type).reads_data && next.kind == NodeKind::kSyscall &&
+            InfoOf(next.call_type).writes_data) {
+          copies_ = true;
+        }
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
         state.slots.reset(new VisitSlot[ring_size_]);
@@ -66,6 +71,9 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
     if (has_pread && settings.read_ahead && !settings.check && settings.depth > 0 &&
         engine != nullptr) {
       read_ahead_.reset(new ReadAheadStream(graph, engine, &file_kinds_, &statistics_));
+    }
+    if (copies_ && !settings.check && engine != nullptr) {
+      write_pipeline_.reset(new WritePipeline(engine, ring_size_));
     }
   });
 }
@@ -101,6 +109,7 @@ void GraphRunner::Enter(void* scope_state) {
   statistics_.scopes++;
   depth_controller_.ScopeEntered();
   if (read_ahead_ != nullptr) read_ahead_->StartScope(scope_state);
+  if (write_pipeline_ != nullptr) write_pipeline_->StartScope();
   Fill();
 }
 
@@ -216,10 +225,13 @@ void GraphRunner::TakeEdgeAhead(const Edge& edge) {
 // ------------------------------------------------------------ peek head
 
 void GraphRunner::Fill() {
+  if (!speculating_) return;
+  if (write_pipeline_ != nullptr) statistics_.issued_early += write_pipeline_->Pump();
   // While reads are served from the page cache nothing is issued early, so
   // the peek head rests; the frontier takes it along as it passes it, and
-  // the walk resumes when a read would block.
-  if (!speculating_ || misprediction_guard_.suspended() || cache_mode_.serving_from_cache() ||
+  // the walk resumes when a read would block.  A copy loop's reads still
+  // feed its writes to the pipeline.
+  if (misprediction_guard_.suspended() || (cache_mode_.serving_from_cache() && !copies_) ||
       (lookups_only_ && metadata_mode_.serving())) {
     return;
   }
@@ -287,7 +299,10 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   // the frontier, as the program makes it.
   const bool cacheable_read = issue && settings_.page_cache_aware && IsPlainRead(call.type) &&
                               !file_kinds_.Lookup(call.fd).direct;
-  if (cacheable_read && cache_mode_.serving_from_cache()) {
+  // The head of a pair whose write the pipeline may run is read early even
+  // from the page cache: the write needs the bytes in a buffer of ours.
+  const bool feeds_pipeline = call.link_next && write_pipeline_ != nullptr;
+  if (cacheable_read && cache_mode_.serving_from_cache() && !feeds_pipeline) {
     issue = false;  // the frontier reads it from the page cache
   }
   // A lookup is left to the frontier, which times it, while lookups are
@@ -303,10 +318,14 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     statistics_.found_cached++;
   }
 
-  // A linked pair: prepare the successor now and hand both over together.
+  // A linked pair: prepare the successor now.  A write of the bytes the
+  // read produces goes to the write pipeline, which sends it once the read
+  // completed and the writes before it did in full; any other tail is
+  // handed over with its head as one linked unit.
   VisitSlot* partner = nullptr;
   int partner_node = info.next.to;
-  if (issue && call.link_next && graph_.node(partner_node).kind == NodeKind::kSyscall) {
+  const bool head_ahead = issue || (feeds_pipeline && slot.state == SlotState::kCached);
+  if (head_ahead && call.link_next && graph_.node(partner_node).kind == NodeKind::kSyscall) {
     Cursor after = peek_;
     after.Take(info.next);
     SyscallNodeState& partner_state = syscall_states_[graph_.node(partner_node).dense_index];
@@ -318,18 +337,21 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     // The tail is ordered after its head by the link, and after every
     // earlier visit ahead like any other call.  A tail that may not run
     // early leaves the head to run alone.
+    const bool fed = candidate.predicted.buffer == nullptr;
     if (partner_early != EarlyIssue::kNever && !partner_held_back &&
         !pending_accesses_.Blocks(candidate.predicted) &&
         IssueRules::WriteAtPositionSettled(candidate.predicted, pending_accesses_) &&
-        issue_rules_.Issuable(candidate.predicted) && PrepareEarlyRequest(candidate)) {
-      if (candidate.request.call.buffer == nullptr) {
+        issue_rules_.Issuable(candidate.predicted) && (!fed || write_pipeline_ != nullptr) &&
+        PrepareEarlyRequest(candidate)) {
+      if (fed) {
         candidate.request.call.buffer = slot.data.data();  // writes what the read produced
+        if (write_pipeline_->Hold(&slot, &candidate)) partner = &candidate;
+      } else if (issue) {
+        slot.request.linked_next = &candidate.request;
+        partner = &candidate;
       }
-      slot.request.linked_next = &candidate.request;
-      partner = &candidate;
-    } else {
-      candidate.state = SlotState::kEmpty;
     }
+    if (partner == nullptr) candidate.state = SlotState::kEmpty;
   }
 
   if (issue) {
@@ -363,8 +385,10 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   pass(slot, state, held_back);
   TakeEdgeAhead(info.next);
   if (partner != nullptr) {
-    partner->state = SlotState::kIssued;
-    statistics_.issued_early++;
+    if (partner->state != SlotState::kHeld) {  // held: counted when the pipeline sends it
+      partner->state = SlotState::kIssued;
+      statistics_.issued_early++;
+    }
     const Node& partner_info = graph_.node(partner_node);
     pass(*partner, syscall_states_[partner_info.dense_index], false);
     TakeEdgeAhead(partner_info.next);
@@ -494,6 +518,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   const bool lookup_made_here = settings_.page_cache_aware && IsLookupType(real.type) &&
                                 slot.state != SlotState::kCached &&
                                 slot.state != SlotState::kIssued;
+  if (slot.state == SlotState::kHeld) write_pipeline_->FrontierReached(&slot);  // not sent yet
   if (slot.state == SlotState::kCached) {
     if (ArgumentsMatch(slot.predicted, real))
       return ServeEarlyResult(node, slot, *intercepted, result);
@@ -547,7 +572,7 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
   }
   misprediction_guard_.ResetMispredictionRun();
   if (type_info.writes_data) NoteWriteResult(node, real, value);
-  FinishFrontierVisit(node, real, value);
+  FinishFrontierVisit(node, real, value, true);
   Fill();
   *result = value;
   return true;
@@ -578,15 +603,22 @@ void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
   if (InfoOf(intercepted->call.type).writes_data) {
     NoteWriteResult(intercepted->claimed_node, intercepted->call, result);
   }
-  FinishFrontierVisit(intercepted->claimed_node, intercepted->call, result);
+  FinishFrontierVisit(intercepted->claimed_node, intercepted->call, result, false);
   Fill();
 }
 
-void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int64_t result) {
+void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int64_t result,
+                                      bool served_early) {
   const Node& info = graph_.node(node);
   SyscallNodeState& state = syscall_states_[info.dense_index];
   VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
   const bool peek_passed = state.frontier_count < state.peek_count;
+  if (write_pipeline_ != nullptr && peek_passed) {
+    const CallTypeInfo& call_info = InfoOf(real.type);
+    const bool full = result >= 0 && static_cast<uint64_t>(result) == DataLength(real);
+    if (call_info.reads_data) write_pipeline_->ReadConsumed(&slot, served_early && full);
+    if (call_info.writes_data) write_pipeline_->FrontierFinished(&slot, full);
+  }
   if (slot.has_access && !pending_accesses_.empty()) {
     pending_accesses_.ReleaseOldest();
     if (slot.unissued_open) descriptor_parking_.UnissuedOpenReached();
@@ -710,7 +742,7 @@ bool GraphRunner::FinishServedFromCache(int node, const foreactor_call& real, in
                                         int64_t* result) {
   statistics_.served_from_cache++;
   cache_mode_.NoteServed();
-  FinishFrontierVisit(node, real, done);
+  FinishFrontierVisit(node, real, done, false);
   Fill();
   *result = done;
   // (A read-ahead stream that runs needs the program's position.)
@@ -750,6 +782,7 @@ void GraphRunner::DiscardEarlyResult(VisitSlot& slot) {
 }
 
 void GraphRunner::DrainAhead() {
+  if (write_pipeline_ != nullptr) write_pipeline_->Clear();  // held writes were never sent
   // Cancel everything first so the engine can drop it together, then wait.
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {

@@ -110,6 +110,7 @@
 #include "runtime/page_cache_mode.h"
 #include "runtime/pending_accesses.h"
 #include "runtime/read_ahead_stream.h"
+#include "runtime/write_pipeline.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
 #include "runtime/write_behind.h"
@@ -229,7 +230,9 @@ class GraphRunner {
   // Frontier.
   bool AdvanceFrontierThroughBranches();
   // The program's call `real` at the frontier visit `node` returned `result`.
-  void FinishFrontierVisit(int node, const foreactor_call& real, int64_t result);
+  // `served_early`: the program was handed the visit's early result.
+  void FinishFrontierVisit(int node, const foreactor_call& real, int64_t result,
+                           bool served_early);
   bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
                         int64_t* result);
 
@@ -315,6 +318,13 @@ class GraphRunner {
   // Null: the graph has no pread node, or read-ahead streams are off
   // (GraphSettings::read_ahead, check mode, depth 0).
   std::unique_ptr<ReadAheadStream> read_ahead_;
+  // Null without an engine or in check mode.  Runs the writes that write
+  // what a linked read produced, in order (write_pipeline.h).
+  std::unique_ptr<WritePipeline> write_pipeline_;
+  // Some read node is followed directly by a write node (a copy loop): the
+  // peek head does not rest while reads are served from the page cache,
+  // since the pipeline moves such writes off the program's thread.
+  bool copies_ = false;
 
   // Folds statistics_ into the graph's totals and clears it.
   void FoldStatistics();

@@ -49,6 +49,7 @@ enum class SlotState : unsigned char {
   kPassed,  // the peek head passed this visit with known arguments, not issued
   kIssued,  // handed to the engine; `request` is in flight or completed
   kCached,  // read at once from the page cache; `request` holds the completed result
+  kHeld,    // a write fed by a linked read, held by the write pipeline (write_pipeline.h)
 };
 
 struct VisitSlot {

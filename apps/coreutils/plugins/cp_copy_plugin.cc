@@ -34,17 +34,21 @@
 //
 //   start -> read_chunk -> write_chunk -> more_chunks? -> read_chunk | end
 //
-// Visit v of read_chunk is chunk i = first_chunk + v: read(source, chunk) at
-// position i*chunk; while
-// the destination is known (from the second chunk on) and the chunk is
-// expected to be full, it is linked with visit v of write_chunk, write(dest, <the bytes read>,
-// chunk) at position i*chunk, so the pair runs in order and the write only when the read returned a
-// full chunk.  The last, partial chunk and the final zero-byte read are predicted without a write
-// (the program writes that chunk itself).  The edge after each write is weak: the loop writes what
-// it read until the end of the file, but the plugin may leave the scope
-// after any write (the scope gate), so no write beyond the next one is
-// certain.  A file that changes size while it is copied only
-// costs mispredictions.
+// Visit v of read_chunk is chunk i = first_chunk + v: read(source, chunk)
+// at position i*chunk.  While the destination is known (from the second
+// chunk on) and the chunk is expected to be full, it is linked with visit v
+// of write_chunk, write(dest, <the bytes read>, chunk) at position i*chunk:
+// the runtime's write pipeline then writes the chunk on a worker once the
+// read completed in full and every write before it did, so reading and
+// writing run on both cores.  The last, partial chunk and the final
+// zero-byte read are predicted without a write (the program writes that
+// chunk itself).  The edges are strong: the loop writes what it read until
+// the end of the file, and a failed or short write (which ends the loop)
+// stops the pipeline before any later write is sent.  The scope gate may
+// still leave the scope between chunks: writes sent ahead and not yet
+// reached are then made again by the program, the same bytes at the same
+// place.  A file that changes size while it is copied only costs
+// mispredictions.
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,7 +109,7 @@ const foreactor::Graph<CopyState>& copy_graph = *new foreactor::Graph<CopyState>
       });
   auto more_chunks =
       builder.Branch("more_chunks", [](CopyState&, const foreactor::Visit&) { return 0; });
-  builder.start().Then(read_chunk).Then(write_chunk).Then(more_chunks, foreactor::kWeak);
+  builder.start().Then(read_chunk).Then(write_chunk).Then(more_chunks);
   more_chunks.Children({read_chunk, builder.end()});
   return builder.Build();
 }());

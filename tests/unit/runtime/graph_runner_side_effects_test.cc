@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -265,44 +267,74 @@ int CopyMore(const foreactor_visit* visit) {
   return visit->iteration[0] + 1 < static_cast<uint64_t>(state->chunks) ? 0 : 1;
 }
 
-TEST_F(GraphRunnerSideEffectsTest, LinkedReadAndWriteCopyTheFileExactly) {
-  Graph graph("copy");
-  int read = graph.AddSyscall("read", FOREACTOR_CALL_PREAD, CopyReadArguments, nullptr, nullptr);
+std::unique_ptr<Graph> CopyGraph() {
+  auto graph = std::make_unique<Graph>("copy");
+  int read = graph->AddSyscall("read", FOREACTOR_CALL_PREAD, CopyReadArguments, nullptr, nullptr);
   int write =
-      graph.AddSyscall("write", FOREACTOR_CALL_PWRITE, CopyWriteArguments, nullptr, nullptr);
-  int more = graph.AddBranch("more", CopyMore, nullptr);
-  graph.SetNext(FOREACTOR_START_NODE, read, false);
-  graph.SetNext(read, write, false);
-  graph.SetNext(write, more, false);
-  graph.AddChild(more, read, false);
-  graph.AddChild(more, FOREACTOR_END_NODE, false);
+      graph->AddSyscall("write", FOREACTOR_CALL_PWRITE, CopyWriteArguments, nullptr, nullptr);
+  int more = graph->AddBranch("more", CopyMore, nullptr);
+  graph->SetNext(FOREACTOR_START_NODE, read, false);
+  graph->SetNext(read, write, false);
+  graph->SetNext(write, more, false);
+  graph->AddChild(more, read, false);
+  graph->AddChild(more, FOREACTOR_END_NODE, false);
   std::string error;
-  ASSERT_TRUE(graph.Finish(&error)) << error;
+  EXPECT_TRUE(graph->Finish(&error)) << error;
+  return graph;
+}
 
+// The program's copy loop: chunk i read into `buffer`, then written.
+// Returns the write's result.
+int64_t CopyChunk(GraphRunner& scope, const CopyState& state, int i, bool* served_read,
+                  bool* served_write, int64_t* read_result = nullptr) {
+  char buffer[kBlock];
+  const int64_t got = ProgramCall(
+      scope, Pread(state.source, buffer, kBlock, i * static_cast<int64_t>(kBlock)), served_read);
+  if (read_result != nullptr) *read_result = got;
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_PWRITE;
+  call.fd = state.destination;
+  call.buffer = buffer;
+  call.length = got > 0 ? static_cast<size_t>(got) : 0;
+  call.offset = i * static_cast<int64_t>(kBlock);
+  return ProgramCall(scope, call, served_write);
+}
+
+// The write pipeline: each write goes to the engine only once its read
+// completed, and chained after the writes sent with it; the copy is exact
+// and every call is served early.
+TEST_F(GraphRunnerSideEffectsTest, LinkedReadAndWriteCopyTheFileExactly) {
+  auto graph = CopyGraph();
   std::string copy_path = directory_ + "/copy";
   CopyState state;
   state.source = data_fd_;
   state.destination = ::open(copy_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
   state.chunks = 8;
-  GraphRunner scope(graph, Depth(6), &engine_);
+  GraphRunner scope(*graph, Depth(6), &engine_);
   scope.Enter(&state);
   ASSERT_GE(engine_.prepared().size(), 2u);
-  EXPECT_EQ(engine_.prepared()[0].request->linked_next, engine_.prepared()[1].request);
+  for (const auto& prepared : engine_.prepared()) {
+    EXPECT_EQ(prepared.call.type, FOREACTOR_CALL_PREAD) << "no write before its read completed";
+    EXPECT_EQ(prepared.request->linked_next, nullptr);
+  }
+  engine_.CompleteAll();  // every read ahead completes: their writes go as one chain
   for (int i = 0; i < state.chunks; ++i) {
-    char buffer[kBlock];
     bool served_read = false, served_write = false;
-    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, buffer, kBlock, i * kBlock), &served_read),
+    ASSERT_EQ(CopyChunk(scope, state, i, &served_read, &served_write),
               static_cast<int64_t>(kBlock));
-    foreactor_call call{};
-    call.type = FOREACTOR_CALL_PWRITE;
-    call.fd = state.destination;
-    call.buffer = buffer;
-    call.length = kBlock;
-    call.offset = i * static_cast<int64_t>(kBlock);
-    ASSERT_EQ(ProgramCall(scope, call, &served_write), static_cast<int64_t>(kBlock));
     EXPECT_TRUE(served_read && served_write) << "chunk " << i;
   }
   scope.Exit();
+  int64_t next_write_offset = 0;
+  bool chained = false;
+  for (const auto& prepared : engine_.prepared()) {
+    if (prepared.call.type != FOREACTOR_CALL_PWRITE) continue;
+    EXPECT_EQ(prepared.call.offset, next_write_offset) << "writes are sent in program order";
+    next_write_offset += kBlock;
+    if (prepared.request->linked_next != nullptr) chained = true;
+  }
+  EXPECT_EQ(next_write_offset, static_cast<int64_t>(8 * kBlock));
+  EXPECT_TRUE(chained) << "writes whose reads had completed went as one linked chain";
   std::vector<char> original(kBlock * 8), copied(kBlock * 8);
   ASSERT_EQ(::pread(data_fd_, original.data(), original.size(), 0),
             static_cast<ssize_t>(original.size()));
@@ -311,6 +343,69 @@ TEST_F(GraphRunnerSideEffectsTest, LinkedReadAndWriteCopyTheFileExactly) {
   EXPECT_EQ(original, copied);
   EXPECT_EQ(scope.statistics().mispredicted, 0u);
   ::close(state.destination);
+}
+
+// A write that fails stops the pipeline: nothing is written after it, and
+// the program's own calls get what plain calls get.
+TEST_F(GraphRunnerSideEffectsTest, AFailedPipelinedWriteStopsThePipeline) {
+  auto graph = CopyGraph();
+  std::string copy_path = directory_ + "/copy";
+  ::close(::open(copy_path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644));
+  CopyState state;
+  state.source = data_fd_;
+  state.destination = ::open(copy_path.c_str(), O_RDONLY);  // every write fails: EBADF
+  state.chunks = 6;
+  GraphRunner scope(*graph, Depth(6), &engine_);
+  scope.Enter(&state);
+  for (int i = 0; i < state.chunks; ++i) {
+    bool served_read = false, served_write = false;
+    EXPECT_EQ(CopyChunk(scope, state, i, &served_read, &served_write), -EBADF) << "chunk " << i;
+  }
+  scope.Exit();
+  size_t writes = 0;
+  for (const auto& prepared : engine_.prepared()) {
+    if (prepared.call.type == FOREACTOR_CALL_PWRITE) writes++;
+  }
+  EXPECT_EQ(writes, 1u) << "no write is sent after one that failed";
+  ::close(state.destination);
+}
+
+// A read that falls short (the file ended early) never feeds its write:
+// the program writes the short chunk itself, and the copy is exact.
+TEST_F(GraphRunnerSideEffectsTest, AShortReadLeavesItsWriteToTheProgram) {
+  auto graph = CopyGraph();
+  std::string source_path = directory_ + "/short";
+  std::vector<char> bytes(kBlock * 3 + kBlock / 2, 's');
+  int source = ::open(source_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  ASSERT_EQ(::write(source, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  std::string copy_path = directory_ + "/copy";
+  CopyState state;
+  state.source = source;
+  state.destination = ::open(copy_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.chunks = 4;  // the graph expects 4 full chunks; the last is half
+  GraphRunner scope(*graph, Depth(8), &engine_);
+  scope.Enter(&state);
+  engine_.CompleteAll();
+  for (int i = 0; i < state.chunks; ++i) {
+    bool served_read = false, served_write = false;
+    int64_t got = 0;
+    const int64_t wrote = CopyChunk(scope, state, i, &served_read, &served_write, &got);
+    EXPECT_EQ(wrote, got);
+    EXPECT_EQ(served_write, i < 3) << "chunk " << i;
+  }
+  scope.Exit();
+  for (const auto& prepared : engine_.prepared()) {
+    if (prepared.call.type == FOREACTOR_CALL_PWRITE) {
+      EXPECT_LT(prepared.call.offset, static_cast<int64_t>(3 * kBlock));
+    }
+  }
+  std::vector<char> copied(bytes.size() + 1);
+  EXPECT_EQ(::pread(state.destination, copied.data(), copied.size(), 0),
+            static_cast<ssize_t>(bytes.size()));
+  copied.resize(bytes.size());
+  EXPECT_EQ(copied, bytes);
+  ::close(state.destination);
+  ::close(source);
 }
 
 }  // namespace
