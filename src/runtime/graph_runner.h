@@ -110,10 +110,10 @@
 #include "runtime/page_cache_mode.h"
 #include "runtime/pending_accesses.h"
 #include "runtime/read_ahead_stream.h"
-#include "runtime/write_pipeline.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
 #include "runtime/write_behind.h"
+#include "runtime/write_pipeline.h"
 
 namespace foreactor {
 
@@ -231,8 +231,7 @@ class GraphRunner {
   bool AdvanceFrontierThroughBranches();
   // The program's call `real` at the frontier visit `node` returned `result`.
   // `served_early`: the program was handed the visit's early result.
-  void FinishFrontierVisit(int node, const foreactor_call& real, int64_t result,
-                           bool served_early);
+  void FinishFrontierVisit(int node, const foreactor_call& real, int64_t result, bool served_early);
   bool ServeEarlyResult(int node, VisitSlot& slot, const InterceptedCall& intercepted,
                         int64_t* result);
 
