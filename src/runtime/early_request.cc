@@ -42,6 +42,7 @@ bool PrepareEarlyRequest(VisitSlot& slot) {
   request.call.link_next = 0;
   request.result = 0;
   request.linked_next = nullptr;
+  request.off_thread = false;
   if (info.reads_data) {
     size_t length = DataLength(predicted);
     if (!slot.data.Reserve(length > 0 ? length : 1)) return false;

@@ -337,10 +337,12 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     // The tail is ordered after its head by the link, and after every
     // earlier visit ahead like any other call.  A tail that may not run
     // early leaves the head to run alone.
+    // (The pipeline checks where a fed write at the file position goes
+    // when it sends it.)
     const bool fed = candidate.predicted.buffer == nullptr;
     if (partner_early != EarlyIssue::kNever && !partner_held_back &&
         !pending_accesses_.Blocks(candidate.predicted) &&
-        IssueRules::WriteAtPositionSettled(candidate.predicted, pending_accesses_) &&
+        (fed || IssueRules::WriteAtPositionSettled(candidate.predicted, pending_accesses_)) &&
         issue_rules_.Issuable(candidate.predicted) && (!fed || write_pipeline_ != nullptr) &&
         PrepareEarlyRequest(candidate)) {
       if (fed) {

@@ -1,5 +1,10 @@
 #include "runtime/write_pipeline.h"
 
+#include <unistd.h>
+
+#include "base/call_types.h"
+#include "runtime/raw_syscalls.h"
+
 namespace foreactor {
 
 namespace {
@@ -51,6 +56,21 @@ int WritePipeline::Pump() {
   Request* tail = nullptr;
   for (unsigned index = 0; index < count_; ++index) {
     Entry& entry = At(index);
+    const foreactor_call& predicted = entry.write->predicted;
+    if (entry.state == EntryState::kHeld && InfoOf(predicted.type).implicit_offset) {
+      // A write at the file position goes where it was predicted only if
+      // the position is there then: after the writes before it, each
+      // ending where the next begins, or, with none before it, now.
+      const Entry* before = index > 0 ? &At(index - 1) : nullptr;
+      const bool follows = before != nullptr && before->state != EntryState::kReleased &&
+                           before->write->predicted.fd == predicted.fd &&
+                           before->write->predicted.offset +
+                                   static_cast<int64_t>(before->write->request.call.length) ==
+                               predicted.offset;
+      const bool here_now =
+          before == nullptr && raw::Lseek(predicted.fd, 0, SEEK_CUR) == predicted.offset;
+      if (!follows && !here_now) break;
+    }
     if (entry.state == EntryState::kSent) {
       // Sent entries come before held ones: a chain is in flight until
       // its last write completed.
@@ -71,6 +91,7 @@ int WritePipeline::Pump() {
     }
     Request& request = entry.write->request;
     request.linked_next = nullptr;
+    request.off_thread = true;
     if (tail != nullptr) {
       tail->linked_next = &request;
     } else {
