@@ -32,10 +32,12 @@ bool IsLookupType(foreactor_call_type type) { return InfoOf(type).fills_stat; }
 
 // ------------------------------------------------------------ construction
 
-GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engine* engine)
+GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engine* engine,
+                         Engine* write_engine)
     : graph_(graph),
       settings_(settings),
       engine_(engine),
+      write_engine_(write_engine != nullptr ? write_engine : engine),
       ring_size_(settings.depth + 1),
       depth_controller_(DepthPolicyOf(settings), settings.depth),
       check_report_(graph) {
@@ -73,7 +75,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       read_ahead_.reset(new ReadAheadStream(graph, engine, &file_kinds_, &statistics_));
     }
     if (copies_ && !settings.check && engine != nullptr) {
-      write_pipeline_.reset(new WritePipeline(engine, ring_size_));
+      write_pipeline_.reset(new WritePipeline(write_engine_, ring_size_));
     }
   });
 }
@@ -206,7 +208,7 @@ void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* e
       if (slot.state != SlotState::kIssued && slot.state != SlotState::kCached) continue;
       if (!pending_accesses_.MakesStale(change, slot.predicted)) continue;
       if (slot.state == SlotState::kIssued) {
-        engine_->Cancel(&slot.request);
+        EngineOf(slot.request)->Cancel(&slot.request);
         DiscardEarlyResult(slot);
       } else {
         statistics_.wasted++;
@@ -761,7 +763,7 @@ bool GraphRunner::FinishServedFromCache(int node, const foreactor_call& real, in
 void GraphRunner::WaitFor(VisitSlot& slot) {
   if (slot.request.state.load(std::memory_order_acquire) == RequestState::kCompleted) return;
   uint64_t start = MonotonicNanoseconds();
-  engine_->Wait(&slot.request);
+  EngineOf(slot.request)->Wait(&slot.request);
   statistics_.wait_nanoseconds += MonotonicNanoseconds() - start;
 }
 
@@ -789,7 +791,7 @@ void GraphRunner::DrainAhead() {
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
       VisitSlot& slot = state.slots[visit % ring_size_];
-      if (slot.state == SlotState::kIssued) engine_->Cancel(&slot.request);
+      if (slot.state == SlotState::kIssued) EngineOf(slot.request)->Cancel(&slot.request);
     }
   }
   for (SyscallNodeState& state : syscall_states_) {

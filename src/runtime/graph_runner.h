@@ -120,8 +120,12 @@ namespace foreactor {
 class GraphRunner {
  public:
   // `graph` must be finished and valid and outlive the instance; `engine`
-  // is shared by the thread's instances and outlives them.
-  GraphRunner(const Graph& graph, const GraphSettings& settings, Engine* engine);
+  // is shared by the thread's instances and outlives them.  `write_engine`
+  // (null: `engine`), which outlives the instance too, runs the writes of
+  // the write pipeline: the thread pool, where `engine` is io_uring, whose
+  // linked requests each go back through the submitting thread.
+  GraphRunner(const Graph& graph, const GraphSettings& settings, Engine* engine,
+              Engine* write_engine = nullptr);
   ~GraphRunner();
 
   GraphRunner(const GraphRunner&) = delete;
@@ -265,6 +269,12 @@ class GraphRunner {
   const Graph& graph_;
   const GraphSettings settings_;
   Engine* const engine_;
+  Engine* const write_engine_;  // the write pipeline's (never null)
+  // The engine a request of this runner was handed to: the write
+  // pipeline's sends its requests with Request::off_thread set.
+  Engine* EngineOf(const Request& request) const {
+    return request.off_thread ? write_engine_ : engine_;
+  }
   const unsigned ring_size_;  // the largest depth the controller may choose, plus one
   DepthController depth_controller_;
   bool depth_measuring_ = false;  // the controller's window counts calls that ran speculatively
