@@ -345,6 +345,42 @@ TEST_F(GraphRunnerSideEffectsTest, LinkedReadAndWriteCopyTheFileExactly) {
   ::close(state.destination);
 }
 
+// Given a write engine of its own, the pipeline sends its writes there and
+// the runner waits for them there; the reads stay on the graph's engine.
+TEST_F(GraphRunnerSideEffectsTest, PipelinedWritesGoToTheWriteEngine) {
+  auto graph = CopyGraph();
+  std::string copy_path = directory_ + "/copy";
+  CopyState state;
+  state.source = data_fd_;
+  state.destination = ::open(copy_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.chunks = 6;
+  testing::FakeEngine write_engine;
+  GraphRunner scope(*graph, Depth(6), &engine_, &write_engine);
+  scope.Enter(&state);
+  for (int i = 0; i < state.chunks; ++i) {
+    bool served_read = false, served_write = false;
+    ASSERT_EQ(CopyChunk(scope, state, i, &served_read, &served_write),
+              static_cast<int64_t>(kBlock));
+    EXPECT_TRUE(served_read && served_write) << "chunk " << i;
+  }
+  scope.Exit();
+  for (const auto& prepared : engine_.prepared()) {
+    EXPECT_EQ(prepared.call.type, FOREACTOR_CALL_PREAD);
+  }
+  ASSERT_EQ(write_engine.prepared().size(), static_cast<size_t>(state.chunks));
+  for (const auto& prepared : write_engine.prepared()) {
+    EXPECT_EQ(prepared.call.type, FOREACTOR_CALL_PWRITE);
+    EXPECT_TRUE(prepared.request->off_thread);
+  }
+  std::vector<char> original(kBlock * 6), copied(kBlock * 6);
+  ASSERT_EQ(::pread(data_fd_, original.data(), original.size(), 0),
+            static_cast<ssize_t>(original.size()));
+  ASSERT_EQ(::pread(state.destination, copied.data(), copied.size(), 0),
+            static_cast<ssize_t>(copied.size()));
+  EXPECT_EQ(original, copied);
+  ::close(state.destination);
+}
+
 // A write that fails stops the pipeline: nothing is written after it, and
 // the program's own calls get what plain calls get.
 TEST_F(GraphRunnerSideEffectsTest, AFailedPipelinedWriteStopsThePipeline) {
