@@ -43,6 +43,9 @@ class DeferredEngine final : public Engine {
   void Poll() override;
   void Cancel(Request* request) override;
   void Rest() override;
+  void RestartOrder() override {
+    if (real_ != nullptr) real_->RestartOrder();
+  }
 
   // The real engine (null until the first Prepare(), or when none could be
   // made).  Releasing it (after fork) leaves it to whoever owns it then.

@@ -58,6 +58,11 @@ class Engine {
   // which slow every descriptor call of the program while they exist).
   // Does nothing when requests are prepared or in flight.
   virtual void Rest() {}
+
+  // Forgets that an ordered request (Request::ordered) failed, fell short
+  // or was cancelled: the next ordered request runs again.  Call it only
+  // when no ordered request of this engine is in flight.
+  virtual void RestartOrder() {}
 };
 
 // Creates the engine for `options` on the calling thread.  When io_uring is
@@ -70,7 +75,9 @@ std::unique_ptr<Engine> CreateEngine(const EngineOptions& options, std::string* 
 // Executes `request` synchronously on the calling thread, as the engines
 // do (same statx conversion rules), and marks it kCompleted.  Used by the
 // sync engine, the thread pool's workers and tests.
-void ExecuteNow(Request* request);
+// Returns true when every request of the chain ran and transferred its
+// full length (LinkContinues).
+bool ExecuteNow(Request* request);
 
 }  // namespace foreactor
 

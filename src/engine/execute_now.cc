@@ -92,7 +92,7 @@ int64_t RunCall(Request* request) {
 
 }  // namespace
 
-void ExecuteNow(Request* request) {
+bool ExecuteNow(Request* request) {
   bool run = true;
   while (request != nullptr) {
     // Everything needed from the request is read before it is completed:
@@ -104,6 +104,7 @@ void ExecuteNow(Request* request) {
     CompleteRequest(request, result);
     request = next;
   }
+  return run;
 }
 
 }  // namespace foreactor

@@ -71,6 +71,10 @@ bool FaultInjectionEngine::Prepare(Request* request) {
   ++prepares_;
   if (faults_.prepare_every != 0 && prepares_ % faults_.prepare_every == 0) return false;
   if (held_count_ == kMaxHeld) return false;
+  // A faulted call runs here, on the calling thread, at Submit(): an
+  // ordered one would overtake the inner engine's earlier ordered
+  // requests.  Refused, the program makes it (its fault applied there).
+  if (request->ordered && ChainHasFault(request)) return false;
   held_[held_count_++] = request;
   for (Request* link = request; link != nullptr; link = link->linked_next) {
     link->state.store(RequestState::kPrepared, std::memory_order_relaxed);

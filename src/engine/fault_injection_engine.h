@@ -95,6 +95,7 @@ class FaultInjectionEngine : public Engine {
   void Wait(Request* request) override;
   void Poll() override { inner_->Poll(); }
   void Cancel(Request* request) override;
+  void RestartOrder() override { inner_->RestartOrder(); }
 
  private:
   FaultInjectionEngine(std::unique_ptr<Engine> inner, foreactor_fault_decide_function* decide,

@@ -267,6 +267,8 @@ bool IoUringEngine::Runnable(const Request& request) const {
 }
 
 bool IoUringEngine::Prepare(Request* request) {
+  // Linked requests are the only order io_uring keeps: no lanes.
+  if (request->ordered) return false;
   if (resting_) {
     resting_ = false;
     std::string error;

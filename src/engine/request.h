@@ -85,6 +85,15 @@ struct Request {
   // The engine prepares and submits it together with this one.
   Request* linked_next = nullptr;
 
+  // Ordered: runs only after every ordered request its engine was handed
+  // before it has finished, and only if the last of them transferred its
+  // full length (LinkContinues); otherwise, and after an ordered request
+  // was cancelled, it completes with -ECANCELED, until the owner calls
+  // Engine::RestartOrder().  Never linked.  Engines that cannot keep the
+  // order (io_uring, sync) refuse it in Prepare().  The write pipeline's
+  // writes (write_pipeline.h).
+  bool ordered = false;
+
   // Run off the submitting thread: io_uring submits it with IOSQE_ASYNC,
   // so that an io-wq worker, not the program's thread, makes the call (a
   // buffered write would otherwise copy its bytes inline, in

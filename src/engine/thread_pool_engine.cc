@@ -40,6 +40,7 @@ bool ThreadPoolEngine::Supports(foreactor_call_type type) const { return IsValid
 
 bool ThreadPoolEngine::Prepare(Request* request) {
   if (batch_.size() >= batch_capacity_) return false;
+  if (request->ordered && request->linked_next != nullptr) return false;
   for (Request* link = request; link != nullptr; link = link->linked_next) {
     const bool runnable =
         link->operation == RequestOperation::kStartWriteBack || IsValidCallType(link->call.type);

@@ -42,7 +42,8 @@ class ThreadPoolEngine final : public Engine {
   const char* name() const override { return kName; }
   bool Supports(foreactor_call_type type) const override;
   // Returns false when the batch is full or a request of the chain is not
-  // kIdle or of an invalid type.  Write-back hints are accepted.
+  // kIdle or of an invalid type, or an ordered request is linked.
+  // Write-back hints are accepted.
   bool Prepare(Request* request) override;
   // Returns the number of requests handed over (linked ones included), or
   // -EAGAIN (the pool lost its workers, e.g. in a forked child) / -ENOMEM,
@@ -57,6 +58,9 @@ class ThreadPoolEngine final : public Engine {
   // -ECANCELED, its linked requests too.  A running request, or a linked
   // request whose head is not cancelled, runs to its real result.
   void Cancel(Request* request) override;
+  // Ordered requests (Request::ordered) are the pool's lane of this
+  // engine's submitter (WorkerPool).
+  void RestartOrder() override { pool_->RestartOrder(&submitter_); }
 
  private:
   ThreadPoolEngine(WorkerPool* pool, unsigned batch_capacity);

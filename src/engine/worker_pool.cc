@@ -83,12 +83,7 @@ void* WorkerPool::WorkerMain(void* pool) {
 void WorkerPool::RunWorker() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    Job job{nullptr, nullptr};
-    while (queued_ > 0 && job.head == nullptr) {
-      job = jobs_[first_];
-      first_ = (first_ + 1) & (capacity_ - 1);
-      --queued_;
-    }
+    const Job job = TakeJobLocked();
     if (job.head == nullptr) {
       ++idle_workers_;
       const std::cv_status waited = work_available_.wait_for(lock, kIdleWorkerLifetime);
@@ -99,11 +94,49 @@ void WorkerPool::RunWorker() {
       }
       continue;
     }
+    const bool ordered = job.head->ordered;
+    const bool lane_stopped = ordered && job.submitter->ordered_failed_;
+    if (ordered) job.submitter->ordered_running_ = true;
     lock.unlock();
-    ExecuteNow(job.head);
+    bool complete = false;
+    if (lane_stopped) {
+      CompleteChain(job.head, -ECANCELED);
+    } else {
+      complete = ExecuteNow(job.head);
+    }
     lock.lock();
+    if (ordered) {
+      job.submitter->ordered_running_ = false;
+      if (!complete) job.submitter->ordered_failed_ = true;
+    }
     FinishJobLocked(job.submitter);
   }
+}
+
+WorkerPool::Job WorkerPool::TakeJobLocked() {
+  // Tombstones at the front go first.
+  while (queued_ > 0 && jobs_[first_].head == nullptr) {
+    first_ = (first_ + 1) & (capacity_ - 1);
+    --queued_;
+  }
+  for (size_t i = 0; i < queued_; ++i) {
+    Job& queued = jobs_[(first_ + i) & (capacity_ - 1)];
+    if (queued.head == nullptr) continue;
+    if (queued.head->ordered && queued.submitter->ordered_running_) continue;
+    const Job job = queued;
+    queued.head = nullptr;
+    if (i == 0) {
+      first_ = (first_ + 1) & (capacity_ - 1);
+      --queued_;
+    }
+    return job;
+  }
+  return Job{nullptr, nullptr};
+}
+
+void WorkerPool::RestartOrder(Submitter* submitter) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  submitter->ordered_failed_ = false;
 }
 
 void WorkerPool::FinishJobLocked(Submitter* submitter) {
@@ -160,8 +193,14 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
     ++queued_;
   }
   submitter->outstanding_ += count;
+  // Ordered jobs run one at a time: of this batch's, only the first may
+  // need a worker of its own (none while one of the lane's runs).
+  size_t waiting_in_lane = 0;
+  for (size_t i = 0; i < count; ++i) waiting_in_lane += heads[i]->ordered;
+  if (waiting_in_lane > 0 && !submitter->ordered_running_) --waiting_in_lane;
+  const size_t runnable = count - waiting_in_lane;
   // Wake no more workers than there are jobs.
-  const size_t wake = count < idle_workers_ ? count : idle_workers_;
+  const size_t wake = runnable < idle_workers_ ? runnable : idle_workers_;
   if (wake == idle_workers_) {
     work_available_.notify_all();
   } else {
@@ -169,7 +208,8 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
   }
   // Start a worker for each queued job that no idle worker will take.  A
   // new worker takes jobs from the queue before it ever waits.
-  size_t unserved = queued_ > idle_workers_ ? queued_ - idle_workers_ : 0;
+  const size_t startable = queued_ - waiting_in_lane;
+  size_t unserved = startable > idle_workers_ ? startable - idle_workers_ : 0;
   while (unserved > 0 && workers_ < worker_limit_ && StartWorkerLocked()) --unserved;
   return 0;
 }
@@ -179,6 +219,7 @@ bool WorkerPool::CancelQueued(Request* head) {
   for (size_t i = 0; i < queued_; ++i) {
     Job& job = jobs_[(first_ + i) & (capacity_ - 1)];
     if (job.head == head) {
+      if (head->ordered) job.submitter->ordered_failed_ = true;
       CompleteChain(head, -ECANCELED);
       job.head = nullptr;
       FinishJobLocked(job.submitter);
@@ -212,6 +253,7 @@ void WorkerPool::AfterForkInChild() {
   for (Submitter* submitter = pool->submitters_; submitter != nullptr;
        submitter = submitter->next_) {
     submitter->outstanding_ = 0;
+    submitter->ordered_running_ = false;
   }
   pool->mutex_.unlock();
 }

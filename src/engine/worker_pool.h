@@ -19,6 +19,15 @@
 // one worker runs a whole chain in order with ExecuteNow().  Every job is
 // finished exactly once: by a worker, or by cancellation while it is still
 // queued (the chain then completes with -ECANCELED).
+//
+// Ordered jobs (Request::ordered) of one submitter form a lane: a worker
+// takes the submitter's next ordered job only when none of its ordered
+// jobs runs, in the order they were pushed, so they run one at a time, in
+// order, while its other jobs and other submitters' run beside them.  After
+// an ordered job that did not transfer everything (or was cancelled while
+// queued), the submitter's later ordered jobs complete with -ECANCELED
+// until RestartOrder().  The worker that finishes an ordered job takes the
+// next one at once: a lane streams without waking its submitter.
 #ifndef FOREACTOR_ENGINE_WORKER_POOL_H_
 #define FOREACTOR_ENGINE_WORKER_POOL_H_
 
@@ -45,7 +54,9 @@ class WorkerPool {
 
    private:
     friend class WorkerPool;
-    size_t outstanding_ = 0;  // guarded by the pool's mutex
+    size_t outstanding_ = 0;        // guarded by the pool's mutex
+    bool ordered_running_ = false;  // one of its ordered jobs runs (mutex)
+    bool ordered_failed_ = false;   // its lane stopped (mutex)
     Submitter* previous_ = nullptr;
     Submitter* next_ = nullptr;
   };
@@ -85,6 +96,9 @@ class WorkerPool {
   // finished chain, or a request that is not a chain head, is left alone.
   bool CancelQueued(Request* head);
 
+  // Lets `submitter`'s next ordered job run again after one failed.
+  void RestartOrder(Submitter* submitter);
+
   static constexpr unsigned kMaxWorkers = 1024;
   // How long a worker waits for a job before it exits.
   static constexpr std::chrono::milliseconds kIdleWorkerLifetime{20};
@@ -93,9 +107,14 @@ class WorkerPool {
 
  private:
   struct Job {
-    Request* head;  // null: cancelled while queued (a tombstone)
+    Request* head;  // null: cancelled or taken out of order (a tombstone)
     Submitter* submitter;
   };
+
+  // Takes the first queued job a worker may run now (an ordered one only
+  // while its submitter has none running) and leaves a tombstone in its
+  // place; returns a job with a null head when there is none.
+  Job TakeJobLocked();
 
   WorkerPool() = default;
   static void* WorkerMain(void* pool);

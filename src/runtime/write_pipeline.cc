@@ -21,6 +21,7 @@ WritePipeline::WritePipeline(Engine* engine, unsigned capacity)
 void WritePipeline::StartScope() {
   Clear();
   stopped_ = false;
+  engine_->RestartOrder();  // the last scope drained every write it sent
 }
 
 bool WritePipeline::Hold(VisitSlot* read, VisitSlot* write) {
@@ -51,19 +52,28 @@ bool WritePipeline::ReadSettled(const Entry& entry, bool* failed) const {
 int WritePipeline::Pump() {
   if (count_ == 0 || stopped_) return 0;
   engine_->Poll();
-  unsigned first = count_;  // the chain's first entry
-  unsigned chained = 0;
-  Request* tail = nullptr;
+  int sent = 0;
   for (unsigned index = 0; index < count_; ++index) {
     Entry& entry = At(index);
+    if (entry.state == EntryState::kSent) {
+      // Sent entries come before held ones.  One that fell short or failed
+      // stops the pipeline (the engine cancels the ordered writes after it).
+      const Request& request = entry.write->request;
+      if (request.state.load(std::memory_order_acquire) == RequestState::kCompleted &&
+          !TransferredAll(request)) {
+        Stop();
+        break;
+      }
+      continue;
+    }
+    if (entry.state == EntryState::kReleased) break;  // the program's own call goes first
     const foreactor_call& predicted = entry.write->predicted;
-    if (entry.state == EntryState::kHeld && InfoOf(predicted.type).implicit_offset) {
+    if (InfoOf(predicted.type).implicit_offset) {
       // A write at the file position goes where it was predicted only if
       // the position is there then: after the writes before it, each
       // ending where the next begins, or, with none before it, now.
       const Entry* before = index > 0 ? &At(index - 1) : nullptr;
-      const bool follows = before != nullptr && before->state != EntryState::kReleased &&
-                           before->write->predicted.fd == predicted.fd &&
+      const bool follows = before != nullptr && before->write->predicted.fd == predicted.fd &&
                            before->write->predicted.offset +
                                    static_cast<int64_t>(before->write->request.call.length) ==
                                predicted.offset;
@@ -71,19 +81,6 @@ int WritePipeline::Pump() {
           before == nullptr && raw::Lseek(predicted.fd, 0, SEEK_CUR) == predicted.offset;
       if (!follows && !here_now) break;
     }
-    if (entry.state == EntryState::kSent) {
-      // Sent entries come before held ones: a chain is in flight until
-      // its last write completed.
-      if (entry.write->request.state.load(std::memory_order_acquire) != RequestState::kCompleted) {
-        return 0;
-      }
-      if (!TransferredAll(entry.write->request)) {
-        Stop();
-        return 0;
-      }
-      continue;
-    }
-    if (entry.state == EntryState::kReleased) break;  // the program's own call goes first
     bool failed = false;
     if (!ReadSettled(entry, &failed)) {
       if (failed) Release(entry);
@@ -91,29 +88,20 @@ int WritePipeline::Pump() {
     }
     Request& request = entry.write->request;
     request.linked_next = nullptr;
+    request.ordered = true;
     request.off_thread = true;
-    if (tail != nullptr) {
-      tail->linked_next = &request;
-    } else {
-      first = index;
+    if (!engine_->Prepare(&request)) {
+      request.ordered = false;
+      break;  // refused (queue full, a fault scheduled): the next pump, or the program
     }
-    tail = &request;
-    chained++;
+    entry.state = EntryState::kSent;
+    entry.write->state = SlotState::kIssued;
+    sent++;
   }
-  if (chained == 0) return 0;
-  if (!engine_->Prepare(&At(first).write->request)) {
-    for (unsigned index = first; index < first + chained; ++index) {
-      At(index).write->request.linked_next = nullptr;
-    }
-    return 0;  // the engine's queue is full: the next pump tries again
-  }
-  for (unsigned index = first; index < first + chained; ++index) {
-    At(index).state = EntryState::kSent;
-    At(index).write->state = SlotState::kIssued;
-  }
-  writes_sent_ += chained;
-  engine_->Submit();  // a failure completes the chain with -ECANCELED
-  return static_cast<int>(chained);
+  if (sent == 0) return 0;
+  writes_sent_ += static_cast<uint64_t>(sent);
+  engine_->Submit();  // a failure completes the requests with -ECANCELED
+  return sent;
 }
 
 void WritePipeline::ReadConsumed(const VisitSlot* read, bool full) {

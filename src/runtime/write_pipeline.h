@@ -7,12 +7,13 @@
 // its own work and the writes overlap:
 //  - the peek head issues the read alone and hands the pipeline its write
 //    (Hold: the write's slot becomes kHeld; nothing is sent yet);
-//  - Pump() sends, as one linked chain, the held writes at the front whose
-//    reads completed with their full length, and only when every write it
-//    sent before has completed with its full length.  The link makes each
-//    write of a chain run only after the one before it transferred all its
-//    bytes (Request::linked_next), so no write runs after one that failed
-//    or fell short, and none overtakes another;
+//  - Pump() sends, in order, the held writes at the front whose reads
+//    completed with their full length, as ordered requests
+//    (Request::ordered): the engine (the thread pool's lane) runs them one
+//    at a time, in order, each only if the one before it transferred all
+//    its bytes, so no write runs after one that failed or fell short, and
+//    none overtakes another.  A worker that finishes one takes the next at
+//    once: the writes stream while the program goes on;
 //  - a write the program reaches while it is still held, or whose read
 //    fell short or failed, is released (kPassed): the program makes it
 //    itself, and the writes behind it wait until that call returned in
@@ -47,7 +48,8 @@ class WritePipeline {
   WritePipeline(const WritePipeline&) = delete;
   WritePipeline& operator=(const WritePipeline&) = delete;
 
-  // Starts a scope: nothing held, the pipeline open.
+  // Starts a scope: nothing held, the pipeline open, the engine's order
+  // restarted (nothing this pipeline sent is in flight then).
   void StartScope();
 
   // Takes `write` (a slot whose request is prepared, not handed to the

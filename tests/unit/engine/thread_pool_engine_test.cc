@@ -1,6 +1,6 @@
 // Thread pool engine: one shared pool, workers that block every signal,
-// growth, cancellation of queued requests, engines on many threads, and
-// fork safety.
+// growth, cancellation of queued requests, ordered requests, engines on
+// many threads, and fork safety.
 #include "engine/thread_pool_engine.h"
 
 #include <dirent.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -255,6 +256,115 @@ TEST(ThreadPoolEngineTest, DestroyingAnEngineCancelsItsQueuedRequestsOnly) {
   busy.Release();
   survivor->Wait(&kept);
   EXPECT_EQ(kept.result, 8);
+  close(fd);
+}
+
+// Ordered requests (the write pipeline's lane) run one at a time, in the
+// order they were handed over, however many workers are free: while the
+// first blocks (an open of a FIFO), none after it runs; then they run in
+// order (pwrite on a file opened with O_APPEND appends, so the file shows
+// the order they ran).
+TEST(ThreadPoolEngineTest, OrderedRequestsRunOneAtATimeInOrder) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  const int fd = open(dir.Path("lane").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
+  ASSERT_GE(fd, 0);
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  Request blocker;
+  SetUpCall(&blocker, FOREACTOR_CALL_OPEN);
+  const std::string fifo = dir.Path("fifo");
+  blocker.call.path = fifo.c_str();
+  blocker.call.flags = O_RDONLY;
+  blocker.ordered = true;
+  ASSERT_TRUE(engine->Prepare(&blocker));
+  ASSERT_EQ(engine->Submit(), 1);
+  constexpr int kRequests = 32;
+  char bytes[kRequests];
+  Request requests[kRequests];
+  for (int i = 0; i < kRequests; ++i) {
+    bytes[i] = static_cast<char>('0' + i);
+    SetUpCall(&requests[i], FOREACTOR_CALL_PWRITE);
+    requests[i].call.fd = fd;
+    requests[i].call.buffer = &bytes[i];
+    requests[i].call.length = 1;
+    requests[i].ordered = true;
+    ASSERT_TRUE(engine->Prepare(&requests[i]));
+    if (i % 8 == 7) {
+      ASSERT_EQ(engine->Submit(), 8);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (const Request& request : requests) {
+    EXPECT_EQ(request.state.load(), RequestState::kSubmitted) << "ran before the one before it";
+  }
+  const int writer = open(fifo.c_str(), O_WRONLY);  // lets the blocked open return
+  ASSERT_GE(writer, 0);
+  engine->Wait(&blocker);
+  ASSERT_GE(blocker.result, 0);
+  for (Request& request : requests) {
+    engine->Wait(&request);
+    EXPECT_EQ(request.result, 1);
+  }
+  close(static_cast<int>(blocker.result));
+  close(writer);
+  close(fd);
+  std::ifstream in(dir.Path("lane"));
+  const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(written, std::string(bytes, kRequests));
+}
+
+// After an ordered request that falls short, the later ordered requests
+// complete with -ECANCELED without running, until RestartOrder().
+TEST(ThreadPoolEngineTest, AShortOrderedRequestStopsTheLaneUntilRestart) {
+  TempDir dir;
+  const int fd = open(dir.Path("four").c_str(), O_CREAT | O_RDWR, 0644);
+  ASSERT_EQ(write(fd, "four", 4), 4);
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  char buffers[4][8];
+  Request requests[4];
+  for (int i = 0; i < 4; ++i) {
+    SetUpRead(&requests[i], fd, buffers[i], i == 0 ? 8 : 4, 0);  // the first falls short
+    requests[i].ordered = true;
+  }
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(engine->Prepare(&requests[i]));
+  ASSERT_EQ(engine->Submit(), 3);
+  for (int i = 0; i < 3; ++i) engine->Wait(&requests[i]);
+  EXPECT_EQ(requests[0].result, 4);
+  EXPECT_EQ(requests[1].result, -ECANCELED);
+  EXPECT_EQ(requests[2].result, -ECANCELED);
+  engine->RestartOrder();
+  ASSERT_TRUE(engine->Prepare(&requests[3]));
+  ASSERT_EQ(engine->Submit(), 1);
+  engine->Wait(&requests[3]);
+  EXPECT_EQ(requests[3].result, 4);
+  close(fd);
+}
+
+// A queued ordered request that is cancelled stops the lane too: the one
+// after it never runs.
+TEST(ThreadPoolEngineTest, CancellingAQueuedOrderedRequestStopsTheLane) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  BusyWorkers busy(dir.Path("fifo"));
+  const int fd = open("/dev/zero", O_RDONLY);
+  char buffers[2][8];
+  Request first, second;
+  SetUpRead(&first, fd, buffers[0], 8, 0);
+  SetUpRead(&second, fd, buffers[1], 8, 0);
+  first.ordered = second.ordered = true;
+  ASSERT_TRUE(engine->Prepare(&first));
+  ASSERT_TRUE(engine->Prepare(&second));
+  ASSERT_EQ(engine->Submit(), 2);
+  engine->Cancel(&first);
+  EXPECT_EQ(first.result, -ECANCELED);
+  busy.Release();
+  engine->Wait(&second);
+  EXPECT_EQ(second.result, -ECANCELED);
+  engine->RestartOrder();
   close(fd);
 }
 

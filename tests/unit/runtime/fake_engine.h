@@ -45,6 +45,7 @@ class FakeEngine final : public Engine {
     bool submitted = false;
     bool completed = false;
     bool cancelled = false;  // completed by Cancel()
+    bool ordered = false;    // Request::ordered at Prepare() time
     int64_t result = 0;      // valid once completed
   };
 
@@ -103,6 +104,10 @@ class FakeEngine final : public Engine {
       }
       ++length;
     }
+    if (request->ordered && request->linked_next != nullptr) {
+      ADD_FAILURE() << "FakeEngine: Prepare() of an ordered request with a link";
+      return false;
+    }
     if (in_flight() + length > capacity_) return false;
     const size_t head = records_.size();
     for (Request* link = request; link != nullptr; link = link->linked_next) {
@@ -111,6 +116,7 @@ class FakeEngine final : public Engine {
       record.path = link->call.path != nullptr ? link->call.path : "";
       record.call.path = nullptr;
       record.operation = link->operation;
+      record.ordered = link->ordered;
       record.request = link;
       records_.push_back(record);
       chain_heads_.push_back(head);
@@ -162,6 +168,11 @@ class FakeEngine final : public Engine {
   void Poll() override { ++polls_; }
 
   // Completes a request not completed yet with -ECANCELED.
+  // Ordered requests (Request::ordered) run as the thread pool's lane
+  // does: in Prepare() order, none after one that fell short, failed or
+  // was cancelled, until RestartOrder().
+  void RestartOrder() override { ordered_failed_ = false; }
+
   void Cancel(Request* request) override {
     const size_t index = FindOutstanding(request);
     if (index == kNone) return;
@@ -224,6 +235,17 @@ class FakeEngine final : public Engine {
   void CompleteRecord(size_t index) {
     PreparedCall& record = records_[index];
     if (record.completed) return;
+    if (record.ordered) {
+      // The lane's order: every earlier ordered request first; none runs
+      // after one that fell short, failed or was cancelled.
+      for (size_t earlier = 0; earlier < index; ++earlier) {
+        if (records_[earlier].ordered) CompleteRecord(earlier);
+      }
+      if (ordered_failed_) {
+        Finish(records_[index], -ECANCELED);
+        return;
+      }
+    }
     const size_t head = chain_heads_[index];
     bool run = true;
     if (index > head) {
@@ -257,6 +279,7 @@ class FakeEngine final : public Engine {
     record.result = result;
     record.request->result = result;
     link_continues_[index] = LinkContinues(*record.request);
+    if (record.ordered && !link_continues_[index]) ordered_failed_ = true;
     CompleteRequest(record.request, result);
   }
 
@@ -269,6 +292,7 @@ class FakeEngine final : public Engine {
   std::vector<size_t> chain_heads_;   // per record: index of its chain's first record
   std::vector<bool> link_continues_;  // per completed record: may its successor run
   std::vector<size_t> submit_batches_;
+  bool ordered_failed_ = false;  // the ordered lane stopped (Request::ordered)
   size_t cancel_count_ = 0;
   size_t waits_ = 0;
   size_t polls_ = 0;
