@@ -43,6 +43,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       check_report_(graph) {
   lookups_only_ = graph.syscall_count() > 0;
   bool has_pread = false;
+  bool copies = false;  // some read node is followed directly by a write node
   ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
@@ -55,7 +56,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         const Node& next = graph.node(node.next.to);
         if (InfoOf(node.call_type).reads_data && next.kind == NodeKind::kSyscall &&
             InfoOf(next.call_type).writes_data) {
-          copies_ = true;
+          copies = true;
         }
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
@@ -74,7 +75,10 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         engine != nullptr) {
       read_ahead_.reset(new ReadAheadStream(graph, engine, &file_kinds_, &statistics_));
     }
-    if (copies_ && !settings.check && engine != nullptr) {
+    // Only at a fixed depth: with the automatic depth the scope gate's
+    // trials, too short for the pipeline to fill, lose, and only add their
+    // cost to a copy in the page cache.
+    if (copies && !settings.check && !settings.automatic_depth && engine != nullptr) {
       write_pipeline_.reset(new WritePipeline(write_engine_, ring_size_));
     }
   });
@@ -232,8 +236,9 @@ void GraphRunner::Fill() {
   // While reads are served from the page cache nothing is issued early, so
   // the peek head rests; the frontier takes it along as it passes it, and
   // the walk resumes when a read would block.  A copy loop's reads still
-  // feed its writes to the pipeline.
-  if (misprediction_guard_.suspended() || (cache_mode_.serving_from_cache() && !copies_) ||
+  // feed its writes to the write pipeline.
+  if (misprediction_guard_.suspended() ||
+      (cache_mode_.serving_from_cache() && write_pipeline_ == nullptr) ||
       (lookups_only_ && metadata_mode_.serving())) {
     return;
   }

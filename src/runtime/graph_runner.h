@@ -327,13 +327,13 @@ class GraphRunner {
   // Null: the graph has no pread node, or read-ahead streams are off
   // (GraphSettings::read_ahead, check mode, depth 0).
   std::unique_ptr<ReadAheadStream> read_ahead_;
-  // Null without an engine or in check mode.  Runs the writes that write
-  // what a linked read produced, in order (write_pipeline.h).
+  // Runs the writes that write what a linked read produced, in order
+  // (write_pipeline.h).  Made for graphs where a read node is followed
+  // directly by a write node (a copy loop), at a fixed depth, with an
+  // engine, outside check mode; the peek head then does not rest while
+  // reads are served from the page cache, since the pipeline moves the
+  // writes off the program's thread.
   std::unique_ptr<WritePipeline> write_pipeline_;
-  // Some read node is followed directly by a write node (a copy loop): the
-  // peek head does not rest while reads are served from the page cache,
-  // since the pipeline moves such writes off the program's thread.
-  bool copies_ = false;
 
   // Folds statistics_ into the graph's totals and clears it.
   void FoldStatistics();
