@@ -347,8 +347,7 @@ void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to
   // A read-ahead read is always IOSQE_ASYNC: issued inline, a buffered read
   // of pages not in the cache would allocate them and start the device reads
   // on the submitting thread, the program's.
-  if (async_ || request->off_thread || request->operation == RequestOperation::kReadAhead)
-    flags |= IOSQE_ASYNC;
+  if (async_ || request->operation == RequestOperation::kReadAhead) flags |= IOSQE_ASYNC;
   io_uring_sqe_set_flags(sqe, flags);
   io_uring_sqe_set_data(sqe, request);
 }

@@ -94,13 +94,6 @@ struct Request {
   // writes (write_pipeline.h).
   bool ordered = false;
 
-  // Run off the submitting thread: io_uring submits it with IOSQE_ASYNC,
-  // so that an io-wq worker, not the program's thread, makes the call (a
-  // buffered write would otherwise copy its bytes inline, in
-  // io_uring_enter).  The thread pool always does.  Set by the write
-  // pipeline (write_pipeline.h).
-  bool off_thread = false;
-
   std::atomic<RequestState> state{RequestState::kIdle};
 };
 

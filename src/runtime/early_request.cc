@@ -42,7 +42,6 @@ bool PrepareEarlyRequest(VisitSlot& slot) {
   request.call.link_next = 0;
   request.result = 0;
   request.linked_next = nullptr;
-  request.off_thread = false;
   request.ordered = false;
   if (info.reads_data) {
     size_t length = DataLength(predicted);

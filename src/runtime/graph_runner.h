@@ -271,9 +271,9 @@ class GraphRunner {
   Engine* const engine_;
   Engine* const write_engine_;  // the write pipeline's (never null)
   // The engine a request of this runner was handed to: the write
-  // pipeline's sends its requests with Request::off_thread set.
+  // pipeline's requests, the only ordered ones, went to write_engine_.
   Engine* EngineOf(const Request& request) const {
-    return request.off_thread ? write_engine_ : engine_;
+    return request.ordered ? write_engine_ : engine_;
   }
   const unsigned ring_size_;  // the largest depth the controller may choose, plus one
   DepthController depth_controller_;

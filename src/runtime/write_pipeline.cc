@@ -89,7 +89,6 @@ int WritePipeline::Pump() {
     Request& request = entry.write->request;
     request.linked_next = nullptr;
     request.ordered = true;
-    request.off_thread = true;
     if (!engine_->Prepare(&request)) {
       request.ordered = false;
       break;  // refused (queue full, a fault scheduled): the next pump, or the program
@@ -128,10 +127,7 @@ void WritePipeline::FrontierFinished(const VisitSlot* write, bool full) {
 }
 
 void WritePipeline::Clear() {
-  for (unsigned index = 0; index < count_; ++index) {
-    Entry& entry = At(index);
-    if (entry.state == EntryState::kHeld) Release(entry);
-  }
+  ReleaseHeld();
   front_ = 0;
   count_ = 0;
 }
@@ -143,6 +139,10 @@ void WritePipeline::Release(Entry& entry) {
 
 void WritePipeline::Stop() {
   stopped_ = true;
+  ReleaseHeld();
+}
+
+void WritePipeline::ReleaseHeld() {
   for (unsigned index = 0; index < count_; ++index) {
     Entry& entry = At(index);
     if (entry.state == EntryState::kHeld) Release(entry);

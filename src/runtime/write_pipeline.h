@@ -102,6 +102,8 @@ class WritePipeline {
   // *failed set when it never will.
   bool ReadSettled(const Entry& entry, bool* failed) const;
   void Release(Entry& entry);
+  // Releases every entry still held (the program makes those writes).
+  void ReleaseHeld();
   void Stop();
 
   Engine* const engine_;

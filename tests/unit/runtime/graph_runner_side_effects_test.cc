@@ -300,16 +300,31 @@ int64_t CopyChunk(GraphRunner& scope, const CopyState& state, int i, bool* serve
   return ProgramCall(scope, call, served_write);
 }
 
+// A copy of the first `chunks` blocks of `source` into a new file "copy"
+// of `directory`.
+CopyState DataFileCopy(int source, const std::string& directory, int chunks) {
+  CopyState state;
+  state.source = source;
+  state.destination = ::open((directory + "/copy").c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  state.chunks = chunks;
+  return state;
+}
+
+// Expects the copy's destination to hold the first blocks of `source`.
+void ExpectCopied(int source, const CopyState& state) {
+  const size_t length = kBlock * static_cast<size_t>(state.chunks);
+  std::vector<char> original(length), copied(length);
+  ASSERT_EQ(::pread(source, original.data(), length, 0), static_cast<ssize_t>(length));
+  ASSERT_EQ(::pread(state.destination, copied.data(), length, 0), static_cast<ssize_t>(length));
+  EXPECT_EQ(original, copied);
+}
+
 // The write pipeline: each write goes to the engine only once its read
 // completed, as an ordered request, in program order; the copy is exact and
 // every call is served early.
 TEST_F(GraphRunnerSideEffectsTest, LinkedReadAndWriteCopyTheFileExactly) {
   auto graph = CopyGraph();
-  std::string copy_path = directory_ + "/copy";
-  CopyState state;
-  state.source = data_fd_;
-  state.destination = ::open(copy_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
-  state.chunks = 8;
+  CopyState state = DataFileCopy(data_fd_, directory_, 8);
   GraphRunner scope(*graph, Depth(6), &engine_);
   scope.Enter(&state);
   ASSERT_GE(engine_.prepared().size(), 2u);
@@ -333,12 +348,7 @@ TEST_F(GraphRunnerSideEffectsTest, LinkedReadAndWriteCopyTheFileExactly) {
     next_write_offset += kBlock;
   }
   EXPECT_EQ(next_write_offset, static_cast<int64_t>(8 * kBlock));
-  std::vector<char> original(kBlock * 8), copied(kBlock * 8);
-  ASSERT_EQ(::pread(data_fd_, original.data(), original.size(), 0),
-            static_cast<ssize_t>(original.size()));
-  ASSERT_EQ(::pread(state.destination, copied.data(), copied.size(), 0),
-            static_cast<ssize_t>(copied.size()));
-  EXPECT_EQ(original, copied);
+  ExpectCopied(data_fd_, state);
   EXPECT_EQ(scope.statistics().mispredicted, 0u);
   ::close(state.destination);
 }
@@ -347,11 +357,7 @@ TEST_F(GraphRunnerSideEffectsTest, LinkedReadAndWriteCopyTheFileExactly) {
 // the runner waits for them there; the reads stay on the graph's engine.
 TEST_F(GraphRunnerSideEffectsTest, PipelinedWritesGoToTheWriteEngine) {
   auto graph = CopyGraph();
-  std::string copy_path = directory_ + "/copy";
-  CopyState state;
-  state.source = data_fd_;
-  state.destination = ::open(copy_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
-  state.chunks = 6;
+  CopyState state = DataFileCopy(data_fd_, directory_, 6);
   testing::FakeEngine write_engine;
   GraphRunner scope(*graph, Depth(6), &engine_, &write_engine);
   scope.Enter(&state);
@@ -370,12 +376,7 @@ TEST_F(GraphRunnerSideEffectsTest, PipelinedWritesGoToTheWriteEngine) {
     EXPECT_EQ(prepared.call.type, FOREACTOR_CALL_PWRITE);
     EXPECT_TRUE(prepared.ordered);
   }
-  std::vector<char> original(kBlock * 6), copied(kBlock * 6);
-  ASSERT_EQ(::pread(data_fd_, original.data(), original.size(), 0),
-            static_cast<ssize_t>(original.size()));
-  ASSERT_EQ(::pread(state.destination, copied.data(), copied.size(), 0),
-            static_cast<ssize_t>(copied.size()));
-  EXPECT_EQ(original, copied);
+  ExpectCopied(data_fd_, state);
   ::close(state.destination);
 }
 
