@@ -429,9 +429,9 @@ def build_page(results_dir, images_dir, page):
          "plugin ([COREUTILS](COREUTILS.md)). Peer: diskus, a parallel du."),
         ("cp (GNU coreutils 9.1)", "cp", cp_rows, "results-cp.png",
          "`cp --reflink=never --sparse=never` of one 1 GiB file, one 2 GiB file and 8 files of "
-         "256 MiB, cold; the plugin issues the copy loop's reads ahead, and the write pipeline "
-         "its writes. Bound: the same files only read, cold, in the same rounds (no copy "
-         "finishes before its source is read); every row, stock cp's copy_file_range among "
+         "256 MiB, cold; the plugin issues the copy loop's reads ahead, and at a fixed depth "
+         "the write pipeline its writes. Bound: the same files only read, cold, in the same "
+         "rounds (no copy finishes before its source is read); every row, stock cp's copy_file_range among "
          "them: `python3 bench/coreutils/run.py --markdown bench/results/coreutils-cp.json`."),
         ("B+-tree range scans and bulk load (apps/bptree, degree 256)", "bptree",
          bptree_rows(loaded["bptree"]), "results-bptree.png",

@@ -25,6 +25,8 @@
 // each only once every write before it succeeded in full: what the program
 // would have done, earlier.
 //
+// The runner makes one only at a fixed depth (graph_runner.cc says why).
+//
 // The entries are the visits between the frontier and the peek head, in
 // visit order; the runner keeps each slot (and the read's buffer the
 // write uses) until the frontier has passed it.  Used by the owning
