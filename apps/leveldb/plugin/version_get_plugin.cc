@@ -24,13 +24,11 @@
 // flight.  Tables are known by file number and size: a table of another
 // database open in the same process with both equal only costs a
 // misprediction (its descriptor is not the one the Get reads).
-#include <fcntl.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cstdarg>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <shared_mutex>
@@ -41,7 +39,6 @@
 #include <vector>
 
 #include "db/dbformat.h"
-#include "db/filename.h"
 #include "db/version_set.h"
 #include "foreactor/foreactor.hpp"
 #include "leveldb/cache.h"
@@ -76,7 +73,11 @@ WRAPPED(ReadBlock,
         leveldb::BlockContents*);
 void RealTableDelete(leveldb::Table* table) asm("__real__ZN7leveldb5TableD1Ev");
 void WrapTableDelete(leveldb::Table* table) asm("__wrap__ZN7leveldb5TableD1Ev");
-extern "C" int __real_open(const char* path, int flags, ...);
+std::string RealTableFileName(const std::string& dbname, uint64_t number) asm(
+    "__real__ZN7leveldb13TableFileNameERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEm");
+std::string WrapTableFileName(const std::string& dbname, uint64_t number) asm(
+    "__wrap__ZN7leveldb13TableFileNameERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEm");
+extern "C" ssize_t __real_pread(int fd, void* buffer, size_t length, off_t offset);
 extern "C" int __real_close(int fd);
 
 namespace {
@@ -103,12 +104,13 @@ struct Table {
       std::make_unique<foreactor::FileReadsInCache>();
 };
 
-// What this thread sees of the table it is opening: the file (open wrap),
-// then the blocks ReadBlock returns inside Table::Open (index; with a
-// filter policy, metaindex and filter).
+// What this thread sees of the table it is opening: its file number (the
+// name TableCache made last), then inside Table::Open the descriptor its
+// preads use and the blocks ReadBlock returns (index; with a filter policy,
+// metaindex and filter).
 struct OpeningTable {
   uint64_t number = 0;
-  int fd = -1;  // -1 once closed
+  int fd = -1;  // -1 until read, and once closed
   bool in_table_open = false;
   std::vector<leveldb::Slice> blocks;
 };
@@ -120,13 +122,9 @@ std::unordered_map<uint64_t, Table> tables;
 std::atomic<uint64_t> epoch{0};
 thread_local OpeningTable opening;
 
-// One pread of a Get: `length` bytes at `offset` of `fd`.
-struct BlockRead {
-  int fd = -1;
-  uint64_t offset = 0, length = 0;
-};
+// The preads of a Get, in order.
 struct Plan {
-  std::vector<BlockRead> reads;
+  std::vector<foreactor_call> reads;
   int left_out_before_first_read = 0;  // tables whose reads are left out
 };
 // A plan with one read is worth a scope after this many tables left out
@@ -192,7 +190,8 @@ bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
       !BlockCached(table, handle.offset())) {
     const uint64_t length = handle.size() + leveldb::kBlockTrailerSize;
     if (!table.reads_in_cache->InCache(table.fd, handle.offset(), length)) {
-      plan->reads.push_back(BlockRead{table.fd, handle.offset(), length});
+      plan->reads.push_back(
+          foreactor::Pread(table.fd, length, static_cast<int64_t>(handle.offset())));
     } else {
       plan->left_out_before_first_read += plan->reads.empty();
     }
@@ -240,12 +239,11 @@ const foreactor::Graph<Plan> graph = [] {
   auto next_table = builder.Branch("next_table", [](Plan& plan, const Visit& visit) {
     return visit.iteration(0) < plan.reads.size() ? 0 : 1;
   });
-  auto read_block = builder.Syscall(
-      "read_block", FOREACTOR_CALL_PREAD, [](Plan& plan, const Visit& visit, foreactor_call& call) {
-        const BlockRead& read = plan.reads[visit.iteration(0)];
-        call = foreactor::Pread(read.fd, read.length, static_cast<int64_t>(read.offset));
-        return FOREACTOR_READY;
-      });
+  auto read_block = builder.Syscall("read_block", FOREACTOR_CALL_PREAD,
+                                    [](Plan& plan, const Visit& visit, foreactor_call& call) {
+                                      call = plan.reads[visit.iteration(0)];
+                                      return FOREACTOR_READY;
+                                    });
   auto more = builder.Branch("more", [](Plan&, const Visit&) { return 0; });
   builder.start().Then(next_table);
   // Weak into the read too: a block cache hit the plan did not foresee lets
@@ -280,25 +278,23 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   return RealVersionGet(version, options, key, value, stats);
 }
 
-// Calls that make Versions (a Version may reuse the address of a freed one)
-// are made inside a MakingVersions: every thread takes its file lists afresh
-// after it.
-struct MakingVersions {
-  MakingVersions() { epoch.fetch_add(1, std::memory_order_relaxed); }
-  ~MakingVersions() { epoch.fetch_add(1, std::memory_order_relaxed); }
-};
-
+// Calls that make Versions; a Version may reuse the address of a freed one.
+// After each, every thread takes its file lists afresh: a Get sees a new
+// Version only after the call that made it returned (DBImpl reads
+// VersionSet::current() under its mutex, which the caller holds through the
+// call).  Recover installs a database's first Version (without LogAndApply
+// when it reuses the logs).
 leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
                                 leveldb::port::Mutex* mutex) {
-  MakingVersions making;
-  return RealLogAndApply(versions, edit, mutex);
+  const leveldb::Status status = RealLogAndApply(versions, edit, mutex);
+  epoch.fetch_add(1, std::memory_order_relaxed);
+  return status;
 }
 
-// A database being opened (with reuse_logs it may install its first
-// Version without LogAndApply).
 leveldb::Status WrapRecover(leveldb::VersionSet* versions, bool* save_manifest) {
-  MakingVersions making;
-  return RealRecover(versions, save_manifest);
+  const leveldb::Status status = RealRecover(versions, save_manifest);
+  epoch.fetch_add(1, std::memory_order_relaxed);
+  return status;
 }
 
 leveldb::Status WrapReadBlock(leveldb::RandomAccessFile* file, const leveldb::ReadOptions& options,
@@ -314,20 +310,20 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
   opening.in_table_open = true;
   leveldb::Status status = RealTableOpen(options, file, file_size, table);
   OpeningTable opened = std::exchange(opening, OpeningTable{});
-  // When it succeeded, the table file this thread opened last is open
-  // (unless its descriptor was closed since: mmap reads, the descriptor
-  // limit).  Its blocks, in Table::Open's order: the index, then with a
-  // filter policy the metaindex (freed since) and the filter, if the table
-  // has one of this policy; the Table keeps index and filter.  Its block
-  // cache id is the cache's newest (ids need only be unique: taking one
-  // more changes nothing LevelDB does).
-  // Only the tables of a database (keys compared by LevelDB's internal key
-  // comparator) whose user keys are ordered bytewise.
+  // When it succeeded, it opened the table file whose name this thread made
+  // last (none: number 0), read through `opened.fd` (-1: mmap reads, or a
+  // descriptor closed since, the descriptor limit).  Its blocks, in Table::Open's order: the index,
+  // then with a filter policy the metaindex (freed since) and the filter, if the table has one of
+  // this policy; the Table keeps index and filter.  Its block cache id is the cache's newest (ids
+  // need only be unique: taking one more changes nothing LevelDB does). Only the tables of a
+  // database (keys compared by LevelDB's internal key comparator) whose user keys are ordered
+  // bytewise.
   const bool bytewise =
       options.comparator->Name() == std::string_view("leveldb.InternalKeyComparator") &&
       static_cast<const leveldb::InternalKeyComparator*>(options.comparator)->user_comparator() ==
           leveldb::BytewiseComparator();
-  if (!status.ok() || !bytewise || opened.fd < 0 || opened.blocks.empty()) return status;
+  if (!status.ok() || !bytewise || opened.number == 0 || opened.fd < 0 || opened.blocks.empty())
+    return status;
   NoThrow([&] {
     Table entry{*table, opened.fd, options.block_cache, file_size, 0, nullptr, nullptr};
     entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
@@ -352,33 +348,23 @@ void WrapTableDelete(leveldb::Table* table) {
   RealTableDelete(table);
 }
 
-// LevelDB's own open(2) and close(2) calls (util/env_posix.cc): the
-// descriptor of the table file being opened.  A published table's
-// descriptor is closed after its Table is deleted (TableCache's DeleteEntry).
-extern "C" int __wrap_open(const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if ((flags & (O_CREAT | O_TMPFILE)) != 0) {
-    va_list arguments;
-    va_start(arguments, flags);
-    mode = va_arg(arguments, mode_t);
-    va_end(arguments);
-  }
-  const int fd = __real_open(path, flags, mode);
-  // A table file opened read-only: remembered for the Table::Open to come
-  // (ParseFileName takes a std::string: out of memory, the table goes
-  // unpredicted).
-  const char* slash = std::strrchr(path, '/');
-  if (fd >= 0 && (flags & O_ACCMODE) == O_RDONLY && foreactor_enabled() && slash != nullptr) {
-    NoThrow([&] {
-      uint64_t number = 0;
-      leveldb::FileType type;
-      if (leveldb::ParseFileName(slash + 1, &number, &type) && type == leveldb::kTableFile)
-        opening = OpeningTable{number, fd, false, {}};
-    });
-  }
-  return fd;
+// The table file TableCache::FindTable is about to open: it makes the
+// file's name first (db/table_cache.cc).  The number is kept until the
+// Table::Open that follows ends.
+std::string WrapTableFileName(const std::string& dbname, uint64_t number) {
+  opening.number = number;
+  return RealTableFileName(dbname, number);
 }
 
+// LevelDB's own pread(2) and close(2) calls (util/env_posix.cc): the
+// descriptor Table::Open reads the table through (none with mmap reads), and
+// whether it was closed before Table::Open returned (LevelDB's descriptor
+// limit: such a descriptor is never used).  A published table's descriptor
+// is closed after its Table is deleted (TableCache's DeleteEntry).
+extern "C" ssize_t __wrap_pread(int fd, void* buffer, size_t length, off_t offset) {
+  if (opening.in_table_open) opening.fd = fd;
+  return __real_pread(fd, buffer, length, offset);
+}
 extern "C" int __wrap_close(int fd) {
   if (opening.fd == fd) opening.fd = -1;
   return __real_close(fd);

@@ -8,6 +8,7 @@ namespace leveldb {
 class EnvPosixTest {
  public:
   static void SetReadOnlyMMapLimit(int limit) { EnvPosixTestHelper::SetReadOnlyMMapLimit(limit); }
+  static void SetReadOnlyFDLimit(int limit) { EnvPosixTestHelper::SetReadOnlyFDLimit(limit); }
 };
 
 }  // namespace leveldb
@@ -15,5 +16,7 @@ class EnvPosixTest {
 namespace leveldb_case_study {
 
 void DisableMmapTableReads() { leveldb::EnvPosixTest::SetReadOnlyMMapLimit(0); }
+
+void CloseTableFilesAfterEachRead() { leveldb::EnvPosixTest::SetReadOnlyFDLimit(0); }
 
 }  // namespace leveldb_case_study

@@ -19,8 +19,10 @@
 // check every status and value against the model the shape determines,
 // print "gets N found F mismatches M" (and, for `get`, the file listing to
 // stderr) and exit with status 0 iff M == 0.  Memory-mapped table reads are
-// off, so tables are read with pread.
+// off, so tables are read with pread; with PLUGIN_TEST_NO_OPEN_TABLE_FILES
+// set, LevelDB keeps no table file open (it opens and closes one per read).
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <random>
@@ -196,6 +198,8 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
 
 int main(int argc, char** argv) {
   leveldb_case_study::DisableMmapTableReads();
+  if (std::getenv("PLUGIN_TEST_NO_OPEN_TABLE_FILES") != nullptr)
+    leveldb_case_study::CloseTableFilesAfterEachRead();
   const std::vector<std::string> args(argv + 1, argv + argc);
   const bool known_shape = args.size() >= 4 && (args[2] == "levels" || args[2] == "chain") &&
                            (args[3] == "bloom" || args[3] == "nobloom");

@@ -145,6 +145,19 @@ def test_chain_reads_of_open_tables_are_issued_early(program, tmp_path, engine):
     assert counters["mispredicted"] == 0 and counters["wasted"] == 0
 
 
+def test_tables_leveldb_does_not_keep_open_are_never_planned(program, tmp_path):
+    """With no table file kept open, Table::Open reads through a descriptor
+    it closes again: a plan using it could read another file."""
+    db = database(program, tmp_path / "db", "chain", "nobloom", cold=False)
+    stats = tmp_path / "stats.json"
+    environment = foreactor_on(stats, FOREACTOR_ENGINE="threads", FOREACTOR_DEPTH=16,
+                               FOREACTOR_PAGE_CACHE=0)
+    environment["PLUGIN_TEST_NO_OPEN_TABLE_FILES"] = "1"
+    result = run(program, ["lookup", db, "chain", "nobloom", 500, 500, 100, 900], environment)
+    assert result == {"gets": 4, "found": 4, "mismatches": 0}
+    assert graph_statistics(stats).get("leveldb_get", {}).get("scopes", 0) == 0
+
+
 def levels_run(program, tmp_path, filter_kind, settings, threads=1, gets=20000, cold=True):
     db = database(program, tmp_path / "db", "levels", filter_kind, cold)
     stats = tmp_path / "stats.json"
