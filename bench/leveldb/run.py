@@ -146,6 +146,8 @@ def parse_arguments():
                              "for its longest pread, the floor of what any depth can reach")
     parser.add_argument("--ratios", help="memory ratios of the memory sweep, in percent "
                                          "(default 10,25,50,100)")
+    parser.add_argument("--values", help="value sizes of the value sweep, in bytes (default "
+                                         f"{','.join(str(size) for size in images.VALUE_SIZES)})")
     parser.add_argument("--output", help="results file (default bench/results/leveldb[-quick].json)")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
                         help="print the tables of a results file as Markdown, run nothing")
@@ -167,6 +169,15 @@ def parse_arguments():
         if not ratios_given or any(not 0 < ratio <= 100 for ratio in ratios_given):
             parser.error("--ratios: comma-separated percentages in (0, 100], such as 10,25")
         ALL_SWEEPS["memory"] = [{"ratio": ratio} for ratio in ratios_given]
+    if arguments.values:
+        try:
+            sizes_given = [int(size) for size in arguments.values.split(",") if size]
+        except ValueError:
+            sizes_given = []
+        if not sizes_given or any(size not in images.VALUE_SIZES for size in sizes_given):
+            parser.error(f"--values: comma-separated sizes out of "
+                         f"{', '.join(str(size) for size in images.VALUE_SIZES)}")
+        ALL_SWEEPS["value"] = [{"value_size": size} for size in sizes_given]
     arguments.images = [kind for kind in arguments.images.split(",") if kind]
     if not arguments.images or any(kind not in images.KINDS for kind in arguments.images):
         parser.error(f"--images: comma-separated {', '.join(images.KINDS)}")
