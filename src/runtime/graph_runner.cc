@@ -23,7 +23,7 @@ bool IsPlainRead(foreactor_call_type type) {
   return type == FOREACTOR_CALL_READ || type == FOREACTOR_CALL_PREAD;
 }
 
-// Metadata lookups (MetadataCacheMode): the stat family.  Not opens: an
+// Metadata lookups (QuickCallMode): the stat family.  Not opens: an
 // early open gives the descriptor that the reads after it need to be
 // issued early, and a file's data can be cold while its inode is cached.
 bool IsLookupType(foreactor_call_type type) { return InfoOf(type).fills_stat; }
@@ -42,6 +42,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       depth_controller_(DepthPolicyOf(settings), settings.depth),
       check_report_(graph) {
   lookups_only_ = graph.syscall_count() > 0;
+  writes_only_ = graph.syscall_count() > 0;
   bool has_pread = false;
   bool copies = false;  // some read node is followed directly by a write node
   ok_ = AllocationSucceeds([&] {
@@ -52,6 +53,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       const Node& node = graph.node(id);
       if (node.kind == NodeKind::kSyscall) {
         if (!IsLookupType(node.call_type)) lookups_only_ = false;
+        if (!InfoOf(node.call_type).writes_data) writes_only_ = false;
         if (node.call_type == FOREACTOR_CALL_PREAD) has_pread = true;
         const Node& next = graph.node(node.next.to);
         if (InfoOf(node.call_type).reads_data && next.kind == NodeKind::kSyscall &&
@@ -95,7 +97,8 @@ void GraphRunner::Enter(void* scope_state) {
   scope_state_ = scope_state;
   speculating_ = ok_ && !abandoned_ && engine_ != nullptr;
   cache_mode_.StartScope();
-  timed_lookup_start_ = 0;
+  timed_call_start_ = 0;
+  write_probe_ = PausingProbe{};
   frontier_ = Cursor{};
   frontier_.Take(graph_.node(FOREACTOR_START_NODE).next);
   peek_ = frontier_;
@@ -239,11 +242,12 @@ void GraphRunner::Fill() {
   // feed its writes to the write pipeline.
   if (misprediction_guard_.suspended() ||
       (cache_mode_.serving_from_cache() && write_pipeline_ == nullptr) ||
-      (lookups_only_ && metadata_mode_.serving())) {
+      serving_quick_calls_only()) {
     return;
   }
   const unsigned depth = depth_controller_.depth();
-  while (!peek_blocked_for_scope_ && visits_ahead_ < depth && bytes_ahead_ < kMaxBytesAhead) {
+  while (!peek_blocked_for_scope_ && visits_ahead_ < depth && bytes_ahead_ < kMaxBytesAhead &&
+         !WriteProbeAhead()) {
     const Node& node = graph_.node(peek_.node);
     PeekStep step = PeekStep::kStop;
     if (node.kind == NodeKind::kBranch) {
@@ -312,11 +316,21 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   if (cacheable_read && cache_mode_.serving_from_cache() && !feeds_pipeline) {
     issue = false;  // the frontier reads it from the page cache
   }
-  // A lookup is left to the frontier, which times it, while lookups are
-  // served, and as a probe now and then while they are not.
-  if (issue && settings_.page_cache_aware && IsLookupType(call.type) &&
-      (metadata_mode_.serving() || metadata_mode_.ProbeThis())) {
-    issue = false;
+  // A lookup or a buffered write is left to the frontier, which times it,
+  // while such calls are served, and as a probe now and then while they
+  // are not.
+  // A write probe pauses the peek head until the frontier has passed it:
+  // early writes to the same file running beside it would slow the
+  // program's own (the file's lock, its pages), and the probe would time
+  // them.
+  if (issue) {
+    QuickCallMode* quick = QuickModeFor(call);
+    if (quick != nullptr && (quick->serving() || quick->ProbeThis())) {
+      issue = false;
+      if (quick == &write_mode_ && !quick->serving()) {
+        write_probe_ = PausingProbe{info.dense_index, state.peek_count};
+      }
+    }
   }
   if (issue && !PrepareEarlyRequest(slot)) return PeekStep::kStop;
   if (cacheable_read && issue && TryReadFromCache(slot)) {
@@ -523,10 +537,11 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
                        "program uses at this visit");
     }
   }
-  // A lookup made here for the first time is timed (Complete()).
-  const bool lookup_made_here = settings_.page_cache_aware && IsLookupType(real.type) &&
-                                slot.state != SlotState::kCached &&
-                                slot.state != SlotState::kIssued;
+  // A lookup or buffered write made here for the first time is timed
+  // (Complete()).
+  QuickCallMode* quick_made_here =
+      slot.state != SlotState::kCached && slot.state != SlotState::kIssued ? QuickModeFor(real)
+                                                                           : nullptr;
   if (slot.state == SlotState::kHeld) write_pipeline_->FrontierReached(&slot);  // not sent yet
   if (slot.state == SlotState::kCached) {
     if (ArgumentsMatch(slot.predicted, real))
@@ -553,14 +568,18 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   }
   statistics_.synchronous++;
   InvalidateAhead(real, &slot);
-  if (lookup_made_here && depth_controller_.depth() > 0) {
+  if (quick_made_here != nullptr && depth_controller_.depth() > 0) {
     // (At depth 0 nothing would be issued early: nothing to decide.)
     bool timed = true;
-    if (metadata_mode_.serving()) {
-      statistics_.metadata_served++;
-      timed = metadata_mode_.CheckThisServed();
+    if (quick_made_here->serving()) {
+      (quick_made_here == &lookup_mode_ ? statistics_.metadata_served
+                                        : statistics_.writes_served)++;
+      timed = quick_made_here->CheckThisServed();
     }
-    if (timed) timed_lookup_start_ = MonotonicNanoseconds();
+    if (timed) {
+      timed_mode_ = quick_made_here;
+      timed_call_start_ = MonotonicNanoseconds();
+    }
   }
   return false;
 }
@@ -604,10 +623,13 @@ void GraphRunner::ParkEarlyDescriptors() {
 }
 
 void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
-  if (timed_lookup_start_ != 0) {
-    const uint64_t took = MonotonicNanoseconds() - timed_lookup_start_;
-    timed_lookup_start_ = 0;
-    if (metadata_mode_.NoteTimedLookup(took)) statistics_.metadata_mode_changes++;
+  if (timed_call_start_ != 0) {
+    const uint64_t took = MonotonicNanoseconds() - timed_call_start_;
+    timed_call_start_ = 0;
+    if (timed_mode_->NoteTimedCall(took)) {
+      (timed_mode_ == &lookup_mode_ ? statistics_.metadata_mode_changes
+                                    : statistics_.write_mode_changes)++;
+    }
   }
   if (InfoOf(intercepted->call.type).writes_data) {
     NoteWriteResult(intercepted->claimed_node, intercepted->call, result);
@@ -692,6 +714,21 @@ void GraphRunner::CheckForeignCall(int node, const foreactor_call& real) {
 }
 
 // ------------------------------------------------------------ page cache
+
+bool GraphRunner::WriteProbeAhead() {
+  if (write_probe_.dense_index < 0) return false;
+  if (syscall_states_[write_probe_.dense_index].frontier_count <= write_probe_.visit) return true;
+  write_probe_ = PausingProbe{};
+  return false;
+}
+
+QuickCallMode* GraphRunner::QuickModeFor(const foreactor_call& call) {
+  if (!settings_.page_cache_aware) return nullptr;
+  if (IsLookupType(call.type)) return &lookup_mode_;
+  if (!InfoOf(call.type).writes_data || write_pipeline_ != nullptr) return nullptr;
+  const FileKindCache::Kind kind = file_kinds_.Lookup(call.fd);
+  return kind.regular && !kind.direct ? &write_mode_ : nullptr;
+}
 
 bool GraphRunner::TryReadFromCache(VisitSlot& slot) {
   const foreactor_call& predicted = slot.predicted;

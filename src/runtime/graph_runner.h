@@ -36,11 +36,14 @@
 // served so within one scope, with nothing issued ahead, the scope stops
 // following the graph: its remaining calls pass through as plain calls.
 // PageCacheMode (page_cache_mode.h) holds the policy and its thresholds.
-// Stats have no RWF_NOWAIT: MetadataCacheMode
-// (metadata_cache_mode.h) judges them by the time the program's own take
-// at the frontier (probes left to it now and then); while they are found
-// cached none is issued early, and a graph of lookups alone rests its
-// peek head.
+// Stats have no RWF_NOWAIT, and a buffered write never needs the device
+// unless the kernel throttles it: a QuickCallMode (quick_call_mode.h) per
+// kind judges them by the time the program's own take at the frontier
+// (probes left to it now and then); while they are found quicker than a
+// hand-off to an engine none is issued early, and a graph of lookups
+// alone, or of writes alone, rests its peek head.  (Not the writes of a
+// copy loop's write pipeline: those move to the second core while the
+// program reads.)
 //
 // Depth: how many syscall visits the peek head may have ahead comes from a
 // DepthController, exact (FOREACTOR_EXACT_DEPTH=1) or chosen as the program runs
@@ -105,10 +108,10 @@
 #include "runtime/file_kind_cache.h"
 #include "runtime/interception.h"
 #include "runtime/issue_rules.h"
-#include "runtime/metadata_cache_mode.h"
 #include "runtime/misprediction_guard.h"
 #include "runtime/page_cache_mode.h"
 #include "runtime/pending_accesses.h"
+#include "runtime/quick_call_mode.h"
 #include "runtime/read_ahead_stream.h"
 #include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
@@ -185,9 +188,11 @@ class GraphRunner {
   bool speculating() const { return speculating_; }
   // Mispredictions suspended speculation; the frontier still follows the program.
   bool suspended() const { return misprediction_guard_.suspended(); }
-  // The graph holds only stats, and they are found cached: a scope would
-  // issue nothing early (it would time the program's stats).
-  bool serving_stats_only() const { return lookups_only_ && metadata_mode_.serving(); }
+  // The graph holds only stats, or only writes, and they are found quick: a
+  // scope would issue nothing early (it would time the program's calls).
+  bool serving_quick_calls_only() const {
+    return (lookups_only_ && lookup_mode_.serving()) || (writes_only_ && write_mode_.serving());
+  }
 
   // Called between scopes after a long time without any (the scope gate
   // rested because a scope would issue nothing): lifts a suspension as a run
@@ -246,6 +251,13 @@ class GraphRunner {
 
   // Page cache.
   bool TryReadFromCache(VisitSlot& slot);
+  // The mode that judges `call` by the time the program's own take, or
+  // null: lookups (the stat family), and writes to a file without O_DIRECT
+  // while no write pipeline runs.  Null when page-cache awareness is off.
+  QuickCallMode* QuickModeFor(const foreactor_call& call);
+  // A write probe (write_mode_) the frontier has not passed yet: the peek
+  // head waits for it.  Forgets a probe the frontier has passed.
+  bool WriteProbeAhead();
   bool ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result);
   // The frontier visit `node` was served with `done` (its result): counts
   // it, moves the frontier on, stores the result.  Returns true.
@@ -310,14 +322,25 @@ class GraphRunner {
 
   // Kept across scopes: whether this graph's data is being found cached.
   PageCacheMode cache_mode_;
-  // Kept across scopes: whether this graph's metadata lookups are.
-  MetadataCacheMode metadata_mode_;
-  // Every syscall node of the graph is a stat: while lookups are served
-  // the peek head rests.
+  // Kept across scopes: whether this graph's metadata lookups are quick
+  // (found cached), and whether its buffered writes are (QuickModeFor).
+  QuickCallMode lookup_mode_;
+  QuickCallMode write_mode_{QuickCallMode::kFastWriteNanoseconds};
+  // Every syscall node of the graph is a stat (a write): while those are
+  // served the peek head rests.
   bool lookups_only_ = false;
-  // Start of the lookup the program is making at the frontier, timed for
-  // metadata_mode_; 0 when none is timed.
-  uint64_t timed_lookup_start_ = 0;
+  bool writes_only_ = false;
+  // Start of the call the program is making at the frontier, timed for
+  // `timed_mode_`; 0 when none is timed.
+  uint64_t timed_call_start_ = 0;
+  QuickCallMode* timed_mode_ = nullptr;
+  // The visit of a write left to the frontier as a probe (syscall dense
+  // index, visit count of its node); dense_index -1: none.
+  struct PausingProbe {
+    int dense_index = -1;
+    uint64_t visit = 0;
+  };
+  PausingProbe write_probe_;
   FileKindCache file_kinds_;
   // One entry per visit in [frontier, peek), in visit order.
   PendingAccesses pending_accesses_{&file_kinds_};

@@ -506,10 +506,10 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
     }
   } else if (runner->suspended() || runner->home_depth() == 0 ||
              (foreactor::DepthPolicyOf(settings) != foreactor::DepthPolicy::kExact &&
-              runner->serving_stats_only())) {
-    // (Stats found cached: the gate rests; the scope of its next trial
-    // still times the program's stats and speculates again when they are
-    // slow.)
+              runner->serving_quick_calls_only())) {
+    // (Stats found cached, or writes found quick: the gate rests; the scope
+    // of its next trial still times the program's calls and speculates
+    // again when they are slow.)
     return FOREACTOR_SPECULATION_NONE;
   }
   // A depth the runtime may lower (auto, or a fixed depth as a bound) lets the

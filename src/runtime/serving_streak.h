@@ -1,6 +1,6 @@
 // serving_streak.h: how long a run of cache hits must be before a cache
 // mode starts serving calls at the frontier, learnt from how its earlier
-// stays in serving ended (page_cache_mode.h for reads, metadata_cache_mode.h
+// stays in serving ended (page_cache_mode.h for reads, quick_call_mode.h
 // for lookups).
 //
 // A quick return from serving (a stay shorter than a given multiple of the

@@ -77,6 +77,8 @@ constexpr CounterField kCounterFields[] = {
     {"read_ahead_wait_nanoseconds", &Statistics::read_ahead_wait_nanoseconds},
     {"metadata_served", &Statistics::metadata_served},
     {"metadata_mode_changes", &Statistics::metadata_mode_changes},
+    {"writes_served", &Statistics::writes_served},
+    {"write_mode_changes", &Statistics::write_mode_changes},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -50,6 +50,8 @@ struct Statistics {
   uint64_t read_ahead_wait_nanoseconds = 0;  // time the program waited for them (close, scope end)
   uint64_t metadata_served = 0;        // stats made at the frontier while stats were found cached
   uint64_t metadata_mode_changes = 0;  // switches between issuing stats early and leaving them
+  uint64_t writes_served = 0;       // buffered writes made at the frontier while writes were quick
+  uint64_t write_mode_changes = 0;  // switches between issuing writes early and leaving them
 
   void Add(const Statistics& other);
 };

@@ -1,5 +1,5 @@
 // Tests of GraphRunner with metadata lookups found in memory
-// (MetadataCacheMode decides): after a run of fast probes the runner
+// (QuickCallMode decides): after a run of fast probes the runner
 // stops issuing stats early and the program makes them itself, with the
 // same results; with page-cache awareness off every stat is issued.
 #include <fcntl.h>

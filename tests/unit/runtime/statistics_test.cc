@@ -205,7 +205,9 @@ Statistics Distinct(uint64_t base) {
                           &statistics.read_ahead_errors,
                           &statistics.read_ahead_wait_nanoseconds,
                           &statistics.metadata_served,
-                          &statistics.metadata_mode_changes};
+                          &statistics.metadata_mode_changes,
+                          &statistics.writes_served,
+                          &statistics.write_mode_changes};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -248,7 +250,9 @@ const char* const kCounterKeys[] = {"scopes",
                                     "read_ahead_errors",
                                     "read_ahead_wait_nanoseconds",
                                     "metadata_served",
-                                    "metadata_mode_changes"};
+                                    "metadata_mode_changes",
+                                    "writes_served",
+                                    "write_mode_changes"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -293,6 +297,8 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.read_ahead_wait_nanoseconds, 135u + 1035u);
   EXPECT_EQ(total.metadata_served, 136u + 1036u);
   EXPECT_EQ(total.metadata_mode_changes, 137u + 1037u);
+  EXPECT_EQ(total.writes_served, 138u + 1038u);
+  EXPECT_EQ(total.write_mode_changes, 139u + 1039u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {

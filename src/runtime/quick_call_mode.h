@@ -1,17 +1,24 @@
-// metadata_cache_mode.h: whether a graph's metadata lookups (the stat
-// family) find what they need in memory, and what the runner does about
-// it (DESIGN §5).
+// quick_call_mode.h: whether a kind of call a graph makes (metadata
+// lookups, the stat family; buffered writes) takes the program less time
+// than a hand-off to an engine would, and what the runner does about it
+// (DESIGN §5).
 //
-// Reads have RWF_NOWAIT to ask the page cache (page_cache_mode.h); a stat
+// Reads have RWF_NOWAIT to ask the page cache (page_cache_mode.h).  A stat
 // has no such flag, and an early one costs a hand-off to the engine
 // (io_uring runs every statx on a kernel worker) even when the inode is in
 // memory.  (Opens are not judged so: an early open gives the descriptor
 // the reads after it need, and a file's data can be cold while its inode
-// is cached.)  So this class judges lookups by the time the program's own
-// take at the frontier: one that needs the device waits for at least one
-// read (tens of microseconds on the fastest drives); one served from the
-// dentry and inode caches takes about a microsecond.  kFastNanoseconds
-// separates the two.
+// is cached.)  A buffered write copies into the page cache and waits for
+// the device only when the kernel throttles the writer or must read a
+// page it partly covers; a page-sized one takes one to two microseconds.
+// So this class judges such calls by the time the program's own take at
+// the frontier: one that needs the device waits for at least one device
+// request (tens of microseconds on the fastest drives), or is throttled
+// for milliseconds; one served from memory takes about a microsecond.
+// kFastNanoseconds separates the two, and is about what a hand-off to a
+// thread pool costs on two cores: a call quicker than that never pays to
+// issue early.  The runner keeps one instance per kind.
+// What follows says "lookup" for any call of the kind.
 //  - Speculating: one lookup in kProbeInterval that the peek head would
 //    issue early is left to the frontier instead (a probe), and timed.
 //    After kSlowStreak slow probes in a row, only one in
@@ -37,8 +44,8 @@
 //
 // A policy only: the runner times the calls and counts statistics.  One
 // per runner; not thread-safe.
-#ifndef FOREACTOR_RUNTIME_METADATA_CACHE_MODE_H_
-#define FOREACTOR_RUNTIME_METADATA_CACHE_MODE_H_
+#ifndef FOREACTOR_RUNTIME_QUICK_CALL_MODE_H_
+#define FOREACTOR_RUNTIME_QUICK_CALL_MODE_H_
 
 #include <cstdint>
 
@@ -46,9 +53,16 @@
 
 namespace foreactor {
 
-class MetadataCacheMode {
+class QuickCallMode {
  public:
   static constexpr uint64_t kFastNanoseconds = 5000;
+  // Buffered writes: see the top.
+  static constexpr uint64_t kFastWriteNanoseconds = 50000;
+
+  // A call that takes the program less than `fast_nanoseconds` counts as
+  // quick.
+  explicit QuickCallMode(uint64_t fast_nanoseconds = kFastNanoseconds)
+      : fast_nanoseconds_(fast_nanoseconds) {}
   static constexpr unsigned kProbeInterval = 8;
   static constexpr unsigned kSlowStreak = 8;
   static constexpr unsigned kColdProbeInterval = 64;
@@ -82,8 +96,8 @@ class MetadataCacheMode {
 
   // A lookup the program made at the frontier (a probe, or any lookup
   // while serving) took `nanoseconds`.  Returns true when the mode changed.
-  bool NoteTimedLookup(uint64_t nanoseconds) {
-    const bool fast = nanoseconds < kFastNanoseconds;
+  bool NoteTimedCall(uint64_t nanoseconds) {
+    const bool fast = nanoseconds < fast_nanoseconds_;
     if (serving_) {
       served_ += kServedCheckInterval;
       if (fast) {
@@ -113,6 +127,7 @@ class MetadataCacheMode {
   }
 
  private:
+  uint64_t fast_nanoseconds_;
   bool serving_ = false;
   ServingStreak streak_{kInitialFastStreak, kMaxFastStreak};
   unsigned fast_streak_ = 0;
@@ -127,4 +142,4 @@ class MetadataCacheMode {
 
 }  // namespace foreactor
 
-#endif  // FOREACTOR_RUNTIME_METADATA_CACHE_MODE_H_
+#endif  // FOREACTOR_RUNTIME_QUICK_CALL_MODE_H_
