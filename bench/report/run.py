@@ -304,12 +304,19 @@ def describe_run(case, data):
 
 
 def machine_lines(loaded):
-    """The machine of the newest run record, else what an old file says."""
-    for data in loaded.values():
+    """The machine each case was measured on: one line when every run
+    record names the same machine, else one per machine with its cases."""
+    cases_of = {}
+    for case, data in loaded.items():
         run = run_of(data)
         if run.get("machine"):
-            return [f"Machine: {machine.describe(run['machine'])}."]
-    return [f"Machine: {NOT_RECORDED} (every results file is of the old format)."]
+            cases_of.setdefault(machine.describe(run["machine"]), []).append(case)
+    if not cases_of:
+        return [f"Machine: {NOT_RECORDED} (every results file is of the old format)."]
+    if len(cases_of) == 1:
+        return [f"Machine: {next(iter(cases_of))}."]
+    return ["Machines (ratios compare runs on the same machine only):", ""] + [
+        f"- {described}: {', '.join(cases)}." for described, cases in cases_of.items()]
 
 
 def overhead_lines(data):

@@ -86,6 +86,18 @@ def test_old_format_is_shown_as_not_recorded_not_invented(tmp_path):
     assert "old format" in text and "device reference and intervals: not recorded" in text
 
 
+def test_runs_on_two_machines_name_each_machine_with_its_cases():
+    other = demo_results(True)
+    other["run"] = dict(RUN, machine=dict(RUN["machine"], cpu="Intel Xeon"))
+    lines = report.machine_lines({"demo": demo_results(True), "cp": other, "du": other})
+    assert lines[0].startswith("Machines")
+    assert any(line.startswith("- AMD EPYC, 2 cores") and line.endswith(": demo.")
+               for line in lines)
+    assert any(line.startswith("- Intel Xeon, 2 cores") and line.endswith(": cp, du.")
+               for line in lines)
+    assert report.machine_lines({"demo": demo_results(True)})[0].startswith("Machine: AMD EPYC")
+
+
 def test_readme_without_markers_is_an_error():
     with pytest.raises(ValueError):
         report.replace_between_markers("no markers here", ["x"])
