@@ -644,6 +644,10 @@ void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int6
   SyscallNodeState& state = syscall_states_[info.dense_index];
   VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
   const bool peek_passed = state.frontier_count < state.peek_count;
+  // The visit's bytes came from the page cache, found by a probe of the
+  // peek head or served at the frontier.
+  const bool found_cached =
+      (peek_passed && slot.state == SlotState::kCached) || cache_mode_.serving_from_cache();
   if (write_pipeline_ != nullptr && peek_passed) {
     const CallTypeInfo& call_info = InfoOf(real.type);
     const bool full = result >= 0 && static_cast<uint64_t>(result) == DataLength(real);
@@ -684,7 +688,7 @@ void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int6
     issue_rules_.PeekAtFrontier();
   }
   if (read_ahead_ != nullptr && real.type == FOREACTOR_CALL_PREAD) {
-    read_ahead_->NoteProgramRead(real.fd, real.offset, result, frontier_);
+    read_ahead_->NoteProgramRead(real.fd, real.offset, result, frontier_, found_cached);
   }
 }
 

@@ -63,17 +63,18 @@ void ReadAheadStream::BeforeClose(int fd) {
   phase_ = Phase::kDone;
 }
 
-void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, const Cursor& after) {
+void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, const Cursor& after,
+                                      bool found_cached) {
   if (phase_ == Phase::kDone || result <= 0 || offset < 0) return;
   if (phase_ == Phase::kWatching) {
     if (fd != watched_fd_) {
       watched_fd_ = fd;
       watched_reads_ = 0;
       watched_jumps_ = 0;
-    } else if (offset != watched_end_) {
+    } else if (offset != watched_end_ && !found_cached) {
       watched_jumps_++;
     }
-    watched_reads_++;
+    if (!found_cached) watched_reads_++;
     watched_end_ = offset + result;
     if (watched_reads_ >= kArmingReads && watched_jumps_ >= kArmingJumps) Arm(fd, after);
     return;

@@ -5,8 +5,9 @@
 // leaves) reads one small page at a time; early reads put `depth` of them
 // on the device at once, but a disk serves a few large requests much
 // faster than many small ones.  Once the program's reads on one descriptor
-// in a scope look scattered (kArmingReads reads, kArmingJumps of them not
-// starting where the one before ended), the stream walks the graph ahead
+// in a scope that the runner did not find in the page cache look scattered
+// (kArmingReads reads, kArmingJumps of them not starting where the one
+// before ended), the stream walks the graph ahead
 // of the program (as the peek head does, asking the same arguments and
 // branch callbacks, without slots) and gathers the byte ranges of the next
 // kBatchVisits pread visits on that descriptor.  It groups them by aligned
@@ -30,8 +31,10 @@
 //  - the walk is at most kBatchVisits visits on the descriptor ahead of the
 //    program: the next batch is gathered when the regions of the last one
 //    have all gone and the program has read half of it;
-//  - a file wholly in the page cache when the reads start a stream gets
-//    none (one cachestat(2) of the file); each region is checked with
+//  - reads found in the page cache never start a stream, and a file wholly
+//    in the page cache when the reads start one gets none (one
+//    cachestat(2) of the file, which takes milliseconds for a large cached
+//    file: 3 ms for 1 GiB on the development VM); each region is checked with
 //    cachestat(2) too and not read when cached; when a whole batch was, the
 //    stream stops for the scope;
 //  - the walk stops for the scope at an open or a close node (descriptor
@@ -91,9 +94,13 @@ class ReadAheadStream {
   void StartScope(void* scope_state);
 
   // The program's pread(fd, _, _, offset) at the frontier returned
-  // `result`; `after` is the frontier once past that visit.  Watches for
-  // the reads that start a stream, and keeps a started one ahead.
-  void NoteProgramRead(int fd, int64_t offset, int64_t result, const Cursor& after);
+  // `result`; `after` is the frontier once past that visit; `found_cached`:
+  // the runner found its bytes in the page cache (a probe of the peek head,
+  // or reads served from the cache).  Watches for the reads that start a
+  // stream (those found cached do not count), and keeps a started one
+  // ahead.
+  void NoteProgramRead(int fd, int64_t offset, int64_t result, const Cursor& after,
+                       bool found_cached);
 
   // The program is about to close `fd`: when the stream reads it, waits for
   // its requests and stops it for the scope.

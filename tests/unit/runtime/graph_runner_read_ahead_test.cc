@@ -1,7 +1,7 @@
 // Tests of GraphRunner's read-ahead streams (read_ahead_stream.h): a scan
 // whose preads jump about a file gets the regions they fall in read as a few
 // large requests, needed first going first; sequential reads, cached files,
-// sparse needs and the settings get none; a close and the scope's end wait
+// reads found cached, sparse needs and the settings get none; a close and the scope's end wait
 // for them.  The program's results never change.
 #include <fcntl.h>
 #include <unistd.h>
@@ -158,6 +158,31 @@ TEST_F(GraphRunnerReadAheadTest, RegionsFoundCachedAreNotRead) {
   EXPECT_EQ(scope.statistics().read_ahead_cached_regions, static_cast<uint64_t>(kFileRegions / 2));
   EXPECT_EQ(ReadAheads().size(), static_cast<size_t>(kFileRegions / 2));
   for (const auto& read : ReadAheads()) EXPECT_GE(read.call.offset, kFileRegions / 2 * kRegion);
+  scope.Exit();
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerReadAheadTest, ReadsFoundInThePageCacheStartNoStream) {
+  LoopState state;
+  state.fd = MakeFile("half", /*written=*/false);
+  // The first half of the file cached, and the scan jumps about in it
+  // alone: the peek head's probes find every read cached, so no stream
+  // starts (the file as a whole is not cached, so only that decides).
+  const std::vector<char> bytes(static_cast<size_t>(kRegion), 'r');
+  for (int64_t region = 0; region < kFileRegions / 2; ++region) {
+    ASSERT_EQ(::pwrite(state.fd, bytes.data(), bytes.size(), region * kRegion),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  ASSERT_EQ(::fsync(state.fd), 0);
+  for (int64_t i = 0; i < kFileBlocks / 2; ++i) {
+    state.offsets.push_back((i * 257) % (kFileBlocks / 2) * static_cast<int64_t>(kBlock));
+  }
+  GraphRunner scope(*graph_, CacheAware(4), &engine_);
+  scope.Enter(&state);
+  RunReads(scope, state);
+  EXPECT_GT(scope.statistics().found_cached, 0u);
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
+  EXPECT_TRUE(ReadAheads().empty());
   scope.Exit();
   ::close(state.fd);
 }
