@@ -857,6 +857,7 @@ void GraphRunner::DrainAhead() {
   issue_rules_.PeekAtFrontier();
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
+  write_probe_ = PausingProbe{};  // its visit is gone with the rest
   pending_accesses_.Clear();
   descriptor_parking_.ForgetUnissuedOpens();
   issue_rules_.ForgetGuessesAhead();
