@@ -10,14 +10,20 @@
 // the reads after it need, and a file's data can be cold while its inode
 // is cached.)  A buffered write copies into the page cache and waits for
 // the device only when the kernel throttles the writer or must read a
-// page it partly covers; a page-sized one takes one to two microseconds.
-// So this class judges such calls by the time the program's own take at
-// the frontier: one that needs the device waits for at least one device
+// page it partly covers; a page-sized one takes 2-4 microseconds.  So this
+// class judges such calls by the time the program's own take at the
+// frontier: one that needs the device waits for at least one device
 // request (tens of microseconds on the fastest drives), or is throttled
-// for milliseconds; one served from memory takes about a microsecond.
-// kFastNanoseconds separates the two, and is about what a hand-off to a
-// thread pool costs on two cores: a call quicker than that never pays to
-// issue early.  The runner keeps one instance per kind.
+// for milliseconds; one served from memory takes a few microseconds.
+// For lookups kFastNanoseconds separates the two, and is about what a
+// hand-off to a thread pool costs on two cores: a call quicker than that
+// never pays to issue early.  Writes are judged against
+// kFastWriteNanoseconds instead: while early writes to the same file run
+// on another core, the program's own slow down to 6-20 us (the file's
+// lock, its pages), so a write that does not wait for the device can look
+// slower than a hand-off, yet issuing it early only adds that contention.
+// The runner keeps one instance per kind, and pauses its peek head while a
+// write probe is timed.
 // What follows says "lookup" for any call of the kind.
 //  - Speculating: one lookup in kProbeInterval that the peek head would
 //    issue early is left to the frontier instead (a probe), and timed.
@@ -56,7 +62,7 @@ namespace foreactor {
 class QuickCallMode {
  public:
   static constexpr uint64_t kFastNanoseconds = 5000;
-  // Buffered writes: see the top.
+  // Buffered writes (see the top).
   static constexpr uint64_t kFastWriteNanoseconds = 50000;
 
   // A call that takes the program less than `fast_nanoseconds` counts as
