@@ -312,12 +312,13 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
   OpeningTable opened = std::exchange(opening, OpeningTable{});
   // When it succeeded, it opened the table file whose name this thread made
   // last (none: number 0), read through `opened.fd` (-1: mmap reads, or a
-  // descriptor closed since, the descriptor limit).  Its blocks, in Table::Open's order: the index,
-  // then with a filter policy the metaindex (freed since) and the filter, if the table has one of
-  // this policy; the Table keeps index and filter.  Its block cache id is the cache's newest (ids
-  // need only be unique: taking one more changes nothing LevelDB does). Only the tables of a
-  // database (keys compared by LevelDB's internal key comparator) whose user keys are ordered
-  // bytewise.
+  // descriptor closed since, the descriptor limit).  Its blocks, in
+  // Table::Open's order: the index, then with a filter policy the metaindex
+  // (freed since) and the filter, if the table has one of this policy; the
+  // Table keeps index and filter.  Its block cache id is the cache's newest
+  // (ids need only be unique: taking one more changes nothing LevelDB does).
+  // Only the tables of a database (keys compared by LevelDB's internal key
+  // comparator) whose user keys are ordered bytewise.
   const bool bytewise =
       options.comparator->Name() == std::string_view("leveldb.InternalKeyComparator") &&
       static_cast<const leveldb::InternalKeyComparator*>(options.comparator)->user_comparator() ==
@@ -365,6 +366,7 @@ extern "C" ssize_t __wrap_pread(int fd, void* buffer, size_t length, off_t offse
   if (opening.in_table_open) opening.fd = fd;
   return __real_pread(fd, buffer, length, offset);
 }
+
 extern "C" int __wrap_close(int fd) {
   if (opening.fd == fd) opening.fd = -1;
   return __real_close(fd);

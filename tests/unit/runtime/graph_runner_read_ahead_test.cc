@@ -40,15 +40,22 @@ class GraphRunnerReadAheadTest : public GraphRunnerTest {
     const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
     EXPECT_GE(fd, 0);
     if (written) {
-      const std::vector<char> bytes(static_cast<size_t>(kRegion), 'r');
-      for (int64_t region = 0; region < regions; ++region) {
-        EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-      }
-      EXPECT_EQ(::fsync(fd), 0);
+      WriteFirstRegions(fd, regions);
     } else {
       EXPECT_EQ(::ftruncate(fd, regions * kRegion), 0);
     }
     return fd;
+  }
+
+  // Writes the first `regions` regions of the file `fd`, which are then in
+  // the page cache, clean.
+  void WriteFirstRegions(int fd, int64_t regions) {
+    const std::vector<char> bytes(static_cast<size_t>(kRegion), 'r');
+    for (int64_t region = 0; region < regions; ++region) {
+      EXPECT_EQ(::pwrite(fd, bytes.data(), bytes.size(), region * kRegion),
+                static_cast<ssize_t>(bytes.size()));
+    }
+    EXPECT_EQ(::fsync(fd), 0);
   }
 
   // The program's preads of `state.offsets` through `scope`, each checked
@@ -144,12 +151,7 @@ TEST_F(GraphRunnerReadAheadTest, RegionsFoundCachedAreNotRead) {
   state.fd = MakeFile("half", /*written=*/false);
   // The first half of the file in the page cache, written: the stream
   // starts, reads the other half's regions, and skips the cached ones.
-  const std::vector<char> bytes(static_cast<size_t>(kRegion), 'r');
-  for (int64_t region = 0; region < kFileRegions / 2; ++region) {
-    ASSERT_EQ(::pwrite(state.fd, bytes.data(), bytes.size(), region * kRegion),
-              static_cast<ssize_t>(bytes.size()));
-  }
-  ASSERT_EQ(::fsync(state.fd), 0);
+  WriteFirstRegions(state.fd, kFileRegions / 2);
   state.offsets = ScatteredOffsets();
   GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
@@ -168,12 +170,7 @@ TEST_F(GraphRunnerReadAheadTest, ReadsFoundInThePageCacheStartNoStream) {
   // The first half of the file cached, and the scan jumps about in it
   // alone: the peek head's probes find every read cached, so no stream
   // starts (the file as a whole is not cached, so only that decides).
-  const std::vector<char> bytes(static_cast<size_t>(kRegion), 'r');
-  for (int64_t region = 0; region < kFileRegions / 2; ++region) {
-    ASSERT_EQ(::pwrite(state.fd, bytes.data(), bytes.size(), region * kRegion),
-              static_cast<ssize_t>(bytes.size()));
-  }
-  ASSERT_EQ(::fsync(state.fd), 0);
+  WriteFirstRegions(state.fd, kFileRegions / 2);
   for (int64_t i = 0; i < kFileBlocks / 2; ++i) {
     state.offsets.push_back((i * 257) % (kFileBlocks / 2) * static_cast<int64_t>(kBlock));
   }
