@@ -115,7 +115,7 @@ def test_output_identical_and_stats_issued_early(trees, tmp_path, engine, depth,
         expected = stock_output(binaries, options, tree)
         # The trees were just made, so their inodes are cached, where
         # foreactor would leave the stats to du after a few probes
-        # (MetadataCacheMode): cache awareness is off here to test early issue.
+        # (QuickCallMode): cache awareness is off here to test early issue.
         environment = foreactor_environment(engine, depth, stats_file)
         environment["FOREACTOR_PAGE_CACHE"] = "0"
         got = run([binaries["du-foreactor"], *options, tree], environment).stdout
