@@ -18,12 +18,10 @@ namespace {
 // nothing off the program's thread) that stop the stream for the scope.
 constexpr unsigned kRefusalsToStop = 8;
 
-// True when every page of the file `fd` names is in the page cache: a hot
-// file needs no walk.
-bool WholeFileCached(int fd) {
+// The size of the file `fd` names, or -1 when fstat fails.
+int64_t FileSize(int fd) {
   struct stat status;
-  return raw::Fstat(fd, &status) == 0 && status.st_size > 0 &&
-         RangeCached(fd, 0, static_cast<uint64_t>(status.st_size));
+  return raw::Fstat(fd, &status) == 0 ? static_cast<int64_t>(status.st_size) : -1;
 }
 
 }  // namespace
@@ -85,7 +83,9 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
 
 void ReadAheadStream::Arm(int fd, const Cursor& after) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
-  if (!kind.regular || kind.direct || WholeFileCached(fd)) {
+  const int64_t size = kind.regular && !kind.direct ? FileSize(fd) : -1;
+  // A file wholly in the page cache needs no walk.
+  if (size <= 0 || RangeCached(fd, 0, static_cast<uint64_t>(size))) {
     phase_ = Phase::kDone;
     return;
   }
@@ -95,12 +95,16 @@ void ReadAheadStream::Arm(int fd, const Cursor& after) {
       regions_.reserve(kBatchVisits);
     });
     scratch_.reset(NewArrayOrNull<char>(kRegionBytes));
-    if (!made || scratch_ == nullptr) {
+    taken_regions_.reset(NewArrayOrNull<uint64_t>(kTrackedRegions / 64));
+    if (!made || scratch_ == nullptr || taken_regions_ == nullptr) {
       scratch_.reset();
+      taken_regions_.reset();
       phase_ = Phase::kDone;
       return;
     }
   }
+  std::fill_n(taken_regions_.get(), kTrackedRegions / 64, uint64_t{0});
+  file_size_ = size;
   fd_ = fd;
   cursor_ = after;
   walk_ended_ = false;
@@ -110,6 +114,7 @@ void ReadAheadStream::Arm(int fd, const Cursor& after) {
   regions_.clear();
   batch_regions_ = 0;
   batch_cached_ = 0;
+  batch_all_taken_ = false;
   refusals_in_a_row_ = 0;
   phase_ = Phase::kStreaming;
   statistics_->read_ahead_streams++;
@@ -131,16 +136,20 @@ void ReadAheadStream::Pump() {
       if (walk_ended_ || program_reads_ < batch_middle_) break;
       if (!GatherBatch()) break;
       if (regions_.empty()) {
-        phase_ = Phase::kDone;  // too sparse for regions: the peek head's reads are best
+        // Unless its regions were all taken before, the batch is too sparse
+        // for regions: the peek head's reads are best.
+        if (!batch_all_taken_) phase_ = Phase::kDone;
         break;
       }
     }
     const Need region = regions_.back();
     regions_.pop_back();
+    const int64_t index = region.range.start / static_cast<int64_t>(kRegionBytes);
     if (RangeCached(fd_, static_cast<uint64_t>(region.range.start),
                     static_cast<uint64_t>(region.range.end - region.range.start))) {
       statistics_->read_ahead_cached_regions++;
       batch_cached_++;
+      TakeRegion(index);
       continue;
     }
     if (!Issue(region.range)) {
@@ -148,6 +157,7 @@ void ReadAheadStream::Pump() {
       if (++refusals_in_a_row_ >= kRefusalsToStop) phase_ = Phase::kDone;
       break;
     }
+    TakeRegion(index);
     refusals_in_a_row_ = 0;
     prepared = true;
   }
@@ -180,25 +190,31 @@ bool ReadAheadStream::GatherBatch() {
             [](const Need& a, const Need& b) { return a.range.start < b.range.start; });
   regions_.clear();
   batch_cached_ = 0;
+  bool needs_only_taken_regions = false;
   size_t first = 0;
   while (first < needs_.size()) {
     const int64_t region = needs_[first].range.start / static_cast<int64_t>(kRegionBytes);
-    Need span = needs_[first];
     uint64_t needed = 0;
+    uint32_t order = needs_[first].order;
     size_t next = first;
     for (; next < needs_.size() &&
            needs_[next].range.start / static_cast<int64_t>(kRegionBytes) == region;
          ++next) {
-      const Need& need = needs_[next];
-      needed += static_cast<uint64_t>(need.range.end - need.range.start);
-      span.range.end = std::max(span.range.end, need.range.end);
-      span.order = std::min(span.order, need.order);
+      needed += static_cast<uint64_t>(needs_[next].range.end - needs_[next].range.start);
+      order = std::min(order, needs_[next].order);
     }
-    span.range.end =
-        std::min(span.range.end, span.range.start + static_cast<int64_t>(kRegionBytes));
-    if (needed >= kMinRegionNeedBytes) regions_.push_back(span);  // within the reserved capacity
     first = next;
+    if (needed < kMinRegionNeedBytes) continue;
+    if (RegionTaken(region)) {
+      needs_only_taken_regions = true;
+      continue;
+    }
+    const int64_t start = region * static_cast<int64_t>(kRegionBytes);
+    const int64_t end = std::min(start + static_cast<int64_t>(kRegionBytes), file_size_);
+    if (end > start)
+      regions_.push_back(Need{Range{start, end}, order});  // within the reserved capacity
   }
+  batch_all_taken_ = regions_.empty() && needs_only_taken_regions;
   // Needed first goes first: regions_ is popped from the back.
   std::sort(regions_.begin(), regions_.end(),
             [](const Need& a, const Need& b) { return a.order > b.order; });

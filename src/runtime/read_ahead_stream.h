@@ -12,9 +12,15 @@
 // branch callbacks, without slots) and gathers the byte ranges of the next
 // kBatchVisits pread visits on that descriptor.  It groups them by aligned
 // region of kRegionBytes; a region that the batch needs at least
-// kMinRegionNeedBytes of is read as one request, from the first needed byte
-// to the last, with RequestOperation::kReadAhead (run off the program's
-// thread, into a scratch buffer), regions needed first going first.  The
+// kMinRegionNeedBytes of is read whole as one request, with
+// RequestOperation::kReadAhead (run off the program's thread, into a
+// scratch buffer), regions needed first going first.  A region is read at
+// most once per stream: a later batch that needs it again (its requests may
+// still be in flight) leaves it out.  Reading the whole region, rather than
+// from the first byte a batch needs to the last, is what makes that hold:
+// on the insert-built B+-tree, whose leaves each batch finds in most
+// regions, spans re-read the parts earlier batches had brought in, 115 MiB
+// for a 69 MiB file.  The
 // program's own reads, and the peek head's probes, then find the pages in
 // the page cache.  Sparse regions are left to the peek head's early reads.
 // It delivers nothing: its only trace is a warmer page cache and, where the
@@ -26,8 +32,11 @@
 //
 // Bounds and costs:
 //  - at most kMaxInFlight requests of at most kRegionBytes, one scratch
-//    buffer of kRegionBytes and room for kBatchVisits ranges per stream
-//    (made at its first start and kept for the runner's life);
+//    buffer of kRegionBytes, room for kBatchVisits ranges and a bit per
+//    region for the first kTrackedRegions regions of the file per stream
+//    (made at its first start and kept for the runner's life; regions
+//    further on are not remembered, and are only checked with cachestat(2)
+//    again);
 //  - the walk is at most kBatchVisits visits on the descriptor ahead of the
 //    program: the next batch is gathered when the regions of the last one
 //    have all gone and the program has read half of it;
@@ -79,6 +88,8 @@ class ReadAheadStream {
   // elsewhere than where the one before ended, that start a stream.
   static constexpr unsigned kArmingReads = 16;
   static constexpr unsigned kArmingJumps = 8;
+  // Regions at the start of a file whose reading is remembered (64 GiB).
+  static constexpr int64_t kTrackedRegions = 65536;
 
   // Every pointer and reference outlives this object; `statistics`
   // receives the read_ahead_* counters.
@@ -138,11 +149,20 @@ class ReadAheadStream {
   // request slot is free; submits them as one batch.
   void Pump();
   // Walks up to kBatchVisits pread visits on the descriptor and turns them
-  // into regions_ (in the order first needed).  False when the walk found
-  // nothing (it waits or has ended).
+  // into regions_ (in the order first needed), leaving out regions taken
+  // before (batch_all_taken_ when that left none).  False when the walk
+  // found nothing (it waits or has ended).
   bool GatherBatch();
   // One visit of the walk; on kRange, `*range` is a pread on the descriptor.
   Step WalkStep(Range* range);
+  // True when region `index` of the file was read or found cached since
+  // the stream started; false for regions past kTrackedRegions.
+  bool RegionTaken(int64_t index) const {
+    return index < kTrackedRegions && ((taken_regions_[index / 64] >> (index % 64)) & 1) != 0;
+  }
+  void TakeRegion(int64_t index) {
+    if (index < kTrackedRegions) taken_regions_[index / 64] |= uint64_t{1} << (index % 64);
+  }
   // Hands `region` to the engine; false when no slot or the engine refuses.
   bool Issue(const Range& region);
   // Frees the slots of completed requests; with `poll`, asks the engine first.
@@ -167,15 +187,18 @@ class ReadAheadStream {
 
   // Streaming.
   int fd_ = -1;
-  Cursor cursor_;               // the next visit the walk looks at
-  bool walk_ended_ = false;     // the walk will find nothing more this scope
-  uint64_t walked_reads_ = 0;   // pread visits on fd_ the walk passed since the start
-  uint64_t program_reads_ = 0;  // the program's reads on fd_ since the start
-  uint64_t batch_middle_ = 0;   // walked_reads_ value the program must reach for the next batch
-  std::vector<Need> needs_;     // the batch's ranges (capacity kBatchVisits)
-  std::vector<Need> regions_;   // regions to read, in reverse order of need
-  unsigned batch_regions_ = 0;  // regions the batch made
-  unsigned batch_cached_ = 0;   // of them, found cached
+  Cursor cursor_;                 // the next visit the walk looks at
+  bool walk_ended_ = false;       // the walk will find nothing more this scope
+  uint64_t walked_reads_ = 0;     // pread visits on fd_ the walk passed since the start
+  uint64_t program_reads_ = 0;    // the program's reads on fd_ since the start
+  uint64_t batch_middle_ = 0;     // walked_reads_ value the program must reach for the next batch
+  std::vector<Need> needs_;       // the batch's ranges (capacity kBatchVisits)
+  std::vector<Need> regions_;     // regions to read, in reverse order of need
+  unsigned batch_regions_ = 0;    // regions the batch made
+  unsigned batch_cached_ = 0;     // of them, found cached
+  bool batch_all_taken_ = false;  // the batch needed only regions taken before
+  int64_t file_size_ = 0;         // fd_'s size when the stream started
+  std::unique_ptr<uint64_t[]> taken_regions_;  // kTrackedRegions bits: RegionTaken()
 
   std::unique_ptr<char[]> scratch_;  // kRegionBytes; what the reads bring is never looked at
   Request requests_[kMaxInFlight];

@@ -1,6 +1,6 @@
 // Tests of GraphRunner's read-ahead streams (read_ahead_stream.h): a scan
 // whose preads jump about a file gets the regions they fall in read as a few
-// large requests, needed first going first; sequential reads, cached files,
+// large requests, needed first going first, each region once; sequential reads, cached files,
 // reads found cached, sparse needs and the settings get none; a close and the scope's end wait
 // for them.  The program's results never change.
 #include <fcntl.h>
@@ -115,6 +115,47 @@ TEST_F(GraphRunnerReadAheadTest, ScatteredReadsGetTheirRegionsReadNeededFirst) {
   RunReads(scope, state);  // the whole scan, results unchanged
   scope.Exit();
   for (const auto& read : ReadAheads()) EXPECT_TRUE(read.completed) << "none outlives the scope";
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerReadAheadTest, ARegionIsReadOnceWhateverPartsOfItLaterBatchesNeed) {
+  // Twice as many blocks as a batch holds: the first half of every region,
+  // jumping from region to region, then the second half of every region.
+  // The first batch needs the first halves, the next one the second halves;
+  // both need every region.
+  constexpr int64_t kRegions = 2 * static_cast<int64_t>(ReadAheadStream::kBatchVisits) *
+                               static_cast<int64_t>(kBlock) / kRegion;
+  constexpr int64_t kHalf = kRegion / static_cast<int64_t>(kBlock) / 2;
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false, kRegions);
+  for (int64_t half = 0; half < 2; ++half) {
+    for (int64_t block = 0; block < kHalf; ++block) {
+      for (int64_t region = 0; region < kRegions; ++region) {
+        state.offsets.push_back(region * kRegion +
+                                (half * kHalf + block) * static_cast<int64_t>(kBlock));
+      }
+    }
+  }
+  GraphRunner scope(*graph_, Depth(4), &engine_);
+  scope.Enter(&state);
+  std::vector<char> got(kBlock), expected(kBlock);
+  for (int64_t offset : state.offsets) {
+    ASSERT_EQ(ProgramCall(scope, Pread(state.fd, got.data(), kBlock, offset)),
+              ::pread(state.fd, expected.data(), kBlock, offset));
+    ASSERT_EQ(got, expected);
+    engine_.CompleteAll();  // the early and read-ahead requests run, for real
+  }
+  EXPECT_EQ(scope.statistics().read_ahead_bytes, static_cast<uint64_t>(kRegions * kRegion));
+  scope.Exit();
+  std::vector<int> requests_per_region(static_cast<size_t>(kRegions), 0);
+  for (const auto& read : ReadAheads()) {
+    EXPECT_EQ(read.call.offset % kRegion, 0) << "a region is read whole";
+    EXPECT_EQ(read.call.length, static_cast<size_t>(kRegion));
+    requests_per_region[static_cast<size_t>(read.call.offset / kRegion)]++;
+  }
+  for (int64_t region = 0; region < kRegions; ++region) {
+    EXPECT_EQ(requests_per_region[static_cast<size_t>(region)], 1) << "region " << region;
+  }
   ::close(state.fd);
 }
 
