@@ -44,9 +44,12 @@ constexpr unsigned kMaxRoots = 4;
 constexpr size_t kMaxQueuedDirectories = 65536;
 constexpr size_t kMaxQueuedPathBytes = 16u << 20;
 constexpr int kIdleSeconds = 3;
-// While a thread is `distance` ahead it looks again after this long: the
-// program never wakes walk-ahead's threads, so that its own calls stay a
-// counter increment.
+// While the walk is `distance` ahead, or rests, one of its threads (the
+// watcher) looks again after this long: the program never wakes
+// walk-ahead's threads, so that its own calls stay a counter increment.
+// The other threads sleep until the watcher finds work and wakes them: with
+// every thread looking, stock du on the hot deep tree made 380-530 context
+// switches a run, with one 165-181.
 constexpr auto kWaitForProgram = std::chrono::milliseconds(2);
 // The distance a walk starts with, and how fast it grows: the lead may be
 // kInitialDistance plus kDistanceGrowth times the directories the program
@@ -433,6 +436,9 @@ class WalkAhead {
     uint64_t seen_program = 0;
     auto seen_since = std::chrono::steady_clock::now();
     bool waiting_for_program = false;
+    // The watcher that finds work hands the watch on: the others wake and
+    // look, and one of those that find none becomes the watcher.
+    WatcherRole watcher(this);
     for (;;) {
       for (unsigned i = 0; i < kMaxRoots; ++i) {
         Root& root = roots_[i];
@@ -481,14 +487,45 @@ class WalkAhead {
           waiting_for_program = false;
           continue;
         }
-        wake_.wait_for(lock, kWaitForProgram);
+        if (watcher.TakeIfFree()) {
+          wake_.wait_for(lock, kWaitForProgram);
+        } else {
+          wake_.wait(lock);
+        }
         continue;
       }
       waiting_for_program = false;
       if (in_flight_ == 0) walking_.store(false, std::memory_order_relaxed);
+      watcher.Release(/*wake_the_others=*/false);  // nothing queued: nothing to watch for
       wake_.wait(lock);
     }
   }
+
+  // The role of the one thread that looks for the program's progress while
+  // the walk waits for it (kWaitForProgram).  Held only under mutex_.
+  class WatcherRole {
+   public:
+    explicit WatcherRole(WalkAhead* walk) : walk_(walk) {}
+    // Leaving NextTask with work: the others look for work too.
+    ~WatcherRole() { Release(/*wake_the_others=*/true); }
+    WatcherRole(const WatcherRole&) = delete;
+    WatcherRole& operator=(const WatcherRole&) = delete;
+
+    // True when this thread is (now) the watcher.
+    bool TakeIfFree() {
+      if (!held_ && !walk_->watcher_present_) held_ = walk_->watcher_present_ = true;
+      return held_;
+    }
+    void Release(bool wake_the_others) {
+      if (!held_) return;
+      held_ = walk_->watcher_present_ = false;
+      if (wake_the_others) walk_->wake_.notify_all();
+    }
+
+   private:
+    WalkAhead* const walk_;
+    bool held_ = false;
+  };
 
   // Makes `task` the probe of a resting walk: the directory at the back of
   // the queue, the one the program reaches last (its subdirectories go
@@ -777,6 +814,7 @@ class WalkAhead {
   uint64_t warm_entries_ = 0;      // the entries those held
   bool resting_ = false;           // the tree was found cached: read nothing but probes
   bool probing_ = false;           // a probe is being read
+  bool watcher_present_ = false;   // a thread waits for the program with a timeout (WatcherRole)
   uint64_t rest_end_program_ = 0;  // the program's directory count at which to probe
   uint64_t rest_directories_ = kFirstRestDirectories;  // the current rest's length
   uint64_t rest_began_program_ = 0;  // the program's directory count when the rest began
