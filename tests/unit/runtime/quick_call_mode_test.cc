@@ -26,8 +26,37 @@ int LookupsPerProbe(QuickCallMode& mode) {
   return -1;
 }
 
+TEST(QuickCallModeTest, UntilALookupIsSlowEveryOneIsAProbe) {
+  QuickCallMode mode;
+  const int needed = static_cast<int>(mode.streak_needed());
+  for (int lookup = 0; lookup < needed - 1; ++lookup) {
+    ASSERT_EQ(LookupsPerProbe(mode), 1) << "lookup " << lookup;
+    mode.NoteTimedCall(kFast);
+  }
+  ASSERT_EQ(LookupsPerProbe(mode), 1);
+  mode.NoteTimedCall(kSlow);
+  EXPECT_FALSE(mode.serving());
+  EXPECT_EQ(LookupsPerProbe(mode), static_cast<int>(QuickCallMode::kProbeInterval));
+}
+
+TEST(QuickCallModeTest, LookupsQuickFromTheStartAreServedAfterOneStreak) {
+  QuickCallMode mode;
+  const int needed = static_cast<int>(mode.streak_needed());
+  for (int lookup = 0; lookup < needed; ++lookup) {
+    ASSERT_EQ(LookupsPerProbe(mode), 1) << "lookup " << lookup;
+    EXPECT_FALSE(mode.serving());
+    mode.NoteTimedCall(kFast);
+  }
+  EXPECT_TRUE(mode.serving());
+  // Back to speculating later, probes are one in eight again.
+  Feed(mode, static_cast<int>(QuickCallMode::kSlowToLeave), kSlow);
+  ASSERT_FALSE(mode.serving());
+  EXPECT_EQ(LookupsPerProbe(mode), static_cast<int>(QuickCallMode::kProbeInterval));
+}
+
 TEST(QuickCallModeTest, OneLookupInEightIsAProbe) {
   QuickCallMode mode;
+  mode.NoteTimedCall(kSlow);  // the start's probing ends
   for (int probe = 0; probe < 5; ++probe) {
     EXPECT_EQ(LookupsPerProbe(mode), static_cast<int>(QuickCallMode::kProbeInterval));
   }

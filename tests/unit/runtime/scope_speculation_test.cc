@@ -61,6 +61,9 @@ class ScopeSpeculationTest : public testing::Test {
     // Its stats of "." are cached: with cache awareness the runtime would
     // stop issuing them and answer NONE for that reason instead.
     setenv("FOREACTOR_PAGE_CACHE_spec_suspend", "0", 1);
+    // Likewise: its mispredicted stats must be issued to suspend it, and
+    // with cache awareness its first ones would be probes, not issued.
+    setenv("FOREACTOR_PAGE_CACHE_spec_gate_retry", "0", 1);
     setenv("FOREACTOR_DEPTH_spec_cached_exact", "4", 1);
     setenv("FOREACTOR_EXACT_DEPTH_spec_cached_exact", "1", 1);
     setenv("FOREACTOR_ENGINE_spec_sync_automatic", "sync", 1);
