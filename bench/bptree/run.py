@@ -25,7 +25,9 @@ with the thread pool at fixed depths, and at FOREACTOR_DEPTH=auto when the
 library accepts it (detected at start).  Every scan must print
 the same count and checksum as every other run of the same range and degree
 (plain, either tree, either I/O mode), and every load must write the same
-bytes; the run aborts loudly otherwise.
+bytes; the run aborts loudly otherwise.  A run that takes longer than
+RUN_TIMEOUT_SECONDS is a hang: its threads and, where gdb is installed, their
+stacks are printed on stderr before it is killed.
 
 Throughput is in million records per second: records scanned / scan time (as
 printed by the tool), or records loaded / (load time + fsync time); medians
@@ -256,10 +258,12 @@ def run_tool(engine, depth, arguments, stats_file, messages, label, direct=False
         stats_file.unlink()
     command = [str(tool)] + [str(a) for a in arguments] + (["--direct"] if direct else [])
     try:
-        completed = subprocess.run(command, env=tool_environment(engine, depth, stats_file, direct),
-                                   capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s")
+        completed = runs.run_with_timeout(command, tool_environment(engine, depth, stats_file, direct),
+                                          RUN_TIMEOUT_SECONDS)
+    except runs.RunTimedOut as timed_out:
+        print(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s; what it was doing:\n"
+              f"{timed_out.stacks}", file=sys.stderr, flush=True)
+        raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s") from None
     for line in completed.stderr.splitlines():
         if line.strip():
             messages.setdefault(line.strip(), label)

@@ -7,7 +7,9 @@ same one), and reports medians and ratios to the plain program.
 
 import json
 import os
+import shutil
 import statistics
+import subprocess
 
 
 def clean_environment(base=None):
@@ -75,3 +77,59 @@ def sum_counters(counter_dicts, names):
     if not present:
         return None
     return {name: sum(counters.get(name, 0) for counters in present) for name in names}
+
+
+class RunTimedOut(Exception):
+    """A run passed its timeout; `stacks` is what run_with_timeout() saw of
+    the process before it killed it."""
+
+    def __init__(self, seconds, stacks):
+        super().__init__(f"timed out after {seconds} s")
+        self.seconds = seconds
+        self.stacks = stacks
+
+
+def process_stacks(pid):
+    """The threads of process `pid` and, where gdb is installed, every
+    thread's stack and the request a thread waits on in WaitForCompletion
+    (so that a run that hangs can be told apart from one that is slow).
+    A text for a log; never raises."""
+    lines = []
+    try:
+        threads = sorted(os.listdir(f"/proc/{pid}/task"))
+        lines.append(f"pid {pid}: {len(threads)} threads")
+        for tid in threads:
+            with open(f"/proc/{pid}/task/{tid}/comm") as comm:
+                name = comm.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/wchan") as wchan:
+                lines.append(f"  {tid} {name} waits in {wchan.read().strip() or '-'}")
+    except OSError as error:
+        lines.append(f"pid {pid}: {error}")
+    gdb = shutil.which("gdb")
+    if gdb is not None:
+        try:
+            debugger = subprocess.run(
+                [gdb, "-p", str(pid), "-batch", "-ex", "thread apply all bt 12",
+                 "-ex", "frame function foreactor::WaitForCompletion",
+                 "-ex", "print request->state", "-ex", "print *request"],
+                capture_output=True, text=True, timeout=60)
+            lines.append(debugger.stdout + debugger.stderr)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            lines.append(f"gdb: {error}")
+    return "\n".join(lines)
+
+
+def run_with_timeout(command, environment, seconds):
+    """subprocess.run(command, env=environment, capture_output=True,
+    text=True) that, when the process runs longer than `seconds`, records
+    process_stacks() of it, kills it and raises RunTimedOut."""
+    with subprocess.Popen(command, env=environment, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            stacks = process_stacks(process.pid)
+            process.kill()
+            process.communicate()
+            raise RunTimedOut(seconds, stacks) from None
+        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)

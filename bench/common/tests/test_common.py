@@ -23,6 +23,21 @@ def test_clean_environment_removes_everything_that_turns_foreactor_on():
     assert runs.clean_environment(base) == {"PATH": "/bin"}
 
 
+def test_run_with_timeout_returns_what_the_program_printed():
+    completed = runs.run_with_timeout(["sh", "-c", "echo out; echo err >&2; exit 3"],
+                                      {"PATH": os.environ["PATH"]}, 30)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (3, "out\n", "err\n")
+
+
+def test_a_run_past_its_timeout_is_killed_and_its_threads_recorded():
+    with pytest.raises(runs.RunTimedOut) as timed_out:
+        runs.run_with_timeout(["sleep", "30"], {"PATH": os.environ["PATH"]}, 0.5)
+    assert timed_out.value.seconds == 0.5
+    assert "1 threads" in timed_out.value.stacks
+    assert "sleep" in timed_out.value.stacks
+    assert subprocess.run(["pgrep", "-x", "-f", "sleep 30"]).returncode == 1, "killed"
+
+
 def test_foreactor_environment_plain_and_on():
     base = {"PATH": "/bin", "FOREACTOR_ENGINE": "sync"}
     assert runs.foreactor_environment(None, None, "s.json", base) == {"PATH": "/bin"}
