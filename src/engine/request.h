@@ -13,15 +13,20 @@
 namespace foreactor {
 
 // Life of a request: kIdle -> (Engine::Prepare) kPrepared -> (Engine::Submit)
-// kSubmitted -> kCompleted.  Only the engine moves a request from kPrepared
-// onwards; only the owner (the runtime) moves it back to kIdle, and only
-// after it saw kCompleted.  A request is owned by one thread at a time except
-// between Submit and completion, when the engine's kernel ring or worker may
-// write `result` and the output buffers.
+// kSubmitted [-> kAwaited] -> kCompleted.  Only the engine moves a request
+// from kPrepared onwards; only the owner (the runtime) moves it back to
+// kIdle, and only after it saw kCompleted.  A request is owned by one thread
+// at a time except between Submit and completion, when the engine's kernel
+// ring or worker may write `result` and the output buffers.
 enum class RequestState : int {
   kIdle = 0,
   kPrepared,
   kSubmitted,
+  // Submitted, and its owner sleeps in WaitForCompletion() until it
+  // completes: CompleteRequest() then wakes it (request_rules.h).  Set only
+  // by WaitForCompletion(), which returns only once the request is
+  // kCompleted, so the owner never sees this state anywhere else.
+  kAwaited,
   kCompleted,
 };
 

@@ -1,6 +1,11 @@
 #include "engine/request_rules.h"
 
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
 
 namespace foreactor {
 
@@ -69,10 +74,24 @@ bool LinkContinues(const Request& completed) {
   return static_cast<uint64_t>(completed.result) == RequestedBytes(completed.call);
 }
 
+namespace {
+
+static_assert(sizeof(std::atomic<RequestState>) == sizeof(int) &&
+                  std::atomic<RequestState>::is_always_lock_free,
+              "a request's state is the futex word its owner sleeps on");
+
+int* FutexWord(std::atomic<RequestState>* state) { return reinterpret_cast<int*>(state); }
+
+}  // namespace
+
 void CompleteRequest(Request* request, int64_t result) {
   request->result = result;
-  request->state.store(RequestState::kCompleted, std::memory_order_release);
-  request->state.notify_all();
+  std::atomic<RequestState>* state = &request->state;
+  // The exchange is the last access to the request.
+  if (state->exchange(RequestState::kCompleted, std::memory_order_acq_rel) ==
+      RequestState::kAwaited) {
+    syscall(SYS_futex, FutexWord(state), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+  }
 }
 
 void CompleteChain(Request* head, int64_t result) {
@@ -83,11 +102,19 @@ void CompleteChain(Request* head, int64_t result) {
   }
 }
 
-void WaitForCompletion(const Request* request) {
-  RequestState state = request->state.load(std::memory_order_acquire);
-  while (state != RequestState::kCompleted) {
-    request->state.wait(state, std::memory_order_acquire);
-    state = request->state.load(std::memory_order_acquire);
+void WaitForCompletion(Request* request) {
+  std::atomic<RequestState>* state = &request->state;
+  RequestState seen = state->load(std::memory_order_acquire);
+  while (seen != RequestState::kCompleted) {
+    // A failed exchange reloads `seen`: the request completed meanwhile.
+    if (seen == RequestState::kSubmitted &&
+        !state->compare_exchange_weak(seen, RequestState::kAwaited, std::memory_order_acquire)) {
+      continue;
+    }
+    // Returns at once unless the state is still what was seen (kAwaited).
+    syscall(SYS_futex, FutexWord(state), FUTEX_WAIT_PRIVATE,
+            static_cast<int>(RequestState::kAwaited), nullptr, nullptr, 0);
+    seen = state->load(std::memory_order_acquire);
   }
 }
 

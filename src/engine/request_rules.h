@@ -43,16 +43,22 @@ size_t RequestedBytes(const foreactor_call& call);
 bool LinkContinues(const Request& completed);
 
 // Stores `result`, publishes the request as kCompleted (release ordering)
-// and wakes every thread blocked on its state.  The caller must not touch
-// the request afterwards: its owner may reuse it at once.
+// and wakes its owner if it sleeps in WaitForCompletion().  The caller must
+// not touch the request afterwards: its owner may reuse it at once (the
+// wake-up is a futex call on the state's address, which reads nothing).
 void CompleteRequest(Request* request, int64_t result);
 
 // Completes `head` and every request linked after it with `result`, in
 // chain order.  Reads each link before completing its holder.
 void CompleteChain(Request* head, int64_t result);
 
-// Blocks until `request` is kCompleted (C++20 atomic wait).
-void WaitForCompletion(const Request* request);
+// Blocks the owner of `request` until the request is kCompleted.  The
+// request must have been submitted (kSubmitted or later).  The owner marks
+// it kAwaited and sleeps in a futex wait on its state; the completion's
+// exchange to kCompleted sees the mark and wakes it.  Both sides change
+// the one state word, so a completion can never slip between the owner's
+// check and its sleep.
+void WaitForCompletion(Request* request);
 
 // The number of requests in the chain that starts at `head` (at least 1).
 unsigned ChainLength(const Request* head);

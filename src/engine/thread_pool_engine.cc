@@ -75,8 +75,15 @@ int ThreadPoolEngine::Submit() {
 }
 
 void ThreadPoolEngine::Wait(Request* request) {
-  if (request->state.load(std::memory_order_acquire) == RequestState::kPrepared) Submit();
-  WaitForCompletion(request);
+  RequestState state = request->state.load(std::memory_order_acquire);
+  if (state == RequestState::kPrepared) {
+    Submit();
+    state = request->state.load(std::memory_order_acquire);
+  }
+  if (state == RequestState::kCompleted) return;
+  // A job no worker has taken yet runs here at once, rather than after the
+  // jobs ahead of it and a wake-up.
+  if (!pool_->RunIfQueued(request)) WaitForCompletion(request);
 }
 
 void ThreadPoolEngine::Cancel(Request* request) {

@@ -124,14 +124,34 @@ WorkerPool::Job WorkerPool::TakeJobLocked() {
     if (queued.head == nullptr) continue;
     if (queued.head->ordered && queued.submitter->ordered_running_) continue;
     const Job job = queued;
-    queued.head = nullptr;
-    if (i == 0) {
-      first_ = (first_ + 1) & (capacity_ - 1);
-      --queued_;
-    }
+    RemoveQueuedLocked(i);
     return job;
   }
   return Job{nullptr, nullptr};
+}
+
+void WorkerPool::RemoveQueuedLocked(size_t index) {
+  jobs_[(first_ + index) & (capacity_ - 1)].head = nullptr;
+  while (queued_ > 0 && jobs_[first_].head == nullptr) {
+    first_ = (first_ + 1) & (capacity_ - 1);
+    --queued_;
+  }
+}
+
+bool WorkerPool::RunIfQueued(Request* head) {
+  if (head->ordered) return false;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < queued_; ++i) {
+    const Job job = jobs_[(first_ + i) & (capacity_ - 1)];
+    if (job.head != head) continue;
+    RemoveQueuedLocked(i);
+    lock.unlock();
+    ExecuteNow(head);
+    lock.lock();
+    FinishJobLocked(job.submitter);
+    return true;
+  }
+  return false;
 }
 
 void WorkerPool::RestartOrder(Submitter* submitter) {
@@ -221,8 +241,9 @@ bool WorkerPool::CancelQueued(Request* head) {
     if (job.head == head) {
       if (head->ordered) job.submitter->ordered_failed_ = true;
       CompleteChain(head, -ECANCELED);
-      job.head = nullptr;
-      FinishJobLocked(job.submitter);
+      Submitter* submitter = job.submitter;
+      RemoveQueuedLocked(i);
+      FinishJobLocked(submitter);
       return true;
     }
   }

@@ -96,6 +96,15 @@ class WorkerPool {
   // finished chain, or a request that is not a chain head, is left alone.
   bool CancelQueued(Request* head);
 
+  // If the chain starting at `head` is still queued and not ordered, takes
+  // it out of the queue and runs it on the calling thread, as a worker
+  // would; returns true then, with the chain completed.  The owner that
+  // is about to wait for a job no worker has taken yet runs it itself
+  // instead of sleeping behind the queue.  Ordered jobs keep their lane
+  // and are left alone, as are running or finished chains and requests
+  // that are not a chain head.
+  bool RunIfQueued(Request* head);
+
   // Lets `submitter`'s next ordered job run again after one failed.
   void RestartOrder(Submitter* submitter);
 
@@ -115,6 +124,9 @@ class WorkerPool {
   // while its submitter has none running) and leaves a tombstone in its
   // place; returns a job with a null head when there is none.
   Job TakeJobLocked();
+  // Leaves a tombstone in place of the queued job at `index` (counted from
+  // the front), dropping tombstones that reach the front.
+  void RemoveQueuedLocked(size_t index);
 
   WorkerPool() = default;
   static void* WorkerMain(void* pool);

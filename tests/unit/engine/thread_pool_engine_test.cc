@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -225,6 +226,59 @@ TEST(ThreadPoolEngineTest, CancelCompletesAQueuedRequestAtOnce) {
   busy.Release();
   engine->Wait(&other);
   EXPECT_EQ(other.result, 8);
+  close(fd);
+}
+
+// The owner waiting for a chain that no worker has taken yet runs it
+// itself: it does not sleep behind the queue, nor depend on a worker.
+TEST(ThreadPoolEngineTest, TheOwnerRunsAChainStillQueuedWhenItWaitsForIt) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  BusyWorkers busy(dir.Path("fifo"));
+  const int fd = open("/dev/zero", O_RDONLY);
+  char buffers[2][8];
+  Request head, linked;
+  SetUpRead(&head, fd, buffers[0], 8, 0);
+  SetUpRead(&linked, fd, buffers[1], 8, 0);
+  head.linked_next = &linked;
+  ASSERT_TRUE(engine->Prepare(&head));
+  ASSERT_EQ(engine->Submit(), 2);
+  // Every worker is stuck: only the owner can run the chain.
+  std::future<void> waited =
+      std::async(std::launch::async, [&engine, &head] { engine->Wait(&head); });
+  const bool ran_here = waited.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  busy.Release();
+  waited.wait();
+  EXPECT_TRUE(ran_here);
+  EXPECT_EQ(head.result, 8);
+  engine->Wait(&linked);
+  EXPECT_EQ(linked.state.load(), RequestState::kCompleted);
+  EXPECT_EQ(linked.result, 8);
+  close(fd);
+}
+
+// An ordered request keeps its place in its lane: its owner waits for it.
+TEST(ThreadPoolEngineTest, TheOwnerLeavesAQueuedOrderedRequestToTheLane) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  BusyWorkers busy(dir.Path("fifo"));
+  const int fd = open("/dev/zero", O_RDONLY);
+  char buffer[8];
+  Request ordered;
+  SetUpRead(&ordered, fd, buffer, 8, 0);
+  ordered.ordered = true;
+  ASSERT_TRUE(engine->Prepare(&ordered));
+  ASSERT_EQ(engine->Submit(), 1);
+  std::future<void> waited =
+      std::async(std::launch::async, [&engine, &ordered] { engine->Wait(&ordered); });
+  EXPECT_EQ(waited.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  busy.Release();
+  waited.wait();
+  EXPECT_EQ(ordered.result, 8);
   close(fd);
 }
 
