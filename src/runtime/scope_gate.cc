@@ -59,6 +59,7 @@ bool ScopeGate::SettleAfterScope() {
 }
 
 bool ScopeGate::TrialLost() {
+  recheck_stretches_ = kFirstRecheckStretches;
   if (retrying_) return RestIdle();
   if (!second_chance_) {
     // What the trial cost beyond the plain stretch's same checkpoints (both
@@ -85,6 +86,7 @@ bool ScopeGate::TrialLost() {
 bool ScopeGate::Rest() {
   phase_ = Phase::kResting;
   confirmed_ = false;
+  recheck_stretches_ = kFirstRecheckStretches;
   second_chance_ = false;
   const double units =
       std::max(static_cast<double>(rest_stretches_) * stretch_units_, minimum_rest_units_);
@@ -96,6 +98,7 @@ bool ScopeGate::Rest() {
 bool ScopeGate::RestIdle() {
   phase_ = Phase::kIdle;
   confirmed_ = false;
+  recheck_stretches_ = kFirstRecheckStretches;
   second_chance_ = false;
   retrying_ = false;
   const uint64_t units = static_cast<uint64_t>(retry_stretches_) * stretch_units_;
@@ -189,7 +192,8 @@ bool ScopeGate::Decide() {
       phase_ = Phase::kKept;
       retrying_ = false;
       retry_stretches_ = kFirstRetryStretches;
-      kept_stretches_left_ = kRecheckStretches;
+      kept_stretches_left_ = recheck_stretches_;
+      recheck_stretches_ = std::min(2 * recheck_stretches_, kMaximumRecheckStretches);
       return Segment(true, stretch_units_);
     }
     case Phase::kKept:

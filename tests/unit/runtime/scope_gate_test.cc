@@ -293,9 +293,23 @@ TEST_F(ScopeGateTest, LeavesAScopeThatStopsPaying) {
   const UnitsRun paying = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
   ASSERT_GT(paying.units_with_scope, 900'000u);
   const UnitsRun costing = RunUnits(gate, 2'000'000, LongerWithScope);
-  // A kept scope is re-checked every kRecheckStretches stretches (~64 ms
-  // here); after that it is open only for trials.
-  EXPECT_LT(costing.units_with_scope, 200'000u);
+  // A kept scope is re-checked at least every kMaximumRecheckStretches
+  // stretches (of 4,096 units here); after that it is open only for trials.
+  EXPECT_LT(costing.units_with_scope, 400'000u);
+}
+
+TEST_F(ScopeGateTest, RechecksOfAScopeThatKeepsPayingGetRarer) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  const UnitsRun run = RunUnits(gate, 20'000'000, HalfAsLongWithScope);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  // About 4,900 stretches of 4,096 units.  Re-checks every 16 stretches
+  // would run 1.25 stretches plain each time, 7.8% of the units; spaced
+  // out to 64 stretches, about 2% (and still over 70 re-checks).
+  const uint64_t plain_units = 20'000'000 - run.units_with_scope;
+  EXPECT_LT(plain_units, 20'000'000u / 40);
+  EXPECT_EQ(statistics.gate_trials_won, statistics.gate_trials);
+  EXPECT_GT(statistics.gate_trials, 50u);
 }
 
 TEST_F(ScopeGateTest, RestsWhenTheRuntimeWouldIssueNothing) {
