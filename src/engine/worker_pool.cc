@@ -72,6 +72,7 @@ bool WorkerPool::StartWorkerLocked() {
   if (error != 0) return false;
   pthread_setname_np(thread, kWorkerThreadName);  // for people reading ps/top
   ++workers_;
+  ++starting_workers_;
   return true;
 }
 
@@ -82,6 +83,7 @@ void* WorkerPool::WorkerMain(void* pool) {
 
 void WorkerPool::RunWorker() {
   std::unique_lock<std::mutex> lock(mutex_);
+  --starting_workers_;
   for (;;) {
     const Job job = TakeJobLocked();
     if (job.head == nullptr) {
@@ -226,10 +228,14 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
   } else {
     for (size_t i = 0; i < wake; ++i) work_available_.notify_one();
   }
-  // Start a worker for each queued job that no idle worker will take.  A
-  // new worker takes jobs from the queue before it ever waits.
+  // Start a worker for each queued job that no idle or starting worker
+  // will take.  A new worker takes jobs from the queue before it ever
+  // waits.  (Counting starting workers matters when the owner runs its
+  // jobs itself, RunIfQueued(): it would otherwise start a worker for each
+  // job it pushes faster than a thread starts.)
   const size_t startable = queued_ - waiting_in_lane;
-  size_t unserved = startable > idle_workers_ ? startable - idle_workers_ : 0;
+  const size_t coming = idle_workers_ + starting_workers_;
+  size_t unserved = startable > coming ? startable - coming : 0;
   while (unserved > 0 && workers_ < worker_limit_ && StartWorkerLocked()) --unserved;
   return 0;
 }
@@ -262,6 +268,7 @@ void WorkerPool::AfterForkInChild() {
   new (&pool->job_finished_) std::condition_variable();
   pool->workers_ = 0;
   pool->idle_workers_ = 0;
+  pool->starting_workers_ = 0;
   pool->worker_limit_ = 0;
   for (size_t i = 0; i < pool->queued_; ++i) {
     Job& job = pool->jobs_[(pool->first_ + i) & (pool->capacity_ - 1)];

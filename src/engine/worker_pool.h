@@ -144,7 +144,8 @@ class WorkerPool {
   std::condition_variable job_finished_;
   unsigned workers_ = 0;
   unsigned idle_workers_ = 0;
-  unsigned worker_limit_ = 0;  // the most workers Push() may start
+  unsigned starting_workers_ = 0;  // started, not yet at their first look at the queue
+  unsigned worker_limit_ = 0;      // the most workers Push() may start
   // Queue of jobs: a ring of `capacity_` (a power of two) entries, the
   // first at `first_`, `queued_` of them in use (tombstones included).
   std::unique_ptr<Job[]> jobs_;
