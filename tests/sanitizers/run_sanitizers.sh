@@ -59,13 +59,14 @@ case "$kind" in
     build="$ROOT/build-tsan"
     say "ThreadSanitizer build in $build (multi-threaded tests only)"
     configure "$build" thread
-    cmake --build "$build" -j 2 --target foreactor thread_pool_engine_test scope_concurrency call_matrix forbid_io_uring \
-      early_exit_leaks
+    cmake --build "$build" -j 2 --target foreactor thread_pool_engine_test request_rules_test \
+      scope_concurrency call_matrix forbid_io_uring early_exit_leaks
     # die_after_fork=0: the scope concurrency test forks a threaded process.
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0"
     export FOREACTOR_SANITIZED=thread
-    say "thread pool engine unit tests under TSan"
+    say "thread pool engine and request completion unit tests under TSan"
     "$build/tests/thread_pool_engine_test"
+    "$build/tests/request_rules_test"
     say "scope concurrency and early-exit tests under TSan"
     FOREACTOR_BUILD_DIR="$build" python3 -m pytest -q -p no:cacheprovider \
       "$ROOT/tests/integration/test_scope_concurrency.py" \
