@@ -116,11 +116,7 @@ void WorkerPool::RunWorker() {
 }
 
 WorkerPool::Job WorkerPool::TakeJobLocked() {
-  // Tombstones at the front go first.
-  while (queued_ > 0 && jobs_[first_].head == nullptr) {
-    first_ = (first_ + 1) & (capacity_ - 1);
-    --queued_;
-  }
+  DropFrontTombstonesLocked();
   for (size_t i = 0; i < queued_; ++i) {
     Job& queued = jobs_[(first_ + i) & (capacity_ - 1)];
     if (queued.head == nullptr) continue;
@@ -132,28 +128,38 @@ WorkerPool::Job WorkerPool::TakeJobLocked() {
   return Job{nullptr, nullptr};
 }
 
-void WorkerPool::RemoveQueuedLocked(size_t index) {
-  jobs_[(first_ + index) & (capacity_ - 1)].head = nullptr;
+void WorkerPool::DropFrontTombstonesLocked() {
   while (queued_ > 0 && jobs_[first_].head == nullptr) {
     first_ = (first_ + 1) & (capacity_ - 1);
     --queued_;
   }
 }
 
-bool WorkerPool::RunIfQueued(Request* head) {
-  if (head->ordered) return false;
-  std::unique_lock<std::mutex> lock(mutex_);
+void WorkerPool::RemoveQueuedLocked(size_t index) {
+  jobs_[(first_ + index) & (capacity_ - 1)].head = nullptr;
+  DropFrontTombstonesLocked();
+}
+
+WorkerPool::Submitter* WorkerPool::TakeQueuedLocked(Request* head) {
   for (size_t i = 0; i < queued_; ++i) {
     const Job job = jobs_[(first_ + i) & (capacity_ - 1)];
     if (job.head != head) continue;
     RemoveQueuedLocked(i);
-    lock.unlock();
-    ExecuteNow(head);
-    lock.lock();
-    FinishJobLocked(job.submitter);
-    return true;
+    return job.submitter;
   }
-  return false;
+  return nullptr;
+}
+
+bool WorkerPool::RunIfQueued(Request* head) {
+  if (head->ordered) return false;
+  std::unique_lock<std::mutex> lock(mutex_);
+  Submitter* submitter = TakeQueuedLocked(head);
+  if (submitter == nullptr) return false;
+  lock.unlock();
+  ExecuteNow(head);
+  lock.lock();
+  FinishJobLocked(submitter);
+  return true;
 }
 
 void WorkerPool::RestartOrder(Submitter* submitter) {
@@ -242,18 +248,12 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
 
 bool WorkerPool::CancelQueued(Request* head) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (size_t i = 0; i < queued_; ++i) {
-    Job& job = jobs_[(first_ + i) & (capacity_ - 1)];
-    if (job.head == head) {
-      if (head->ordered) job.submitter->ordered_failed_ = true;
-      CompleteChain(head, -ECANCELED);
-      Submitter* submitter = job.submitter;
-      RemoveQueuedLocked(i);
-      FinishJobLocked(submitter);
-      return true;
-    }
-  }
-  return false;
+  Submitter* submitter = TakeQueuedLocked(head);
+  if (submitter == nullptr) return false;
+  if (head->ordered) submitter->ordered_failed_ = true;
+  CompleteChain(head, -ECANCELED);
+  FinishJobLocked(submitter);
+  return true;
 }
 
 void WorkerPool::BeforeFork() { g_pool->mutex_.lock(); }

@@ -124,9 +124,15 @@ class WorkerPool {
   // while its submitter has none running) and leaves a tombstone in its
   // place; returns a job with a null head when there is none.
   Job TakeJobLocked();
+  // Drops the tombstones at the front of the queue.
+  void DropFrontTombstonesLocked();
   // Leaves a tombstone in place of the queued job at `index` (counted from
   // the front), dropping tombstones that reach the front.
   void RemoveQueuedLocked(size_t index);
+  // If the chain starting at `head` is queued, takes it out of the queue
+  // and returns its submitter (the job is then the caller's to finish);
+  // null otherwise.
+  Submitter* TakeQueuedLocked(Request* head);
 
   WorkerPool() = default;
   static void* WorkerMain(void* pool);

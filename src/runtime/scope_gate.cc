@@ -86,7 +86,6 @@ bool ScopeGate::TrialLost() {
 bool ScopeGate::Rest() {
   phase_ = Phase::kResting;
   confirmed_ = false;
-  recheck_stretches_ = kFirstRecheckStretches;
   second_chance_ = false;
   const double units =
       std::max(static_cast<double>(rest_stretches_) * stretch_units_, minimum_rest_units_);
