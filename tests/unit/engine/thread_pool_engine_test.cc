@@ -200,86 +200,87 @@ class BusyWorkers {
   std::vector<Request> requests_;
 };
 
-TEST(ThreadPoolEngineTest, CancelCompletesAQueuedRequestAtOnce) {
-  TempDir dir;
-  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
-  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
-  ASSERT_NE(engine, nullptr);
-  BusyWorkers busy(dir.Path("fifo"));
+// An engine whose requests stay queued: every worker of the pool is kept
+// busy until the test calls busy_->Release().  `zero_` reads /dev/zero.
+class QueuedRequestsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(mkfifo(dir_.Path("fifo").c_str(), 0600), 0);
+    engine_ = ThreadPoolEngine::Create(EngineOptions{});
+    ASSERT_NE(engine_, nullptr);
+    busy_ = std::make_unique<BusyWorkers>(dir_.Path("fifo"));
+    zero_ = open("/dev/zero", O_RDONLY);
+    ASSERT_GE(zero_, 0);
+  }
+  void TearDown() override {
+    if (zero_ >= 0) close(zero_);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ThreadPoolEngine> engine_;
+  std::unique_ptr<BusyWorkers> busy_;
+  int zero_ = -1;
+};
+
+TEST_F(QueuedRequestsTest, CancelCompletesAQueuedRequestAtOnce) {
   // Every worker is stuck ahead of these: they stay queued.
-  const int fd = open("/dev/zero", O_RDONLY);
   char buffers[2][8];
   Request head, linked, other;
-  SetUpRead(&head, fd, buffers[0], 8, 0);
-  SetUpRead(&linked, fd, buffers[1], 8, 0);
+  SetUpRead(&head, zero_, buffers[0], 8, 0);
+  SetUpRead(&linked, zero_, buffers[1], 8, 0);
   head.linked_next = &linked;
-  SetUpRead(&other, fd, buffers[1], 8, 0);
-  ASSERT_TRUE(engine->Prepare(&head));
-  ASSERT_TRUE(engine->Prepare(&other));
-  ASSERT_EQ(engine->Submit(), 3);
-  engine->Cancel(&head);
+  SetUpRead(&other, zero_, buffers[1], 8, 0);
+  ASSERT_TRUE(engine_->Prepare(&head));
+  ASSERT_TRUE(engine_->Prepare(&other));
+  ASSERT_EQ(engine_->Submit(), 3);
+  engine_->Cancel(&head);
   EXPECT_EQ(head.state.load(), RequestState::kCompleted);
   EXPECT_EQ(head.result, -ECANCELED);
   EXPECT_EQ(linked.state.load(), RequestState::kCompleted);
   EXPECT_EQ(linked.result, -ECANCELED);
   EXPECT_EQ(other.state.load(), RequestState::kSubmitted);
-  busy.Release();
-  engine->Wait(&other);
+  busy_->Release();
+  engine_->Wait(&other);
   EXPECT_EQ(other.result, 8);
-  close(fd);
 }
 
 // The owner waiting for a chain that no worker has taken yet runs it
 // itself: it does not sleep behind the queue, nor depend on a worker.
-TEST(ThreadPoolEngineTest, TheOwnerRunsAChainStillQueuedWhenItWaitsForIt) {
-  TempDir dir;
-  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
-  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
-  ASSERT_NE(engine, nullptr);
-  BusyWorkers busy(dir.Path("fifo"));
-  const int fd = open("/dev/zero", O_RDONLY);
+TEST_F(QueuedRequestsTest, TheOwnerRunsAChainStillQueuedWhenItWaitsForIt) {
   char buffers[2][8];
   Request head, linked;
-  SetUpRead(&head, fd, buffers[0], 8, 0);
-  SetUpRead(&linked, fd, buffers[1], 8, 0);
+  SetUpRead(&head, zero_, buffers[0], 8, 0);
+  SetUpRead(&linked, zero_, buffers[1], 8, 0);
   head.linked_next = &linked;
-  ASSERT_TRUE(engine->Prepare(&head));
-  ASSERT_EQ(engine->Submit(), 2);
+  ASSERT_TRUE(engine_->Prepare(&head));
+  ASSERT_EQ(engine_->Submit(), 2);
   // Every worker is stuck: only the owner can run the chain.
   std::future<void> waited =
-      std::async(std::launch::async, [&engine, &head] { engine->Wait(&head); });
+      std::async(std::launch::async, [this, &head] { engine_->Wait(&head); });
   const bool ran_here = waited.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-  busy.Release();
+  busy_->Release();
   waited.wait();
   EXPECT_TRUE(ran_here);
   EXPECT_EQ(head.result, 8);
-  engine->Wait(&linked);
+  engine_->Wait(&linked);
   EXPECT_EQ(linked.state.load(), RequestState::kCompleted);
   EXPECT_EQ(linked.result, 8);
-  close(fd);
 }
 
 // An ordered request keeps its place in its lane: its owner waits for it.
-TEST(ThreadPoolEngineTest, TheOwnerLeavesAQueuedOrderedRequestToTheLane) {
-  TempDir dir;
-  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
-  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
-  ASSERT_NE(engine, nullptr);
-  BusyWorkers busy(dir.Path("fifo"));
-  const int fd = open("/dev/zero", O_RDONLY);
+TEST_F(QueuedRequestsTest, TheOwnerLeavesAQueuedOrderedRequestToTheLane) {
   char buffer[8];
   Request ordered;
-  SetUpRead(&ordered, fd, buffer, 8, 0);
+  SetUpRead(&ordered, zero_, buffer, 8, 0);
   ordered.ordered = true;
-  ASSERT_TRUE(engine->Prepare(&ordered));
-  ASSERT_EQ(engine->Submit(), 1);
+  ASSERT_TRUE(engine_->Prepare(&ordered));
+  ASSERT_EQ(engine_->Submit(), 1);
   std::future<void> waited =
-      std::async(std::launch::async, [&engine, &ordered] { engine->Wait(&ordered); });
+      std::async(std::launch::async, [this, &ordered] { engine_->Wait(&ordered); });
   EXPECT_EQ(waited.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
-  busy.Release();
+  busy_->Release();
   waited.wait();
   EXPECT_EQ(ordered.result, 8);
-  close(fd);
 }
 
 TEST(ThreadPoolEngineTest, DestroyingAnEngineCancelsItsQueuedRequestsOnly) {
@@ -398,28 +399,21 @@ TEST(ThreadPoolEngineTest, AShortOrderedRequestStopsTheLaneUntilRestart) {
 
 // A queued ordered request that is cancelled stops the lane too: the one
 // after it never runs.
-TEST(ThreadPoolEngineTest, CancellingAQueuedOrderedRequestStopsTheLane) {
-  TempDir dir;
-  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
-  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
-  ASSERT_NE(engine, nullptr);
-  BusyWorkers busy(dir.Path("fifo"));
-  const int fd = open("/dev/zero", O_RDONLY);
+TEST_F(QueuedRequestsTest, CancellingAQueuedOrderedRequestStopsTheLane) {
   char buffers[2][8];
   Request first, second;
-  SetUpRead(&first, fd, buffers[0], 8, 0);
-  SetUpRead(&second, fd, buffers[1], 8, 0);
+  SetUpRead(&first, zero_, buffers[0], 8, 0);
+  SetUpRead(&second, zero_, buffers[1], 8, 0);
   first.ordered = second.ordered = true;
-  ASSERT_TRUE(engine->Prepare(&first));
-  ASSERT_TRUE(engine->Prepare(&second));
-  ASSERT_EQ(engine->Submit(), 2);
-  engine->Cancel(&first);
+  ASSERT_TRUE(engine_->Prepare(&first));
+  ASSERT_TRUE(engine_->Prepare(&second));
+  ASSERT_EQ(engine_->Submit(), 2);
+  engine_->Cancel(&first);
   EXPECT_EQ(first.result, -ECANCELED);
-  busy.Release();
-  engine->Wait(&second);
+  busy_->Release();
+  engine_->Wait(&second);
   EXPECT_EQ(second.result, -ECANCELED);
-  engine->RestartOrder();
-  close(fd);
+  engine_->RestartOrder();
 }
 
 TEST(ThreadPoolEngineTest, EnginesOnManyThreadsShareThePool) {
