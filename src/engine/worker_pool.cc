@@ -108,8 +108,9 @@ void WorkerPool::RunWorker() {
     }
     lock.lock();
     if (ordered) {
-      job.submitter->ordered_running_ = false;
       if (!complete) job.submitter->ordered_failed_ = true;
+      job.submitter->ordered_running_ = false;
+      lane_idle_.notify_all();
     }
     FinishJobLocked(job.submitter);
   }
@@ -163,7 +164,11 @@ bool WorkerPool::RunIfQueued(Request* head) {
 }
 
 void WorkerPool::RestartOrder(Submitter* submitter) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  // The owner has seen its ordered jobs complete, but the worker that ran
+  // the last one may not have noted yet whether it fell short: wait for
+  // that note, so that it cannot land after the restart.
+  lane_idle_.wait(lock, [submitter] { return !submitter->ordered_running_; });
   submitter->ordered_failed_ = false;
 }
 
@@ -266,6 +271,7 @@ void WorkerPool::AfterForkInChild() {
   // still count the parent's waiting workers: start them afresh.
   new (&pool->work_available_) std::condition_variable();
   new (&pool->job_finished_) std::condition_variable();
+  new (&pool->lane_idle_) std::condition_variable();
   pool->workers_ = 0;
   pool->idle_workers_ = 0;
   pool->starting_workers_ = 0;

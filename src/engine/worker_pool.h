@@ -105,7 +105,9 @@ class WorkerPool {
   // that are not a chain head.
   bool RunIfQueued(Request* head);
 
-  // Lets `submitter`'s next ordered job run again after one failed.
+  // Lets `submitter`'s next ordered job run again after one failed.  Call
+  // it only when every ordered job pushed has completed; it waits the few
+  // instructions until the worker that ran the last one has let go of it.
   void RestartOrder(Submitter* submitter);
 
   static constexpr unsigned kMaxWorkers = 1024;
@@ -148,6 +150,7 @@ class WorkerPool {
   std::mutex mutex_;
   std::condition_variable work_available_;
   std::condition_variable job_finished_;
+  std::condition_variable lane_idle_;  // an ordered job finished running
   unsigned workers_ = 0;
   unsigned idle_workers_ = 0;
   unsigned starting_workers_ = 0;  // started, not yet at their first look at the queue

@@ -6,11 +6,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -394,6 +396,47 @@ TEST(ThreadPoolEngineTest, AShortOrderedRequestStopsTheLaneUntilRestart) {
   ASSERT_EQ(engine->Submit(), 1);
   engine->Wait(&requests[3]);
   EXPECT_EQ(requests[3].result, 4);
+  close(fd);
+}
+
+// The owner may restart the lane as soon as it has seen an ordered request
+// fall short: the worker's own note that the lane stopped must never land
+// after the restart and cancel the next ordered request.  The race is
+// narrow, so the test repeats it while other threads compete for the cores.
+TEST(ThreadPoolEngineTest, ARestartRightAfterAShortOrderedRequestHolds) {
+  TempDir dir;
+  const int fd = open(dir.Path("four").c_str(), O_CREAT | O_RDWR, 0644);
+  ASSERT_EQ(write(fd, "four", 4), 4);
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> competitors;
+  for (int i = 0; i < 2; ++i) {
+    competitors.emplace_back([&stop] {
+      while (!stop.load(std::memory_order_relaxed)) sched_yield();
+    });
+  }
+  int cancelled_after_restart = 0;
+  for (int round = 0; round < 2000; ++round) {
+    char buffers[2][8];
+    Request short_read, next_read;
+    SetUpRead(&short_read, fd, buffers[0], 8, 0);  // 8 asked, 4 in the file
+    SetUpRead(&next_read, fd, buffers[1], 4, 0);
+    short_read.ordered = next_read.ordered = true;
+    ASSERT_TRUE(engine->Prepare(&short_read));
+    ASSERT_EQ(engine->Submit(), 1);
+    engine->Wait(&short_read);
+    ASSERT_EQ(short_read.result, 4);
+    engine->RestartOrder();
+    ASSERT_TRUE(engine->Prepare(&next_read));
+    ASSERT_EQ(engine->Submit(), 1);
+    engine->Wait(&next_read);
+    if (next_read.result != 4) ++cancelled_after_restart;
+    engine->RestartOrder();
+  }
+  stop.store(true);
+  for (std::thread& thread : competitors) thread.join();
+  EXPECT_EQ(cancelled_after_restart, 0);
   close(fd);
 }
 
