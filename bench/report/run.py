@@ -176,8 +176,6 @@ def coreutils_rows(data):
     du_rows, cp_rows = [], []
     legacy = lambda e: e.get("ratio_to_stock")  # noqa: E731 (time ratio already)
     for tree, per_state in data["results"].get("du", {}).items():
-        if tree == "wide-400k":
-            continue
         for state, summary in per_state.items():
             peer = interval_of(summary.get("diskus"), legacy)
             for name in ENGINES_AUTO:
@@ -429,7 +427,8 @@ def build_page(results_dir, images_dir, page):
         ("Random reads (examples/random_read, `./run demo`)", "demo", demo_rows(loaded["demo"]),
          "results-demo.png", demo_summary(loaded["demo"])),
         ("du (GNU coreutils 9.1)", "du", du_rows, "results-du.png",
-         "`du TREE` over 100 directories of 1,000 files (wide-100k) and a generated "
+         "`du TREE` over 100 directories of 1,000 files (wide-100k) or of 4,000 files "
+         "(wide-400k, where the run has it) and a generated "
          "source-like tree of 49,643 files (deep); stock du against du linked with the plugin "
          "that issues the stats of a directory's entries ahead and asks for walk-ahead, and "
          "Debian's own /usr/bin/du and find run under `foreactor run --walk-ahead` with no "

@@ -144,3 +144,14 @@ def test_du_and_cp_are_read_from_their_own_files_else_from_a_run_of_both(tmp_pat
     # A shared file without results of the program is no results.
     write("coreutils.json", {"du": {}, "cp": {"file-1g": {}}})
     assert report.load(tmp_path, "du") is None
+
+
+def test_every_du_tree_of_the_run_gets_rows():
+    # Issue 19 sets targets on wide-100k, wide-400k and deep alike.
+    summary = {name: configuration(0.6, 0.55, 0.7) for name in report.ENGINES_AUTO}
+    summary["diskus"] = configuration(0.5, 0.45, 0.55)
+    data = {"results": {"du": {tree: {"cold": summary} for tree in
+                               ("wide-100k", "wide-400k", "deep")}}}
+    du_rows, _ = report.coreutils_rows(data)
+    assert sorted({row.case for row in du_rows}) == \
+        ["deep, cold", "wide-100k, cold", "wide-400k, cold"]
