@@ -8,8 +8,10 @@ same one), and reports medians and ratios to the plain program.
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
+import threading
 
 
 def clean_environment(base=None):
@@ -80,8 +82,8 @@ def sum_counters(counter_dicts, names):
 
 
 class RunTimedOut(Exception):
-    """A run passed its timeout; `stacks` is what run_with_timeout() saw of
-    the process before it killed it."""
+    """A run passed its timeout; `stacks` is what run_with_timeout() or
+    wait_with_timeout() saw of the process before it killed it."""
 
     def __init__(self, seconds, stacks):
         super().__init__(f"timed out after {seconds} s")
@@ -119,17 +121,51 @@ def process_stacks(pid):
     return "\n".join(lines)
 
 
-def run_with_timeout(command, environment, seconds):
-    """subprocess.run(command, env=environment, capture_output=True,
-    text=True) that, when the process runs longer than `seconds`, records
-    process_stacks() of it, kills it and raises RunTimedOut."""
-    with subprocess.Popen(command, env=environment, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as process:
+def run_with_timeout(command, environment, seconds, executable=None, text=True):
+    """subprocess.run(command, env=environment, executable=executable,
+    capture_output=True, text=text) that, when the process runs longer than
+    `seconds`, records process_stacks() of it, kills its process group (the
+    programs it started too) and raises RunTimedOut."""
+    with subprocess.Popen(command, env=environment, executable=executable,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text,
+                          start_new_session=True) as process:
         try:
             stdout, stderr = process.communicate(timeout=seconds)
         except subprocess.TimeoutExpired:
             stacks = process_stacks(process.pid)
-            process.kill()
+            kill_group(process.pid)
             process.communicate()
             raise RunTimedOut(seconds, stacks) from None
         return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def wait_with_timeout(process, seconds):
+    """os.wait4() of `process` (a subprocess.Popen started with
+    start_new_session=True), which is killed with its process group, after
+    process_stacks() of it is recorded, when it runs longer than `seconds`.
+    Returns (exit code, resource usage); raises RunTimedOut."""
+    stacks = []
+
+    def expire():
+        stacks.append(process_stacks(process.pid))
+        kill_group(process.pid)
+
+    timer = threading.Timer(seconds, expire)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    finally:
+        timer.cancel()
+        timer.join()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if stacks:
+        raise RunTimedOut(seconds, stacks[0])
+    return process.returncode, usage
+
+
+def kill_group(pid):
+    """Kills the process group led by `pid`; never raises."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass

@@ -351,10 +351,12 @@ def timed_run(argv, executable, environment, label):
     started = time.perf_counter()
     usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        completed = subprocess.run(argv, executable=executable, env=environment,
-                                   capture_output=True, timeout=RUN_TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s")
+        completed = runs.run_with_timeout(argv, environment, RUN_TIMEOUT_SECONDS,
+                                          executable=executable, text=False)
+    except runs.RunTimedOut as timed_out:
+        print(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s; what it was doing:\n"
+              f"{timed_out.stacks}", file=sys.stderr, flush=True)
+        raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s") from None
     elapsed_ms = (time.perf_counter() - started) * 1000
     usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_ms = ((usage_after.ru_utime - usage_before.ru_utime)

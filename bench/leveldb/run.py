@@ -88,6 +88,9 @@ GRAPH = "leveldb_get"
 STAT_NAMES = ("scopes", "intercepted", "issued_early", "consumed", "wasted", "mispredicted",
               "synchronous", "served_from_cache")
 METRICS = ("average", "p50", "p99", "throughput")
+# A driver run this long is a hang (the longest run, a full trace of 64 KiB
+# values under `foreactor bound`, takes a few minutes).
+DRIVER_TIMEOUT_SECONDS = 1800
 
 ALL_SWEEPS = {
     "memory": [{"ratio": ratio} for ratio in (10, 25, 50, 100)],
@@ -379,15 +382,22 @@ class Completed:
 
 def run_driver(command, environment):
     """Runs the driver; returns its status, output and peak resident memory
-    (the anonymous memory the allowance must cover, plus mapped code)."""
+    (the anonymous memory the allowance must cover, plus mapped code).  A
+    run past DRIVER_TIMEOUT_SECONDS is a hang: what its threads were doing
+    is printed, it is killed and RuntimeError is raised."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen([str(c) for c in command], env=environment, stdout=out,
-                                   stderr=err, text=True)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
+                                   stderr=err, text=True, start_new_session=True)
+        try:
+            returncode, usage = runs.wait_with_timeout(process, DRIVER_TIMEOUT_SECONDS)
+        except runs.RunTimedOut as timed_out:
+            print(f"leveldb_driver timed out after {timed_out.seconds} s; what it was doing:\n"
+                  f"{timed_out.stacks}", file=sys.stderr, flush=True)
+            raise RuntimeError(f"leveldb_driver timed out after {timed_out.seconds} s: "
+                               f"{' '.join(str(c) for c in command)}") from None
         out.seek(0)
         err.seek(0)
-        return Completed(process.returncode, out.read(), err.read(), usage.ru_maxrss)
+        return Completed(returncode, out.read(), err.read(), usage.ru_maxrss)
 
 
 def evict_files(files):

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,36 @@ def test_c_program_build_raises_on_a_warning(tmp_path):
     source.write_text("int main(void) { int unused; return 0; }\n")
     with pytest.raises(subprocess.CalledProcessError):
         c_program.build(source, tmp_path / "unused")
+
+
+def test_a_run_past_its_timeout_loses_the_programs_it_started_too(tmp_path):
+    # A wrapper (the memory cgroup's sh, `foreactor bound`) runs the measured
+    # program as its child: the timeout must not leave that child running.
+    # Left running, the child would also hold the output pipes open, and the
+    # call would wait for it to end (60 s).
+    child_file = tmp_path / "child"
+    started = time.monotonic()
+    with pytest.raises(runs.RunTimedOut):
+        runs.run_with_timeout(["sh", "-c", f'sleep 60 & echo $! > "{child_file}"; wait'],
+                              {"PATH": os.environ["PATH"]}, 0.5)
+    assert time.monotonic() - started < 30, "waited for the child the timeout left running"
+    child = int(child_file.read_text())
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.01)  # killed; its new parent reaps it
+    assert not os.path.exists(f"/proc/{child}")
+
+
+def test_wait_with_timeout_returns_the_exit_code_and_usage():
+    process = subprocess.Popen(["sh", "-c", "exit 4"], start_new_session=True)
+    returncode, usage = runs.wait_with_timeout(process, 30)
+    assert returncode == 4 and process.returncode == 4
+    assert usage.ru_maxrss > 0
+
+
+def test_wait_with_timeout_kills_a_hung_process_and_records_its_threads():
+    process = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    with pytest.raises(runs.RunTimedOut) as timed_out:
+        runs.wait_with_timeout(process, 0.5)
+    assert "sleep" in timed_out.value.stacks
+    assert not os.path.exists(f"/proc/{process.pid}"), "killed and reaped"
