@@ -261,8 +261,7 @@ def run_tool(engine, depth, arguments, stats_file, messages, label, direct=False
         completed = runs.run_with_timeout(command, tool_environment(engine, depth, stats_file, direct),
                                           RUN_TIMEOUT_SECONDS)
     except runs.RunTimedOut as timed_out:
-        print(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s; what it was doing:\n"
-              f"{timed_out.stacks}", file=sys.stderr, flush=True)
+        timed_out.print_report(label)
         raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s") from None
     for line in completed.stderr.splitlines():
         if line.strip():

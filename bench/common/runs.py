@@ -11,6 +11,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import threading
 
 
@@ -89,6 +90,11 @@ class RunTimedOut(Exception):
         super().__init__(f"timed out after {seconds} s")
         self.seconds = seconds
         self.stacks = stacks
+
+    def print_report(self, label):
+        """Writes what the run `label` was doing when it timed out to stderr."""
+        print(f"{label}: timed out after {self.seconds} s; what it was doing:\n{self.stacks}",
+              file=sys.stderr, flush=True)
 
 
 def process_stacks(pid):

@@ -354,8 +354,7 @@ def timed_run(argv, executable, environment, label):
         completed = runs.run_with_timeout(argv, environment, RUN_TIMEOUT_SECONDS,
                                           executable=executable, text=False)
     except runs.RunTimedOut as timed_out:
-        print(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s; what it was doing:\n"
-              f"{timed_out.stacks}", file=sys.stderr, flush=True)
+        timed_out.print_report(label)
         raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s") from None
     elapsed_ms = (time.perf_counter() - started) * 1000
     usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -391,8 +391,7 @@ def run_driver(command, environment):
         try:
             returncode, usage = runs.wait_with_timeout(process, DRIVER_TIMEOUT_SECONDS)
         except runs.RunTimedOut as timed_out:
-            print(f"leveldb_driver timed out after {timed_out.seconds} s; what it was doing:\n"
-                  f"{timed_out.stacks}", file=sys.stderr, flush=True)
+            timed_out.print_report("leveldb_driver")
             raise RuntimeError(f"leveldb_driver timed out after {timed_out.seconds} s: "
                                f"{' '.join(str(c) for c in command)}") from None
         out.seek(0)

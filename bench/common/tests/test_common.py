@@ -224,6 +224,12 @@ def test_a_run_past_its_timeout_loses_the_programs_it_started_too(tmp_path):
     assert not os.path.exists(f"/proc/{child}")
 
 
+def test_a_timed_out_run_reports_its_label_and_threads(capsys):
+    runs.RunTimedOut(2, "pid 7: 1 threads").print_report("du deep cold round 1")
+    assert capsys.readouterr().err == \
+        "du deep cold round 1: timed out after 2 s; what it was doing:\npid 7: 1 threads\n"
+
+
 def test_wait_with_timeout_returns_the_exit_code_and_usage():
     process = subprocess.Popen(["sh", "-c", "exit 4"], start_new_session=True)
     returncode, usage = runs.wait_with_timeout(process, 30)
