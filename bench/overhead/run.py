@@ -3,7 +3,11 @@
 
 Runs bench/overhead/overhead.c (built here, with the system C compiler, into
 the build directory) in these situations, for each call type: cached 1-byte
-preads, fstats, and fstatats by path:
+preads, fstats, fstatats by path, 1-byte pwrites to a cached page, opens (each
+followed by a close of what it returned) and directory reads (open of a
+directory of 16 entries, one getdents64, close; as a tree walker makes them).
+For the last two a step makes two or three calls, and its time is divided
+among them:
 
   a  no library
   b  libforeactor.so preloaded, FOREACTOR unset
@@ -67,7 +71,9 @@ CASES = [
     for key, engine, depth in (("h", "io_uring", 4), ("i", "io_uring", "auto"),
                                ("j", "threads", 4), ("k", "threads", "auto"))
 ]
-CALLS = ["pread", "fstat", "fstatat"]
+# Call types of overhead.c, with the calls one step of its loop makes.
+CALLS = {"pread": 1, "fstat": 1, "fstatat": 1, "pwrite": 1, "open": 2, "getdents64": 3}
+DIRECTORY_ENTRIES = 16
 # The table of the cost inside a scope: (column, case key).
 SCOPE_COLUMNS = [("depth 0", "e"), ("io_uring 4", "h"), ("io_uring auto", "i"),
                  ("threads 4", "j"), ("threads auto", "k")]
@@ -108,7 +114,9 @@ def build_program():
 
 
 def measure(program, library, case, call, count, data_file, stats_file):
-    """Runs one measurement; returns (ns per call, statistics dict or None)."""
+    """Runs one measurement of `count` steps over `data_file` (a file, or
+    for getdents64 a directory); returns (ns per call, statistics dict or
+    None)."""
     _, _, mode, preload, extra = case
     environment = runs.clean_environment()
     environment.update(extra)
@@ -153,6 +161,10 @@ def main():
         data_file = work_dir / "data"
         data_file.write_bytes(os.urandom(4096))
         data_file.read_bytes()  # in the page cache from now on
+        directory = work_dir / "directory"
+        directory.mkdir()
+        for index in range(DIRECTORY_ENTRIES):
+            (directory / f"entry-{index:02}").touch()
         stats_file = work_dir / "stats.json"
 
         samples = {(case[0], call): [] for case in CASES for call in CALLS}
@@ -161,11 +173,13 @@ def main():
         for run in range(arguments.runs):
             for call in CALLS:
                 for case in runs.alternating_order(CASES, run):
-                    ns, graph_stats = measure(program, library, case, call, arguments.calls,
-                                              data_file, stats_file)
+                    steps = max(1, arguments.calls // CALLS[call])
+                    target = directory if call == "getdents64" else data_file
+                    ns, graph_stats = measure(program, library, case, call, steps, target,
+                                              stats_file)
                     samples[(case[0], call)].append(ns)
-                    # Warm-up calls run in a scope too: 10,000 of them.
-                    per_call = calls_seen(graph_stats, arguments.calls + 10_000)
+                    # Warm-up steps run in a scope too: 10,000 of them.
+                    per_call = calls_seen(graph_stats, (steps + 10_000) * CALLS[call])
                     if per_call is not None:
                         seen[(case[0], call)] = per_call
             print(f"run {run + 1}/{arguments.runs} done", file=sys.stderr)
@@ -177,7 +191,7 @@ def main():
     print(f"foreactor overhead: {arguments.calls:,} cached calls per measurement, median of "
           f"{arguments.runs} alternating runs ({elapsed:.0f} s)")
     print()
-    header = (f"{'call':7} {'situation':50} {'ns/call':>9} {'vs (a)':>9} "
+    header = (f"{'call':10} {'situation':50} {'ns/call':>9} {'vs (a)':>9} "
               f"{'time ratio to (a) [95%]':>28} {'matched':>8} {'passed':>7}")
     print(header)
     print("-" * len(header))
@@ -189,7 +203,7 @@ def main():
             per_call = seen.get((key, call))
             matched, passed = ("-", "-") if per_call is None else (f"{v:.2f}" for v in per_call)
             interval = ratios.paired_ratio(samples[("a", call)], samples[(key, call)])
-            print(f"{call:7} ({key}) {description:46} {median:9.1f} "
+            print(f"{call:10} ({key}) {description:46} {median:9.1f} "
                   f"{median - baseline:+9.1f} "
                   f"{ratios.format_ratio(interval) if key != 'a' else '1':>28} "
                   f"{matched:>8} {passed:>7}")
@@ -227,11 +241,11 @@ def scope_costs(rows):
 def print_scope_costs(rows):
     print("\nCost per call inside a scope whose graph matches every call, ns over (a), by call "
           "type and engine (cached data):")
-    header = f"  {'call':8}" + "".join(f" {column:>14}" for column, _ in SCOPE_COLUMNS)
+    header = f"  {'call':10}" + "".join(f" {column:>14}" for column, _ in SCOPE_COLUMNS)
     print(header)
     print("  " + "-" * (len(header) - 2))
     for call, costs in scope_costs(rows).items():
-        print(f"  {call:8}" + "".join(f" {'-' if cost is None else f'{cost:+.0f}':>14}"
+        print(f"  {call:10}" + "".join(f" {'-' if cost is None else f'{cost:+.0f}':>14}"
                                      for cost in costs.values()))
 
 
