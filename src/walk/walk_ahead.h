@@ -102,6 +102,9 @@ struct WalkAheadStatistics {
   uint64_t directories_read = 0;     // directories walk-ahead read
   uint64_t directories_sampled = 0;  // of those, read the cheap way (behind the program)
   uint64_t directories_behind = 0;   // of those, passed through behind the program
+  // Of those, large directories taken as cached after their first
+  // entries' stats read nothing from a device (the rest passed through).
+  uint64_t directories_judged_cached = 0;
   uint64_t directories_cold = 0;     // of those, directories that waited for the device
   uint64_t entries_stated = 0;       // entries it stat'ed
   uint64_t directories_failed = 0;   // its opens or reads that failed (tree changed, permissions)

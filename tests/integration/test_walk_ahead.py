@@ -209,6 +209,18 @@ def test_a_mounted_filesystem_below_the_root_is_not_entered(tree, tmp_path):
         subprocess.run(["umount", str(mount_point)], check=True)
 
 
+def tree_walker_statistics(tmp_path, mode: str, root: pathlib.Path, argument: str,
+                           timeout: int = 120) -> dict:
+    """Runs `tree_walker MODE ROOT ARGUMENT` (linked with the library) under
+    walk-ahead, checks that it succeeded, and returns walk-ahead's
+    statistics."""
+    stats = tmp_path / "stats.json"
+    outcome = run([program("tree_walker"), mode, root, argument],
+                  walk_ahead_environment(stats, linked=True), timeout=timeout)
+    assert outcome.returncode == 0, outcome
+    return walk_statistics(stats)
+
+
 def test_a_program_that_stops_descending_stops_the_walk(tmp_path):
     # 5 x 5 x 5 directories: far more than a walk may run ahead at first.
     root = tmp_path / "wide_tree"
@@ -216,11 +228,7 @@ def test_a_program_that_stops_descending_stops_the_walk(tmp_path):
         for second in range(5):
             for third in range(5):
                 (root / f"a{first}" / f"b{second}" / f"c{third}").mkdir(parents=True)
-    stats = tmp_path / "stats.json"
-    outcome = run([program("tree_walker"), "pause", root, "3600"],
-                  walk_ahead_environment(stats, linked=True), timeout=60)
-    assert outcome.returncode == 0, outcome
-    statistics = walk_statistics(stats)
+    statistics = tree_walker_statistics(tmp_path, "pause", root, "3600", timeout=60)
     assert statistics["directories_read"] >= 1, statistics
     # The walk may lead by 32 directories, plus those its threads had taken.
     assert statistics["directories_read"] <= 32 + 2 + statistics["threads"], statistics
@@ -257,11 +265,7 @@ def slow_walk_with_only_these_cached(root: pathlib.Path, cached: list, tmp_path)
         for directory, _, files in os.walk(root / name):
             for file in files:
                 os.lstat(os.path.join(directory, file))
-    stats = tmp_path / "stats.json"
-    outcome = run([program("tree_walker"), "slow-walk", root, "1"],
-                  walk_ahead_environment(stats, linked=True), timeout=120)
-    assert outcome.returncode == 0, outcome
-    return walk_statistics(stats)
+    return tree_walker_statistics(tmp_path, "slow-walk", root, "1")
 
 
 @needs_io_accounting
@@ -269,11 +273,7 @@ def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_pat
     # 8 x 40 directories, all cached (just made), walked at 1 ms a directory.
     root = tmp_path / "cached_tree"
     make_directories(root, 8, 40)
-    stats = tmp_path / "stats.json"
-    outcome = run([program("tree_walker"), "slow-walk", root, "1"],
-                  walk_ahead_environment(stats, linked=True), timeout=120)
-    assert outcome.returncode == 0, outcome
-    statistics = walk_statistics(stats)
+    statistics = tree_walker_statistics(tmp_path, "slow-walk", root, "1")
     assert statistics["rests"] >= 1, statistics
     assert statistics["probes_cold"] == 0, statistics
     # 32 directories read ahead of the program before it rested, those it
@@ -283,6 +283,26 @@ def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_pat
     assert statistics["directories_read"] <= (32 + statistics["directories_behind"] +
                                               statistics["threads"] + statistics["probes"]), \
         statistics
+
+
+@needs_io_accounting
+def test_large_cached_directories_are_judged_after_their_first_entries(tmp_path):
+    # 6 directories of 3,000 files, all cached (just made), walked at 50 ms
+    # a directory, so that walk-ahead reads the later ones ahead of the
+    # program.  Each such directory's first 1,024 stats read nothing from a
+    # device; its other entries are only passed through.  Before, every
+    # thread stat'ed a whole directory it had taken before the walk rested:
+    # 3,000 stats each, about 15,000 in all here.
+    root = tmp_path / "large_cached_directories"
+    for first in range(6):
+        directory = root / f"d{first}"
+        directory.mkdir(parents=True)
+        for second in range(3000):
+            (directory / f"f{second}").touch()
+    statistics = tree_walker_statistics(tmp_path, "slow-walk", root, "50")
+    assert statistics["directories_judged_cached"] >= 1, statistics
+    # At most 1,024 stats in each directory, and one for the root.
+    assert statistics["entries_stated"] <= 6 * 1024 + 1, statistics
 
 
 @needs_io_accounting
