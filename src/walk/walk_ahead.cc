@@ -275,8 +275,8 @@ class WalkAhead {
   // on a busy machine.)
   static void YieldToTheProgram() { setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19); }
 
-  // The first thread: takes a descriptor table of its own, starts the
-  // others in it, then walks.
+  // The first thread: takes a descriptor table of its own, then walks; the
+  // others start in that table once the walk needs them (StartWorkers).
   static void* LeaderMain(void* self) {
     auto* walk = static_cast<WalkAhead*>(self);
     prctl(PR_SET_NAME, "foreactor-walk", 0, 0, 0);
@@ -289,11 +289,24 @@ class WalkAhead {
     }
     counters.threads.fetch_add(1, std::memory_order_relaxed);
     walk->io_accounting_ = KernelAccountsBlockReads();  // before the other threads start
-    for (unsigned i = 1; i < walk->workers_; ++i) {
-      if (StartThread(&WorkerMain, walk)) counters.threads.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (!walk->io_accounting_) walk->StartWorkers();   // nothing tells a cached tree apart
     walk->Work();
     return nullptr;
+  }
+
+  // Starts the threads after the first, once: when the walk first reads a
+  // directory that is not cached (or at once without the kernel's I/O
+  // accounting).  On a cached tree the first thread alone reads the few
+  // dozen directories before the walk rests: starting all of them at once
+  // cost du on the hot deep tree about 150 context switches and 480 page
+  // faults a run (their stacks and directory buffers).  On a cold tree the
+  // first directory ahead of the program is cold, a millisecond or two in.
+  // Called by walk-ahead's threads only (they share its descriptor table).
+  void StartWorkers() {
+    if (workers_started_.exchange(true)) return;
+    for (unsigned i = 1; i < workers_; ++i) {
+      if (StartThread(&WorkerMain, this)) counters.threads.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 
   static void* WorkerMain(void* self) {
@@ -612,6 +625,7 @@ class WalkAhead {
       }
       DirectoryOutcome outcome;
       ReadDirectory(task, buffer.get(), &found, &outcome);
+      if (!outcome.warm) StartWorkers();
       lock.lock();
       if (task.probe) {
         FinishProbe(outcome.warm);
@@ -839,6 +853,7 @@ class WalkAhead {
   ServingStreak rest_streak_{kWarmDirectoriesForRest, kMostWarmDirectoriesForRest};
   bool io_accounting_ = false;  // KernelAccountsBlockReads(), set by the first thread
   std::atomic<bool> threads_started_{false};
+  std::atomic<bool> workers_started_{false};    // StartWorkers() ran
   std::atomic<bool> walking_{false};            // a walk is under way: relative opens only count
   std::atomic<bool> candidate_waiting_{false};  // a candidate root waits for a second directory
 };

@@ -45,6 +45,8 @@
 //    tree cached (no block read for a few dozen directories) it rests,
 //    probing one directory far ahead now and then, and reads again when a
 //    probe waits for the device (walk_ahead.cc, kWarmDirectoriesForRest).
+//    One thread walks until a directory it reads is not cached; only then
+//    do the others start, so a cached tree never gets them.
 //  - Under a seccomp filter (which could forbid, or kill the process for,
 //    the calls its threads make) it stays off and says so.
 //  - After fork() the child never walks ahead.

@@ -276,6 +276,8 @@ def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_pat
     statistics = tree_walker_statistics(tmp_path, "slow-walk", root, "1")
     assert statistics["rests"] >= 1, statistics
     assert statistics["probes_cold"] == 0, statistics
+    # Nothing it read was cold: the other threads were never started.
+    assert statistics["threads"] == 1, statistics
     # 32 directories read ahead of the program before it rested, those it
     # passed through behind the program (they do not count: the program
     # read them), those its threads had taken then, and afterwards only
@@ -320,6 +322,8 @@ def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
     statistics = slow_walk_with_only_these_cached(root, order[:4], tmp_path)
     assert statistics["rests"] >= 1, statistics
     assert statistics["directories_cold"] >= 41, statistics
+    # A cold directory started the other threads.
+    assert statistics["threads"] == 8, statistics
 
 
 @needs_io_accounting
