@@ -289,7 +289,7 @@ class WalkAhead {
     }
     counters.threads.fetch_add(1, std::memory_order_relaxed);
     walk->io_accounting_ = KernelAccountsBlockReads();  // before the other threads start
-    if (!walk->io_accounting_) walk->StartWorkers();   // nothing tells a cached tree apart
+    if (!walk->io_accounting_) walk->StartWorkers();    // nothing tells a cached tree apart
     walk->Work();
     return nullptr;
   }
