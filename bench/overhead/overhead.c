@@ -57,6 +57,12 @@ typedef enum {
   CALL_GETDENTS64
 } call_kind;
 
+/* The flags a step opens its path with (open and getdents64 steps), and
+ * main() its check that the path can be opened. */
+static int step_open_flags(call_kind call) {
+  return call == CALL_GETDENTS64 ? O_RDONLY | O_DIRECTORY : O_RDONLY;
+}
+
 /* How many calls one step of the loop makes for each kind. */
 static unsigned calls_per_step(call_kind call) {
   return call == CALL_OPEN ? 2 : call == CALL_GETDENTS64 ? 3 : 1;
@@ -147,7 +153,7 @@ static foreactor_readiness step_open_arguments(const foreactor_visit *visit, for
   const loop_state *state = visit->scope_state;
   if (visit->iteration[0] >= state->count) return FOREACTOR_NEVER;
   call->path = state->target.path;
-  call->flags = state->call == CALL_GETDENTS64 ? O_RDONLY | O_DIRECTORY : O_RDONLY;
+  call->flags = step_open_flags(state->call);
   call->mode = 0;
   return FOREACTOR_READY;
 }
@@ -242,7 +248,7 @@ static foreactor_graph *build_graph(const foreactor_api *api, run_mode mode, cal
  * CALL_GETDENTS64, and closes it; returns 1 when a call failed. */
 static uint64_t open_step(call_kind call, call_target target) {
   static char entries[kDirectoryBufferBytes];
-  int fd = open(target.path, call == CALL_GETDENTS64 ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  int fd = open(target.path, step_open_flags(call));
   if (fd < 0) return 1;
   uint64_t failures = 0;
   if (call == CALL_GETDENTS64) failures += getdents64(fd, entries, sizeof entries) <= 0;
@@ -351,10 +357,8 @@ int main(int argc, char **argv) {
 
   /* The steps of open and getdents64 open the path themselves; the
    * descriptor here only checks that it can be opened. */
-  int open_flags = call == CALL_PWRITE       ? O_RDWR
-                   : call == CALL_GETDENTS64 ? O_RDONLY | O_DIRECTORY
-                                             : O_RDONLY;
-  call_target target = {open(argv[4], open_flags), argv[4]};
+  call_target target = {open(argv[4], call == CALL_PWRITE ? O_RDWR : step_open_flags(call)),
+                        argv[4]};
   if (target.fd < 0) {
     perror(argv[4]);
     return 1;
