@@ -393,6 +393,29 @@ FOREACTOR_API int foreactor_walk_ahead(void);
 FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t length, uint64_t *cached,
                                          uint64_t *pages);
 
+/* --------------------------------------------------------- private memory */
+
+/*
+ * Memory for a plugin's long-lived records (per open file or table), taken
+ * from mappings of foreactor's own, never from the program's malloc.
+ *
+ * Records that live while the program runs, allocated from its heap between
+ * its own allocations, change which chunks its allocator keeps ready; the
+ * program's later allocations can then take slower paths than they take
+ * without foreactor.  Memory from here leaves the program's heap as the
+ * plain program leaves it.  foreactor::PrivateAllocator and
+ * foreactor::MakePrivate (foreactor.hpp) build on these two functions.
+ *
+ * foreactor_private_allocate returns `size` bytes aligned to 16, or NULL
+ * when `size` is 0 or no memory can be had.  foreactor_private_free gives
+ * back `pointer` (NULL: nothing), which foreactor_private_allocate(`size`)
+ * returned, with the same `size`.  Both are thread-safe and take a lock:
+ * meant for records made now and then, not for every call.  Both work
+ * whether or not foreactor is on.
+ */
+FOREACTOR_API void *foreactor_private_allocate(size_t size);
+FOREACTOR_API void foreactor_private_free(void *pointer, size_t size);
+
 /* ------------------------------------------------------------------- misc */
 
 /* Name of a call type ("pread", "fstatat", ...). */

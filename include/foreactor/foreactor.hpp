@@ -59,6 +59,7 @@
 #include <new>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -699,6 +700,69 @@ class Scope {
  private:
   foreactor_graph* graph_;
 };
+
+// A standard allocator over foreactor_private_allocate (foreactor.h): for
+// the containers a plugin keeps while the program runs (its map of open
+// tables), so that they leave the program's heap as the plain program
+// leaves it.  allocate() throws std::bad_alloc when no memory can be had.
+template <typename T>
+class PrivateAllocator {
+ public:
+  static_assert(alignof(T) <= 16, "foreactor_private_allocate aligns to 16 bytes");
+  using value_type = T;
+
+  PrivateAllocator() noexcept = default;
+  template <typename U>
+  PrivateAllocator(const PrivateAllocator<U>&) noexcept {}
+
+  T* allocate(size_t count) {
+    if (count > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+    void* memory = foreactor_private_allocate(count * sizeof(T));
+    if (memory == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(memory);
+  }
+  void deallocate(T* pointer, size_t count) noexcept {
+    foreactor_private_free(pointer, count * sizeof(T));
+  }
+
+  template <typename U>
+  bool operator==(const PrivateAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+// Containers in private memory.
+template <typename T>
+using PrivateVector = std::vector<T, PrivateAllocator<T>>;
+template <typename Key, typename Value>
+using PrivateUnorderedMap = std::unordered_map<Key, Value, std::hash<Key>, std::equal_to<Key>,
+                                               PrivateAllocator<std::pair<const Key, Value>>>;
+
+// Destroys and frees an object MakePrivate made.
+template <typename T>
+struct PrivateDelete {
+  void operator()(T* object) const noexcept {
+    object->~T();
+    foreactor_private_free(object, sizeof(T));
+  }
+};
+template <typename T>
+using PrivatePtr = std::unique_ptr<T, PrivateDelete<T>>;
+
+// std::make_unique in private memory: a T made from `arguments`.  Throws
+// std::bad_alloc when no memory can be had, or what T's constructor throws.
+template <typename T, typename... Arguments>
+PrivatePtr<T> MakePrivate(Arguments&&... arguments) {
+  static_assert(alignof(T) <= 16, "foreactor_private_allocate aligns to 16 bytes");
+  void* memory = foreactor_private_allocate(sizeof(T));
+  if (memory == nullptr) throw std::bad_alloc();
+  try {
+    return PrivatePtr<T>(new (memory) T(std::forward<Arguments>(arguments)...));
+  } catch (...) {
+    foreactor_private_free(memory, sizeof(T));
+    throw;
+  }
+}
 
 // Whether the reads a plugin plans in one file keep being found in the page
 // cache: for plugins that plan a unit's reads before its scope (LevelDB's

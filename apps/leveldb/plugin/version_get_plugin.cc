@@ -34,7 +34,6 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -94,14 +93,14 @@ struct Table {
   int fd = -1;                            // LevelDB's descriptor of the file
   leveldb::Cache* block_cache = nullptr;  // Table::Open keeps the blocks there under cache_id
   uint64_t file_size = 0, cache_id = 0;
-  std::unique_ptr<leveldb::Block> index;
+  foreactor::PrivatePtr<leveldb::Block> index;
   // Null: no filter.  Its policy is the one Table::Open had, LevelDB's
   // internal-key wrapper of the database's: it takes internal keys.
-  std::unique_ptr<leveldb::FilterBlockReader> filter;
+  foreactor::PrivatePtr<leveldb::FilterBlockReader> filter;
   // Whether Gets find the table's blocks in the page cache: those reads
   // are left out of plans.
-  std::unique_ptr<foreactor::FileReadsInCache> reads_in_cache =
-      std::make_unique<foreactor::FileReadsInCache>();
+  foreactor::PrivatePtr<foreactor::FileReadsInCache> reads_in_cache =
+      foreactor::MakePrivate<foreactor::FileReadsInCache>();
 };
 
 // What this thread sees of the table it is opening: its file number (the
@@ -112,19 +111,19 @@ struct OpeningTable {
   uint64_t number = 0;
   int fd = -1;  // -1 until read, and once closed
   bool in_table_open = false;
-  std::vector<leveldb::Slice> blocks;
+  foreactor::PrivateVector<leveldb::Slice> blocks;
 };
 
 // The open tables by file number, shared by all threads, under `mutex`.
 std::shared_mutex mutex;
-std::unordered_map<uint64_t, Table> tables;
+foreactor::PrivateUnorderedMap<uint64_t, Table> tables;
 // Counts the calls that make Versions: file lists are taken afresh.
 std::atomic<uint64_t> epoch{0};
 thread_local OpeningTable opening;
 
 // The preads of a Get, in order.
 struct Plan {
-  std::vector<foreactor_call> reads;
+  foreactor::PrivateVector<foreactor_call> reads;
   int left_out_before_first_read = 0;  // tables whose reads are left out
 };
 // A plan with one read is worth a scope after this many tables left out
@@ -151,7 +150,7 @@ bool BlockCached(const Table& table, uint64_t offset) {
 struct VersionFiles {
   const leveldb::Version* version = nullptr;
   uint64_t epoch = 0;
-  std::vector<leveldb::FileMetaData*> levels[leveldb::config::kNumLevels];
+  foreactor::PrivateVector<leveldb::FileMetaData*> levels[leveldb::config::kNumLevels];
 };
 
 const VersionFiles& FilesOf(leveldb::Version* version) {
@@ -160,7 +159,9 @@ const VersionFiles& FilesOf(leveldb::Version* version) {
   if (files.version == version && files.epoch == now) return files;
   files.version = nullptr;  // until the lists are complete: an allocation below may throw
   for (int level = 0; level < leveldb::config::kNumLevels; ++level) {
-    version->GetOverlappingInputs(level, nullptr, nullptr, &files.levels[level]);
+    std::vector<leveldb::FileMetaData*> inputs;  // freed at once: the lists are kept privately
+    version->GetOverlappingInputs(level, nullptr, nullptr, &inputs);
+    files.levels[level].assign(inputs.begin(), inputs.end());
   }
   std::ranges::sort(files.levels[0], std::greater{}, &leveldb::FileMetaData::number);
   files.version = version;
@@ -221,13 +222,12 @@ bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* pla
     }
   }
   for (int level = 1; opened && level < leveldb::config::kNumLevels; ++level) {
-    const auto& level_files = files.levels[level];
-    // FindFile's answer is in [0, level_files.size()].
-    const size_t index = leveldb::FindFile(comparator, level_files, key.internal_key());
-    if (index < level_files.size() &&
-        user_key.compare(level_files[index]->smallest.user_key()) >= 0) {
-      opened = PlanTable(*level_files[index], key, plan);
-    }
+    // leveldb::FindFile's binary search (it takes a std::vector).
+    const auto first = std::ranges::partition_point(files.levels[level], [&](const auto* file) {
+      return comparator.Compare(file->largest.Encode(), key.internal_key()) < 0;
+    });
+    if (first != files.levels[level].end() && user_key.compare((*first)->smallest.user_key()) >= 0)
+      opened = PlanTable(**first, key, plan);
   }
   return plan->reads.size() >= 2 ||
          (plan->reads.size() == 1 && plan->left_out_before_first_read >= kLeftOutForOneRead);
@@ -329,11 +329,11 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     Table entry{*table, opened.fd, options.block_cache, file_size, 0, nullptr, nullptr};
     entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
     // BlockContents: data, cachable, heap_allocated (the view does not own the data).
-    entry.index =
-        std::make_unique<leveldb::Block>(leveldb::BlockContents{opened.blocks[0], false, false});
+    entry.index = foreactor::MakePrivate<leveldb::Block>(
+        leveldb::BlockContents{opened.blocks[0], false, false});
     if (options.filter_policy != nullptr && opened.blocks.size() == 3) {
-      entry.filter =
-          std::make_unique<leveldb::FilterBlockReader>(options.filter_policy, opened.blocks[2]);
+      entry.filter = foreactor::MakePrivate<leveldb::FilterBlockReader>(options.filter_policy,
+                                                                        opened.blocks[2]);
     }
     std::unique_lock lock(mutex);
     tables.insert_or_assign(opened.number, std::move(entry));

@@ -21,6 +21,11 @@
 // stderr) and exit with status 0 iff M == 0.  Memory-mapped table reads are
 // off, so tables are read with pread; with PLUGIN_TEST_NO_OPEN_TABLE_FILES
 // set, LevelDB keeps no table file open (it opens and closes one per read).
+// With PLUGIN_TEST_HEAP_GROWTH set, the summary line ends with
+// "heap_growth B": the bytes of malloc's heap in use after the Gets minus
+// before them (mallinfo2), which the plugin's records must not change.
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -162,6 +167,7 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
   DatabaseOptions options(bloom);
   options.options.create_if_missing = false;
   std::unique_ptr<leveldb::DB> db = OpenOrExit(options.options, dir);
+  const size_t heap_before = mallinfo2().uordblks;
   std::vector<long> gets(static_cast<size_t>(threads)), found(gets.size()), mismatches(gets.size());
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
@@ -183,6 +189,8 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
     });
   }
   for (std::thread& worker : workers) worker.join();
+  workers.clear();
+  const long heap_growth = static_cast<long>(mallinfo2().uordblks - heap_before);
   long total[3] = {0, 0, 0};
   for (size_t t = 0; t < gets.size(); ++t) {
     total[0] += gets[t];
@@ -190,7 +198,10 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
     total[2] += mismatches[t];
   }
   PrintListing(db.get());
-  std::printf("gets %ld found %ld mismatches %ld\n", total[0], total[1], total[2]);
+  std::printf("gets %ld found %ld mismatches %ld", total[0], total[1], total[2]);
+  if (std::getenv("PLUGIN_TEST_HEAP_GROWTH") != nullptr)
+    std::printf(" heap_growth %ld", heap_growth);
+  std::printf("\n");
   return total[2] == 0 ? 0 : 1;
 }
 

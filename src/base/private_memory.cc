@@ -1,0 +1,123 @@
+// private_memory.cc: the private memory pool (private_memory.h).
+#include "base/private_memory.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <new>
+
+#include "base/fork.h"
+#include "foreactor/foreactor.h"
+
+namespace foreactor {
+namespace {
+
+constexpr size_t kSizeClasses = kLargestPooledBytes / kPrivateAlignment;
+constexpr size_t kChunkBytes = size_t{1} << 20;
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+// Constant-initialised: the pool itself takes nothing from the heap.
+struct Pool {
+  std::mutex mutex;
+  FreeBlock* free_lists[kSizeClasses] = {};  // [i]: blocks of (i + 1) * 16 bytes
+  char* chunk_next = nullptr;                // the unused rest of the newest chunk
+  size_t chunk_left = 0;
+  std::atomic<size_t> bytes_in_use{0};
+  std::once_flag fork_handlers_added;
+};
+constinit Pool pool;
+
+size_t PageBytes() {
+  static const size_t bytes = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return bytes;
+}
+
+size_t MappedBytes(size_t size) { return (size + PageBytes() - 1) / PageBytes() * PageBytes(); }
+
+void* Map(size_t bytes) {
+  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return mapping == MAP_FAILED ? nullptr : mapping;
+}
+
+// A fork while another thread holds the lock would leave the child's pool
+// locked for ever: the lock is taken around fork() instead.
+void AddForkHandlersOnce() {
+  std::call_once(pool.fork_handlers_added, [] {
+    ForkHandlers handlers;
+    handlers.before = [] { pool.mutex.lock(); };
+    handlers.after_in_parent = [] { pool.mutex.unlock(); };
+    handlers.after_in_child = [] { pool.mutex.unlock(); };
+    // Without them (pthread_atfork out of memory) the pool still works; only
+    // a fork racing an allocation could leave the child's pool locked.
+    (void)AddForkHandlers(handlers);
+  });
+}
+
+void* AllocatePooled(size_t rounded) {
+  std::lock_guard lock(pool.mutex);
+  FreeBlock*& free_list = pool.free_lists[rounded / kPrivateAlignment - 1];
+  if (free_list != nullptr) {
+    FreeBlock* block = free_list;
+    free_list = block->next;
+    return block;
+  }
+  if (pool.chunk_left < rounded) {
+    // The old chunk's rest (less than kLargestPooledBytes) is left unused.
+    void* chunk = Map(kChunkBytes);
+    if (chunk == nullptr) return nullptr;
+    pool.chunk_next = static_cast<char*>(chunk);
+    pool.chunk_left = kChunkBytes;
+  }
+  void* block = pool.chunk_next;
+  pool.chunk_next += rounded;
+  pool.chunk_left -= rounded;
+  return block;
+}
+
+}  // namespace
+
+void* PrivateAllocate(size_t size) noexcept {
+  if (size == 0 || size > SIZE_MAX / 2) return nullptr;
+  AddForkHandlersOnce();
+  const size_t rounded = (size + kPrivateAlignment - 1) / kPrivateAlignment * kPrivateAlignment;
+  void* memory = rounded <= kLargestPooledBytes ? AllocatePooled(rounded) : Map(MappedBytes(size));
+  if (memory != nullptr) {
+    pool.bytes_in_use.fetch_add(rounded <= kLargestPooledBytes ? rounded : MappedBytes(size),
+                                std::memory_order_relaxed);
+  }
+  return memory;
+}
+
+void PrivateFree(void* pointer, size_t size) noexcept {
+  if (pointer == nullptr || size == 0) return;
+  const size_t rounded = (size + kPrivateAlignment - 1) / kPrivateAlignment * kPrivateAlignment;
+  if (rounded > kLargestPooledBytes) {
+    munmap(pointer, MappedBytes(size));
+    pool.bytes_in_use.fetch_sub(MappedBytes(size), std::memory_order_relaxed);
+    return;
+  }
+  {
+    std::lock_guard lock(pool.mutex);
+    FreeBlock*& free_list = pool.free_lists[rounded / kPrivateAlignment - 1];
+    free_list = new (pointer) FreeBlock{free_list};
+  }
+  pool.bytes_in_use.fetch_sub(rounded, std::memory_order_relaxed);
+}
+
+size_t PrivateBytesInUse() noexcept { return pool.bytes_in_use.load(std::memory_order_relaxed); }
+
+}  // namespace foreactor
+
+extern "C" void* foreactor_private_allocate(size_t size) {
+  return foreactor::PrivateAllocate(size);
+}
+
+extern "C" void foreactor_private_free(void* pointer, size_t size) {
+  foreactor::PrivateFree(pointer, size);
+}

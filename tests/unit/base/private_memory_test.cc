@@ -1,0 +1,101 @@
+// Tests of the private memory pool: sizes, alignment, reuse, large blocks,
+// threads, and that the program's malloc heap never sees it.
+#include "base/private_memory.h"
+
+#include <malloc.h>
+
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "foreactor/foreactor.hpp"
+
+namespace foreactor {
+namespace {
+
+TEST(PrivateMemoryTest, GivesAlignedWritableBlocksOfEverySize) {
+  std::vector<std::pair<void*, size_t>> blocks;
+  for (size_t size : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{100}, size_t{4096},
+                      size_t{4097}, size_t{1} << 20, (size_t{1} << 20) + 3}) {
+    void* block = PrivateAllocate(size);
+    ASSERT_NE(block, nullptr) << size;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % kPrivateAlignment, 0u) << size;
+    std::memset(block, 0xab, size);
+    blocks.emplace_back(block, size);
+  }
+  for (auto [block, size] : blocks) PrivateFree(block, size);
+}
+
+TEST(PrivateMemoryTest, ZeroBytesAndNullAreNothing) {
+  EXPECT_EQ(PrivateAllocate(0), nullptr);
+  PrivateFree(nullptr, 16);
+  EXPECT_EQ(foreactor_private_allocate(0), nullptr);
+  foreactor_private_free(nullptr, 16);
+}
+
+TEST(PrivateMemoryTest, BlocksInUseAreDistinctAndFreedOnesAreReused) {
+  const size_t before = PrivateBytesInUse();
+  std::set<void*> in_use;
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(in_use.insert(PrivateAllocate(48)).second);
+  EXPECT_EQ(PrivateBytesInUse(), before + 1000 * 48);
+  void* freed = *in_use.begin();
+  PrivateFree(freed, 48);
+  EXPECT_EQ(PrivateAllocate(40), freed);  // the same 48-byte step
+  for (void* block : in_use) PrivateFree(block, 48);
+  EXPECT_EQ(PrivateBytesInUse(), before);
+}
+
+TEST(PrivateMemoryTest, TheProgramsHeapDoesNotChange) {
+  const size_t heap_before = mallinfo2().uordblks;
+  void* blocks[300];
+  for (int i = 0; i < 300; ++i) blocks[i] = PrivateAllocate(static_cast<size_t>(8 + i * 40));
+  const size_t heap_during = mallinfo2().uordblks;
+  for (int i = 0; i < 300; ++i) PrivateFree(blocks[i], static_cast<size_t>(8 + i * 40));
+  EXPECT_EQ(heap_during, heap_before);
+  EXPECT_EQ(mallinfo2().uordblks, heap_before);
+}
+
+TEST(PrivateMemoryTest, ThreadsAllocateAndFreeAtOnce) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t] {
+      std::vector<void*> blocks;
+      for (int i = 0; i < 20000; ++i) {
+        blocks.push_back(PrivateAllocate(static_cast<size_t>(16 * (1 + (i + t) % 8))));
+        static_cast<char*>(blocks.back())[0] = static_cast<char>(t);
+        if (i % 3 == 0) {
+          PrivateFree(blocks.back(), static_cast<size_t>(16 * (1 + (i + t) % 8)));
+          blocks.back() = nullptr;
+        }
+      }
+      for (size_t i = 0; i < blocks.size(); ++i) {
+        if (blocks[i] == nullptr) continue;
+        EXPECT_EQ(static_cast<char*>(blocks[i])[0], static_cast<char>(t));
+        PrivateFree(blocks[i], 16 * (1 + (i + static_cast<size_t>(t)) % 8));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
+
+TEST(PrivateMemoryTest, ContainersAndObjectsOfThePluginHelpersLiveThere) {
+  const size_t before = PrivateBytesInUse();
+  const size_t heap_before = mallinfo2().uordblks;
+  {
+    PrivateUnorderedMap<uint64_t, PrivateVector<int>> map;
+    for (uint64_t key = 0; key < 100; ++key) map[key].assign(10, static_cast<int>(key));
+    PrivatePtr<std::pair<int, int>> pair = MakePrivate<std::pair<int, int>>(3, 4);
+    EXPECT_EQ(pair->second, 4);
+    EXPECT_EQ(map[42][9], 42);
+    EXPECT_GT(PrivateBytesInUse(), before);
+    EXPECT_EQ(mallinfo2().uordblks, heap_before);
+  }
+  EXPECT_EQ(PrivateBytesInUse(), before);
+}
+
+}  // namespace
+}  // namespace foreactor
