@@ -77,6 +77,29 @@ def test_the_device_aware_bound_waits_for_the_calls_sum_over_the_device_gain():
     assert "4.00x the requests" in bound.format_report("get", unlimited)
 
 
+def test_the_bound_with_calls_served_from_memory_overlaps_only_the_slow_calls():
+    events = [(7, 1.000, "entry"),
+              (7, 1.001, "call_enter"), (7, 1.00101, "call_exit"),  # 10 us: from memory
+              (7, 1.002, "call_enter"), (7, 1.004, "call_exit"),    # 2 ms
+              (7, 1.005, "call_enter"), (7, 1.006, "call_exit"),    # 1 ms
+              (7, 1.007, "call_enter"), (7, 1.00702, "call_exit"),  # 20 us: from memory
+              (7, 1.010, "return")]
+    [invocation] = bound.invocations_of(events)
+    assert invocation["call_durations"] == pytest.approx([1e-5, 0.002, 0.001, 2e-5])
+    summary = bound.summarize([invocation], cached_below_us=100)
+    # 10 ms - 3.03 ms of calls + the 30 us from memory + the longest slow call.
+    assert summary["memory_bound_us"]["average"] == pytest.approx(10_000 - 3_030 + 30 + 2_000)
+    assert summary["bound_us"]["average"] == pytest.approx(10_000 - 3_030 + 2_000)
+    assert summary["memory_calls_share"] == pytest.approx(0.5)
+    # On a device of gain 1 the slow calls take their sum: the measured time.
+    serial = bound.summarize([invocation], device_gain=1.0, cached_below_us=100)
+    assert serial["memory_ratio"]["average"] == pytest.approx(1.0)
+    assert "served from memory" in bound.format_report("get", summary)
+    assert "cached_below_us" not in bound.summarize([invocation])
+    with pytest.raises(ValueError):
+        bound.positive_microseconds("0")
+
+
 def test_perf_script_lines():
     lines = [
         "  17198 35367.864356: foreactor_bound_9:entry: (55d0c0a14fc0)",

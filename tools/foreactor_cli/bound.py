@@ -22,6 +22,13 @@ longest call.  It is still optimistic (every call as if served by the
 device at its best rate, cached ones included), so a target below it
 cannot be reached on that device.
 
+With --cached-below US, a third bound keeps the time of every call shorter
+than US microseconds (a read the page cache served: a memory copy, which
+issued early would only move to another thread, at the price of a
+hand-off) and overlaps only the others (with --device-gain, at most that
+many at once): the floor when only the calls that wait for the device can
+be overlapped.
+
 What it does not count: overlap across invocations (a graph whose scope is
 smaller than the loop it speeds up).  For a function whose invocations each make
 many calls (a copy loop) the bound is loose; it is meant for functions with
@@ -67,6 +74,9 @@ def make_parser(tool):
     parser.add_argument("--calls", default=",".join(DEFAULT_CALLS),
                         help="comma-separated system calls to count (default: %(default)s)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--cached-below", metavar="US", type=positive_microseconds,
+                        help="also give the bound in which calls shorter than US microseconds "
+                             "(served from memory) keep their time and only the others overlap")
     parser.add_argument("--device-gain", metavar="G", type=device_gain,
                         help="also give the device-aware bound: the device serves at most G "
                              "times the requests per second with many in flight as with one "
@@ -88,6 +98,17 @@ def device_gain(text):
 
 # ------------------------------------------------------------ the analysis
 
+def positive_microseconds(text):
+    """The --cached-below value: a finite number of microseconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ValueError("--cached-below: a number of microseconds > 0, not %r" % text)
+    return value
+
+
 def percentile(sorted_values, fraction):
     """The value at `fraction` (0..1) of `sorted_values` (nearest rank)."""
     if not sorted_values:
@@ -100,7 +121,8 @@ def invocations_of(events):
     """Outermost invocations from `events`, (tid, seconds, kind) tuples in time
     order per thread, kind one of "entry", "return", "call_enter", "call_exit".
     Returns a list of dicts: seconds (entry to return), calls (count),
-    call_seconds (sum), longest_call_seconds.  Calls outside an invocation,
+    call_seconds (sum), longest_call_seconds, call_durations (each call's
+    seconds, in order).  Calls outside an invocation,
     recursion (only the outermost counts) and an invocation still open at the
     end (the program exited inside it) are handled; the last is dropped."""
     depth, current, call_start, result = {}, {}, {}, []
@@ -109,7 +131,7 @@ def invocations_of(events):
             depth[tid] = depth.get(tid, 0) + 1
             if depth[tid] == 1:
                 current[tid] = {"start": seconds, "calls": 0, "call_seconds": 0.0,
-                                "longest_call_seconds": 0.0}
+                                "longest_call_seconds": 0.0, "call_durations": []}
         elif kind == "return":
             if depth.get(tid, 0) == 0:
                 continue  # a return whose entry came before the probe was added
@@ -129,6 +151,7 @@ def invocations_of(events):
             invocation["calls"] += 1
             invocation["call_seconds"] += waited
             invocation["longest_call_seconds"] = max(invocation["longest_call_seconds"], waited)
+            invocation["call_durations"].append(waited)
     return result
 
 
@@ -141,10 +164,24 @@ def time_at_once(invocation, device_gain=float("inf")):
             max(invocation["longest_call_seconds"], invocation["call_seconds"] / device_gain))
 
 
-def summarize(invocations, device_gain=None):
+def time_overlapping_slow_calls(invocation, cached_below_seconds, device_gain=float("inf")):
+    """The time of `invocation` had its calls of `cached_below_seconds` or
+    more been issued at its start (at most `device_gain` times the rate of
+    one at a time) while its shorter calls, served from memory, keep their
+    time."""
+    slow = [d for d in invocation["call_durations"] if d >= cached_below_seconds]
+    fast = sum(d for d in invocation["call_durations"] if d < cached_below_seconds)
+    overlapped = max(max(slow), sum(slow) / device_gain) if slow else 0.0
+    return invocation["seconds"] - invocation["call_seconds"] + fast + overlapped
+
+
+def summarize(invocations, device_gain=None, cached_below_us=None):
     """Figures of a list of invocations (see invocations_of), or None when
     empty.  Times in microseconds.  With `device_gain` (see --device-gain)
-    also the device-aware bound: device_bound_us and device_ratio."""
+    also the device-aware bound: device_bound_us and device_ratio.  With
+    `cached_below_us` (see --cached-below) also the bound that overlaps only
+    the slower calls: memory_bound_us, memory_ratio, and
+    memory_calls_share, the share of calls shorter than that."""
     if not invocations:
         return None
     measured = sorted(i["seconds"] for i in invocations)
@@ -176,6 +213,16 @@ def summarize(invocations, device_gain=None):
         device_bound = figures(sorted(time_at_once(i, device_gain) for i in invocations))
         summary.update(device_gain=device_gain, device_bound_us=device_bound,
                        device_ratio=ratios(device_bound))
+    if cached_below_us is not None:
+        threshold = cached_below_us / 1e6
+        gain = device_gain if device_gain is not None else float("inf")
+        memory_bound = figures(sorted(time_overlapping_slow_calls(i, threshold, gain)
+                                      for i in invocations))
+        durations = [d for i in invocations for d in i["call_durations"]]
+        summary.update(cached_below_us=cached_below_us, memory_bound_us=memory_bound,
+                       memory_ratio=ratios(memory_bound),
+                       memory_calls_share=(sum(d < threshold for d in durations) / len(durations)
+                                           if durations else 0.0))
     return summary
 
 
@@ -216,7 +263,7 @@ def format_report(function, summary):
         "                        measured      all calls of an invocation at once   ratio",
     ] + figure_lines(m, b, r) + [
         "The ratio is the floor of what a foreaction graph of this function can reach here.",
-    ] + device_report(summary))
+    ] + device_report(summary) + memory_report(summary))
 
 
 def figure_lines(measured, bound, ratio):
@@ -234,6 +281,19 @@ def device_report(summary):
         % summary["device_gain"],
         "                        measured      at once, on that device                ratio",
     ] + figure_lines(summary["measured_us"], summary["device_bound_us"], summary["device_ratio"])
+
+
+def memory_report(summary):
+    """The report's lines of the bound that keeps calls served from memory
+    (none without --cached-below)."""
+    if "cached_below_us" not in summary:
+        return []
+    on_device = " on that device" if "device_gain" in summary else ""
+    return [
+        "Calls shorter than %g us (%.1f%% of them) served from memory, only the others at once%s:"
+        % (summary["cached_below_us"], 100 * summary["memory_calls_share"], on_device),
+        "                        measured      slow calls at once                     ratio",
+    ] + figure_lines(summary["measured_us"], summary["memory_bound_us"], summary["memory_ratio"])
 
 
 # ------------------------------------------------------------ running perf
@@ -402,7 +462,7 @@ def main(arguments, tool):
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True) as script:
             events = parse_perf_script(script.stdout, entry, exit_event, calls)
-    summary = summarize(invocations_of(events), options.device_gain)
+    summary = summarize(invocations_of(events), options.device_gain, options.cached_below)
     if summary is None:
         print("foreactor bound: %s was never called (or never returned)" % options.function)
         return status if status != 0 else 1
