@@ -3,8 +3,12 @@
 #include "base/private_memory.h"
 
 #include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <atomic>
+#include <csignal>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -80,6 +84,31 @@ TEST(PrivateMemoryTest, ThreadsAllocateAndFreeAtOnce) {
     });
   }
   for (std::thread& thread : threads) thread.join();
+}
+
+// A fork while another thread allocates must not leave the child's pool
+// locked: the child allocates at once (a hung child is killed by its alarm).
+TEST(PrivateMemoryTest, AChildForkedWhileAnotherThreadAllocatesCanAllocate) {
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load()) PrivateFree(PrivateAllocate(64), 64);
+  });
+  for (int i = 0; i < 50; ++i) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      alarm(5);
+      void* block = PrivateAllocate(64);
+      PrivateFree(block, 64);
+      _exit(block != nullptr ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "child " << i << " ended by signal " << WTERMSIG(status);
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+  }
+  stop = true;
+  busy.join();
 }
 
 TEST(PrivateMemoryTest, ContainersAndObjectsOfThePluginHelpersLiveThere) {
