@@ -6,9 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdint>
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <thread>
