@@ -784,7 +784,8 @@ PrivatePtr<T> MakePrivate(Arguments&&... arguments) {
 // page-cache awareness off (FOREACTOR_PAGE_CACHE=0) and in check mode, so
 // every read is then planned.  Thread-safe (relaxed counters: the counts
 // are approximate when threads race).  Not copyable or movable: keep it
-// beside the file's other state (a unique_ptr in a map).
+// beside the file's other state (MakePrivate's PrivatePtr in a
+// PrivateUnorderedMap).
 class FileReadsInCache {
  public:
   static constexpr int kHitsBeforeLeavingOut = 4;
