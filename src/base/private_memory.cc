@@ -40,6 +40,12 @@ size_t PageBytes() {
 
 size_t MappedBytes(size_t size) { return (size + PageBytes() - 1) / PageBytes() * PageBytes(); }
 
+// What a block of `size` bytes takes: its pool step, or its mapping's pages.
+size_t BlockBytes(size_t size) {
+  const size_t rounded = (size + kPrivateAlignment - 1) / kPrivateAlignment * kPrivateAlignment;
+  return rounded <= kLargestPooledBytes ? rounded : MappedBytes(size);
+}
+
 void* Map(size_t bytes) {
   void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return mapping == MAP_FAILED ? nullptr : mapping;
@@ -85,29 +91,23 @@ void* AllocatePooled(size_t rounded) {
 void* PrivateAllocate(size_t size) noexcept {
   if (size == 0 || size > SIZE_MAX / 2) return nullptr;
   AddForkHandlersOnce();
-  const size_t rounded = (size + kPrivateAlignment - 1) / kPrivateAlignment * kPrivateAlignment;
-  void* memory = rounded <= kLargestPooledBytes ? AllocatePooled(rounded) : Map(MappedBytes(size));
-  if (memory != nullptr) {
-    pool.bytes_in_use.fetch_add(rounded <= kLargestPooledBytes ? rounded : MappedBytes(size),
-                                std::memory_order_relaxed);
-  }
+  const size_t bytes = BlockBytes(size);
+  void* memory = bytes <= kLargestPooledBytes ? AllocatePooled(bytes) : Map(bytes);
+  if (memory != nullptr) pool.bytes_in_use.fetch_add(bytes, std::memory_order_relaxed);
   return memory;
 }
 
 void PrivateFree(void* pointer, size_t size) noexcept {
   if (pointer == nullptr || size == 0) return;
-  const size_t rounded = (size + kPrivateAlignment - 1) / kPrivateAlignment * kPrivateAlignment;
-  if (rounded > kLargestPooledBytes) {
-    munmap(pointer, MappedBytes(size));
-    pool.bytes_in_use.fetch_sub(MappedBytes(size), std::memory_order_relaxed);
-    return;
-  }
-  {
+  const size_t bytes = BlockBytes(size);
+  if (bytes > kLargestPooledBytes) {
+    munmap(pointer, bytes);
+  } else {
     std::lock_guard lock(pool.mutex);
-    FreeBlock*& free_list = pool.free_lists[rounded / kPrivateAlignment - 1];
+    FreeBlock*& free_list = pool.free_lists[bytes / kPrivateAlignment - 1];
     free_list = new (pointer) FreeBlock{free_list};
   }
-  pool.bytes_in_use.fetch_sub(rounded, std::memory_order_relaxed);
+  pool.bytes_in_use.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
 size_t PrivateBytesInUse() noexcept { return pool.bytes_in_use.load(std::memory_order_relaxed); }
