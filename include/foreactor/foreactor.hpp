@@ -743,7 +743,7 @@ template <typename T>
 struct PrivateDelete {
   void operator()(T* object) const noexcept {
     object->~T();
-    foreactor_private_free(object, sizeof(T));
+    PrivateAllocator<T>().deallocate(object, 1);
   }
 };
 template <typename T>
@@ -753,13 +753,11 @@ using PrivatePtr = std::unique_ptr<T, PrivateDelete<T>>;
 // std::bad_alloc when no memory can be had, or what T's constructor throws.
 template <typename T, typename... Arguments>
 PrivatePtr<T> MakePrivate(Arguments&&... arguments) {
-  static_assert(alignof(T) <= 16, "foreactor_private_allocate aligns to 16 bytes");
-  void* memory = foreactor_private_allocate(sizeof(T));
-  if (memory == nullptr) throw std::bad_alloc();
+  T* memory = PrivateAllocator<T>().allocate(1);
   try {
     return PrivatePtr<T>(new (memory) T(std::forward<Arguments>(arguments)...));
   } catch (...) {
-    foreactor_private_free(memory, sizeof(T));
+    PrivateAllocator<T>().deallocate(memory, 1);
     throw;
   }
 }

@@ -67,19 +67,21 @@ TEST(PrivateMemoryTest, ThreadsAllocateAndFreeAtOnce) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t] {
+      // Block i of this thread: 16 to 128 bytes.
+      auto size_of = [t](size_t i) { return 16 * (1 + (i + static_cast<size_t>(t)) % 8); };
       std::vector<void*> blocks;
-      for (int i = 0; i < 20000; ++i) {
-        blocks.push_back(PrivateAllocate(static_cast<size_t>(16 * (1 + (i + t) % 8))));
+      for (size_t i = 0; i < 20000; ++i) {
+        blocks.push_back(PrivateAllocate(size_of(i)));
         static_cast<char*>(blocks.back())[0] = static_cast<char>(t);
         if (i % 3 == 0) {
-          PrivateFree(blocks.back(), static_cast<size_t>(16 * (1 + (i + t) % 8)));
+          PrivateFree(blocks.back(), size_of(i));
           blocks.back() = nullptr;
         }
       }
       for (size_t i = 0; i < blocks.size(); ++i) {
         if (blocks[i] == nullptr) continue;
         EXPECT_EQ(static_cast<char*>(blocks[i])[0], static_cast<char>(t));
-        PrivateFree(blocks[i], 16 * (1 + (i + static_cast<size_t>(t)) % 8));
+        PrivateFree(blocks[i], size_of(i));
       }
     });
   }

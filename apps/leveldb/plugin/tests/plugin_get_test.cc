@@ -189,7 +189,6 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
     });
   }
   for (std::thread& worker : workers) worker.join();
-  workers.clear();
   const long heap_growth = static_cast<long>(mallinfo2().uordblks - heap_before);
   long total[3] = {0, 0, 0};
   for (size_t t = 0; t < gets.size(); ++t) {
