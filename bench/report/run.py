@@ -248,7 +248,10 @@ def leveldb_rows(data):
             continue
         bound = ((point.get("bound") or {}).get("ratio") or {}).get("average")
         device_bound = ((point.get("bound") or {}).get("device_ratio") or {}).get("average")
-        on_device = None if device_bound is None else f"on this device {device_bound:.2f}x"
+        device_reads = ((point.get("bound") or {}).get("memory_ratio") or {}).get("average")
+        notes = ([] if device_bound is None else [f"on this device {device_bound:.2f}x"]) + (
+            [] if device_reads is None else [f"device reads only {device_reads:.2f}x"])
+        on_device = ", ".join(notes) or None
         percent = point["point"]["ratio"]
         # Results of before the level-0 image name no image: the default one.
         image = point["point"].get("image", "default")
@@ -462,7 +465,9 @@ def build_page(results_dir, images_dir, page):
              "peer**: the time ratio of the best available: the device's (fio random reads of "
              "the case's request size, QD64 over QD1, measured in the same run), `foreactor "
              "bound`, or a peer tool; \"on this device\": `foreactor bound` on a device that "
-             "serves at most its measured QD64 gain over QD1. **share of gain realized**: "
+             "serves at most its measured QD64 gain over QD1; \"device reads only\": `foreactor bound "
+             "--cached-below`, the preads served from the page cache keeping their time. "
+             "**share of gain realized**: "
              "(1 - ratio) / (1 - bound). "
              "How each case is built and read: [COREUTILS](COREUTILS.md), "
              "[BPTREE](BPTREE.md), [LEVELDB](LEVELDB.md), the [user guide](USER_GUIDE.md).",

@@ -113,6 +113,24 @@ def test_perf_script_lines():
                                      "foreactor_bound_9:exit__return", ["pread64"])
     assert [kind for _, _, kind in events] == ["entry", "call_enter", "call_exit", "return"]
     assert events[0][:2] == (17198, pytest.approx(35367.864356))
+    lost = bound.parse_perf_script(["   7945 80173.281386: PERF_RECORD_LOST lost 7862",
+                                    "   7945 80173.291386: PERF_RECORD_LOST_SAMPLES lost 12"],
+                                   "e", "r", ["pread64"])
+    assert lost == [(7862, pytest.approx(80173.281386), "lost"),
+                    (12, pytest.approx(80173.291386), "lost")]
+
+
+def test_invocations_open_when_perf_lost_events_are_left_out():
+    events = [(1, 1.0, "entry"), (1, 1.1, "call_enter"), (1, 1.2, "call_exit"),
+              (2, 1.3, "entry"),
+              (40, 1.4, "lost"),        # thread 1's return and thread 2's call among them
+              (2, 1.5, "call_exit"), (2, 1.6, "return"),
+              (1, 2.0, "entry"), (1, 2.1, "call_enter"), (1, 2.3, "call_exit"),
+              (1, 2.5, "return")]
+    # Without the loss marker thread 1's two invocations would count as one
+    # (a recursion) of 1.5 s.
+    invocations = bound.invocations_of(events)
+    assert [(i["calls"], round(i["seconds"], 6)) for i in invocations] == [(1, 0.5)]
 
 
 # ------------------------------------------------------- the command
@@ -233,6 +251,7 @@ def test_calls_per_invocation_of_a_real_program(chain, tmp_path):
     assert completed.returncode == 0, completed.stderr
     assert "invocations           40" in completed.stdout
     figures = json.loads(output.read_text())
+    assert figures["lost_events"] == 0
     assert figures["invocations"] == 40
     assert figures["calls_histogram"] == {"3": 40}  # the pread outside lookup() not counted
     assert 0 < figures["ratio"]["average"] <= 1

@@ -48,6 +48,13 @@ DEFAULT_CALLS = ("pread64", "preadv", "preadv2", "read", "pwrite64", "write", "n
                  "statx", "openat", "getdents64")
 # perf script -F tid,time,event: "  17198 35367.864356: group:event: ..."
 EVENT_LINE = re.compile(r"^\s*(\d+)\s+([\d.]+):\s+(\S+?):\s")
+# perf script --show-lost-events: "   7945 80173.281386: PERF_RECORD_LOST lost 7862"
+# (perf's ring buffer was full: that many events of one CPU are missing).
+LOST_LINE = re.compile(r"^\s*\d+\s+([\d.]+):\s+PERF_RECORD_LOST(?:_SAMPLES)?\b\D*(\d+)")
+# Per CPU: a buffer large enough that a program making a few hundred
+# thousand calls a second loses none while perf is busy (the default, 512
+# KiB, lost events of a loaded 2-core machine).
+PERF_BUFFER_PAGES = "4096"
 EXIT_PERF_UNUSABLE = 125
 
 
@@ -124,10 +131,15 @@ def invocations_of(events):
     call_seconds (sum), longest_call_seconds, call_durations (each call's
     seconds, in order).  Calls outside an invocation,
     recursion (only the outermost counts) and an invocation still open at the
-    end (the program exited inside it) are handled; the last is dropped."""
+    end (the program exited inside it) are handled; the last is dropped.
+    A "lost" event (perf lost events of some thread, its tid not known)
+    drops every invocation open then: a lost return would otherwise join an
+    invocation to the next one, a lost call shorten it."""
     depth, current, call_start, result = {}, {}, {}, []
     for tid, seconds, kind in events:
-        if kind == "entry":
+        if kind == "lost":
+            depth, current, call_start = {}, {}, {}
+        elif kind == "entry":
             depth[tid] = depth.get(tid, 0) + 1
             if depth[tid] == 1:
                 current[tid] = {"start": seconds, "calls": 0, "call_seconds": 0.0,
@@ -227,12 +239,17 @@ def summarize(invocations, device_gain=None, cached_below_us=None):
 
 
 def parse_perf_script(lines, entry_event, return_event, calls):
-    """Events of `perf script -F tid,time,event` output, as invocations_of
-    takes them.  `calls` are system call names."""
+    """Events of `perf script -F tid,time,event --show-lost-events` output,
+    as invocations_of takes them.  `calls` are system call names.  A "lost"
+    event carries the number of events lost where the others carry a tid."""
     enter_events = {"syscalls:sys_enter_" + call for call in calls}
     exit_events = {"syscalls:sys_exit_" + call for call in calls}
     events = []
     for line in lines:
+        lost = LOST_LINE.match(line)
+        if lost is not None:
+            events.append((int(lost.group(2)), float(lost.group(1)), "lost"))
+            continue
         match = EVENT_LINE.match(line)
         if match is None:
             continue
@@ -263,7 +280,17 @@ def format_report(function, summary):
         "                        measured      all calls of an invocation at once   ratio",
     ] + figure_lines(m, b, r) + [
         "The ratio is the floor of what a foreaction graph of this function can reach here.",
-    ] + device_report(summary) + memory_report(summary))
+    ] + device_report(summary) + memory_report(summary) + lost_report(summary))
+
+
+def lost_report(summary):
+    """A warning when perf lost events: the invocations open at each loss
+    were left out (see invocations_of), so the figures cover fewer
+    invocations than the program made."""
+    if not summary.get("lost_events"):
+        return []
+    return ["Warning: perf lost %d events (its buffer was full); the invocations open when "
+            "they were lost are left out." % summary["lost_events"]]
 
 
 def figure_lines(measured, bound, ratio):
@@ -447,7 +474,8 @@ def main(arguments, tool):
         data = os.path.join(scratch, "perf.data")
         try:
             entry, exit_event = add_probes(binary, address, group, str(os.getpid()))
-            record = ["perf", "record", "-q", "-o", data, "-e", entry, "-e", exit_event]
+            record = ["perf", "record", "-q", "-m", PERF_BUFFER_PAGES, "-o", data,
+                      "-e", entry, "-e", exit_event]
             for call in calls:
                 record += ["-e", "syscalls:sys_enter_" + call, "-e", "syscalls:sys_exit_" + call]
             completed = subprocess.run(record + ["--"] + command)
@@ -458,14 +486,17 @@ def main(arguments, tool):
         status = locate.exit_status(completed.returncode)
         # Read as perf writes it: the whole listing (hundreds of MiB for a
         # long run) is never held at once.
-        with subprocess.Popen(["perf", "script", "-i", data, "-F", "tid,time,event"],
+        with subprocess.Popen(["perf", "script", "-i", data, "-F", "tid,time,event",
+                               "--show-lost-events"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True) as script:
             events = parse_perf_script(script.stdout, entry, exit_event, calls)
     summary = summarize(invocations_of(events), options.device_gain, options.cached_below)
+    lost = sum(count for count, _, kind in events if kind == "lost")
     if summary is None:
         print("foreactor bound: %s was never called (or never returned)" % options.function)
         return status if status != 0 else 1
+    summary["lost_events"] = lost
     print(format_report(options.function, summary))
     if options.json:
         with open(options.json, "w") as out:

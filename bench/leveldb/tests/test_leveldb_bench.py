@@ -7,6 +7,7 @@ memory cgroup that held them to their limit, the bound of each point was
 measured (where perf can be used) and is shown beside its results, and the
 results file and plot are written.  About a minute."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -22,6 +23,11 @@ import memory  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 from foreactor_cli import bound  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("leveldb_bench_run",
+                                               ROOT / "bench" / "leveldb" / "run.py")
+leveldb_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(leveldb_run)
 
 
 def test_quick_sweep_on_a_tiny_image(tmp_path):
@@ -66,15 +72,23 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
             # One Get per trace operation; each makes at most a pread per
             # level-0 table and per deeper level.
             figures = entry["bound"]
-            assert figures["invocations"] == 500
+            if figures["lost_events"] == 0:
+                assert figures["invocations"] == 500
+            else:  # the Gets open where perf lost events are left out
+                assert 0 < figures["invocations"] < 500
             assert 0 <= figures["calls_per_invocation"] <= 6 + entry["files_per_level"][0]
             assert 0 < figures["ratio"]["average"] <= 1
+            # Overlapping only the slower preads cannot beat overlapping all.
+            assert figures["cached_below_us"] == leveldb_run.CACHED_BELOW_US
+            assert figures["ratio"]["average"] <= figures["memory_ratio"]["average"] <= 1
+            assert 0 <= figures["memory_calls_share"] <= 1
     assert (tmp_path / "leveldb-test-memory.png").stat().st_size > 0
     assert "| plain |" in completed.stdout
     if bound.perf_usable() is None:
         # The bound beside each result: its columns are filled on every row.
         rows = [line for line in completed.stdout.splitlines() if line.startswith("| c v1024")]
-        assert rows and all(row.split("|")[9].strip() for row in rows), rows[:3]
+        assert rows and all(row.split("|")[9].strip() and row.split("|")[11].strip()
+                            for row in rows), rows[:3]
 
 
 @pytest.mark.skipif(memory.available() == "none", reason="no memory cgroup can be made here")

@@ -129,6 +129,13 @@ def test_du_is_read_against_diskus_and_leveldb_against_foreactor_bound():
     rows = report.leveldb_rows(leveldb)
     assert rows[0].cells()[5:] == ["foreactor bound 0.90x", "50%"]
     assert rows[1].cells()[6] == "0%"
+    # The device-aware bound and the bound of device reads only are said
+    # beside it; the share stays judged on `foreactor bound`.
+    leveldb["points"][0]["bound"].update(device_ratio={"average": 0.92},
+                                         memory_ratio={"average": 0.96})
+    rows = report.leveldb_rows(leveldb)
+    assert rows[0].cells()[5:] == [
+        "foreactor bound 0.90x, on this device 0.92x, device reads only 0.96x", "50%"]
 
 
 def test_du_and_cp_are_read_from_their_own_files_else_from_a_run_of_both(tmp_path):
