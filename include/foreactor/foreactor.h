@@ -342,6 +342,18 @@ FOREACTOR_API foreactor_speculation foreactor_scope_speculation(const foreactor_
 FOREACTOR_API int foreactor_scope_gate(const foreactor_graph *graph);
 
 /*
+ * foreactor_scope_gate() for a stretch of units: returns the answer for
+ * the next unit and sets `*units` to how many units, that one included,
+ * the answer holds for (at least 1; UINT32_MAX when it never changes, e.g.
+ * foreactor off).  The plugin runs that many units with the answer without
+ * asking, and asks again before the unit after them, on the same thread:
+ * the gate then decides where it would have with one question per unit.
+ * For units too cheap for a question each (one fts_read() of a hot walk).
+ * `units` NULL: as foreactor_scope_gate().
+ */
+FOREACTOR_API int foreactor_scope_gate_units(const foreactor_graph *graph, uint32_t *units);
+
+/*
  * Leaves the last `nanoseconds` out of the stretch the gate of `graph` is
  * timing on this thread, and out of the automatic depth's measurement of
  * the scope open on it: work inside a unit that no scope can speed up and

@@ -458,6 +458,11 @@ class Graph {
   }
   // foreactor_scope_gate() for this graph: whether the next unit runs with a scope.
   bool ScopeGate() const noexcept { return foreactor_scope_gate(graph_) != 0; }
+  // foreactor_scope_gate_units() for this graph: the answer for the next
+  // unit, which holds for `*units` units from it.
+  bool ScopeGate(uint32_t* units) const noexcept {
+    return foreactor_scope_gate_units(graph_, units) != 0;
+  }
 
  private:
   friend class GraphBuilder<State>;

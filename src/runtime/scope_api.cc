@@ -467,6 +467,24 @@ int foreactor_scope_gate(const foreactor_graph* graph) {
   return open ? 1 : 0;
 }
 
+int foreactor_scope_gate_units(const foreactor_graph* graph, uint32_t* units) {
+  if (units == nullptr) return foreactor_scope_gate(graph);
+  const int id = foreactor::TableIndexOf(graph);
+  if (id < 0 || !foreactor::Enabled()) {
+    *units = UINT32_MAX;  // the answer never changes
+    return 0;
+  }
+  ThreadState* state = foreactor::tls_state;
+  foreactor::ScopeGate* gate = state != nullptr ? state->gates[id] : nullptr;
+  if (gate == nullptr) {
+    *units = 1;  // the gate is made now; the next unit asks it
+    return foreactor::FirstGateQuestion(graph, id);
+  }
+  const bool open = gate->BeforeUnits(units);
+  if (gate->has_statistics()) foreactor::FoldGateStatistics(graph, gate, state);
+  return open ? 1 : 0;
+}
+
 void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanoseconds) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);

@@ -78,8 +78,9 @@
 //  - When the runtime says the configuration asks for scopes (an exact depth,
 //    check mode), every unit runs with a scope.
 //
-// Cost per unit outside decisions: a decrement and a branch.  The clock is
-// read only at checkpoints of timed stretches and at the ends of others.
+// Cost per unit outside decisions: a decrement and a branch (none with
+// BeforeUnits(), which hands the count of units to the caller).  The clock
+// is read only at checkpoints of timed stretches and at the ends of others.
 // Not thread-safe: one gate per graph and thread.
 #ifndef FOREACTOR_RUNTIME_SCOPE_GATE_H_
 #define FOREACTOR_RUNTIME_SCOPE_GATE_H_
@@ -137,6 +138,18 @@ class ScopeGate {
       return open_;
     }
     return Decide();
+  }
+
+  // BeforeUnit() for this unit and the ones after it: returns whether they
+  // run with a scope and sets `*units` to how many units that answer holds
+  // for, this one included (at least 1).  The caller must not ask again
+  // before those units ran, and must ask again before the next one:
+  // the gate then decides exactly where it would have with BeforeUnit().
+  bool BeforeUnits(uint32_t* units) {
+    const bool open = BeforeUnit();
+    *units = countdown_ + 1;
+    countdown_ = 0;
+    return open;
   }
 
   // The last `nanoseconds` do not count in the stretch being timed.

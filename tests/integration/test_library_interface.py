@@ -30,6 +30,7 @@ def test_exports_no_cplusplus_symbol():
 def test_exports_the_c_api_and_the_interposed_libc_names():
     names = set(dynamic_symbols())
     for expected in ("foreactor_scope_enter", "foreactor_scope_exit", "foreactor_scope_gate",
+                     "foreactor_scope_gate_units",
                      "foreactor_enabled", "pread", "read", "write", "fstatat", "openat", "close"):
         assert expected in names, expected
 

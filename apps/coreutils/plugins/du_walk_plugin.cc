@@ -32,7 +32,8 @@
 //
 // One walk is one fts handle, from its first fts_read() to its last; a scope
 // covers all of it or, when speculation does not pay, only some stretches of
-// it: the runtime's scope gate decides before every fts_read().  Not
+// it: the runtime's scope gate decides before every fts_read() (asked once
+// per stretch of them, foreactor_scope_gate_units).  Not
 // predicted (run plain, without a scope): logical walks (-L), walks without
 // FTS_CWDFD; and entries of the root level get no expectations.
 // Single-threaded use per walk; state is per thread.
@@ -85,8 +86,14 @@ struct WalkState {
   const FTS* fts;
   bool in_scope;
   bool directory_read_next;  // the last fts_read returned a directory in preorder
-  uint64_t completed;        // entry stats completed in the scope: the next visit's number
-  uint64_t expected_end;     // visits [completed, expected_end) are expected, in ring[v % kWindow]
+  // The scope gate's last answer holds for this many more fts_reads (the
+  // gate is asked once per stretch: a question costs as much as a hot
+  // unit's own work in the plugin).  Per thread, not per walk, as the
+  // gate's own count is.
+  bool gate_open;
+  uint32_t gate_units_left;
+  uint64_t completed;     // entry stats completed in the scope: the next visit's number
+  uint64_t expected_end;  // visits [completed, expected_end) are expected, in ring[v % kWindow]
   const FTSENT* next_unexpected;  // the next entry of the directory list not yet expected
   ExpectedStat ring[kWindow];
 };
@@ -191,7 +198,14 @@ FTSENT* __wrap_rpl_fts_read(FTS* fts) {
     static const bool walk_ahead [[maybe_unused]] = foreactor_walk_ahead() != 0;
   }
   if (!Predictable(fts)) return __real_rpl_fts_read(fts);
-  const bool open = walk_graph.ScopeGate();
+  if (walk.gate_units_left > 0) {
+    --walk.gate_units_left;
+  } else {
+    uint32_t units = 1;
+    walk.gate_open = walk_graph.ScopeGate(&units);
+    walk.gate_units_left = units - 1;
+  }
+  const bool open = walk.gate_open;
   if (open && !walk.in_scope) {
     walk.in_scope = true;
     walk.completed = 0;

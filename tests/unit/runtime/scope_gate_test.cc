@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -377,6 +378,44 @@ TEST_F(ScopeGateTest, ExcludedTimeDoesNotCount) {
 
   ScopeGate not_excluding(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
   EXPECT_LT(RunUnits(not_excluding, 1'000'000, cost).units_with_scope, 100'000u);
+}
+
+TEST_F(ScopeGateTest, AskedOncePerStretchItAnswersAsAskedPerUnit) {
+  // The scope pays for the first 3 million units, then costs: the gate
+  // keeps it, re-checks it, leaves it and rests.  Asked once per stretch
+  // (BeforeUnits), with time excluded as by du's plugin, it gives every
+  // unit the answer it gives when asked before each.
+  auto cost = [](uint64_t unit, bool with_scope) -> uint64_t {
+    if (unit < 3'000'000) return with_scope ? 600 : 1000;
+    return with_scope ? 1500 : 1000;
+  };
+  constexpr uint64_t kUnits = 6'000'000;
+  std::vector<bool> per_unit(kUnits), per_stretch(kUnits);
+  ScopeGate asked_per_unit(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  for (uint64_t unit = 0; unit < kUnits; ++unit) {
+    per_unit[unit] = asked_per_unit.BeforeUnit();
+    fake_now += cost(unit, per_unit[unit]);
+    if (unit % 7 == 0) asked_per_unit.ExcludeTime(100);
+  }
+  fake_now = 1'000'000'000;
+  ScopeGate asked_per_stretch(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  uint64_t questions_asked = 0;
+  for (uint64_t unit = 0; unit < kUnits;) {
+    uint32_t units = 0;
+    const bool open = asked_per_stretch.BeforeUnits(&units);
+    ++questions_asked;
+    ASSERT_GE(units, 1u);
+    for (uint64_t end = std::min<uint64_t>(kUnits, unit + units); unit < end; ++unit) {
+      per_stretch[unit] = open;
+      fake_now += cost(unit, open);
+      if (unit % 7 == 0) asked_per_stretch.ExcludeTime(100);
+    }
+  }
+  EXPECT_TRUE(per_unit == per_stretch);
+  const auto kept = std::count(per_unit.begin(), per_unit.begin() + 3'000'000, true);
+  EXPECT_GT(kept, 2'500'000);  // the scope paid and was kept
+  EXPECT_LT(std::count(per_unit.begin() + 4'000'000, per_unit.end(), true), 200'000);
+  EXPECT_LT(questions_asked, kUnits / 100);
 }
 
 TEST_F(ScopeGateTest, SlowUnitsGetShorterStretches) {

@@ -54,6 +54,8 @@ class ScopeSpeculationTest : public testing::Test {
     setenv("FOREACTOR_DEPTH_spec_depth0", "0", 1);
     setenv("FOREACTOR_DEPTH_spec_depth4", "4", 1);
     setenv("FOREACTOR_EXACT_DEPTH_spec_depth4", "1", 1);
+    setenv("FOREACTOR_DEPTH_spec_gate_units_depth4", "4", 1);
+    setenv("FOREACTOR_EXACT_DEPTH_spec_gate_units_depth4", "1", 1);
     setenv("FOREACTOR_DEPTH_spec_bound4", "4", 1);
     setenv("FOREACTOR_DEPTH_spec_check", "0", 1);
     setenv("FOREACTOR_CHECK_spec_check", "1", 1);
@@ -228,6 +230,35 @@ TEST_F(ScopeSpeculationTest, GateNeverOpensWithoutSpeculation) {
   unsetenv("FOREACTOR");
   foreactor::ReloadSettingsForTesting();
   EXPECT_EQ(GateOpenCount(off.handle(), 100000), 0);
+  setenv("FOREACTOR", "1", 1);
+  foreactor::ReloadSettingsForTesting();
+}
+
+TEST_F(ScopeSpeculationTest, GateAskedPerStretch) {
+  uint32_t units = 0;
+  EXPECT_EQ(foreactor_scope_gate_units(nullptr, &units), 0);
+  EXPECT_EQ(units, UINT32_MAX);  // no graph: the answer never changes
+  EXPECT_EQ(foreactor_scope_gate_units(nullptr, nullptr), 0);
+  // A fixed depth asks for every scope: one answer for every unit.
+  auto fixed = BuildStatLoop("spec_gate_units_depth4");
+  EXPECT_EQ(foreactor_scope_gate_units(fixed.handle(), &units), 1);
+  EXPECT_EQ(units, 1u);  // the first question makes the gate
+  EXPECT_EQ(foreactor_scope_gate_units(fixed.handle(), &units), 1);
+  EXPECT_GT(units, 1u << 30);  // the rest of a segment of UINT32_MAX units
+  // The automatic depth times a first stretch without a scope, in
+  // checkpoints of a few units each.
+  auto automatic = BuildStatLoop("spec_gate_units_automatic");
+  EXPECT_EQ(foreactor_scope_gate_units(automatic.handle(), &units), 0);
+  EXPECT_EQ(units, 1u);
+  EXPECT_EQ(foreactor_scope_gate_units(automatic.handle(), &units), 0);
+  EXPECT_GT(units, 1u);
+  EXPECT_LT(units, 64u);
+  // Foreactor off: never, for good.
+  auto off = BuildStatLoop("spec_gate_units_off");
+  unsetenv("FOREACTOR");
+  foreactor::ReloadSettingsForTesting();
+  EXPECT_EQ(foreactor_scope_gate_units(off.handle(), &units), 0);
+  EXPECT_EQ(units, UINT32_MAX);
   setenv("FOREACTOR", "1", 1);
   foreactor::ReloadSettingsForTesting();
 }
