@@ -28,15 +28,6 @@ void Record(void* context, EngineKind, const std::string& fallback_reason, bool 
   reports->fallback_reason = fallback_reason;
 }
 
-void SetUpRead(Request* request, int fd, void* buffer, size_t length) {
-  request->call = foreactor_call{};
-  request->call.type = FOREACTOR_CALL_PREAD;
-  request->call.fd = fd;
-  request->call.buffer = buffer;
-  request->call.length = length;
-  request->call.offset = 0;
-}
-
 TEST(DeferredEngineTest, IoUringIsMadeAtTheFirstRequestOnly) {
   Reports reports;
   EngineOptions options;
@@ -58,7 +49,7 @@ TEST(DeferredEngineTest, IoUringIsMadeAtTheFirstRequestOnly) {
   for (int round = 0; round < 2; ++round) {
     char buffer[8] = {'x'};
     Request request;
-    SetUpRead(&request, fd, buffer, sizeof(buffer));
+    testing::SetUpRead(&request, fd, buffer, sizeof(buffer), 0);
     ASSERT_TRUE(engine.Prepare(&request)) << "round " << round;
     ASSERT_EQ(engine.Submit(), 1);
     engine.Wait(&request);
@@ -83,7 +74,7 @@ TEST(DeferredEngineTest, ThreadPoolSupportsEveryCallBeforeAndAfter) {
   ASSERT_GE(fd, 0);
   char buffer[4] = {'x'};
   Request request;
-  SetUpRead(&request, fd, buffer, sizeof(buffer));
+  testing::SetUpRead(&request, fd, buffer, sizeof(buffer), 0);
   ASSERT_TRUE(engine.Prepare(&request));
   ASSERT_EQ(engine.Submit(), 1);
   engine.Wait(&request);

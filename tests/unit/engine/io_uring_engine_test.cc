@@ -29,7 +29,7 @@ namespace foreactor {
 namespace {
 
 using testing::PatternByte;
-using testing::ResetRequest;
+using testing::SetUpRead;
 using testing::TempDir;
 
 std::unique_ptr<IoUringEngine> MakeEngine(const EngineOptions& options = EngineOptions{}) {
@@ -37,16 +37,6 @@ std::unique_ptr<IoUringEngine> MakeEngine(const EngineOptions& options = EngineO
   std::unique_ptr<IoUringEngine> engine = IoUringEngine::Create(options, &error);
   EXPECT_NE(engine, nullptr) << error;
   return engine;
-}
-
-void SetUpRead(Request* request, int fd, void* buffer, size_t length, int64_t offset) {
-  ResetRequest(request);
-  std::memset(&request->call, 0, sizeof(request->call));
-  request->call.type = FOREACTOR_CALL_PREAD;
-  request->call.fd = fd;
-  request->call.buffer = buffer;
-  request->call.length = length;
-  request->call.offset = offset;
 }
 
 class Pipe {

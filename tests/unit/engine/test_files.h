@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,22 @@ inline void ResetRequest(Request* request) {
   request->result = 0;
   request->linked_next = nullptr;
   request->state.store(RequestState::kIdle);
+}
+
+// Makes `request` an idle call of `type` with every argument zero.
+inline void SetUpCall(Request* request, foreactor_call_type type) {
+  ResetRequest(request);
+  std::memset(&request->call, 0, sizeof(request->call));
+  request->call.type = type;
+}
+
+// Makes `request` an idle pread of `length` bytes at `offset` of `fd`.
+inline void SetUpRead(Request* request, int fd, void* buffer, size_t length, int64_t offset) {
+  SetUpCall(request, FOREACTOR_CALL_PREAD);
+  request->call.fd = fd;
+  request->call.buffer = buffer;
+  request->call.length = length;
+  request->call.offset = offset;
 }
 
 // How many descriptors the process has open (entries of /proc/self/fd,

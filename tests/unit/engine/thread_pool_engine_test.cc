@@ -32,21 +32,9 @@ namespace {
 
 using testing::PatternByte;
 using testing::ResetRequest;
+using testing::SetUpCall;
+using testing::SetUpRead;
 using testing::TempDir;
-
-void SetUpCall(Request* request, foreactor_call_type type) {
-  ResetRequest(request);
-  std::memset(&request->call, 0, sizeof(request->call));
-  request->call.type = type;
-}
-
-void SetUpRead(Request* request, int fd, void* buffer, size_t length, int64_t offset) {
-  SetUpCall(request, FOREACTOR_CALL_PREAD);
-  request->call.fd = fd;
-  request->call.buffer = buffer;
-  request->call.length = length;
-  request->call.offset = offset;
-}
 
 std::string ReadProcFile(const std::string& path) {
   std::ifstream in(path);

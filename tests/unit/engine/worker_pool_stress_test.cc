@@ -22,6 +22,7 @@
 #include "engine/request_rules.h"
 #include "engine/thread_pool_engine.h"
 #include "engine/worker_pool.h"
+#include "test_files.h"
 
 namespace foreactor {
 namespace {
@@ -59,6 +60,13 @@ TEST(WorkerPoolStressTest, EveryRequestIssuedAheadCompletes) {
     }
   });
 
+  // Waits for `request` under the watchdog's eye.
+  auto wait = [&](Request& request) {
+    waiting.store(&request);
+    engine->Wait(&request);
+    waiting.store(nullptr);
+  };
+
   std::mt19937 random(12345);
   uint64_t frontier = 0, peek = 0;
   const auto end = std::chrono::steady_clock::now() + kRunTime;
@@ -68,14 +76,7 @@ TEST(WorkerPoolStressTest, EveryRequestIssuedAheadCompletes) {
     bool prepared = false;
     while (peek - frontier < depth) {
       Request& request = ring[peek % kRing];
-      request.result = 0;
-      request.linked_next = nullptr;
-      request.ordered = false;
-      request.call = foreactor_call{};
-      request.call.type = FOREACTOR_CALL_PREAD;
-      request.call.fd = fd;
-      request.call.buffer = &buffers[(peek % kRing) * 64];
-      request.call.length = 64;
+      testing::SetUpRead(&request, fd, &buffers[(peek % kRing) * 64], 64, 0);
       if (!engine->Prepare(&request)) break;
       prepared = true;
       ++peek;
@@ -85,21 +86,12 @@ TEST(WorkerPoolStressTest, EveryRequestIssuedAheadCompletes) {
     if (choice < 5) {
       // Drain: cancel everything ahead, then wait for it.
       for (uint64_t visit = frontier; visit < peek; ++visit) engine->Cancel(&ring[visit % kRing]);
-      for (uint64_t visit = frontier; visit < peek; ++visit) {
-        Request& request = ring[visit % kRing];
-        waiting.store(&request);
-        engine->Wait(&request);
-        waiting.store(nullptr);
-        request.state.store(RequestState::kIdle, std::memory_order_relaxed);
-      }
+      for (uint64_t visit = frontier; visit < peek; ++visit) wait(ring[visit % kRing]);
       frontier = peek;
     } else if (frontier < peek) {
       Request& request = ring[frontier % kRing];
-      waiting.store(&request);
-      engine->Wait(&request);
-      waiting.store(nullptr);
+      wait(request);
       ASSERT_TRUE(request.result == 64 || request.result == -ECANCELED);
-      request.state.store(RequestState::kIdle, std::memory_order_relaxed);
       ++frontier;
     }
     if (choice >= 990) {
@@ -111,12 +103,7 @@ TEST(WorkerPoolStressTest, EveryRequestIssuedAheadCompletes) {
       depth = 1u << (random() % 9);
     }
   }
-  for (; frontier < peek; ++frontier) {
-    Request& request = ring[frontier % kRing];
-    waiting.store(&request);
-    engine->Wait(&request);
-    waiting.store(nullptr);
-  }
+  for (; frontier < peek; ++frontier) wait(ring[frontier % kRing]);
   done.store(true);
   watchdog.join();
   close(fd);
