@@ -29,7 +29,6 @@ struct Pool {
   char* chunk_next = nullptr;                // the unused rest of the newest chunk
   size_t chunk_left = 0;
   std::atomic<size_t> bytes_in_use{0};
-  std::once_flag fork_handlers_added;
 };
 constinit Pool pool;
 
@@ -52,17 +51,18 @@ void* Map(size_t bytes) {
 }
 
 // A fork while another thread holds the lock would leave the child's pool
-// locked for ever: the lock is taken around fork() instead.
-void AddForkHandlersOnce() {
-  std::call_once(pool.fork_handlers_added, [] {
-    ForkHandlers handlers;
-    handlers.before = [] { pool.mutex.lock(); };
-    handlers.after_in_parent = [] { pool.mutex.unlock(); };
-    handlers.after_in_child = [] { pool.mutex.unlock(); };
-    // Without them (pthread_atfork out of memory) the pool still works; only
-    // a fork racing an allocation could leave the child's pool locked.
-    (void)AddForkHandlers(handlers);
-  });
+// locked for ever: the lock is taken around fork() instead.  The handlers
+// are added when the library loads, before any thread can allocate: added
+// at the first allocation, a fork racing it could copy them half added
+// (private_memory_test's fork test hung its child in 27 of 150 runs under load).
+// Without them (pthread_atfork out of memory) the pool still works; only a
+// fork racing an allocation could leave the child's pool locked.
+__attribute__((constructor)) void AddForkHandlersAtLoad() {
+  ForkHandlers handlers;
+  handlers.before = [] { pool.mutex.lock(); };
+  handlers.after_in_parent = [] { pool.mutex.unlock(); };
+  handlers.after_in_child = [] { pool.mutex.unlock(); };
+  (void)AddForkHandlers(handlers);
 }
 
 void* AllocatePooled(size_t rounded) {
@@ -90,7 +90,6 @@ void* AllocatePooled(size_t rounded) {
 
 void* PrivateAllocate(size_t size) noexcept {
   if (size == 0 || size > SIZE_MAX / 2) return nullptr;
-  AddForkHandlersOnce();
   const size_t bytes = BlockBytes(size);
   void* memory = bytes <= kLargestPooledBytes ? AllocatePooled(bytes) : Map(bytes);
   if (memory != nullptr) pool.bytes_in_use.fetch_add(bytes, std::memory_order_relaxed);
