@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 #include <new>
 
@@ -18,22 +19,34 @@ namespace {
 constexpr size_t kWorkerStackBytes = 256 * 1024;
 constexpr size_t kInitialQueueCapacity = 1024;
 
-WorkerPool* g_pool = nullptr;  // set once by Instance()
+// The pool, made by the first Instance() under g_creation_mutex.  The fork
+// handlers hold that mutex around fork(), so a child never copies a pool
+// half made; they are added when the library loads, not when the pool is
+// made: added then, a fork racing the first use could copy the pool's
+// initialisation, or its handlers, half done, and the child would wait for
+// ever on its first use (the bug fixed in private memory by 9d66144).
+std::mutex g_creation_mutex;
+std::atomic<WorkerPool*> g_pool{nullptr};
 
 }  // namespace
 
 WorkerPool* WorkerPool::Instance() {
-  static WorkerPool* const pool = [] {
-    WorkerPool* created = nullptr;
-    static_cast<void>(AllocationSucceeds([&] { created = new WorkerPool(); }));
-    if (created != nullptr) {
-      g_pool = created;
-      AddForkHandlers(
-          {&WorkerPool::BeforeFork, &WorkerPool::AfterForkInParent, &WorkerPool::AfterForkInChild});
-    }
-    return created;
-  }();
+  WorkerPool* pool = g_pool.load(std::memory_order_acquire);
+  if (pool != nullptr) return pool;
+  std::lock_guard<std::mutex> lock(g_creation_mutex);
+  pool = g_pool.load(std::memory_order_relaxed);
+  if (pool == nullptr) {
+    static_cast<void>(AllocationSucceeds([&] { pool = new WorkerPool(); }));
+    g_pool.store(pool, std::memory_order_release);
+  }
   return pool;
+}
+
+// Without these handlers (pthread_atfork out of memory) a fork racing the
+// pool's first use or its mutex could leave the child's pool unusable.
+void WorkerPool::AddForkHandlersAtLoad() {
+  static_cast<void>(AddForkHandlers(
+      {&WorkerPool::BeforeFork, &WorkerPool::AfterForkInParent, &WorkerPool::AfterForkInChild}));
 }
 
 unsigned WorkerPool::AllowWorkers(unsigned count) {
@@ -261,12 +274,24 @@ bool WorkerPool::CancelQueued(Request* head) {
   return true;
 }
 
-void WorkerPool::BeforeFork() { g_pool->mutex_.lock(); }
+void WorkerPool::BeforeFork() {
+  g_creation_mutex.lock();
+  WorkerPool* pool = g_pool.load(std::memory_order_relaxed);
+  if (pool != nullptr) pool->mutex_.lock();
+}
 
-void WorkerPool::AfterForkInParent() { g_pool->mutex_.unlock(); }
+void WorkerPool::AfterForkInParent() {
+  WorkerPool* pool = g_pool.load(std::memory_order_relaxed);
+  if (pool != nullptr) pool->mutex_.unlock();
+  g_creation_mutex.unlock();
+}
 
 void WorkerPool::AfterForkInChild() {
-  WorkerPool* pool = g_pool;
+  WorkerPool* pool = g_pool.load(std::memory_order_relaxed);
+  if (pool == nullptr) {
+    g_creation_mutex.unlock();
+    return;
+  }
   // Only the forking thread exists in the child.  Condition variables may
   // still count the parent's waiting workers: start them afresh.
   new (&pool->work_available_) std::condition_variable();
@@ -290,6 +315,7 @@ void WorkerPool::AfterForkInChild() {
     submitter->ordered_running_ = false;
   }
   pool->mutex_.unlock();
+  g_creation_mutex.unlock();
 }
 
 }  // namespace foreactor

@@ -143,6 +143,8 @@ class WorkerPool {
   bool GrowQueueLocked(size_t needed);
   void FinishJobLocked(Submitter* submitter);
 
+  // Runs when the library loads (see worker_pool.cc).
+  __attribute__((constructor)) static void AddForkHandlersAtLoad();
   static void BeforeFork();
   static void AfterForkInParent();
   static void AfterForkInChild();
