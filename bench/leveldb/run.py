@@ -428,15 +428,31 @@ def evict_files(files):
 
 
 def summarize(samples, statistics):
-    """Medians of the metrics over rounds, and summed statistics."""
+    """Medians of the metrics over rounds, summed statistics, and per run the
+    share of its Gets that ran in a scope (FOREACTOR_STATS' scopes: one per
+    Get the plugin planned and the scope gate let run with a scope)."""
     medians = {
         "average": runs.median_or_none([s["latency_us"]["average"] for s in samples]),
         "p50": runs.median_or_none([s["latency_us"]["p50"] for s in samples]),
         "p99": runs.median_or_none([s["latency_us"]["p99"] for s in samples]),
         "throughput": runs.median_or_none([s["throughput_ops"] for s in samples]),
     }
+    scoped_share = [run_statistics["scopes"] / sample["gets"]
+                    for sample, run_statistics in zip(samples, statistics)
+                    if run_statistics and sample.get("gets")]
     return {"median": medians, "samples": samples,
-            "statistics": runs.sum_counters(statistics, STAT_NAMES)}
+            "statistics": runs.sum_counters(statistics, STAT_NAMES),
+            "scoped_share": scoped_share or None}
+
+
+def scoped_share_text(config):
+    """A configuration's share of Gets run in a scope, as the median over its
+    runs and the lowest run's (a run the gate kept mostly plain shows there);
+    empty for plain and for results files from before the share was kept."""
+    shares = config.get("scoped_share")
+    if not shares:
+        return ""
+    return f"{100 * runs.median_or_none(shares):.0f}% ({100 * min(shares):.0f}%)"
 
 
 def run_point(sweep, point, arguments, tick, cold_reports):
@@ -516,8 +532,9 @@ def markdown(data):
                   "| point | configuration | avg µs | p50 µs | p99 µs | ops/s | avg x | "
                   "paired avg x [95%] | p99 x | bound avg x | bound p99 x | "
                   "bound, device reads only: avg x | "
-                  "share of bound's gain | early | consumed | wasted | mispredicted |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "share of bound's gain | early | consumed | wasted | mispredicted | "
+                  "Gets in a scope: median (lowest run) |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for entry in data["points"]:
             if entry["sweep"] != sweep:
                 continue
@@ -538,7 +555,8 @@ def markdown(data):
                     f"{ratio['average']:.2f} | {ratios.format_ratio(config.get('time_ratio'))} | "
                     f"{ratio['p99']:.2f} | {bound_columns} "
                     f"{stats.get('issued_early', '')} | {stats.get('consumed', '')} | "
-                    f"{stats.get('wasted', '')} | {stats.get('mispredicted', '')} |")
+                    f"{stats.get('wasted', '')} | {stats.get('mispredicted', '')} | "
+                    f"{scoped_share_text(config)} |")
         lines.append("")
         for entry in data["points"]:
             if entry["sweep"] == sweep and entry.get("bound"):

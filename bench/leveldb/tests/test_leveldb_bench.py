@@ -65,6 +65,10 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
                 # plain stretches.
                 assert config["statistics"] is not None
                 assert 0 <= config["statistics"]["scopes"] <= 500
+                # Per run, the share of its Gets that ran in a scope.
+                assert config["scoped_share"] == [config["statistics"]["scopes"] / 500]
+            else:
+                assert config["scoped_share"] is None
             if entry["point"]["ratio"] < 100 and memory.available() != "none":
                 assert sample["memory"]["kind"] == memory.available()
                 assert 0 < sample["memory"]["peak_bytes"] <= sample["memory"]["limit_bytes"]
@@ -147,6 +151,12 @@ def test_chosen_memory_ratios_and_an_exact_depth(tmp_path):
     assert set(configurations) == {"plain", "io_uring 8 exact", "threads 8 exact"}
     for name in ("io_uring 8 exact", "threads 8 exact"):
         assert configurations[name]["statistics"]["scopes"] > 100, configurations[name]
+        share = configurations[name]["scoped_share"][0]
+        assert share > 0.2
+        # The table's last column: median share (lowest run's), one run here.
+        row = next(line for line in completed.stdout.splitlines()
+                   if line.startswith("| c v1024") and f"| {name} |" in line)
+        assert row.split("|")[-2].strip() == f"{100 * share:.0f}% ({100 * share:.0f}%)", row
     refused = subprocess.run(command + ["--ratios", "0"], env=environment, capture_output=True,
                              text=True, timeout=60)
     assert refused.returncode == 2 and "--ratios" in refused.stderr
