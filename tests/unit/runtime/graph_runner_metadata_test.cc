@@ -79,6 +79,15 @@ TEST_F(GraphRunnerMetadataTest, StatsQuickFromTheStartAreNeverIssuedEarly) {
   // the lookups before its first probe early.  Up to 20 runs: under
   // ctest's parallel load all of 5 once met a slow stat (a fresh clone's
   // ./run test, 2026-11-27); the first run that meets none ends the loop.
+  //
+  // Not in the AddressSanitizer build: there the runner's own timed path
+  // around a stat (instrumented) came near QuickCallMode::kFastNanoseconds
+  // on the development VM, while plain stats stayed quick; all 20 runs met
+  // a slow stat in 7 of 20 tries on 2026-11-27, before and after that day's
+  // changes alike.  The other tests here still run there.
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the instrumented runner's stats are not quick enough to test this";
+#endif
   uint64_t fewest_issued = UINT64_MAX;
   for (int run = 0; run < 20 && fewest_issued > 0; ++run) {
     const Statistics statistics = StatAll(CacheAware(8));
