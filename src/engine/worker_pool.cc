@@ -24,7 +24,7 @@ constexpr size_t kInitialQueueCapacity = 1024;
 // half made; they are added when the library loads, not when the pool is
 // made: added then, a fork racing the first use could copy the pool's
 // initialisation, or its handlers, half done, and the child would wait for
-// ever on its first use (the bug fixed in private memory by 9d66144).
+// ever on its first use (private_memory.cc adds its handlers at load too).
 std::mutex g_creation_mutex;
 std::atomic<WorkerPool*> g_pool{nullptr};
 

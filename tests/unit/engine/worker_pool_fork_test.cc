@@ -27,6 +27,9 @@ namespace foreactor {
 namespace {
 
 constexpr int kRounds = 300;
+// A round's exit status when its child was killed by a signal (a hung
+// child's alarm); 16 + the child's own status when it failed otherwise.
+constexpr int kChildKilled = 26;
 
 // Runs one read of /dev/zero on a fresh thread pool engine; returns 0 when
 // it read what it should, a failure bit otherwise.
@@ -45,8 +48,7 @@ int ReadOnThePool() {
   return request.result == 8 && buffer[0] == 0 ? 0 : 4;
 }
 
-// Exit status: 0, or 16 + how the child failed (10 for a signal, as a hung
-// child's alarm).
+// Exit status: 0, kChildKilled, or 16 + the child's failure bits.
 [[noreturn]] void RunOneRound(int round) {
   std::atomic<bool> starting{false};
   std::thread first_use([&] {
@@ -67,7 +69,7 @@ int ReadOnThePool() {
   first_use.join();
   int status = 0;
   if (child < 0 || waitpid(child, &status, 0) != child) _exit(99);
-  if (WIFSIGNALED(status)) _exit(16 + 10);
+  if (WIFSIGNALED(status)) _exit(kChildKilled);
   _exit(WEXITSTATUS(status) == 0 ? 0 : 16 + WEXITSTATUS(status));
 }
 
@@ -81,7 +83,7 @@ TEST(WorkerPoolForkTest, AChildForkedWhileThePoolIsMadeCanUseIt) {
     ASSERT_TRUE(WIFEXITED(status)) << "round " << round << ": ended by signal " << WTERMSIG(status);
     ASSERT_EQ(WEXITSTATUS(status), 0)
         << "round " << round
-        << (WEXITSTATUS(status) == 26 ? ": the child hung" : ": the child failed");
+        << (WEXITSTATUS(status) == kChildKilled ? ": the child hung" : ": the child failed");
   }
 }
 
