@@ -123,6 +123,9 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
   return builder.Build();
 }());
 
+// Asked once, at load: settings never change.
+const bool foreactor_on = foreactor_enabled() != 0;
+
 bool Predictable(const FTS* fts) {
   const int options = fts->fts_options;
   return (options & FTS_CWDFD) && (options & FTS_PHYSICAL) &&
@@ -183,12 +186,8 @@ __attribute__((noinline)) void ExpectUpcomingStats(const FTS* fts, const FTSENT*
   }
 }
 
-}  // namespace
-
-FTSENT* __wrap_rpl_fts_read(FTS* fts) {
-  // foreactor off (asked once: settings never change): du as it is.
-  static const bool enabled = foreactor_enabled() != 0;
-  if (!enabled) return __real_rpl_fts_read(fts);
+// Every fts_read() that the fast path in __wrap_rpl_fts_read does not take.
+__attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
   if (walk.fts != fts) {  // another walk: the previous one's scope is over
     LeaveScope();
     walk.fts = fts;
@@ -236,6 +235,27 @@ FTSENT* __wrap_rpl_fts_read(FTS* fts) {
     errno = saved_errno;
   }
   return entry;
+}
+
+}  // namespace
+
+FTSENT* __wrap_rpl_fts_read(FTS* fts) {
+  if (!foreactor_on) return __real_rpl_fts_read(fts);  // du as it is
+  // The fast path, most fts_read()s of a walk whose stretch the gate runs
+  // plain: the gate's last answer (no scope, so none is open) still holds,
+  // and this call reads no directory whose time the gate leaves out.  It
+  // keeps the state ReadEntry() would keep on that path.  (About 40
+  // instructions a call against 64 through ReadEntry(), by callgrind; du's
+  // own work per entry on a hot walk is about 500.)
+  WalkState& state = walk;
+  if (state.fts == fts && state.gate_units_left > 0 && !state.gate_open &&
+      !state.directory_read_next && Predictable(fts)) {
+    --state.gate_units_left;
+    FTSENT* entry = __real_rpl_fts_read(fts);
+    state.directory_read_next = entry != nullptr && entry->fts_info == FTS_D;
+    return entry;
+  }
+  return ReadEntry(fts);
 }
 
 int __wrap_rpl_fts_close(FTS* fts) {
