@@ -186,6 +186,10 @@ __attribute__((noinline)) void ExpectUpcomingStats(const FTS* fts, const FTSENT*
   }
 }
 
+// True when the fts_read() after the one that returned `entry` reads a
+// directory: `entry` is one that fts enters (preorder).
+bool DirectoryReadNext(const FTSENT* entry) { return entry != nullptr && entry->fts_info == FTS_D; }
+
 // Every fts_read() that the fast path in __wrap_rpl_fts_read does not take.
 __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
   if (walk.fts != fts) {  // another walk: the previous one's scope is over
@@ -225,7 +229,7 @@ __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
   } else {
     entry = __real_rpl_fts_read(fts);
   }
-  walk.directory_read_next = entry != nullptr && entry->fts_info == FTS_D;
+  walk.directory_read_next = DirectoryReadNext(entry);
   if (walk.in_scope) {
     const int saved_errno = errno;
     if (entry == nullptr)
@@ -252,7 +256,7 @@ FTSENT* __wrap_rpl_fts_read(FTS* fts) {
       !state.directory_read_next && Predictable(fts)) {
     --state.gate_units_left;
     FTSENT* entry = __real_rpl_fts_read(fts);
-    state.directory_read_next = entry != nullptr && entry->fts_info == FTS_D;
+    state.directory_read_next = DirectoryReadNext(entry);
     return entry;
   }
   return ReadEntry(fts);
