@@ -38,6 +38,11 @@
 //  - It stops reading when the program stops descending: when the program
 //    has opened no directory for kIdleSeconds while walk-ahead waits for it,
 //    the walk is dropped.  Its threads die with the process.
+//  - It costs nothing where the tree is cached: its first thread starts
+//    only once the program's own calls have read from a block device since
+//    the root was opened (the process's rusage, looked at when the walk
+//    begins and then every few directories the program opens).  On a
+//    cached tree the program runs with no thread of walk-ahead.
 //  - It costs little where it does not pay: its threads run at nice 19, so
 //    they use a core the program and the machine leave idle; a directory
 //    reached behind the program is only passed through (read for its
@@ -121,6 +126,7 @@ struct WalkAheadStatistics {
   uint64_t most_queued_path_bytes = 0;  // largest bytes of queued paths
   uint64_t most_descriptors = 0;        // largest number of descriptors open at once
   uint64_t threads = 0;                 // walk-ahead threads started
+  uint64_t cold_checks = 0;             // times the program's side asked whether the tree is cached
   uint64_t distance = 0;                // the configured distance (0: walk-ahead off)
 };
 

@@ -6,6 +6,13 @@ Each test runs a program once plain and once under walk-ahead
 tree and compares everything the program shows: standard output, standard
 error and exit status, and for copies the copied tree.  The statistics file
 shows that walk-ahead did read the tree (or, where it must not, did not).
+
+Walk-ahead starts its threads only once the program has read from a block
+device since it opened the tree, and a tree a test just made is cached.
+So the tests drop the kernel's caches before each run where they can (as
+root), and the linked test program reads a file with O_DIRECT as it begins
+(FOREACTOR_TEST_DEVICE_READ, tests/integration/programs/tree_walker.cc)
+where a test needs walk-ahead's threads on a cached tree.
 """
 
 import json
@@ -84,6 +91,31 @@ def tree(tmp_path_factory) -> pathlib.Path:
     return make_tree(tmp_path_factory.mktemp("walk_ahead") / "tree")
 
 
+# Only root may drop the kernel's caches.
+CAN_DROP_CACHES = os.geteuid() == 0
+
+
+def drop_caches():
+    """Writes back and drops the kernel's page, dentry and inode caches, so
+    that the next walk reads the tree from the device (root only)."""
+    os.sync()
+    pathlib.Path("/proc/sys/vm/drop_caches").write_text("3")
+
+
+def drop_caches_if_allowed():
+    if CAN_DROP_CACHES:
+        drop_caches()
+
+
+@pytest.fixture
+def device_read(tmp_path) -> dict:
+    """The variable that makes tree_walker read a file of its own from the
+    device as it begins (so that walk-ahead starts on a cached tree)."""
+    block_file = tmp_path / "read_from_the_device"
+    block_file.write_bytes(b"d" * 8192)
+    return {"FOREACTOR_TEST_DEVICE_READ": str(block_file)}
+
+
 def walk_ahead_environment(stats: pathlib.Path, linked: bool = False, **variables) -> dict:
     """Walk-ahead on; libforeactor.so preloaded unless the program is
     `linked` with it (tests/integration/programs/)."""
@@ -97,17 +129,27 @@ def walk_statistics(stats: pathlib.Path) -> dict:
     return json.loads(stats.read_text())["walk_ahead"]
 
 
-def run_both(command, tmp_path, cwd=None, prepare=None, linked=False):
-    """(plain outcome, walk-ahead outcome, walk-ahead statistics) of `command`;
-    `prepare()` runs before each of the two runs."""
+def run_both(command, tmp_path, cwd=None, prepare=None, linked=False, **variables):
+    """(plain outcome, walk-ahead outcome, walk-ahead statistics) of `command`,
+    with `variables` in both runs' environments; `prepare()` runs before
+    each of the two runs, and then the caches are dropped where allowed, so
+    that walk-ahead's threads walk along with the program."""
     if prepare:
         prepare()
-    plain = run(command, environment(), cwd=cwd)
+    drop_caches_if_allowed()
+    plain = run(command, environment(**variables), cwd=cwd)
     stats = tmp_path / "stats.json"
     if prepare:
         prepare()
-    walked = run(command, walk_ahead_environment(stats, linked=linked), cwd=cwd)
+    drop_caches_if_allowed()
+    walked = run(command, walk_ahead_environment(stats, linked=linked, **variables), cwd=cwd)
     return plain, walked, walk_statistics(stats)
+
+
+def assert_walked_along(statistics: dict):
+    """On a tree read from the device, walk-ahead's threads ran."""
+    if CAN_DROP_CACHES:
+        assert statistics["threads"] >= 1, statistics
 
 
 READING_PROGRAMS = {
@@ -129,6 +171,7 @@ def test_reading_programs_show_the_same_and_walk_ahead_reads_the_tree(tree, tmp_
     assert plain.returncode == 0, plain
     assert walked.as_tuple() == plain.as_tuple()
     assert statistics["walks_started"] >= 1, statistics
+    assert_walked_along(statistics)
     # Only the tree: the link to '/' is never followed.
     assert statistics["directories_read"] <= tree_directories(tree), statistics
 
@@ -163,20 +206,23 @@ def test_copies_are_the_same(tree, tmp_path, copier):
     plain = run(command, environment())
     plain_listing = copied_tree_listing(destination)
     prepare()
+    drop_caches_if_allowed()
     stats = tmp_path / "stats.json"
     walked = run(command, walk_ahead_environment(stats))
     assert plain.returncode == 0, plain
     assert walked.as_tuple() == plain.as_tuple()
     assert copied_tree_listing(destination) == plain_listing
     assert walk_statistics(stats)["walks_started"] >= 1
+    assert_walked_along(walk_statistics(stats))
 
 
-def test_descriptors_the_program_sees_are_unchanged(tree, tmp_path):
+def test_descriptors_the_program_sees_are_unchanged(tree, tmp_path, device_read):
     command = [program("tree_walker"), "walk", tree]
-    plain, walked, statistics = run_both(command, tmp_path, linked=True)
+    plain, walked, statistics = run_both(command, tmp_path, linked=True, **device_read)
     assert plain.returncode == 0, plain
     assert walked.as_tuple() == plain.as_tuple()
     assert statistics["walks_started"] >= 1, statistics
+    assert statistics["threads"] >= 1, statistics
 
 
 @preloads
@@ -210,26 +256,27 @@ def test_a_mounted_filesystem_below_the_root_is_not_entered(tree, tmp_path):
         subprocess.run(["umount", str(mount_point)], check=True)
 
 
-def tree_walker_statistics(tmp_path, mode: str, root: pathlib.Path, argument: str,
-                           timeout: int = 120) -> dict:
-    """Runs `tree_walker MODE ROOT ARGUMENT` (linked with the library) under
-    walk-ahead, checks that it succeeded, and returns walk-ahead's
-    statistics."""
+def tree_walker_statistics(tmp_path, mode: str, root: pathlib.Path, argument: str = None,
+                           timeout: int = 120, **variables) -> dict:
+    """Runs `tree_walker MODE ROOT [ARGUMENT]` (linked with the library)
+    under walk-ahead with `variables` in its environment, checks that it
+    succeeded, and returns walk-ahead's statistics."""
     stats = tmp_path / "stats.json"
-    outcome = run([program("tree_walker"), mode, root, argument],
-                  walk_ahead_environment(stats, linked=True), timeout=timeout)
+    arguments = [] if argument is None else [argument]
+    outcome = run([program("tree_walker"), mode, root] + arguments,
+                  walk_ahead_environment(stats, linked=True, **variables), timeout=timeout)
     assert outcome.returncode == 0, outcome
     return walk_statistics(stats)
 
 
-def test_a_program_that_stops_descending_stops_the_walk(tmp_path):
+def test_a_program_that_stops_descending_stops_the_walk(tmp_path, device_read):
     # 5 x 5 x 5 directories: far more than a walk may run ahead at first.
     root = tmp_path / "wide_tree"
     for first in range(5):
         for second in range(5):
             for third in range(5):
                 (root / f"a{first}" / f"b{second}" / f"c{third}").mkdir(parents=True)
-    statistics = tree_walker_statistics(tmp_path, "pause", root, "3600", timeout=60)
+    statistics = tree_walker_statistics(tmp_path, "pause", root, "3600", timeout=60, **device_read)
     assert statistics["directories_read"] >= 1, statistics
     # The walk may lead by 32 directories, plus those its threads had taken.
     assert statistics["directories_read"] <= 32 + 2 + statistics["threads"], statistics
@@ -255,26 +302,56 @@ needs_io_accounting = pytest.mark.skipif(not os.path.exists("/proc/self/io"),
                                          reason="the kernel does not account per-thread I/O")
 
 
-def slow_walk_with_only_these_cached(root: pathlib.Path, cached: list, tmp_path) -> dict:
+def slow_walk_with_only_these_cached(root: pathlib.Path, cached: list, tmp_path,
+                                     **variables) -> dict:
     """Drops the kernel's caches (root only), stats every file under the
     top directories `cached` of `root` so that they are cached again, then
-    walks `root` at 1 ms a directory under walk-ahead; returns walk-ahead's
-    statistics."""
-    os.sync()
-    pathlib.Path("/proc/sys/vm/drop_caches").write_text("3")
+    walks `root` at 1 ms a directory under walk-ahead, with `variables` in
+    its environment; returns walk-ahead's statistics."""
+    drop_caches()
     for name in cached:
         for directory, _, files in os.walk(root / name):
             for file in files:
                 os.lstat(os.path.join(directory, file))
-    return tree_walker_statistics(tmp_path, "slow-walk", root, "1")
+    if cached:
+        # The program's own code and libraries, read back in as it runs,
+        # would count as device reads: a first run on a cached part loads them.
+        tree_walker_statistics(tmp_path, "walk", root / cached[0])
+    return tree_walker_statistics(tmp_path, "slow-walk", root, "1", **variables)
 
 
 @needs_io_accounting
-def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_path):
-    # 8 x 40 directories, all cached (just made), walked at 1 ms a directory.
+def test_a_cached_tree_starts_no_thread(tmp_path):
+    # 8 x 40 directories, all cached (just made): the program reads nothing
+    # from a device, so walk-ahead only asks, every 16 directories, whether
+    # it has.
     root = tmp_path / "cached_tree"
     make_directories(root, 8, 40)
-    statistics = tree_walker_statistics(tmp_path, "slow-walk", root, "1")
+    statistics = tree_walker_statistics(tmp_path, "walk", root)
+    assert statistics["walks_started"] == 1, statistics
+    assert statistics["threads"] == 0, statistics
+    assert statistics["directories_read"] == 0, statistics
+    # Once as the walk began, then after every 16 of the other 327.
+    assert statistics["cold_checks"] == 1 + (329 - 2) // 16, statistics
+
+
+@needs_io_accounting
+def test_a_device_read_as_the_walk_begins_starts_the_thread_at_once(tmp_path, device_read):
+    root = tmp_path / "cached_tree"
+    make_directories(root, 8, 40)
+    statistics = tree_walker_statistics(tmp_path, "pause", root, "200", **device_read)
+    assert statistics["threads"] >= 1, statistics
+    # The only question: the block read showed when the walk began.
+    assert statistics["cold_checks"] == 0, statistics
+
+
+@needs_io_accounting
+def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_path, device_read):
+    # 8 x 40 directories, all cached (just made), walked at 1 ms a
+    # directory; the program's device read starts walk-ahead.
+    root = tmp_path / "cached_tree"
+    make_directories(root, 8, 40)
+    statistics = tree_walker_statistics(tmp_path, "slow-walk", root, "1", **device_read)
     assert statistics["rests"] >= 1, statistics
     assert statistics["probes_cold"] == 0, statistics
     # Nothing it read was cold: the other threads were never started.
@@ -289,7 +366,7 @@ def test_a_cached_tree_makes_the_walk_rest_after_a_few_dozen_directories(tmp_pat
 
 
 @needs_io_accounting
-def test_large_cached_directories_are_judged_after_their_first_entries(tmp_path):
+def test_large_cached_directories_are_judged_after_their_first_entries(tmp_path, device_read):
     # 6 directories of 3,000 files, all cached (just made), walked at 50 ms
     # a directory, so that walk-ahead reads the later ones ahead of the
     # program.  Each such directory's first 1,024 stats read nothing from a
@@ -302,15 +379,15 @@ def test_large_cached_directories_are_judged_after_their_first_entries(tmp_path)
         directory.mkdir(parents=True)
         for second in range(3000):
             (directory / f"f{second}").touch()
-    statistics = tree_walker_statistics(tmp_path, "slow-walk", root, "50")
+    statistics = tree_walker_statistics(tmp_path, "slow-walk", root, "50", **device_read)
     assert statistics["directories_judged_cached"] >= 1, statistics
     # At most 1,024 stats in each directory, and one for the root.
     assert statistics["entries_stated"] <= 6 * 1024 + 1, statistics
 
 
 @needs_io_accounting
-@pytest.mark.skipif(os.geteuid() != 0, reason="dropping the kernel's caches needs root")
-def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
+@pytest.mark.skipif(not CAN_DROP_CACHES, reason="dropping the kernel's caches needs root")
+def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path, device_read):
     # The first half of the tree (in the walk's order) cached, the second
     # not: the walk rests in the first half; the rest ends when its probe of
     # the directory the program reaches last finds the device, or when a
@@ -320,7 +397,7 @@ def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
     # loaded machine the program overtakes part of the walk).
     root = tmp_path / "half_cached_tree"
     order = make_directories(root, 8, 40)
-    statistics = slow_walk_with_only_these_cached(root, order[:4], tmp_path)
+    statistics = slow_walk_with_only_these_cached(root, order[:4], tmp_path, **device_read)
     assert statistics["rests"] >= 1, statistics
     assert statistics["directories_cold"] >= 41, statistics
     # A cold directory started the other threads.
@@ -328,8 +405,24 @@ def test_a_resting_walk_reads_again_where_the_tree_is_not_cached(tmp_path):
 
 
 @needs_io_accounting
-@pytest.mark.skipif(os.geteuid() != 0, reason="dropping the kernel's caches needs root")
-def test_a_tree_cached_in_stretches_stops_making_the_walk_rest(tmp_path):
+@pytest.mark.skipif(not CAN_DROP_CACHES, reason="dropping the kernel's caches needs root")
+def test_a_walk_starts_where_the_program_reaches_the_part_not_cached(tmp_path):
+    # The first half of the tree cached, the second not, and no other
+    # device read: walk-ahead starts no thread while the program walks the
+    # cached half (164 directories and the root), and starts within 16
+    # directories of the second half, where it reads ahead of the program:
+    # at least one top directory's 41 directories from the device.
+    root = tmp_path / "half_cached_tree"
+    order = make_directories(root, 8, 40)
+    statistics = slow_walk_with_only_these_cached(root, order[:4], tmp_path)
+    assert statistics["cold_checks"] >= 1 + (165 - 2) // 16, statistics
+    assert statistics["threads"] == 8, statistics
+    assert statistics["directories_cold"] >= 41, statistics
+
+
+@needs_io_accounting
+@pytest.mark.skipif(not CAN_DROP_CACHES, reason="dropping the kernel's caches needs root")
+def test_a_tree_cached_in_stretches_stops_making_the_walk_rest(tmp_path, device_read):
     # Every other of 20 top directories (41 directories each) cached: each
     # cached stretch looks like a cached tree, and the rest it starts ends
     # soon after (at a cold probe, or at a cold directory still being read
@@ -338,7 +431,7 @@ def test_a_tree_cached_in_stretches_stops_making_the_walk_rest(tmp_path):
     # times, not once per stretch (7 to 10 times before).
     root = tmp_path / "striped_tree"
     order = make_directories(root, 20, 40)
-    statistics = slow_walk_with_only_these_cached(root, order[0::2], tmp_path)
+    statistics = slow_walk_with_only_these_cached(root, order[0::2], tmp_path, **device_read)
     assert 1 <= statistics["rests"] <= 4, statistics
 
 
@@ -386,7 +479,9 @@ def test_unreadable_directories_give_stock_messages_and_status(tmp_path, command
         stats = base / "stats.json"  # where the other user can write it
         stats.touch()
         os.chmod(stats, 0o666)
+        drop_caches_if_allowed()
         plain = run(as_nobody + command + [str(root)], environment())
+        drop_caches_if_allowed()
         walked = run(as_nobody + command + [str(root)], walk_ahead_environment(stats))
         assert plain.returncode != 0 and b"Permission denied" in plain.stderr, plain
         assert walked.as_tuple() == plain.as_tuple()
@@ -465,6 +560,7 @@ def test_programs_on_a_changing_tree_never_crash_hang_or_differ_once_it_settles(
             stats = tmp_path / f"stats{round_index}.json"
             environment_of_run = (walk_ahead_environment(stats) if round_index % 2 == 0
                                   else environment())
+            drop_caches_if_allowed()  # so that walk-ahead's threads walk along
             outcome = run(command[:1] + [str(root)] + command[1:], environment_of_run, timeout=60)
             # A changing tree gives errors of the ordinary kind, never a signal.
             assert outcome.returncode in (0, 1, 2), outcome

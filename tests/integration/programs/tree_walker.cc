@@ -13,6 +13,13 @@
 //   tree_walker pause TREE MS        opens TREE and one subdirectory, then
 //                                    sleeps MS milliseconds (a program that
 //                                    stops descending), then exits
+//
+// With FOREACTOR_TEST_DEVICE_READ=FILE in the environment, the program
+// also reads FILE's first 4 KiB with O_DIRECT right after opening TREE: a
+// read that always goes to the device.  Walk-ahead starts its threads only
+// once the process has read from a device since it opened the tree, so
+// this lets the tests walk a tree they just made (and so is cached) as if
+// it were not.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -29,6 +36,21 @@ namespace {
 unsigned long entries = 0;
 useconds_t pause_per_directory = 0;  // microseconds
 
+// Reads FOREACTOR_TEST_DEVICE_READ's first block from the device, if set.
+void ReadFromTheDeviceIfAsked() {
+  const char* path = std::getenv("FOREACTOR_TEST_DEVICE_READ");
+  if (path == nullptr) return;
+  const int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+  void* block = nullptr;
+  if (fd < 0 || posix_memalign(&block, 4096, 4096) != 0 || pread(fd, block, 4096, 0) < 0) {
+    std::fprintf(stderr, "tree_walker: cannot read %s with O_DIRECT: %s\n", path,
+                 std::strerror(errno));
+    std::exit(3);
+  }
+  std::free(block);
+  close(fd);
+}
+
 void Walk(int parent, const char* name, const std::string& path, int depth) {
   const int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
@@ -36,6 +58,7 @@ void Walk(int parent, const char* name, const std::string& path, int depth) {
     return;
   }
   std::printf("%d %d %s\n", depth, fd, path.c_str());
+  if (depth == 0) ReadFromTheDeviceIfAsked();
   if (pause_per_directory != 0) usleep(pause_per_directory);
   DIR* stream = fdopendir(fd);
   if (stream == nullptr) {
@@ -77,6 +100,7 @@ int main(int argc, char** argv) {
   }
   if (argc == 4 && std::strcmp(argv[1], "pause") == 0) {
     const int root = open(argv[2], O_RDONLY | O_DIRECTORY);
+    ReadFromTheDeviceIfAsked();
     DIR* stream = root < 0 ? nullptr : fdopendir(root);
     if (stream == nullptr) return 1;
     while (struct dirent* entry = readdir(stream)) {
