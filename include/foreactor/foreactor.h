@@ -362,6 +362,18 @@ FOREACTOR_API int foreactor_scope_gate_units(const foreactor_graph *graph, uint3
  */
 FOREACTOR_API void foreactor_scope_gate_exclude(const foreactor_graph *graph, uint64_t nanoseconds);
 
+/*
+ * Whether the gate of `graph` on this thread measures the units of its last
+ * answer: 1 in a stretch it times without a scope, and for units with a
+ * scope (the automatic depth measures those); 0 while it rests, and before
+ * its first answer.  Time left out with foreactor_scope_gate_exclude()
+ * counts only while this is 1, so a plugin may skip timing the work it
+ * would leave out while it is 0.  Ask after foreactor_scope_gate() or
+ * foreactor_scope_gate_units(); the answer holds for the units of that
+ * answer.  A few thread-local loads.
+ */
+FOREACTOR_API int foreactor_scope_gate_measuring(const foreactor_graph *graph);
+
 /* ------------------------------------------------------------- walk-ahead */
 
 /*

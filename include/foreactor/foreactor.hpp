@@ -463,6 +463,9 @@ class Graph {
   bool ScopeGate(uint32_t* units) const noexcept {
     return foreactor_scope_gate_units(graph_, units) != 0;
   }
+  // foreactor_scope_gate_measuring() for this graph: whether time excluded
+  // from the units of the gate's last answer counts.
+  bool ScopeGateMeasuring() const noexcept { return foreactor_scope_gate_measuring(graph_) != 0; }
 
  private:
   friend class GraphBuilder<State>;

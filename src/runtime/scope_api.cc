@@ -495,6 +495,13 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
   if (runner != nullptr) runner->ExcludeTime(nanoseconds);
 }
 
+int foreactor_scope_gate_measuring(const foreactor_graph* graph) {
+  const ThreadState* state = foreactor::tls_state;
+  const int id = foreactor::TableIndexOf(graph);
+  if (state == nullptr || id < 0 || state->gates[id] == nullptr) return 0;
+  return state->gates[id]->measuring() ? 1 : 0;
+}
+
 int foreactor_enabled(void) { return foreactor::Enabled() ? 1 : 0; }
 
 foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) {

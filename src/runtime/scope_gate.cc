@@ -1,18 +1,34 @@
 #include "runtime/scope_gate.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "runtime/monotonic_clock.h"
 
 namespace foreactor {
+namespace {
+
+// The calling thread's voluntary context switches so far: each time it
+// slept in the kernel (a read from the device, a lock, a full pipe).  When
+// they cannot be read, the clock, which differs between any two calls: a
+// thread is then never taken as one that did not wait.
+uint64_t VoluntaryContextSwitchesOfThisThread() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_THREAD, &usage) != 0) return MonotonicNanoseconds();
+  return static_cast<uint64_t>(usage.ru_nvcsw);
+}
+
+}  // namespace
 
 ScopeGate::ScopeGate(const foreactor_graph* graph, SpeculationQuery query, RetryRequest retry,
-                     Clock clock)
+                     Clock clock, WaitCount waits)
     : graph_(graph),
       query_(query),
       retry_(retry),
-      clock_(clock != nullptr ? clock : &MonotonicNanoseconds) {}
+      clock_(clock != nullptr ? clock : &MonotonicNanoseconds),
+      waits_(waits != nullptr ? waits : &VoluntaryContextSwitchesOfThisThread) {}
 
 void ScopeGate::TakeStatistics(Statistics* into) {
   into->Add(unreported_);
@@ -30,6 +46,7 @@ bool ScopeGate::Segment(bool open, uint32_t units) {
 bool ScopeGate::StartPlain(uint64_t now) {
   phase_ = Phase::kPlain;
   segment_start_ = now;
+  waits_at_plain_start_ = waits_();
   checkpoint_ = 0;
   pair_units_ = stretch_units_;
   return Segment(false, CheckpointUnits());
@@ -151,6 +168,10 @@ bool ScopeGate::Decide() {
         stretch_units_ /= 2;  // for the stretches after this pair
       }
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
+      if (waits_() == waits_at_plain_start_) {
+        unreported_.gate_stretches_without_waits++;
+        return RestIdle();  // nothing for a scope to overlap (see the header)
+      }
       phase_ = Phase::kTrial;
       checkpoint_ = 0;
       trial_time_ = 0;

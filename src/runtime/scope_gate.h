@@ -75,6 +75,13 @@
 //    kMaximumRetryStretches: a program that stays hot pays a pair ever
 //    more rarely, one whose data turns cold later is sped up after a
 //    bounded wait.  A kept scope resets the idle rest to its first length.
+//  - A plain stretch in which the thread never waited (no voluntary context
+//    switch: every call it made was served from memory, at once) leaves a
+//    scope nothing to overlap, so no trial follows it: the gate rests idle
+//    as when the runtime would issue nothing.  On a hot du walk a trial
+//    and its rest cost 3%: the program pays plain stretches only, and one
+//    getrusage(2) per stretch.  A thread that waits for anything else
+//    (a full pipe, a lock) still gets its trials.
 //  - When the runtime says the configuration asks for scopes (an exact depth,
 //    check mode), every unit runs with a scope.
 //
@@ -103,6 +110,9 @@ class ScopeGate {
   // Asks the runtime to retry speculation in the next scopes of `graph`
   // (GraphRunner::RetrySpeculation outside tests).
   using RetryRequest = void (*)(const foreactor_graph* graph);
+  // Times the calling thread has waited so far (voluntary context switches,
+  // getrusage(RUSAGE_THREAD) outside tests); replaceable in tests.
+  using WaitCount = uint64_t (*)();
 
   static constexpr uint32_t kTrialCheckpoints = 16;
   static constexpr uint32_t kInitialStretchUnits = 64;
@@ -125,9 +135,10 @@ class ScopeGate {
   static constexpr uint32_t kMaximumRetryStretches = 4096;
 
   // `query` is asked with `graph` only at decisions, `retry` only at the end
-  // of an idle rest.  `clock` null means CLOCK_MONOTONIC.
+  // of an idle rest.  `clock` null means CLOCK_MONOTONIC; `waits` null means
+  // the calling thread's voluntary context switches.
   ScopeGate(const foreactor_graph* graph, SpeculationQuery query, RetryRequest retry,
-            Clock clock = nullptr);
+            Clock clock = nullptr, WaitCount waits = nullptr);
 
   // Called before each unit.  Returns true when the unit should run with a
   // scope of the graph, false when it should run plain (no scope, nothing
@@ -154,6 +165,11 @@ class ScopeGate {
 
   // The last `nanoseconds` do not count in the stretch being timed.
   void ExcludeTime(uint64_t nanoseconds) { segment_start_ += nanoseconds; }
+
+  // True when the units of the last answer are measured: a timed plain
+  // stretch, or units with a scope (the automatic depth measures them).
+  // Excluded time changes nothing otherwise.
+  bool measuring() const { return open_ || phase_ == Phase::kPlain; }
 
   // True when counters have changed since the last TakeStatistics() (only
   // after a decision, not on every unit).
@@ -213,6 +229,7 @@ class ScopeGate {
   const SpeculationQuery query_;
   const RetryRequest retry_;
   const Clock clock_;
+  const WaitCount waits_;
 
   Phase phase_ = Phase::kStart;
   bool open_ = false;
@@ -232,8 +249,9 @@ class ScopeGate {
   // Stretches from the next keep to its re-check: doubles with each pair
   // won, back to the first length after a loss or a rest.
   uint32_t recheck_stretches_ = kFirstRecheckStretches;
-  uint32_t checkpoint_ = 0;     // checkpoints of the stretch in progress passed
-  uint64_t segment_start_ = 0;  // start of the checkpoint in progress
+  uint32_t checkpoint_ = 0;            // checkpoints of the stretch in progress passed
+  uint64_t segment_start_ = 0;         // start of the checkpoint in progress
+  uint64_t waits_at_plain_start_ = 0;  // waits_() when the plain stretch in progress began
   uint64_t plain_checkpoints_[kTrialCheckpoints] = {};  // the pair's plain stretch, per checkpoint
   double clip_nanoseconds_ = 0;  // kOutlierFactor x the median of plain_checkpoints_
   double plain_time_ = 0;        // the plain stretch's clipped time

@@ -62,6 +62,7 @@ constexpr CounterField kCounterFields[] = {
     {"gate_trials", &Statistics::gate_trials},
     {"gate_trials_won", &Statistics::gate_trials_won},
     {"gate_retries", &Statistics::gate_retries},
+    {"gate_stretches_without_waits", &Statistics::gate_stretches_without_waits},
     {"gate_plain_units", &Statistics::gate_plain_units},
     {"gate_scope_units", &Statistics::gate_scope_units},
     {"scopes_left_to_cache", &Statistics::scopes_left_to_cache},

@@ -35,8 +35,9 @@ struct Statistics {
   uint64_t gate_trials = 0;          // scope gate: trial stretches run with a scope
   uint64_t gate_trials_won = 0;      // scope gate: trials faster than their plain stretch
   uint64_t gate_retries = 0;         // scope gate: idle rests ended by asking the runtime to retry
-  uint64_t gate_plain_units = 0;     // scope gate: units it ran without a scope
-  uint64_t gate_scope_units = 0;     // scope gate: units it ran with a scope
+  uint64_t gate_stretches_without_waits = 0;  // scope gate: plain stretches with no wait: no trial
+  uint64_t gate_plain_units = 0;              // scope gate: units it ran without a scope
+  uint64_t gate_scope_units = 0;              // scope gate: units it ran with a scope
   uint64_t scopes_left_to_cache = 0;   // scopes that stopped following the graph, all reads cached
   uint64_t write_behind_requests = 0;  // write-back hints handed to the engine (write_behind.h)
   uint64_t write_behind_bytes = 0;     // bytes those hints covered

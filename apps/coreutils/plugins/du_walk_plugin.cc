@@ -85,12 +85,13 @@ struct ExpectedStat {
 struct WalkState {
   const FTS* fts;
   bool in_scope;
-  bool directory_read_next;  // the last fts_read returned a directory in preorder
   // The scope gate's last answer holds for this many more fts_reads (the
   // gate is asked once per stretch: a question costs as much as a hot
   // unit's own work in the plugin).  Per thread, not per walk, as the
   // gate's own count is.
   bool gate_open;
+  bool gate_measuring;  // the gate measures those fts_reads: directory reads are left out
+  bool gate_quiet;      // neither: the fast path in __wrap_rpl_fts_read takes them
   uint32_t gate_units_left;
   uint64_t completed;     // entry stats completed in the scope: the next visit's number
   uint64_t expected_end;  // visits [completed, expected_end) are expected, in ring[v % kWindow]
@@ -186,15 +187,20 @@ __attribute__((noinline)) void ExpectUpcomingStats(const FTS* fts, const FTSENT*
   }
 }
 
-// True when the fts_read() after the one that returned `entry` reads a
-// directory: `entry` is one that fts enters (preorder).
-bool DirectoryReadNext(const FTSENT* entry) { return entry != nullptr && entry->fts_info == FTS_D; }
+// True when the next fts_read() of `fts` reads a directory: the entry it
+// returned last (fts_cur: fts_open sets an FTS_INIT one, the end of the walk
+// none) is one that fts enters (preorder).
+bool DirectoryReadNext(const FTS* fts) {
+  const FTSENT* last = fts->fts_cur;
+  return last != nullptr && last->fts_info == FTS_D;
+}
 
 // Every fts_read() that the fast path in __wrap_rpl_fts_read does not take.
 __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
   if (walk.fts != fts) {  // another walk: the previous one's scope is over
     LeaveScope();
     walk.fts = fts;
+    walk.gate_quiet = false;  // until the gate answers for this walk
     // The graph covers the entries' stats; the directory reads between them
     // (most of a cold walk) it cannot issue early.  Walk-ahead reads the
     // tree ahead of du on threads of its own, before fts opens the root.
@@ -206,6 +212,8 @@ __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
   } else {
     uint32_t units = 1;
     walk.gate_open = walk_graph.ScopeGate(&units);
+    walk.gate_measuring = walk_graph.ScopeGateMeasuring();
+    walk.gate_quiet = !walk.gate_open && !walk.gate_measuring;
     walk.gate_units_left = units - 1;
   }
   const bool open = walk.gate_open;
@@ -218,7 +226,7 @@ __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
     LeaveScope();
   }
   FTSENT* entry;
-  if (walk.directory_read_next) {
+  if (walk.gate_measuring && DirectoryReadNext(fts)) {
     // This fts_read reads the directory it returned last: the graph issues
     // none of its calls early, so its time (cold, most of a walk's) stays
     // out of the scope gate's comparison of stretches and the automatic depth's windows.
@@ -229,7 +237,6 @@ __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
   } else {
     entry = __real_rpl_fts_read(fts);
   }
-  walk.directory_read_next = DirectoryReadNext(entry);
   if (walk.in_scope) {
     const int saved_errno = errno;
     if (entry == nullptr)
@@ -245,19 +252,15 @@ __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
 
 FTSENT* __wrap_rpl_fts_read(FTS* fts) {
   if (!foreactor_on) return __real_rpl_fts_read(fts);  // du as it is
-  // The fast path, most fts_read()s of a walk whose stretch the gate runs
-  // plain: the gate's last answer (no scope, so none is open) still holds,
-  // and this call reads no directory whose time the gate leaves out.  It
-  // keeps the state ReadEntry() would keep on that path.  (About 40
-  // instructions a call against 64 through ReadEntry(), by callgrind; du's
-  // own work per entry on a hot walk is about 500.)
+  // The fast path, most fts_read()s of a hot walk: the gate's last answer
+  // (no scope, so none is open, and no measurement, so no directory read's
+  // time to leave out) still holds, for a walk ReadEntry() found
+  // predictable.  It keeps the state ReadEntry() would keep on that path,
+  // and has nothing to do after the read, so it ends in a tail call.
   WalkState& state = walk;
-  if (state.fts == fts && state.gate_units_left > 0 && !state.gate_open &&
-      !state.directory_read_next && Predictable(fts)) {
+  if (state.fts == fts && state.gate_units_left > 0 && state.gate_quiet) {
     --state.gate_units_left;
-    FTSENT* entry = __real_rpl_fts_read(fts);
-    state.directory_read_next = DirectoryReadNext(entry);
-    return entry;
+    return __real_rpl_fts_read(fts);
   }
   return ReadEntry(fts);
 }

@@ -52,11 +52,24 @@ def metadata(path):
             status.st_uid, status.st_gid)
 
 
-def copy_both(binaries, source, directory, options, environment):
-    """Copies `source` with stock cp and with cp-foreactor; returns both destinations."""
+def drop_from_page_cache(path):
+    """Writes `path` back and drops its pages from the page cache, so that
+    the next copy reads it from the device."""
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+        os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+
+
+def copy_both(binaries, source, directory, options, environment, cold=False):
+    """Copies `source` with stock cp and with cp-foreactor, each from the
+    device when `cold`; returns both destinations."""
     stock = directory / "stock"
     ours = directory / "ours"
+    if cold:
+        drop_from_page_cache(source)
     run([binaries["cp"], *options, source, stock], clean_environment())
+    if cold:
+        drop_from_page_cache(source)
     run([binaries["cp-foreactor"], *options, source, ours], environment)
     return stock, ours
 
@@ -217,13 +230,14 @@ def test_automatic_depth_scope_entered_mid_copy(tmp_path, engine):
     loop without and with a scope, so the first scope starts after a plain
     stretch of at least 64 chunks, in the middle of the file: its reads must
     still be predicted at their positions (none mispredicted), and the copy
-    is identical."""
+    is identical.  The source is dropped from the page cache first: a plain
+    stretch that never waits (a cached source) gets no trial."""
     binaries = programs()
     source = tmp_path / "source"
     source.write_bytes(os.urandom(768 * CHUNK))
     stats_file = tmp_path / "stats.json"
     stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE,
-                            foreactor_environment(engine, "auto", stats_file))
+                            foreactor_environment(engine, "auto", stats_file), cold=True)
     assert ours.read_bytes() == source.read_bytes()
     assert metadata(ours) == metadata(stock)
     statistics = graph_statistics(stats_file, GRAPH)

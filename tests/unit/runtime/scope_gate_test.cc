@@ -26,6 +26,12 @@ foreactor_speculation FakeQuery(const foreactor_graph*) {
 unsigned retries = 0;
 void FakeRetry(const foreactor_graph*) { retries++; }
 
+// Whether the program's thread waits in the kernel while the fake clock
+// runs (a unit that reads from the device); the gate sees waits as the
+// clock while it does, and none while it does not.
+bool thread_waits = true;
+uint64_t FakeWaits() { return thread_waits ? fake_now : 0; }
+
 class ScopeGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -33,6 +39,7 @@ class ScopeGateTest : public ::testing::Test {
     fake_answer = FOREACTOR_SPECULATION_AUTOMATIC;
     questions = 0;
     retries = 0;
+    thread_waits = true;
   }
 };
 
@@ -86,7 +93,7 @@ UnitCost CostsWithScopeEntry(uint64_t plain, uint64_t scoped, uint64_t entering)
 
 TEST_F(ScopeGateTest, RequestedScopesAreAlwaysOpen) {
   fake_answer = FOREACTOR_SPECULATION_REQUESTED;
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 100000, LongerWithScope);
   EXPECT_EQ(run.units_with_scope, 100000u);
   EXPECT_EQ(questions, 1u);
@@ -94,7 +101,7 @@ TEST_F(ScopeGateTest, RequestedScopesAreAlwaysOpen) {
 
 TEST_F(ScopeGateTest, NothingToIssueMeansNoScope) {
   fake_answer = FOREACTOR_SPECULATION_NONE;
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
   EXPECT_EQ(run.units_with_scope, 0u);
   // It keeps asking now and then (the depth may rise again), rarely.
@@ -103,7 +110,7 @@ TEST_F(ScopeGateTest, NothingToIssueMeansNoScope) {
 }
 
 TEST_F(ScopeGateTest, KeepsAScopeThatPays) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
   EXPECT_GT(run.units_with_scope, 900'000u);
   // Against a plain run (1 s), most of the gain is kept.
@@ -115,7 +122,7 @@ TEST_F(ScopeGateTest, KeepsAScopeThatPays) {
 }
 
 TEST_F(ScopeGateTest, TimesStretchesOfAFewMillisecondsBeforeTheFirstTrial) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 100000, HalfAsLongWithScope);
   // 1 us units: 64-unit stretches are too short to time; the first trial
   // follows a plain stretch of at least kShortestStretchNanoseconds.
@@ -124,7 +131,7 @@ TEST_F(ScopeGateTest, TimesStretchesOfAFewMillisecondsBeforeTheFirstTrial) {
 }
 
 TEST_F(ScopeGateTest, ScopeThatCostsIsAlmostNeverOpen) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 10'000'000, LongerWithScope);
   EXPECT_LT(run.units_with_scope, 10'000'000u / 50);
   // Within 0.5% of running plain all along (10 s).
@@ -142,7 +149,7 @@ TEST_F(ScopeGateTest, ScopeThatCostsIsAlmostNeverOpen) {
 }
 
 TEST_F(ScopeGateTest, LosingTrialIsGivenUpEarly) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   RunUnits(gate, 2'000'000, TwiceAsLongWithScope);
   Statistics statistics;
   gate.TakeStatistics(&statistics);
@@ -158,7 +165,7 @@ TEST_F(ScopeGateTest, SlowStartOfAWinningTrialDoesNotLoseIt) {
   // With a scope, units are 30% faster once the pipeline is full; the
   // first checkpoint's units are three times slower while it fills (every
   // scope entered pays that once).
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   bool was_open = false;
   uint64_t units_since_entry = 0;
   auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
@@ -175,7 +182,7 @@ TEST_F(ScopeGateTest, OneLostRecheckDoesNotShutAKeptScope) {
   // The scope pays (units half as long), but the trial of the kept scope's
   // first re-check meets a burst of slow units and loses.  A second pair
   // follows at once, wins, and the scope stays kept.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   unsigned scopes_entered = 0;
   bool was_open = false;
   uint64_t plain_after_loss = 0;
@@ -199,7 +206,7 @@ TEST_F(ScopeGateTest, OneLostRecheckDoesNotShutAKeptScope) {
 TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
   // 10% slower with a scope: within the pace margin at the first
   // checkpoints, given up at the one where it has used the winning time.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 1100 : 1000; };
   uint64_t first_trial_units = 0;
   bool trial_started = false;
@@ -224,7 +231,7 @@ TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
 TEST_F(ScopeGateTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
   // The first timed plain stretch is slow (the program was preempted), so
   // the first trial wins; the next pair shows that the scope only costs.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   bool noisy = true;
   auto cost = [&noisy](uint64_t, bool with_scope) -> uint64_t {
     if (with_scope) {
@@ -247,7 +254,7 @@ TEST_F(ScopeGateTest, RestsDoubleOnlyWithLossesInARow) {
   // as long as plain: a loss that costs nothing, so its rest is not
   // lengthened for its cost).  No two losses are in a row, so every rest is
   // the first length, kInitialRestStretches stretches.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   unsigned scopes_entered = 0;
   bool was_open = false;
   uint64_t plain_run = 0;
@@ -271,7 +278,7 @@ TEST_F(ScopeGateTest, PlainStretchesDoNotStartRightAfterAScope) {
   // instead of 3).  Stretches have 2,048 units.  Timed from the first unit
   // after a trial, a plain stretch would look as fast as the trial, and
   // the scope would never be kept.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   bool was_open = false;
   uint64_t units_since_scope = uint64_t{1} << 40;
   auto cost = [&](uint64_t, bool with_scope) -> uint64_t {
@@ -290,7 +297,7 @@ TEST_F(ScopeGateTest, PlainStretchesDoNotStartRightAfterAScope) {
 }
 
 TEST_F(ScopeGateTest, LeavesAScopeThatStopsPaying) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun paying = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
   ASSERT_GT(paying.units_with_scope, 900'000u);
   const UnitsRun costing = RunUnits(gate, 2'000'000, LongerWithScope);
@@ -300,7 +307,7 @@ TEST_F(ScopeGateTest, LeavesAScopeThatStopsPaying) {
 }
 
 TEST_F(ScopeGateTest, RechecksOfAScopeThatKeepsPayingGetRarer) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 20'000'000, HalfAsLongWithScope);
   Statistics statistics;
   gate.TakeStatistics(&statistics);
@@ -314,7 +321,7 @@ TEST_F(ScopeGateTest, RechecksOfAScopeThatKeepsPayingGetRarer) {
 }
 
 TEST_F(ScopeGateTest, RestsWhenTheRuntimeWouldIssueNothing) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   ASSERT_GT(RunUnits(gate, 1'000'000, HalfAsLongWithScope).units_with_scope, 900'000u);
   fake_answer = FOREACTOR_SPECULATION_NONE;
   const UnitsRun idle = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
@@ -331,7 +338,7 @@ void RetryLiftsTheAnswer(const foreactor_graph*) {
 }
 
 TEST_F(ScopeGateTest, AnIdleGateRetriesAndFindsDataThatTurnedCold) {
-  ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock, &FakeWaits);
   ASSERT_GT(RunUnits(gate, 1'000'000, HalfAsLongWithScope).units_with_scope, 900'000u);
   // Hot for a while: the depth settled at 0.
   fake_answer = FOREACTOR_SPECULATION_NONE;
@@ -347,8 +354,44 @@ TEST_F(ScopeGateTest, AnIdleGateRetriesAndFindsDataThatTurnedCold) {
   EXPECT_EQ(statistics.gate_retries, 1u);
 }
 
+// A thread that never waits in a plain stretch (every call served from
+// memory) gets no trial: a scope would have nothing to overlap.  Once it
+// waits again, a bounded wait later the trials run, win and keep the scope.
+TEST_F(ScopeGateTest, AThreadThatNeverWaitsGetsNoTrialUntilItWaits) {
+  ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock, &FakeWaits);
+  thread_waits = false;
+  const UnitsRun hot = RunUnits(gate, 10'000'000, TwiceAsLongWithScope);
+  EXPECT_EQ(hot.units_with_scope, 0u);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_EQ(statistics.gate_trials, 0u);
+  EXPECT_GE(statistics.gate_stretches_without_waits, 3u);
+  EXPECT_EQ(statistics.gate_stretches_without_waits, statistics.gate_retries + 1);
+  thread_waits = true;
+  const UnitsRun cold = RunUnits(gate, 20'000'000, HalfAsLongWithScope);
+  EXPECT_GT(cold.units_with_scope, 10'000'000u);
+  gate.TakeStatistics(&statistics);
+  EXPECT_GE(statistics.gate_trials_won, 2u);
+}
+
+// Measured: units of a timed plain stretch and units with a scope; not
+// those of a rest, whose excluded time would change nothing.
+TEST_F(ScopeGateTest, SaysWhichUnitsItMeasures) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  EXPECT_FALSE(gate.measuring());  // no answer yet
+  EXPECT_FALSE(gate.BeforeUnit());
+  EXPECT_TRUE(gate.measuring());  // the first plain stretch is timed
+  thread_waits = false;
+  RunUnits(gate, 100'000, TwiceAsLongWithScope);
+  EXPECT_FALSE(gate.measuring());  // resting idle: no plain stretch waited
+  ScopeGate requested(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  fake_answer = FOREACTOR_SPECULATION_REQUESTED;
+  EXPECT_TRUE(requested.BeforeUnit());
+  EXPECT_TRUE(requested.measuring());
+}
+
 TEST_F(ScopeGateTest, RetriesGetRarerWhileTheDataStaysHot) {
-  ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock, &FakeWaits);
   fake_answer = FOREACTOR_SPECULATION_NONE;
   // Each retry's pair loses and the next idle rest is twice as long: about
   // 64 + 128 + ... + 4096 stretches of 4,096 units before the rests stop
@@ -364,7 +407,7 @@ TEST_F(ScopeGateTest, ExcludedTimeDoesNotCount) {
   // cannot speed up happens to fall in them; excluded, it does not hide the
   // gain.
   auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 800 + 5000 : 1000; };
-  ScopeGate excluding(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate excluding(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   uint64_t kept = 0;
   for (int unit = 0; unit < 1'000'000; ++unit) {
     const bool with_scope = excluding.BeforeUnit();
@@ -376,7 +419,7 @@ TEST_F(ScopeGateTest, ExcludedTimeDoesNotCount) {
   }
   EXPECT_GT(kept, 900'000u);
 
-  ScopeGate not_excluding(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate not_excluding(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   EXPECT_LT(RunUnits(not_excluding, 1'000'000, cost).units_with_scope, 100'000u);
 }
 
@@ -391,14 +434,14 @@ TEST_F(ScopeGateTest, AskedOncePerStretchItAnswersAsAskedPerUnit) {
   };
   constexpr uint64_t kUnits = 6'000'000;
   std::vector<bool> per_unit(kUnits), per_stretch(kUnits);
-  ScopeGate asked_per_unit(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate asked_per_unit(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   for (uint64_t unit = 0; unit < kUnits; ++unit) {
     per_unit[unit] = asked_per_unit.BeforeUnit();
     fake_now += cost(unit, per_unit[unit]);
     if (unit % 7 == 0) asked_per_unit.ExcludeTime(100);
   }
   fake_now = 1'000'000'000;
-  ScopeGate asked_per_stretch(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate asked_per_stretch(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   uint64_t questions_asked = 0;
   for (uint64_t unit = 0; unit < kUnits;) {
     uint32_t units = 0;
@@ -421,7 +464,7 @@ TEST_F(ScopeGateTest, AskedOncePerStretchItAnswersAsAskedPerUnit) {
 TEST_F(ScopeGateTest, SlowUnitsGetShorterStretches) {
   // 1 ms units: a 64-unit stretch takes 64 ms, so stretches shrink, and the
   // scope is found to pay within a few hundred units.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   auto cost = [](uint64_t, bool with_scope) -> uint64_t {
     return with_scope ? 500'000 : 1'000'000;
   };
@@ -437,7 +480,7 @@ TEST_F(ScopeGateTest, CostlyLostTrialsRestLonger) {
   // 60 ms plain, like a hot du of a source tree) pays for its first trial
   // (4 ms: the engine, four checkpoints at three times the time) and no
   // other (the first rest alone, 4 stretches, would have allowed a second).
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 60000, CostsWithScopeEntry(1000, 3000, 2'000'000));
   EXPECT_LT(run.nanoseconds, 65'000'000u);
   Statistics statistics;
@@ -452,7 +495,7 @@ TEST_F(ScopeGateTest, ABurstMetByChanceDoesNotLengthenTheRest) {
   // pace check; the burst counted in full as its cost would rest the gate
   // for a second (250,000 units).  Counted as compared (at most 3x the
   // median checkpoint), the cost is small, and the scope is kept soon.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 400000, CostsWithOneSlowUnit(4000, 3200, 2200, 20'000'000));
   Statistics statistics;
   gate.TakeStatistics(&statistics);
@@ -465,7 +508,7 @@ TEST_F(ScopeGateTest, FirstCheckpointOfThePlainStretchIsNotCompared) {
   // unit of the run takes 1.3 ms; it lies in the plain stretch's first
   // checkpoint (units 0-3), which is not compared.  Counted, it would make
   // the plain stretch look slower than the trial.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   // The plain stretch, the trial, and the decision after it.
   RunUnits(gate, 129, CostsWithOneSlowUnit(100'000, 105'000, 0, 1'300'000));
   Statistics statistics;
@@ -479,7 +522,7 @@ TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
   // 1.5 ms more (an engine made: paid once while the scope is kept).  A
   // 64-unit trial with that cost is slower than its plain stretch; without
   // it, faster, and the scope is kept.
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   const UnitsRun run = RunUnits(gate, 40000, CostsWithScopeEntry(100'000, 80'000, 1'500'000));
   EXPECT_GT(run.units_with_scope, 30000u);
 }
@@ -488,7 +531,7 @@ TEST_F(ScopeGateTest, StartingCostOfAScopeIsNotCompared) {
 // scope), of which about one in 64 takes 5 ms with or without a scope (a
 // read queued behind other work: a heavy tail the scope does not change).
 uint64_t UnitsWithScopeUnderAHeavyTail(uint64_t with_scope) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   auto cost = [with_scope](uint64_t unit, bool scope) -> uint64_t {
     if ((unit * 0x9E3779B97F4A7C15ull) >> 58 == 0) return 5'000'000;
     return scope ? with_scope : 100'000;
@@ -514,7 +557,7 @@ TEST_F(ScopeGateTest, VerySlowUnitsStillEndTheirTrials) {
   // 5 ms units, twice as long with a scope: stretches shrink to the
   // shortest, and every trial still has checkpoints and ends (a stretch
   // shorter than its checkpoints once left a trial open for good).
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock);
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   auto cost = [](uint64_t, bool with_scope) -> uint64_t {
     return with_scope ? 10'000'000 : 5'000'000;
   };

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 
@@ -66,6 +67,7 @@ class ScopeSpeculationTest : public testing::Test {
     // Likewise: its mispredicted stats must be issued to suspend it, and
     // with cache awareness its first ones would be probes, not issued.
     setenv("FOREACTOR_PAGE_CACHE_spec_gate_retry", "0", 1);
+    setenv("FOREACTOR_PAGE_CACHE_spec_gate_no_waits", "0", 1);
     setenv("FOREACTOR_DEPTH_spec_cached_exact", "4", 1);
     setenv("FOREACTOR_EXACT_DEPTH_spec_cached_exact", "1", 1);
     setenv("FOREACTOR_ENGINE_spec_sync_automatic", "sync", 1);
@@ -205,9 +207,17 @@ TEST_F(ScopeSpeculationTest, ForeactorOffNever) {
 }
 
 // The fraction of `units` gate answers that were "with a scope".
-int GateOpenCount(const foreactor_graph* graph, int units) {
+// Asks the gate of `graph` before each of `units` units that take no time;
+// with `waits_every` above 0, every that many units the thread sleeps (a
+// voluntary context switch, as a unit that reads from a device makes: the
+// gate runs no trial after a plain stretch without one).  Returns how many
+// units had a scope.
+int GateOpenCount(const foreactor_graph* graph, int units, int waits_every = 0) {
   int open = 0;
-  for (int i = 0; i < units; ++i) open += foreactor_scope_gate(graph);
+  for (int i = 0; i < units; ++i) {
+    open += foreactor_scope_gate(graph);
+    if (waits_every > 0 && i % waits_every == 0) usleep(1);
+  }
   return open;
 }
 
@@ -250,9 +260,12 @@ TEST_F(ScopeSpeculationTest, GateAskedPerStretch) {
   auto automatic = BuildStatLoop("spec_gate_units_automatic");
   EXPECT_EQ(foreactor_scope_gate_units(automatic.handle(), &units), 0);
   EXPECT_EQ(units, 1u);
+  EXPECT_EQ(foreactor_scope_gate_measuring(automatic.handle()), 1);  // timed from the first unit
   EXPECT_EQ(foreactor_scope_gate_units(automatic.handle(), &units), 0);
   EXPECT_GT(units, 1u);
   EXPECT_LT(units, 64u);
+  EXPECT_EQ(foreactor_scope_gate_measuring(automatic.handle()), 1);  // a timed stretch
+  EXPECT_EQ(foreactor_scope_gate_measuring(nullptr), 0);
   // Foreactor off: never, for good.
   auto off = BuildStatLoop("spec_gate_units_off");
   unsetenv("FOREACTOR");
@@ -271,8 +284,20 @@ TEST_F(ScopeSpeculationTest, GateRetriesASuspendedGraphAfterAnIdleRest) {
   RunScope(graph, state, "/", 8);
   ASSERT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
   // An idle rest of 64 stretches, the retry, then a pair whose plain
-  // stretches lengthen (these units take no time) before its trial opens.
-  EXPECT_GT(GateOpenCount(graph.handle(), 400000), 0);
+  // stretches lengthen (these units take little time) before its trial
+  // opens.
+  EXPECT_GT(GateOpenCount(graph.handle(), 400000, 4096), 0);
+  EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
+}
+
+TEST_F(ScopeSpeculationTest, GateRunsNoTrialForAThreadThatNeverWaits) {
+  // The same suspended graph, units served from memory: the retry still
+  // comes, but no trial, since no plain stretch waited for anything.
+  auto graph = BuildStatLoop("spec_gate_no_waits");
+  StatState state{"."};
+  RunScope(graph, state, "/", 8);
+  ASSERT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_NONE);
+  EXPECT_EQ(GateOpenCount(graph.handle(), 400000), 0);
   EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
 }
 

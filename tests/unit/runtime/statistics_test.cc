@@ -191,6 +191,7 @@ Statistics Distinct(uint64_t base) {
                           &statistics.gate_trials,
                           &statistics.gate_trials_won,
                           &statistics.gate_retries,
+                          &statistics.gate_stretches_without_waits,
                           &statistics.gate_plain_units,
                           &statistics.gate_scope_units,
                           &statistics.scopes_left_to_cache,
@@ -236,6 +237,7 @@ const char* const kCounterKeys[] = {"scopes",
                                     "gate_trials",
                                     "gate_trials_won",
                                     "gate_retries",
+                                    "gate_stretches_without_waits",
                                     "gate_plain_units",
                                     "gate_scope_units",
                                     "scopes_left_to_cache",
@@ -282,23 +284,24 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.gate_trials, 120u + 1020u);
   EXPECT_EQ(total.gate_trials_won, 121u + 1021u);
   EXPECT_EQ(total.gate_retries, 122u + 1022u);
-  EXPECT_EQ(total.gate_plain_units, 123u + 1023u);
-  EXPECT_EQ(total.gate_scope_units, 124u + 1024u);
-  EXPECT_EQ(total.scopes_left_to_cache, 125u + 1025u);
-  EXPECT_EQ(total.write_behind_requests, 126u + 1026u);
-  EXPECT_EQ(total.write_behind_bytes, 127u + 1027u);
-  EXPECT_EQ(total.write_behind_errors, 128u + 1028u);
-  EXPECT_EQ(total.write_behind_wait_nanoseconds, 129u + 1029u);
-  EXPECT_EQ(total.read_ahead_streams, 130u + 1030u);
-  EXPECT_EQ(total.read_ahead_requests, 131u + 1031u);
-  EXPECT_EQ(total.read_ahead_bytes, 132u + 1032u);
-  EXPECT_EQ(total.read_ahead_cached_regions, 133u + 1033u);
-  EXPECT_EQ(total.read_ahead_errors, 134u + 1034u);
-  EXPECT_EQ(total.read_ahead_wait_nanoseconds, 135u + 1035u);
-  EXPECT_EQ(total.metadata_served, 136u + 1036u);
-  EXPECT_EQ(total.metadata_mode_changes, 137u + 1037u);
-  EXPECT_EQ(total.writes_served, 138u + 1038u);
-  EXPECT_EQ(total.write_mode_changes, 139u + 1039u);
+  EXPECT_EQ(total.gate_stretches_without_waits, 123u + 1023u);
+  EXPECT_EQ(total.gate_plain_units, 124u + 1024u);
+  EXPECT_EQ(total.gate_scope_units, 125u + 1025u);
+  EXPECT_EQ(total.scopes_left_to_cache, 126u + 1026u);
+  EXPECT_EQ(total.write_behind_requests, 127u + 1027u);
+  EXPECT_EQ(total.write_behind_bytes, 128u + 1028u);
+  EXPECT_EQ(total.write_behind_errors, 129u + 1029u);
+  EXPECT_EQ(total.write_behind_wait_nanoseconds, 130u + 1030u);
+  EXPECT_EQ(total.read_ahead_streams, 131u + 1031u);
+  EXPECT_EQ(total.read_ahead_requests, 132u + 1032u);
+  EXPECT_EQ(total.read_ahead_bytes, 133u + 1033u);
+  EXPECT_EQ(total.read_ahead_cached_regions, 134u + 1034u);
+  EXPECT_EQ(total.read_ahead_errors, 135u + 1035u);
+  EXPECT_EQ(total.read_ahead_wait_nanoseconds, 136u + 1036u);
+  EXPECT_EQ(total.metadata_served, 137u + 1037u);
+  EXPECT_EQ(total.metadata_mode_changes, 138u + 1038u);
+  EXPECT_EQ(total.writes_served, 139u + 1039u);
+  EXPECT_EQ(total.write_mode_changes, 140u + 1040u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
@@ -351,7 +354,7 @@ TEST(StatisticsTest, TotalsFoundOnceStayValidAsOtherGraphsArrive) {
   JsonValue document = ParsedJson();
   JsonValue& graph = document.members["graphs"].members["found_once"];
   EXPECT_EQ(graph.members["scopes"].number, 3u);
-  EXPECT_EQ(graph.members["gate_scope_units"].number, (1u + 24u) + (2u + 24u));  // the 25th counter
+  EXPECT_EQ(graph.members["gate_scope_units"].number, (1u + 25u) + (2u + 25u));  // the 26th counter
   EXPECT_EQ(graph.members["engine"].text, "io_uring");
 }
 
