@@ -756,6 +756,10 @@ def parse_arguments():
     parser.add_argument("--tiny", action="store_true",
                         help="development sizes (trees of 1/100, 16 MiB files)")
     parser.add_argument("--rounds", type=int, help="rounds per configuration (3; quick 2)")
+    parser.add_argument("--hot-rounds", type=int,
+                        help="rounds of the hot du states (default 3 x --rounds: a hot walk "
+                             "takes 0.1-0.6 s, and its configurations differ by a few percent, "
+                             "which 15 rounds on a shared VM do not resolve)")
     parser.add_argument("--depths", type=number_list,
                         help="comma-separated fixed depths (4,16,64); auto is always added")
     parser.add_argument("--only", choices=("du", "cp"), help="run only du or only cp")
@@ -776,6 +780,10 @@ def parse_arguments():
         arguments.rounds = QUICK_ROUNDS if arguments.quick else FULL_ROUNDS
     if arguments.rounds <= 0:
         parser.error("--rounds must be positive")
+    if arguments.hot_rounds is None:
+        arguments.hot_rounds = 3 * arguments.rounds
+    if arguments.hot_rounds <= 0:
+        parser.error("--hot-rounds must be positive")
     return arguments
 
 
@@ -849,7 +857,8 @@ def main():
                 tree_paths[key], tree_counts[key] = prepare_tree(trees[key])
             file_paths = {key: prepare_files(files[key]) for key in cp_plan}
             peer_count = sum(1 for path in peers.values() if path)
-            total = (sum(len(states) for _, states in du_plan) * arguments.rounds
+            total = (sum(arguments.hot_rounds if state == "hot" else arguments.rounds
+                         for _, states in du_plan for state in states)
                      * (len(configs) + peer_count + len(SYSTEM_CONFIGS))
                      + len(cp_plan) * arguments.rounds * (len(configs) + 1))
             context["progress"] = progress.Progress(total)
@@ -859,8 +868,8 @@ def main():
                         foreactor_run("du", [tree_paths[key]], None, None,
                                       context["stats_file"], DU_GRAPH, f"du {key} warm-up")
                     all_results["du"].setdefault(key, {})[state] = measure_du(
-                        trees[key], tree_paths[key], state, configs, peers, arguments.rounds,
-                        context)
+                        trees[key], tree_paths[key], state, configs, peers,
+                        arguments.hot_rounds if state == "hot" else arguments.rounds, context)
             for key in cp_plan:
                 all_results["cp"][key] = measure_cp(files[key], file_paths[key], configs,
                                                     arguments.rounds, context)
@@ -875,7 +884,8 @@ def main():
         return 1
 
     print(f"\nWhat ran: du over {', '.join(key for key, _ in du_plan) or 'nothing'}; cp of "
-          f"{', '.join(cp_plan) or 'nothing'}; {arguments.rounds} round(s); "
+          f"{', '.join(cp_plan) or 'nothing'}; {arguments.rounds} round(s), "
+          f"{arguments.hot_rounds} for hot du; "
           f"{len(configs)} configurations alternating; {elapsed / 60:.1f} min in all.")
     print(f"Cold runs: before each one, {cache.describe_cache_drop(context['cache_method'])}.")
     for name, reason in peer_notes.items():
@@ -905,6 +915,7 @@ def main():
                    + (f" --only {arguments.only}" if arguments.only else ""),
         "parameters": {
             "rounds": arguments.rounds,
+            "hot_rounds": arguments.hot_rounds,
             "configurations": [name for name, _, _ in configs],
             "du_plan": {key: list(states) for key, states in du_plan},
             "cp_plan": cp_plan,
