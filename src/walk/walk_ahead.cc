@@ -229,7 +229,6 @@ class WalkAhead {
     const uint64_t opened = NoteProgramDirectory();
     if (path == nullptr || path[0] == '\0') return;
     bool start = false;
-    uint64_t blocks_at_root = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       Root* within = nullptr;
@@ -246,17 +245,12 @@ class WalkAhead {
         if (within->state == Root::State::kCandidate &&
             std::strcmp(path, within->path.c_str()) != 0) {
           start = Promote(within);  // a second directory under it: a recursive walk
-          blocks_at_root = within->process_blocks_at_open;
         }
       } else {
         Assign(&LeastRecentlyUsedSlot(), path, opened, OnWalkableFilesystem(opened_fd, path));
       }
     }
-    if (start) {
-      StartedWalk(blocks_at_root);
-    } else if (leader_waits_for_cold_.load(std::memory_order_relaxed)) {
-      CheckWhetherTheTreeIsCold(opened);
-    }
+    if (start) StartedWalk();
   }
 
   void OpenedRelative(int opened_fd) {
@@ -264,21 +258,16 @@ class WalkAhead {
     // The common case: a walk under way and no new tree to start.
     if (walking_.load(std::memory_order_relaxed) &&
         !candidate_waiting_.load(std::memory_order_relaxed)) {
-      if (leader_waits_for_cold_.load(std::memory_order_relaxed)) CheckWhetherTheTreeIsCold(opened);
       return;
     }
     bool start = false;
     bool have_root = false;
-    uint64_t blocks_at_root = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (most_recent_ != nullptr && most_recent_->state != Root::State::kEmpty) {
         have_root = true;
         most_recent_->last_used = opened;
-        if (most_recent_->state == Root::State::kCandidate) {
-          start = Promote(most_recent_);
-          blocks_at_root = most_recent_->process_blocks_at_open;
-        }
+        if (most_recent_->state == Root::State::kCandidate) start = Promote(most_recent_);
       }
     }
     if (!have_root && opened_fd >= 0) {
@@ -292,12 +281,9 @@ class WalkAhead {
       const bool walkable = OnWalkableFilesystem(opened_fd, target);
       std::lock_guard<std::mutex> lock(mutex_);
       Root& slot = LeastRecentlyUsedSlot();
-      if (Assign(&slot, target, opened, walkable) && walkable) {
-        start = Promote(&slot);
-        blocks_at_root = slot.process_blocks_at_open;
-      }
+      if (Assign(&slot, target, opened, walkable) && walkable) start = Promote(&slot);
     }
-    if (start) StartedWalk(blocks_at_root);
+    if (start) StartedWalk();
   }
 
   // Walk-ahead's threads -------------------------------------------------
@@ -366,6 +352,7 @@ class WalkAhead {
   uint64_t NoteProgramDirectory() {
     const uint64_t opened =
         counters.program_directories.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (leader_waits_for_cold_.load(std::memory_order_relaxed)) CheckWhetherTheTreeIsCold(opened);
     return opened;
   }
 
@@ -422,6 +409,8 @@ class WalkAhead {
     walk_begin_read_ = read_;
     StopResting();
     walking_.store(true, std::memory_order_relaxed);
+    // The baseline of the cold checks, while no thread runs.
+    blocks_before_walk_.store(root->process_blocks_at_open, std::memory_order_relaxed);
     return true;
   }
 
@@ -445,10 +434,9 @@ class WalkAhead {
     warm_entries_ = 0;
   }
 
-  // A walk began under a root the program opened when the process had
-  // read `blocks_at_root` from block devices.  Runs on the program's
-  // thread, without mutex_.
-  void StartedWalk(uint64_t blocks_at_root) {
+  // A walk began (Promote() noted the process's block reads when the
+  // program opened its root).  Runs on the program's thread, without mutex_.
+  void StartedWalk() {
     if (threads_started_.load(std::memory_order_acquire)) {
       wake_.notify_all();
       return;
@@ -461,10 +449,10 @@ class WalkAhead {
       Disable("walk-ahead does not run under a seccomp filter; walk-ahead is off");
       return;
     }
-    if (io_accounting_ && BlocksRead(RUSAGE_SELF) == blocks_at_root) {
+    if (io_accounting_ &&
+        BlocksRead(RUSAGE_SELF) == blocks_before_walk_.load(std::memory_order_relaxed)) {
       // Cached so far: look again as the program goes on.
       counters.cold_checks.fetch_add(1, std::memory_order_relaxed);
-      blocks_before_walk_.store(blocks_at_root, std::memory_order_relaxed);
       next_cold_check_.store(counters.program_directories.load(std::memory_order_relaxed) +
                                  kProgramDirectoriesPerColdCheck,
                              std::memory_order_relaxed);
@@ -474,8 +462,9 @@ class WalkAhead {
     StartLeader();
   }
 
-  // The program opened its `opened`-th directory while a walk waits for
-  // the tree to show it is not cached: every kProgramDirectoriesPerColdCheck
+  // The program opened its `opened`-th directory (any open it reports,
+  // NoteProgramDirectory()) while a walk waits for the tree to show it is
+  // not cached: every kProgramDirectoriesPerColdCheck
   // directories, starts the walk's first thread if the process has read
   // from a block device since the root was opened.
   void CheckWhetherTheTreeIsCold(uint64_t opened) {
