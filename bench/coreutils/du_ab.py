@@ -12,9 +12,12 @@ before each run and compared byte for byte with FILE after it.
 
 Each round runs every program once, in an order that rotates per round.
 Hot: one unmeasured stock-like run of the first program warms the cache.
-Cold: `sync; echo 3 > /proc/sys/vm/drop_caches` (root) before each run.
+Cold: `sync; echo 3 > /proc/sys/vm/drop_caches` (root) before each run,
+with the VM's free page reporting held as the benchmarks hold it
+(bench/common/free_page_reporting.py).
 Every program's stdout must equal the first program's (with --copy: every
-copy must equal FILE), else it aborts.
+copy must equal FILE), else it aborts.  A --peer (e.g. diskus) runs as
+`PROGRAM TREE`, without the du options, and its output is not compared.
 The caller's FOREACTOR* variables are not passed on: a program runs with
 only the variables of its own list, so a foreactor build runs with
 foreactor off unless the list has FOREACTOR=1.  Each program's list is
@@ -35,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import ratios  # noqa: E402
+from bench.common import free_page_reporting, ratios  # noqa: E402
 
 
 def run_once(argv, environment):
@@ -53,6 +56,11 @@ def run_once(argv, environment):
     return wall, cpu, output, errors, process.returncode
 
 
+def without_foreactor(environment):
+    """A copy of `environment` without its FOREACTOR* variables."""
+    return {k: v for k, v in environment.items() if not k.startswith("FOREACTOR")}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("tree")
@@ -62,6 +70,8 @@ def main():
     parser.add_argument("--args", default=None, help="du or cp options, split on spaces "
                         "(cp: --reflink=never --sparse=never unless given)")
     parser.add_argument("--copy", action="store_true", help="TREE is a file that cp programs copy")
+    parser.add_argument("--peer", action="append", default=[],
+                        help="NAME=PROGRAM run as `PROGRAM TREE`, output not compared")
     options = parser.parse_args()
     if options.args is None:
         options.args = "--reflink=never --sparse=never" if options.copy else ""
@@ -72,14 +82,21 @@ def main():
     for text in options.programs:
         name, _, rest = text.partition("=")
         program, _, variables = rest.partition(":")
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("FOREACTOR")}
+        environment = without_foreactor(os.environ)
         for pair in filter(None, variables.split(",")):
             key, _, value = pair.partition("=")
             environment[key] = value
         programs.append((name, program, environment, variables))
+    peers = set()
+    for text in options.peer:
+        name, _, program = text.partition("=")
+        programs.append((name, program, without_foreactor(os.environ), "(peer)"))
+        peers.add(name)
 
     du_args = options.args.split()
     reference = None
+    if options.cold:
+        print(free_page_reporting.describe(free_page_reporting.hold()))
     if not options.cold:
         subprocess.run([programs[0][1], *du_args, *operands], stdout=subprocess.DEVNULL,
                        check=True)
@@ -94,13 +111,15 @@ def main():
                 subprocess.run(["sync"], check=True)
                 with open("/proc/sys/vm/drop_caches", "w") as drop:
                     drop.write("3\n")
-            wall, cpu, output, errors, status = run_once([program, *du_args, *operands],
-                                                         environment)
+            arguments = operands if name in peers else [*du_args, *operands]
+            wall, cpu, output, errors, status = run_once([program, *arguments], environment)
             if status != 0 or errors:
                 sys.exit(f"{name}: status {status}, stderr {errors[:300]!r}")
             if options.copy and not filecmp.cmp(options.tree, target, shallow=False):
                 sys.exit(f"{name}: {target} differs from {options.tree}")
-            if reference is None:
+            if name in peers:
+                pass
+            elif reference is None:
                 reference = output
             elif output != reference:
                 sys.exit(f"{name}: output differs from the first program's")
