@@ -336,7 +336,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   if (cacheable_read && issue && TryReadFromCache(slot)) {
     issue = false;
     slot.state = SlotState::kCached;
-    statistics_.found_cached++;
+    if (!slot.probe_waited) statistics_.found_cached++;
   }
 
   // A linked pair: prepare the successor now.  A write of the bytes the
@@ -647,7 +647,8 @@ void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int6
   // The visit's bytes came from the page cache, found by a probe of the
   // peek head or served at the frontier.
   const bool found_cached =
-      (peek_passed && slot.state == SlotState::kCached) || cache_mode_.serving_from_cache();
+      (peek_passed && slot.state == SlotState::kCached && !slot.probe_waited) ||
+      cache_mode_.serving_from_cache();
   if (write_pipeline_ != nullptr && peek_passed) {
     const CallTypeInfo& call_info = InfoOf(real.type);
     const bool full = result >= 0 && static_cast<uint64_t>(result) == DataLength(real);
@@ -740,12 +741,17 @@ bool GraphRunner::TryReadFromCache(VisitSlot& slot) {
   // After a run of misses the data is cold: only some reads are probed, so
   // that a cold run pays little for the probes.
   if (!cache_mode_.ProbeWanted()) return false;
+  const uint64_t start = read_clock_();
   int64_t result =
       raw::Preadv2(predicted.fd, slot.data.data(), predicted.length, predicted.offset, RWF_NOWAIT);
   if (result == -EOPNOTSUPP) cache_mode_.NoteNowaitUnsupported();
-  const bool hit = result == static_cast<int64_t>(predicted.length);
+  const bool full = result == static_cast<int64_t>(predicted.length);
+  // A read that waited for the device is a miss even when it returned the
+  // data; the bytes are kept all the same.
+  const bool hit = full && cache_mode_.FromMemory(predicted.length, read_clock_() - start);
   if (cache_mode_.NoteProbe(hit, predicted.length)) statistics_.cache_mode_changes++;
-  if (!hit) return false;
+  if (!full) return false;
+  slot.probe_waited = !hit;
   slot.request.result = result;
   slot.request.state.store(RequestState::kCompleted, std::memory_order_relaxed);
   return true;
@@ -768,7 +774,9 @@ bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t
     if (done < 0) return false;
     return FinishServedFromCache(node, real, done, result);
   }
+  const uint64_t start = read_clock_();
   int64_t done = raw::Preadv2(real.fd, buffer, real.length, offset, RWF_NOWAIT);
+  const uint64_t took = read_clock_() - start;
   if (done < 0) {
     if (done == -EOPNOTSUPP) cache_mode_.NoteNowaitUnsupported();
     if (done == -EAGAIN || done == -EOPNOTSUPP) {
@@ -784,6 +792,12 @@ bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t
     int64_t rest = raw::Preadv2(real.fd, buffer + done, real.length - static_cast<size_t>(done),
                                 offset < 0 ? -1 : offset + done, 0);
     if (rest > 0) done += rest;
+  }
+  if (!cache_mode_.FromMemory(real.length, took)) {
+    // It waited for the device: what it read is the program's, and the
+    // data is cold: speculate again.
+    cache_mode_.LeaveServing();
+    statistics_.cache_mode_changes++;
   }
   return FinishServedFromCache(node, real, done, result);
 }

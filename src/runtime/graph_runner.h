@@ -109,6 +109,7 @@
 #include "runtime/interception.h"
 #include "runtime/issue_rules.h"
 #include "runtime/misprediction_guard.h"
+#include "runtime/monotonic_clock.h"
 #include "runtime/page_cache_mode.h"
 #include "runtime/pending_accesses.h"
 #include "runtime/quick_call_mode.h"
@@ -185,6 +186,11 @@ class GraphRunner {
   // measurement too (DepthController::ExcludeTime).
   void ExcludeTime(uint64_t nanoseconds) { depth_controller_.ExcludeTime(nanoseconds); }
 
+  // The clock that times reads made with RWF_NOWAIT (PageCacheMode::
+  // FromMemory); tests give one that makes every read look slow.
+  using Clock = uint64_t (*)();
+  void SetReadClockForTests(Clock clock) { read_clock_ = clock; }
+
   bool speculating() const { return speculating_; }
   // Mispredictions suspended speculation; the frontier still follows the program.
   bool suspended() const { return misprediction_guard_.suspended(); }
@@ -249,7 +255,9 @@ class GraphRunner {
                         const std::string& hint);
   void CheckForeignCall(int node, const foreactor_call& real);
 
-  // Page cache.
+  // Page cache.  Probes the read of `slot` with RWF_NOWAIT; true when it
+  // returned all its bytes, which the slot then holds (`probe_waited` when
+  // the probe waited for the device all the same).
   bool TryReadFromCache(VisitSlot& slot);
   // The mode that judges `call` by the time the program's own take, or
   // null: lookups (the stat family), and writes to a file without O_DIRECT
@@ -322,6 +330,7 @@ class GraphRunner {
 
   // Kept across scopes: whether this graph's data is being found cached.
   PageCacheMode cache_mode_;
+  Clock read_clock_ = &MonotonicNanoseconds;
   // Kept across scopes: whether this graph's metadata lookups are quick
   // (found cached), and whether its buffered writes are (QuickModeFor).
   QuickCallMode lookup_mode_;

@@ -3,7 +3,9 @@
 //
 // An asynchronous engine only costs time on data already in memory.  Before
 // issuing a read early, the runner's peek head tries it with RWF_NOWAIT: a
-// full hit is kept and the engine is not used.  This class decides:
+// full hit is kept and the engine is not used.  A full read that waited for
+// the device all the same (FromMemory) is no hit.
+// This class decides:
 //  - which reads are probed: all of them, until kColdMissStreak misses in a
 //    row; then one in kColdProbeInterval until a probe hits again (a miss
 //    costs a failed call that also starts the read);
@@ -51,6 +53,31 @@ class PageCacheMode {
   static constexpr unsigned kCacheCheckInterval = 8;
   static constexpr unsigned kServedPerNeededHitBeforeLeavingToCache = 8;
 
+  // A read of `bytes` made with RWF_NOWAIT returned them all after
+  // `nanoseconds` (a probe, or a checked read while serving).  Returns
+  // false when it waited for the device: then the data was cold, whatever
+  // the read returned.  RWF_NOWAIT does not always keep a buffered read
+  // from waiting: on Linux 6.18, in about one cold scan in ten of the
+  // bptree tool, every probe of a leaf returned its 8 KiB after 140-310 us
+  // (under strace), so a cold file looked cached, the scope was left to
+  // the cache after 288 reads, and the rest of the file was read plain.
+  // A read is slow when it took longer than kMemoryReadNanoseconds plus
+  // one nanosecond per kMemoryReadBytesPerNanosecond bytes (8 KiB from the
+  // page cache: 3-10 us, first touches of a buffer included; from the
+  // development VM's disk: 40 us and more).  A slow read alone may be the
+  // thread preempted (about one hot probe in a hundred there took 25-100
+  // us): only a slow read right after another slow one counts as having
+  // waited.  On a device whose reads return within the bound they count
+  // as cached, as they did before.
+  static constexpr uint64_t kMemoryReadNanoseconds = 20000;
+  static constexpr uint64_t kMemoryReadBytesPerNanosecond = 2;  // 2 GB/s, a slow copy
+  bool FromMemory(uint64_t bytes, uint64_t nanoseconds) {
+    const bool slow = nanoseconds > kMemoryReadNanoseconds + bytes / kMemoryReadBytesPerNanosecond;
+    const bool waited = slow && previous_read_slow_;
+    previous_read_slow_ = slow;
+    return !waited;
+  }
+
   // Reads are served from the page cache at the frontier; the peek head
   // issues none.
   bool serving_from_cache() const { return serving_from_cache_; }
@@ -71,8 +98,9 @@ class PageCacheMode {
     return consecutive_misses_ < kColdMissStreak || ++reads_since_probe_ % kColdProbeInterval == 0;
   }
 
-  // The outcome of a probe of `bytes`.  Returns true when it switches to
-  // serving reads from the cache.
+  // The outcome of a probe of `bytes`: `hit` when it returned them all
+  // and FromMemory() took it as read from memory.  Returns true when it switches to serving reads
+  // from the cache.
   bool NoteProbe(bool hit, uint64_t bytes) {
     if (!hit) {
       consecutive_hits_ = 0;
@@ -93,7 +121,8 @@ class PageCacheMode {
   // is made with RWF_NOWAIT to see whether the data is still cached.
   bool CheckThisRead() { return ++reads_since_check_ % kCacheCheckInterval == 0; }
 
-  // A checked read found the data not cached: back to speculating.
+  // A checked read found the data not cached (it would block, or it
+  // waited: FromMemory): back to speculating.
   void LeaveServing() {
     served_in_a_row_ = 0;
     serving_from_cache_ = false;
@@ -123,6 +152,7 @@ class PageCacheMode {
   unsigned served_in_a_row_ = 0;    // this scope: reads served since speculating last
   ServingStreak streak_{kInitialCachedStreak, kMaxCachedStreak};
   uint64_t served_since_switch_ = 0;  // reads served since the last switch to serving
+  bool previous_read_slow_ = false;   // the last read FromMemory() timed was slow
 };
 
 }  // namespace foreactor

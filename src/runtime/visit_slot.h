@@ -61,6 +61,9 @@ struct VisitSlot {
   bool unissued_open = false;      // an open passed without early issue (counted until consumed)
   bool descriptor_parked = false;  // an early open's descriptor moved above the program's numbers
   bool unconfirmed_guess = false;  // counted in the scope's guesses ahead (see GraphRunner)
+  // kCached by a probe that returned the bytes but waited for the device
+  // (PageCacheMode::FromMemory): the data was cold, though it is here now.
+  bool probe_waited = false;
   uint64_t bytes_ahead = 0;  // counted in the scope's bytes ahead while passed by the peek head
   GrowingBuffer data;        // read destination / write source
   std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes

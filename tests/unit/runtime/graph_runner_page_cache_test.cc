@@ -86,6 +86,23 @@ foreactor_readiness LargeLoopPreadArguments(const foreactor_visit* visit, foreac
   return readiness;
 }
 
+// `count` block numbers that step through the data file 7 blocks at a time,
+// round and round.
+std::vector<int64_t> ScatteredBlocks(int count) {
+  std::vector<int64_t> blocks;
+  for (int i = 0; i < count; ++i) blocks.push_back((i * 7) % kBlocks);
+  return blocks;
+}
+
+// The program's pread of block-sized `offset` through `scope`: it must
+// return the block, with the bytes a plain pread returns.
+void ReadThroughScopeAndCompare(GraphRunner& scope, int fd, int64_t offset, size_t visit) {
+  char got[kBlock], expected[kBlock];
+  ASSERT_EQ(ProgramCall(scope, Pread(fd, got, kBlock, offset)), static_cast<int64_t>(kBlock));
+  ASSERT_EQ(::pread(fd, expected, kBlock, offset), static_cast<ssize_t>(kBlock));
+  EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "visit " << visit;
+}
+
 TEST_F(GraphRunnerPageCacheTest, LargeCachedReadsSwitchToServingFromTheCacheSooner) {
   // 64 KiB reads of cached data: the streak that switches to serving from
   // the cache counts data, so four hits (256 KiB) make it, not 32 (2 MiB
@@ -115,8 +132,7 @@ TEST_F(GraphRunnerPageCacheTest, CachedReadsAreServedWithoutTheEngine) {
   // The data file was just written: every block is in the page cache.
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   GraphRunner scope(*graph, CacheAware(4), &engine_);
-  std::vector<int64_t> blocks;
-  for (int i = 0; i < kBlocks; ++i) blocks.push_back((i * 7) % kBlocks);
+  const std::vector<int64_t> blocks = ScatteredBlocks(kBlocks);
   LoopState state = ReadLoopState(blocks);
   scope.Enter(&state);
   for (size_t i = 0; i < state.offsets.size(); ++i) {
@@ -161,18 +177,12 @@ TEST_F(GraphRunnerPageCacheTest, ReadsServedFromTheCacheKeepTheFilePosition) {
 TEST_F(GraphRunnerPageCacheTest, AScopeWhoseReadsAreAllCachedStopsFollowingTheGraph) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   GraphRunner scope(*graph, CacheAware(4), &engine_);
-  std::vector<int64_t> blocks;
-  for (int i = 0; i < 1000; ++i) blocks.push_back((i * 7) % kBlocks);
+  const std::vector<int64_t> blocks = ScatteredBlocks(1000);
   LoopState state = ReadLoopState(blocks);
   scope.Enter(&state);
   size_t followed = 0;
   for (; followed < blocks.size() && scope.speculating(); ++followed) {
-    char got[kBlock], expected[kBlock];
-    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got, kBlock, state.offsets[followed])),
-              static_cast<int64_t>(kBlock));
-    ASSERT_EQ(::pread(data_fd_, expected, kBlock, state.offsets[followed]),
-              static_cast<ssize_t>(kBlock));
-    EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "visit " << followed;
+    ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[followed], followed);
   }
   // After 256 reads served from the cache in a row, the rest of the scope
   // passes through (OfferCall skips a scope that is not speculating).
@@ -184,6 +194,59 @@ TEST_F(GraphRunnerPageCacheTest, AScopeWhoseReadsAreAllCachedStopsFollowingTheGr
   LoopState again = ReadLoopState({1, 2, 3});
   scope.Enter(&again);
   EXPECT_TRUE(scope.speculating());
+  scope.Exit();
+}
+
+// A clock that moves 1 ms each time it is read: every read timed with it
+// looks as if it waited for the device.
+uint64_t SlowClock() {
+  static uint64_t now = 0;
+  return now += 1000000;
+}
+
+TEST_F(GraphRunnerPageCacheTest, ReadsThatWaitForTheDeviceAreNotTakenAsCached) {
+  // RWF_NOWAIT reads that return their bytes but take as long as a device
+  // read (the kernel started the read and it finished within the call)
+  // say the data is cold: the runner neither switches to serving reads
+  // from the cache nor leaves the scope to it, and issues reads early.
+  // Without the timing, the cached data file switched at once.
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
+  scope.SetReadClockForTests(&SlowClock);
+  const std::vector<int64_t> blocks = ScatteredBlocks(300);
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[i], i);
+  }
+  const Statistics& statistics = scope.statistics();
+  EXPECT_EQ(statistics.cache_mode_changes, 0u);
+  EXPECT_EQ(statistics.served_from_cache, 0u);
+  EXPECT_EQ(statistics.scopes_left_to_cache, 0u);
+  EXPECT_LE(statistics.found_cached, 1u) << "only a first slow read alone counts as a hit";
+  EXPECT_GT(engine_.prepared().size(), 0u)
+      << "after 16 misses in a row, reads not probed go to the engine";
+  EXPECT_TRUE(scope.speculating());
+  scope.Exit();
+}
+
+TEST_F(GraphRunnerPageCacheTest, ACheckedReadThatWaitsSwitchesSpeculationBackOn) {
+  // Serving from the cache, then the checked reads start to take as long
+  // as device reads: the second slow one in a row switches back.
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
+  const std::vector<int64_t> blocks = ScatteredBlocks(100);
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  char buffer[kBlock];
+  size_t i = 0;
+  for (; i < 40; ++i) ProgramCall(scope, Pread(data_fd_, buffer, kBlock, state.offsets[i]));
+  ASSERT_GT(scope.statistics().served_from_cache, 0u);
+  ASSERT_EQ(scope.statistics().cache_mode_changes, 1u);
+  scope.SetReadClockForTests(&SlowClock);
+  // One checked read in 8: the second slow one is at most 16 reads on.
+  for (; i < 60; ++i) ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[i], i);
+  EXPECT_EQ(scope.statistics().cache_mode_changes, 2u) << "to the cache and back";
   scope.Exit();
 }
 

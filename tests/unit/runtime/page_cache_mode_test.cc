@@ -113,6 +113,32 @@ TEST(PageCacheModeTest, ALongServedRunInOneScopeLeavesTheGraphAndANewScopeStarts
   EXPECT_FALSE(mode.ServedRunLeavesScope());
 }
 
+// A read that returned its bytes with RWF_NOWAIT but took longer than a
+// copy from memory can waited for the device; one slow read alone may be
+// the thread preempted.
+TEST(PageCacheModeTest, ASlowReadRightAfterAnotherWaitedForTheDevice) {
+  Mode mode;
+  const uint64_t bound = Mode::kMemoryReadNanoseconds + 8192 / Mode::kMemoryReadBytesPerNanosecond;
+  EXPECT_TRUE(mode.FromMemory(8192, 3000));
+  EXPECT_TRUE(mode.FromMemory(8192, bound));
+  EXPECT_TRUE(mode.FromMemory(8192, bound + 1)) << "a slow read alone";
+  EXPECT_TRUE(mode.FromMemory(8192, 3000));
+  EXPECT_TRUE(mode.FromMemory(8192, 150000));
+  EXPECT_FALSE(mode.FromMemory(8192, 140000)) << "a second slow read in a row";
+  EXPECT_FALSE(mode.FromMemory(8192, 310000));
+  EXPECT_TRUE(mode.FromMemory(8192, 3000));
+}
+
+// The bound grows with the bytes copied: a 1 MiB read from memory takes
+// far longer than an 8 KiB one.
+TEST(PageCacheModeTest, LargeReadsMayTakeLongerFromMemory) {
+  Mode mode;
+  EXPECT_TRUE(mode.FromMemory(1 << 20, 300000));
+  EXPECT_TRUE(mode.FromMemory(1 << 20, 300000)) << "300 us for 1 MiB is a copy";
+  EXPECT_TRUE(mode.FromMemory(8192, 300000));
+  EXPECT_FALSE(mode.FromMemory(8192, 300000)) << "not for 8 KiB";
+}
+
 TEST(PageCacheModeTest, NowaitUnsupportedIsRemembered) {
   Mode mode;
   EXPECT_FALSE(mode.nowait_unsupported());
