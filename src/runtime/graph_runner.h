@@ -27,9 +27,10 @@
 //
 // Reads that hit the page cache: an asynchronous engine only costs time on
 // data already in memory.  Before issuing a read early, the peek head tries
-// it with RWF_NOWAIT, which copies what the page cache holds and never
-// waits for the device: a full hit is kept in the slot and the engine is
-// not used.
+// it with RWF_NOWAIT, which copies what the page cache holds (or starts the
+// read and fails; sometimes it waits for that read and returns it, which
+// the timing of PageCacheMode::FromMemory tells): a full hit is kept in the
+// slot and the engine is not used.
 // After a run of hits the runner serves reads at the frontier straight
 // into the program's buffer and the peek head rests; the first checked read
 // that would block switches speculation back on.  After a long run of reads
