@@ -336,7 +336,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   if (cacheable_read && issue && TryReadFromCache(slot)) {
     issue = false;
     slot.state = SlotState::kCached;
-    if (!slot.probe_waited) statistics_.found_cached++;
+    (slot.probe_waited ? statistics_.probes_waited : statistics_.found_cached)++;
   }
 
   // A linked pair: prepare the successor now.  A write of the bytes the

@@ -63,14 +63,15 @@ class PageCacheMode {
   // the cache after 288 reads, and the rest of the file was read plain.
   // A read is slow when it took longer than kMemoryReadNanoseconds plus
   // one nanosecond per kMemoryReadBytesPerNanosecond bytes (8 KiB from the
-  // page cache: 3-10 us, first touches of a buffer included; from the
-  // development VM's disk: 40 us and more).  A slow read alone may be the
+  // page cache: 3-10 us; from the development VM's disk: 40 us and more;
+  // the runner's buffers have their pages faulted in before they are read
+  // into, GrowingBuffer).  A slow read alone may be the
   // thread preempted (about one hot probe in a hundred there took 25-100
   // us): only a slow read right after another slow one counts as having
   // waited.  On a device whose reads return within the bound they count
   // as cached, as they did before.
   static constexpr uint64_t kMemoryReadNanoseconds = 20000;
-  static constexpr uint64_t kMemoryReadBytesPerNanosecond = 2;  // 2 GB/s, a slow copy
+  static constexpr uint64_t kMemoryReadBytesPerNanosecond = 1;  // 1 GB/s, a slow copy
   bool FromMemory(uint64_t bytes, uint64_t nanoseconds) {
     const bool slow = nanoseconds > kMemoryReadNanoseconds + bytes / kMemoryReadBytesPerNanosecond;
     const bool waited = slow && previous_read_slow_;

@@ -51,6 +51,7 @@ constexpr CounterField kCounterFields[] = {
     {"speculation_stopped", &Statistics::speculation_stopped},
     {"speculation_resumed", &Statistics::speculation_resumed},
     {"found_cached", &Statistics::found_cached},
+    {"probes_waited", &Statistics::probes_waited},
     {"served_from_cache", &Statistics::served_from_cache},
     {"cache_mode_changes", &Statistics::cache_mode_changes},
     {"check_divergences", &Statistics::check_divergences},

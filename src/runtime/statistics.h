@@ -24,17 +24,18 @@ struct Statistics {
   uint64_t speculation_stopped = 0;  // times mispredictions in a row suspended speculation
   uint64_t speculation_resumed = 0;  // times a run of correct predictions resumed it
   uint64_t found_cached = 0;         // reads the peek head found in the page cache and read at once
-  uint64_t served_from_cache = 0;    // reads served at the frontier straight from the page cache
-  uint64_t cache_mode_changes = 0;   // switches between speculating and serving from the cache
-  uint64_t check_divergences = 0;    // check mode: places where the program left the graph
-  uint64_t bytes_early = 0;          // bytes transferred by consumed early reads and writes
-  uint64_t wait_nanoseconds = 0;     // time the program waited for early results
-  uint64_t depth_changes = 0;        // FOREACTOR_DEPTH=auto: moves of the controller's home depth
-  uint64_t depth_windows = 0;        // measurement windows the controller completed
-  uint64_t depth_window_sum = 0;     // sum of the depth of each window (mean = sum / windows)
-  uint64_t gate_trials = 0;          // scope gate: trial stretches run with a scope
-  uint64_t gate_trials_won = 0;      // scope gate: trials faster than their plain stretch
-  uint64_t gate_retries = 0;         // scope gate: idle rests ended by asking the runtime to retry
+  uint64_t probes_waited = 0;       // reads the peek head's RWF_NOWAIT probe returned after waiting
+  uint64_t served_from_cache = 0;   // reads served at the frontier straight from the page cache
+  uint64_t cache_mode_changes = 0;  // switches between speculating and serving from the cache
+  uint64_t check_divergences = 0;   // check mode: places where the program left the graph
+  uint64_t bytes_early = 0;         // bytes transferred by consumed early reads and writes
+  uint64_t wait_nanoseconds = 0;    // time the program waited for early results
+  uint64_t depth_changes = 0;       // FOREACTOR_DEPTH=auto: moves of the controller's home depth
+  uint64_t depth_windows = 0;       // measurement windows the controller completed
+  uint64_t depth_window_sum = 0;    // sum of the depth of each window (mean = sum / windows)
+  uint64_t gate_trials = 0;         // scope gate: trial stretches run with a scope
+  uint64_t gate_trials_won = 0;     // scope gate: trials faster than their plain stretch
+  uint64_t gate_retries = 0;        // scope gate: idle rests ended by asking the runtime to retry
   uint64_t gate_stretches_without_waits = 0;  // scope gate: plain stretches with no wait: no trial
   uint64_t gate_plain_units = 0;              // scope gate: units it ran without a scope
   uint64_t gate_scope_units = 0;              // scope gate: units it ran with a scope

@@ -224,6 +224,7 @@ TEST_F(GraphRunnerPageCacheTest, ReadsThatWaitForTheDeviceAreNotTakenAsCached) {
   EXPECT_EQ(statistics.served_from_cache, 0u);
   EXPECT_EQ(statistics.scopes_left_to_cache, 0u);
   EXPECT_LE(statistics.found_cached, 1u) << "only a first slow read alone counts as a hit";
+  EXPECT_GT(statistics.probes_waited, 0u);
   EXPECT_GT(engine_.prepared().size(), 0u)
       << "after 16 misses in a row, reads not probed go to the engine";
   EXPECT_TRUE(scope.speculating());

@@ -208,7 +208,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.metadata_served,
                           &statistics.metadata_mode_changes,
                           &statistics.writes_served,
-                          &statistics.write_mode_changes};
+                          &statistics.write_mode_changes,
+                          &statistics.probes_waited};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -254,7 +255,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "metadata_served",
                                     "metadata_mode_changes",
                                     "writes_served",
-                                    "write_mode_changes"};
+                                    "write_mode_changes",
+                                    "probes_waited"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -302,6 +304,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.metadata_mode_changes, 138u + 1038u);
   EXPECT_EQ(total.writes_served, 139u + 1039u);
   EXPECT_EQ(total.write_mode_changes, 140u + 1040u);
+  EXPECT_EQ(total.probes_waited, 141u + 1041u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
