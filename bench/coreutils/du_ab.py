@@ -97,7 +97,7 @@ def main():
     reference = None
     if options.cold:
         print(free_page_reporting.describe(free_page_reporting.hold()))
-    if not options.cold:
+    else:
         subprocess.run([programs[0][1], *du_args, *operands], stdout=subprocess.DEVNULL,
                        check=True)
     walls = {name: [] for name, _, _, _ in programs}
@@ -117,12 +117,11 @@ def main():
                 sys.exit(f"{name}: status {status}, stderr {errors[:300]!r}")
             if options.copy and not filecmp.cmp(options.tree, target, shallow=False):
                 sys.exit(f"{name}: {target} differs from {options.tree}")
-            if name in peers:
-                pass
-            elif reference is None:
-                reference = output
-            elif output != reference:
-                sys.exit(f"{name}: output differs from the first program's")
+            if name not in peers:
+                if reference is None:
+                    reference = output
+                elif output != reference:
+                    sys.exit(f"{name}: output differs from the first program's")
             walls[name].append(wall)
             cpus[name].append(cpu)
     base_wall = statistics.median(walls[programs[0][0]])

@@ -735,20 +735,28 @@ QuickCallMode* GraphRunner::QuickModeFor(const foreactor_call& call) {
   return kind.regular && !kind.direct ? &write_mode_ : nullptr;
 }
 
+int64_t GraphRunner::ReadWithoutWaiting(int fd, char* buffer, size_t length, int64_t offset,
+                                        uint64_t* took) {
+  const uint64_t start = read_clock_();
+  const int64_t result = raw::Preadv2(fd, buffer, length, offset, RWF_NOWAIT);
+  *took = read_clock_() - start;
+  if (result == -EOPNOTSUPP) cache_mode_.NoteNowaitUnsupported();
+  return result;
+}
+
 bool GraphRunner::TryReadFromCache(VisitSlot& slot) {
   const foreactor_call& predicted = slot.predicted;
   if (cache_mode_.nowait_unsupported() || predicted.offset < 0) return false;
   // After a run of misses the data is cold: only some reads are probed, so
   // that a cold run pays little for the probes.
   if (!cache_mode_.ProbeWanted()) return false;
-  const uint64_t start = read_clock_();
-  int64_t result =
-      raw::Preadv2(predicted.fd, slot.data.data(), predicted.length, predicted.offset, RWF_NOWAIT);
-  if (result == -EOPNOTSUPP) cache_mode_.NoteNowaitUnsupported();
+  uint64_t took = 0;
+  const int64_t result =
+      ReadWithoutWaiting(predicted.fd, slot.data.data(), predicted.length, predicted.offset, &took);
   const bool full = result == static_cast<int64_t>(predicted.length);
   // A read that waited for the device is a miss even when it returned the
   // data; the bytes are kept all the same.
-  const bool hit = full && cache_mode_.FromMemory(predicted.length, read_clock_() - start);
+  const bool hit = full && cache_mode_.FromMemory(predicted.length, took);
   if (cache_mode_.NoteProbe(hit, predicted.length)) statistics_.cache_mode_changes++;
   if (!full) return false;
   slot.probe_waited = !hit;
@@ -774,11 +782,9 @@ bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t
     if (done < 0) return false;
     return FinishServedFromCache(node, real, done, result);
   }
-  const uint64_t start = read_clock_();
-  int64_t done = raw::Preadv2(real.fd, buffer, real.length, offset, RWF_NOWAIT);
-  const uint64_t took = read_clock_() - start;
+  uint64_t took = 0;
+  int64_t done = ReadWithoutWaiting(real.fd, buffer, real.length, offset, &took);
   if (done < 0) {
-    if (done == -EOPNOTSUPP) cache_mode_.NoteNowaitUnsupported();
     if (done == -EAGAIN || done == -EOPNOTSUPP) {
       // Not cached: speculate again; this call runs as the program made it.
       cache_mode_.LeaveServing();

@@ -260,6 +260,11 @@ class GraphRunner {
   // returned all its bytes, which the slot then holds (`probe_waited` when
   // the probe waited for the device all the same).
   bool TryReadFromCache(VisitSlot& slot);
+  // preadv2 of `length` bytes at `offset` (-1: the file position) into
+  // `buffer` with RWF_NOWAIT, timed with read_clock_ into `*took`; notes a
+  // file system that refuses the flag.  Returns what preadv2 returned (a
+  // negative errno on failure).
+  int64_t ReadWithoutWaiting(int fd, char* buffer, size_t length, int64_t offset, uint64_t* took);
   // The mode that judges `call` by the time the program's own take, or
   // null: lookups (the stat family), and writes to a file without O_DIRECT
   // while no write pipeline runs.  Null when page-cache awareness is off.

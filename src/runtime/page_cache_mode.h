@@ -65,11 +65,11 @@ class PageCacheMode {
   // one nanosecond per kMemoryReadBytesPerNanosecond bytes (8 KiB from the
   // page cache: 3-10 us; from the development VM's disk: 40 us and more;
   // the runner's buffers have their pages faulted in before they are read
-  // into, GrowingBuffer).  A slow read alone may be the
-  // thread preempted (about one hot probe in a hundred there took 25-100
-  // us): only a slow read right after another slow one counts as having
-  // waited.  On a device whose reads return within the bound they count
-  // as cached, as they did before.
+  // into, GrowingBuffer).  A slow read alone may be the thread preempted
+  // (about one hot probe in a hundred there took 25-100 us): only a slow
+  // read right after another slow one counts as having waited.  On a
+  // device whose reads return within the bound they count as cached, as
+  // they did before.
   static constexpr uint64_t kMemoryReadNanoseconds = 20000;
   static constexpr uint64_t kMemoryReadBytesPerNanosecond = 1;  // 1 GB/s, a slow copy
   bool FromMemory(uint64_t bytes, uint64_t nanoseconds) {
@@ -100,8 +100,8 @@ class PageCacheMode {
   }
 
   // The outcome of a probe of `bytes`: `hit` when it returned them all
-  // and FromMemory() took it as read from memory.  Returns true when it switches to serving reads
-  // from the cache.
+  // and FromMemory() took it as read from memory.  Returns true when it
+  // switches to serving reads from the cache.
   bool NoteProbe(bool hit, uint64_t bytes) {
     if (!hit) {
       consecutive_hits_ = 0;
