@@ -62,6 +62,7 @@
 #ifndef FOREACTOR_RUNTIME_DEPTH_CONTROLLER_H_
 #define FOREACTOR_RUNTIME_DEPTH_CONTROLLER_H_
 
+#include <algorithm>
 #include <cstdint>
 
 #include "config/settings.h"
@@ -106,6 +107,9 @@ class DepthController {
   unsigned home_depth() const { return automatic() ? DepthOfLevel(home_level_) : depth_; }
   // False for an exact depth: depth() never moves.
   bool automatic() const { return policy_ != DepthPolicy::kExact; }
+  // Makes depth() `depth` (at most the controller's largest) until the
+  // controller next moves it; for tests of what a depth change does.
+  void SetDepthForTests(unsigned depth) { depth_ = std::min(depth, maximum_depth_); }
 
   // The owning thread entered or left one of the graph's scopes.
   void ScopeEntered();

@@ -62,7 +62,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         }
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
-        state.slots.reset(new VisitSlot[ring_size_]);
+        state.slots.Allocate(ring_size_);
       } else if (node.kind == NodeKind::kBranch) {
         branch_states_[node.dense_index].choices.reset(new int[ring_size_ + 1]);
       }
@@ -169,11 +169,6 @@ foreactor_visit GraphRunner::MakeVisit(const Cursor& cursor, uint64_t* iteration
   return VisitAt(graph_, cursor, scope_state_, iteration_storage);
 }
 
-VisitSlot& GraphRunner::SlotOf(int node, uint64_t visit_count) {
-  SyscallNodeState& state = syscall_states_[graph_.node(node).dense_index];
-  return state.slots[visit_count % ring_size_];
-}
-
 bool GraphRunner::AskArguments(int node, const Cursor& cursor, VisitSlot& slot) {
   const Node& info = graph_.node(node);
   uint64_t iteration[FOREACTOR_MAX_LOOPS];
@@ -210,7 +205,7 @@ void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* e
   const PendingAccesses::Change change = pending_accesses_.ChangeBy(real);
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
-      VisitSlot& slot = state.slots[visit % ring_size_];
+      VisitSlot& slot = state.slots.At(visit);
       if (&slot == except) continue;
       if (slot.state != SlotState::kIssued && slot.state != SlotState::kCached) continue;
       if (!pending_accesses_.MakesStale(change, slot.predicted)) continue;
@@ -246,6 +241,7 @@ void GraphRunner::Fill() {
     return;
   }
   const unsigned depth = depth_controller_.depth();
+  if (!SlotRingsHold(depth)) return;
   while (!peek_blocked_for_scope_ && visits_ahead_ < depth && bytes_ahead_ < kMaxBytesAhead &&
          !WriteProbeAhead()) {
     const Node& node = graph_.node(peek_.node);
@@ -261,6 +257,20 @@ void GraphRunner::Fill() {
     prepared_unsubmitted_ = 0;
     engine_->Submit();  // failures complete the requests with -ECANCELED
   }
+}
+
+bool GraphRunner::SlotRingsHold(unsigned depth) {
+  if (depth < slots_in_use_) return true;
+  if (visits_ahead_ > 0) {
+    slot_rings_waited_ = true;
+    return false;
+  }
+  // A ring that had to wait grows to the most at once: a second wait would
+  // cost another pipeline's drain.
+  slots_in_use_ = slot_rings_waited_ ? ring_size_ : std::min(depth + 1, ring_size_);
+  slot_rings_waited_ = false;
+  for (SyscallNodeState& state : syscall_states_) state.slots.GrowTo(slots_in_use_);
+  return depth < slots_in_use_;
 }
 
 GraphRunner::PeekStep GraphRunner::PeekBranch(int node) {
@@ -279,7 +289,7 @@ GraphRunner::PeekStep GraphRunner::PeekBranch(int node) {
 GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   const Node& info = graph_.node(node);
   SyscallNodeState& state = syscall_states_[info.dense_index];
-  VisitSlot& slot = state.slots[state.peek_count % ring_size_];
+  VisitSlot& slot = state.slots.At(state.peek_count);
   if (!AskArguments(node, peek_, slot)) return PeekStep::kStop;
 
   const foreactor_call& call = slot.predicted;
@@ -350,7 +360,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     Cursor after = peek_;
     after.Take(info.next);
     SyscallNodeState& partner_state = syscall_states_[graph_.node(partner_node).dense_index];
-    VisitSlot& candidate = partner_state.slots[partner_state.peek_count % ring_size_];
+    VisitSlot& candidate = partner_state.slots.At(partner_state.peek_count);
     if (!AskArguments(partner_node, after, candidate)) return PeekStep::kStop;
     const bool partner_uncertain = uncertain || info.next.weak;
     const EarlyIssue partner_early = EarlyIssueFor(candidate.predicted);
@@ -484,7 +494,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
     return false;
   }
   SyscallNodeState& state = syscall_states_[info.dense_index];
-  VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
+  VisitSlot& slot = state.slots.At(state.frontier_count);
   const bool peek_passed = state.frontier_count < state.peek_count;
   // Arguments further ahead may have become known since the last call; ask
   // before waiting.  (When the peek head is still at the frontier, this
@@ -610,7 +620,7 @@ void GraphRunner::ParkEarlyDescriptors() {
   if (!speculating_) return;
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
-      VisitSlot& slot = state.slots[visit % ring_size_];
+      VisitSlot& slot = state.slots.At(visit);
       if (slot.state != SlotState::kIssued || !IsOpen(slot.predicted.type) ||
           slot.descriptor_parked) {
         continue;
@@ -642,7 +652,7 @@ void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int6
                                       bool served_early) {
   const Node& info = graph_.node(node);
   SyscallNodeState& state = syscall_states_[info.dense_index];
-  VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
+  VisitSlot& slot = state.slots.At(state.frontier_count);
   const bool peek_passed = state.frontier_count < state.peek_count;
   // The visit's bytes came from the page cache, found by a probe of the
   // peek head or served at the frontier.
@@ -706,7 +716,7 @@ void GraphRunner::CheckForeignCall(int node, const foreactor_call& real) {
   // usually means the graph lacks a node or has them in the wrong order.
   SyscallNodeState& state = syscall_states_[graph_.node(node).dense_index];
   if (state.frontier_count >= state.peek_count) return;
-  const VisitSlot& slot = state.slots[state.frontier_count % ring_size_];
+  const VisitSlot& slot = state.slots.At(state.frontier_count);
   const CallTypeInfo& real_info = InfoOf(real.type);
   if (!real_info.uses_fd || !InfoOf(slot.predicted.type).uses_fd || real.fd != slot.predicted.fd) {
     return;
@@ -856,13 +866,13 @@ void GraphRunner::DrainAhead() {
   // Cancel everything first so the engine can drop it together, then wait.
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
-      VisitSlot& slot = state.slots[visit % ring_size_];
+      VisitSlot& slot = state.slots.At(visit);
       if (slot.state == SlotState::kIssued) EngineOf(slot.request)->Cancel(&slot.request);
     }
   }
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
-      VisitSlot& slot = state.slots[visit % ring_size_];
+      VisitSlot& slot = state.slots.At(visit);
       if (slot.state == SlotState::kIssued) DiscardEarlyResult(slot);
       slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
       slot.state = SlotState::kEmpty;

@@ -87,7 +87,8 @@
 //    from the one the peek head took, everything ahead is drained;
 //  - for every syscall node, visits [frontier_count, peek_count) are the
 //    ones the peek head passed and the frontier has not reached; they live
-//    in distinct slots because at most `depth` < ring size visits are ahead;
+//    in distinct slots because at most `depth` < the rings' length visits
+//    are ahead (SlotRingsHold);
 //  - no request is in flight when the scope is left.
 #ifndef FOREACTOR_RUNTIME_GRAPH_RUNNER_H_
 #define FOREACTOR_RUNTIME_GRAPH_RUNNER_H_
@@ -191,6 +192,12 @@ class GraphRunner {
   // FromMemory); tests give one that makes every read look slow.
   using Clock = uint64_t (*)();
   void SetReadClockForTests(Clock clock) { read_clock_ = clock; }
+  // Moves the depth as the controller would (DepthController).
+  void SetDepthForTests(unsigned depth) { depth_controller_.SetDepthForTests(depth); }
+  // The slots each syscall node has in use: depth + 1 for the largest depth
+  // chosen so far, or all of them once a deeper depth had to wait for the
+  // visits ahead (SlotRingsHold).
+  unsigned slots_in_use() const { return slots_in_use_; }
 
   bool speculating() const { return speculating_; }
   // Mispredictions suspended speculation; the frontier still follows the program.
@@ -221,7 +228,7 @@ class GraphRunner {
  private:
   // Per syscall node and per branch node state, indexed by dense index.
   struct SyscallNodeState {
-    std::unique_ptr<VisitSlot[]> slots;
+    SlotRing slots;
     uint64_t peek_count = 0;
     uint64_t frontier_count = 0;
   };
@@ -232,10 +239,15 @@ class GraphRunner {
   };
 
   foreactor_visit MakeVisit(const Cursor& cursor, uint64_t* iteration_storage) const;
-  VisitSlot& SlotOf(int node, uint64_t visit_count);
 
   // Peek head.
   void Fill();
+  // Whether the slot rings have room for `depth` visits ahead of the
+  // frontier.  When they do not, grows them if no visit lives in a slot
+  // (to depth + 1 slots, or to the most the controller may choose once it
+  // had to wait), and otherwise returns false: the peek head then passes
+  // nothing more until the frontier has taken every visit ahead.
+  bool SlotRingsHold(unsigned depth);
   enum class PeekStep { kAdvanced, kStop };
   PeekStep PeekBranch(int node);
   PeekStep PeekSyscall(int node);
@@ -301,7 +313,9 @@ class GraphRunner {
   Engine* EngineOf(const Request& request) const {
     return request.ordered ? write_engine_ : engine_;
   }
-  const unsigned ring_size_;  // the largest depth the controller may choose, plus one
+  const unsigned ring_size_;        // the largest depth the controller may choose, plus one
+  unsigned slots_in_use_ = 1;       // every node's SlotRing::length(), at most ring_size_
+  bool slot_rings_waited_ = false;  // visits ahead kept the rings from growing
   DepthController depth_controller_;
   bool depth_measuring_ = false;  // the controller's window counts calls that ran speculatively
   uint64_t reported_depth_changes_ = 0;  // controller counters already in statistics_

@@ -1,9 +1,10 @@
 // visit_slot.h: the storage of one in-flight visit of a syscall node.
 //
-// Each syscall node of a running graph owns a fixed ring of depth+1 slots;
-// visit number k of the node lives in slot k % ring size.  A slot's memory
-// (data buffer, path copy) is kept across visits and scopes, so the hot path
-// allocates only when a visit needs a larger buffer than any before it.
+// Each syscall node of a running graph owns a ring of slots (SlotRing);
+// visit number k of the node lives in slot k % the ring's length.  A slot's
+// memory (data buffer, path copy) is kept across visits and scopes, so the
+// hot path allocates only when a visit needs a larger buffer than any before
+// it.
 #ifndef FOREACTOR_RUNTIME_VISIT_SLOT_H_
 #define FOREACTOR_RUNTIME_VISIT_SLOT_H_
 
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <new>
 
 #include "engine/request.h"
 
@@ -74,6 +76,58 @@ struct VisitSlot {
   uint64_t bytes_ahead = 0;  // counted in the scope's bytes ahead while passed by the peek head
   GrowingBuffer data;        // read destination / write source
   std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes
+};
+
+// The slots of one syscall node: room for `capacity` of them (the largest
+// depth the node's runner may choose, plus one), of which only the first
+// length() are constructed and used.  A workload whose depth stays low never
+// touches the others' memory: with the automatic depth (capacity 257, about
+// 125 KiB) a short scan of cached data otherwise faulted in every slot, and
+// each slot's buffer, as its visits went round the ring.
+//
+// GrowTo() changes which slot a visit lives in, so the owner calls it only
+// when no visit of the node lives in a slot (nothing between the frontier
+// and the peek head).  The ring never shrinks.
+class SlotRing {
+ public:
+  SlotRing() = default;
+  SlotRing(const SlotRing&) = delete;
+  SlotRing& operator=(const SlotRing&) = delete;
+  SlotRing(SlotRing&& other) noexcept
+      : slots_(other.slots_), capacity_(other.capacity_), length_(other.length_) {
+    other.slots_ = nullptr;
+    other.capacity_ = other.length_ = 0;
+  }
+  ~SlotRing() {
+    for (unsigned index = 0; index < length_; ++index) slots_[index].~VisitSlot();
+    ::operator delete (slots_, std::align_val_t{alignof(VisitSlot)});
+  }
+
+  // Takes room for `capacity` (>= 1) slots, untouched, and constructs the
+  // first.  Called once; throws std::bad_alloc when out of memory.
+  void Allocate(unsigned capacity) {
+    slots_ = static_cast<VisitSlot*>(
+        ::operator new (sizeof(VisitSlot) * capacity, std::align_val_t{alignof(VisitSlot)}));
+    capacity_ = capacity;
+    GrowTo(1);
+  }
+
+  // Uses the first min(`length`, capacity()) slots from now on, constructing
+  // those not used before.  Allocates nothing.
+  void GrowTo(unsigned length) {
+    if (length > capacity_) length = capacity_;
+    for (; length_ < length; ++length_) new (&slots_[length_]) VisitSlot();
+  }
+
+  // The slot of the node's visit number `visit`.
+  VisitSlot& At(uint64_t visit) { return slots_[visit % length_]; }
+
+  unsigned length() const { return length_; }
+
+ private:
+  VisitSlot* slots_ = nullptr;  // room for capacity_, the first length_ constructed
+  unsigned capacity_ = 0;
+  unsigned length_ = 0;
 };
 
 }  // namespace foreactor
