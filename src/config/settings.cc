@@ -11,7 +11,7 @@
 //    and still count them, which is the baseline mode.
 //  - Every tunable may be given per graph: FOREACTOR_<TUNABLE>_<graph>, for
 //    DEPTH, EXACT_DEPTH, ENGINE, QUEUE_SIZE, WORKERS, IO_URING_ASYNC, PAGE_CACHE,
-//    CHECK and WRITE_BEHIND.
+//    CHECK, WRITE_BEHIND, READ_AHEAD and DIRECT_READS.
 //  - An invalid WRITE_BEHIND turns only write-behind off (for the graph it
 //    names, or for every graph), not foreactor: it is a feature of its own.
 //  - SettingsForGraph() reads the copy of the FOREACTOR_* variables taken
@@ -192,7 +192,8 @@ enum class TunableId {
   kPageCache,
   kCheck,
   kWriteBehind,
-  kReadAhead
+  kReadAhead,
+  kDirectReads
 };
 
 struct Tunable {
@@ -218,12 +219,14 @@ constexpr Tunable kTunables[] = {
     {TunableId::kCheck, "CHECK", 0, 1, "0 or 1", ""},
     {TunableId::kWriteBehind, "WRITE_BEHIND", 0, 1, "1 (on) or 0 (off)", "write-behind is off"},
     {TunableId::kReadAhead, "READ_AHEAD", 0, 1, "1 (on) or 0 (off)", "read-ahead streams are off"},
+    {TunableId::kDirectReads, "DIRECT_READS", 0, 1, "1 (on) or 0 (off)", "direct reads are off"},
 };
 
 // Turns off the feature of a tunable with an own_consequence.
 void TurnOff(const Tunable& tunable, GraphSettings* settings) {
   if (tunable.id == TunableId::kWriteBehind) settings->write_behind = false;
   if (tunable.id == TunableId::kReadAhead) settings->read_ahead = false;
+  if (tunable.id == TunableId::kDirectReads) settings->direct_reads = false;
 }
 
 // Stores `value` for `tunable` into `settings`.  Returns false when the
@@ -263,6 +266,8 @@ bool ApplyTunable(const Tunable& tunable, std::string_view value, GraphSettings*
       return ParseZeroOrOne(value, &settings->write_behind);
     case TunableId::kReadAhead:
       return ParseZeroOrOne(value, &settings->read_ahead);
+    case TunableId::kDirectReads:
+      return ParseZeroOrOne(value, &settings->direct_reads);
   }
   return false;
 }

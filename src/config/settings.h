@@ -22,6 +22,10 @@
 //                                  as large reads off the program's thread (default 1; also
 //                                  FOREACTOR_READ_AHEAD_<graph>); an invalid value turns
 //                                  read-ahead streams off, nothing else
+//   FOREACTOR_DIRECT_READS=0|1     issue early reads of cold ranges past the page cache
+//                                  (runtime/direct_reads.h; default 1; also
+//                                  FOREACTOR_DIRECT_READS_<graph>); an invalid value turns
+//                                  direct reads off, nothing else
 //   FOREACTOR_STATS=PATH           write statistics JSON there at exit
 //   FOREACTOR_WALK_AHEAD=0|1       walk directory trees ahead of the program (src/walk/)
 //   FOREACTOR_WALK_AHEAD_WORKERS=N walk-ahead threads, 1..64 (default 8)
@@ -63,7 +67,8 @@ struct GraphSettings {
   bool page_cache_aware = true;  // probe reads with RWF_NOWAIT before issuing them
   bool check = false;            // check mode: compare every call with the graph, issue nothing
   bool write_behind = true;      // honour the graph's write-behind nodes (runtime/write_behind.h)
-  bool read_ahead = true;  // read-ahead streams for scattered scans (runtime/read_ahead_stream.h)
+  bool read_ahead = true;    // read-ahead streams for scattered scans (runtime/read_ahead_stream.h)
+  bool direct_reads = true;  // early reads of cold ranges past the page cache (direct_reads.h)
   EngineOptions engine;
 };
 

@@ -132,6 +132,7 @@ void GraphRunner::Exit() {
                      "branch choices that led here");
   }
   DrainAhead();
+  direct_reads_.CloseAll();  // every early request has completed
   if (read_ahead_ != nullptr) read_ahead_->EndScope();
   if (write_behind_ != nullptr) write_behind_->EndScope();
   depth_controller_.ScopeLeft();
@@ -343,7 +344,22 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     }
   }
   if (issue && !PrepareEarlyRequest(slot)) return PeekStep::kStop;
-  if (cacheable_read && issue && TryReadFromCache(slot)) {
+  // A read of a cold range goes past the page cache when it can: the
+  // device fills the slot directly, and no probe starts the kernel's
+  // read-ahead of a range the slot will serve.
+  bool direct = false;
+  if (cacheable_read && issue && settings_.direct_reads &&
+      uint64_t{depth_controller_.depth()} * slot.request.call.length >= kMinDirectDepthBytes) {
+    const int descriptor =
+        direct_reads_.DescriptorFor(call.fd, file_kinds_.Lookup(call.fd), slot.request.call.offset,
+                                    slot.request.call.length, slot.request.call.buffer);
+    if (descriptor >= 0) {
+      slot.request.call.fd = descriptor;
+      direct = true;
+    }
+  }
+  slot.direct_read = direct;
+  if (cacheable_read && issue && !direct && TryReadFromCache(slot)) {
     issue = false;
     slot.state = SlotState::kCached;
     (slot.probe_waited ? statistics_.probes_waited : statistics_.found_cached)++;
@@ -397,6 +413,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     slot.state = SlotState::kIssued;
     slot.descriptor_parked = false;
     statistics_.issued_early++;
+    if (direct) statistics_.direct_reads++;
     prepared_unsubmitted_++;
   }
 
@@ -411,6 +428,14 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     const CallTypeInfo& passed_info = InfoOf(type);
     passed.bytes_ahead =
         passed_info.reads_data || passed_info.writes_data ? DataLength(passed.predicted) : 0;
+    // A write of what its linked read produced moves the read's bytes
+    // again, from the read's buffer: it adds no memory and no device read.
+    if (passed_info.writes_data && !passed_info.vectored && passed.predicted.buffer == nullptr) {
+      passed.bytes_ahead = 0;
+    }
+    if (passed.state == SlotState::kIssued && passed.direct_read) {
+      passed.bytes_ahead = passed.bytes_ahead * kMaxBytesAhead / kMaxDirectBytesAhead;
+    }
     bytes_ahead_ += passed.bytes_ahead;
     passed_state.peek_count++;
     visits_ahead_++;
@@ -565,7 +590,12 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
         (!type_info.writes_data || (written != nullptr && WrittenBytesMatch(real, written)));
     if (match) {
       WaitFor(slot);
-      if (Deliverable(slot.request)) return ServeEarlyResult(node, slot, *intercepted, result);
+      // A direct read that failed says nothing of the program's read
+      // through the page cache, which then runs as its own call.
+      const bool failed_direct = slot.direct_read && slot.request.result < 0;
+      if (Deliverable(slot.request) && !failed_direct) {
+        return ServeEarlyResult(node, slot, *intercepted, result);
+      }
       if (Executed(slot.request)) {
         statistics_.wasted++;
       } else {

@@ -81,6 +81,7 @@ constexpr CounterField kCounterFields[] = {
     {"metadata_mode_changes", &Statistics::metadata_mode_changes},
     {"writes_served", &Statistics::writes_served},
     {"write_mode_changes", &Statistics::write_mode_changes},
+    {"direct_reads", &Statistics::direct_reads},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -73,6 +73,9 @@ struct VisitSlot {
   // kCached by a probe that returned the bytes but waited for the device
   // (PageCacheMode::FromMemory): the data was cold, though it is here now.
   bool probe_waited = false;
+  // Issued on a descriptor of the runner's own opened O_DIRECT
+  // (direct_reads.h): a failure says nothing of the program's own read.
+  bool direct_read = false;
   uint64_t bytes_ahead = 0;  // counted in the scope's bytes ahead while passed by the peek head
   GrowingBuffer data;        // read destination / write source
   std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes

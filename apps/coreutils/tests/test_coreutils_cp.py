@@ -231,17 +231,26 @@ def test_automatic_depth_scope_entered_mid_copy(tmp_path, engine):
     stretch of at least 64 chunks, in the middle of the file: its reads must
     still be predicted at their positions (none mispredicted), and the copy
     is identical.  The source is dropped from the page cache first: a plain
-    stretch that never waits (a cached source) gets no trial."""
+    stretch that never waits (a cached source) gets no trial.  A cold
+    source may not make one wait either: with a large read-ahead window the
+    kernel keeps ahead of cp (stock cp waited 6-10 times in a 96 MiB copy on
+    the development VM): the file is long enough for the gate to try plain
+    stretches again after idle rests, the copy is tried up to three times
+    for a trial, and every try must be exact."""
+    chunks = 3072
     binaries = programs()
     source = tmp_path / "source"
-    source.write_bytes(os.urandom(768 * CHUNK))
+    source.write_bytes(os.urandom(chunks * CHUNK))
     stats_file = tmp_path / "stats.json"
-    stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE,
-                            foreactor_environment(engine, "auto", stats_file), cold=True)
-    assert ours.read_bytes() == source.read_bytes()
-    assert metadata(ours) == metadata(stock)
-    statistics = graph_statistics(stats_file, GRAPH)
+    for _ in range(3):
+        stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE,
+                                foreactor_environment(engine, "auto", stats_file), cold=True)
+        assert ours.read_bytes() == source.read_bytes()
+        assert metadata(ours) == metadata(stock)
+        statistics = graph_statistics(stats_file, GRAPH)
+        assert statistics["mispredicted"] == 0, statistics
+        if statistics.get("gate_trials", 0) >= 1:
+            break
     assert statistics.get("gate_trials", 0) >= 1, statistics
     assert statistics.get("gate_plain_units", 0) >= 64, statistics
-    assert 0 < statistics["intercepted"] < 768 * 2, statistics
-    assert statistics["mispredicted"] == 0, statistics
+    assert 0 < statistics["intercepted"] < chunks * 2, statistics

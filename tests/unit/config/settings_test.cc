@@ -334,6 +334,23 @@ TEST(ParseSettingsTest, AnInvalidReadAheadTurnsOnlyReadAheadOff) {
   }
 }
 
+TEST(ParseSettingsTest, DirectReadsAreOnByDefaultAndTakeZeroOrOne) {
+  EXPECT_TRUE(Parse({"FOREACTOR=1"}).defaults.direct_reads);
+  ProcessSettings off = Parse({"FOREACTOR=1", "FOREACTOR_DIRECT_READS=0"});
+  EXPECT_FALSE(off.defaults.direct_reads);
+  EXPECT_TRUE(off.problems.empty()) << JoinProblems(off);
+}
+
+TEST(ParseSettingsTest, AnInvalidDirectReadsTurnsOnlyDirectReadsOff) {
+  ProcessSettings settings = Parse({"FOREACTOR=1", "FOREACTOR_DIRECT_READS=on"});
+  EXPECT_TRUE(settings.enabled);
+  EXPECT_FALSE(settings.defaults.direct_reads);
+  EXPECT_TRUE(settings.defaults.read_ahead);
+  ASSERT_EQ(settings.problems.size(), 1u) << JoinProblems(settings);
+  EXPECT_EQ(settings.problems[0],
+            "FOREACTOR_DIRECT_READS=\"on\" is not 1 (on) or 0 (off); direct reads are off");
+}
+
 TEST(ParseSettingsTest, ProblemMessageMatchesTheDocumentedForm) {
   ProcessSettings settings = Parse({"FOREACTOR=1", "FOREACTOR_DEPTH=abc"});
   ASSERT_EQ(settings.problems.size(), 1u);
@@ -624,6 +641,14 @@ TEST_F(ProcessSettingsTest, WriteBehindIsSetPerGraphAndAnInvalidValueTurnsOnlyIt
   GraphSettings copy = SettingsForGraph("copy");
   EXPECT_TRUE(copy.enabled) << "the graph itself stays on";
   EXPECT_FALSE(copy.write_behind);
+}
+
+TEST_F(ProcessSettingsTest, DirectReadsAreSetPerGraph) {
+  Set("FOREACTOR", "1");
+  Set("FOREACTOR_DIRECT_READS_copy", "0");
+  ReloadSettingsForTesting();
+  EXPECT_TRUE(SettingsForGraph("other").direct_reads);
+  EXPECT_FALSE(SettingsForGraph("copy").direct_reads);
 }
 
 TEST_F(ProcessSettingsTest, InvalidPerGraphValueTurnsOnlyThatGraphOff) {

@@ -209,7 +209,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.metadata_mode_changes,
                           &statistics.writes_served,
                           &statistics.write_mode_changes,
-                          &statistics.probes_waited};
+                          &statistics.probes_waited,
+                          &statistics.direct_reads};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -256,7 +257,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "metadata_mode_changes",
                                     "writes_served",
                                     "write_mode_changes",
-                                    "probes_waited"};
+                                    "probes_waited",
+                                    "direct_reads"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -305,6 +307,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.writes_served, 139u + 1039u);
   EXPECT_EQ(total.write_mode_changes, 140u + 1040u);
   EXPECT_EQ(total.probes_waited, 141u + 1041u);
+  EXPECT_EQ(total.direct_reads, 142u + 1042u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {

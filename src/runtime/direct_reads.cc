@@ -1,0 +1,109 @@
+#include "runtime/direct_reads.h"
+
+#include <fcntl.h>
+#include <linux/stat.h>
+#include <sys/statfs.h>
+
+#include <cstdio>
+
+#include "engine/high_descriptors.h"
+#include "runtime/descriptor_parking.h"
+#include "runtime/pages_cached.h"
+#include "runtime/raw_syscalls.h"
+
+namespace foreactor {
+namespace {
+
+// File systems on block devices whose direct reads return what buffered
+// reads return (<linux/magic.h>).
+bool TakesDirectReads(long filesystem_type) {
+  switch (static_cast<unsigned long>(filesystem_type) & 0xffffffffUL) {
+    case 0xEF53:      // ext2, ext3, ext4
+    case 0x58465342:  // xfs
+    case 0x9123683E:  // btrfs
+    case 0xF2F52010:  // f2fs
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Aligned(uint64_t value, uint32_t alignment) { return value % alignment == 0; }
+
+}  // namespace
+
+int DirectReads::DescriptorFor(int fd, const FileKindCache::Kind& kind, uint64_t offset,
+                               uint64_t length, const void* buffer) {
+  if (!kind.known || !kind.regular || kind.direct || length < kMinLength) return -1;
+  const Entry* entry = EntryFor(fd, kind);
+  if (entry == nullptr || entry->descriptor < 0) return -1;
+  if (!Aligned(offset, entry->offset_align) || !Aligned(length, entry->offset_align) ||
+      !Aligned(reinterpret_cast<uintptr_t>(buffer), entry->memory_align)) {
+    return -1;
+  }
+  uint64_t cached = 0, pages = 0;
+  if (CountCachedPages(fd, offset, length, &cached, &pages) != 0 || cached != 0) return -1;
+  return entry->descriptor;
+}
+
+DirectReads::Entry* DirectReads::EntryFor(int fd, const FileKindCache::Kind& kind) {
+  for (Entry& entry : entries_) {
+    if (entry.used && entry.device == kind.device && entry.inode == kind.inode) return &entry;
+  }
+  for (Entry& entry : entries_) {
+    if (entry.used) continue;
+    entry.used = true;
+    entry.device = kind.device;
+    entry.inode = kind.inode;
+    Open(fd, entry);
+    return &entry;
+  }
+  return nullptr;
+}
+
+void DirectReads::Open(int fd, Entry& entry) {
+  struct statfs filesystem {};
+  if (raw::Fstatfs(fd, &filesystem) != 0 || !TakesDirectReads(filesystem.f_type)) return;
+  // The high range's floor, as early opens are parked (descriptor_parking.h).
+  const long floor = DescriptorParking::FloorBelow(HighDescriptorCeiling());
+  if (floor < 0) return;
+  char path[40];
+  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  const int64_t opened = raw::Openat2(AT_FDCWD, path, O_RDONLY | O_DIRECT | O_CLOEXEC, 0);
+  if (opened < 0) return;
+  const int direct = static_cast<int>(opened);
+  const int64_t moved = raw::Fcntl(direct, F_DUPFD_CLOEXEC, floor);
+  raw::Close(direct);
+  if (moved < 0) return;
+  const int descriptor = static_cast<int>(moved);
+  // The reopened file must be the one the program's descriptor names (it
+  // is, unless the number changed meaning since the runner looked), and the
+  // kernel must say how direct reads of it are aligned.
+  struct stat status {};
+  struct statx alignment {};
+  if (raw::Fstat(descriptor, &status) != 0 || status.st_dev != entry.device ||
+      status.st_ino != entry.inode || raw::FstatxOf(descriptor, STATX_DIOALIGN, &alignment) != 0 ||
+      (alignment.stx_mask & STATX_DIOALIGN) == 0 || alignment.stx_dio_mem_align == 0 ||
+      alignment.stx_dio_offset_align == 0) {
+    raw::Close(descriptor);
+    return;
+  }
+  entry.descriptor = descriptor;
+  entry.memory_align = alignment.stx_dio_mem_align;
+  entry.offset_align = alignment.stx_dio_offset_align;
+}
+
+void DirectReads::CloseAll() {
+  for (Entry& entry : entries_) {
+    if (entry.descriptor >= 0) raw::Close(entry.descriptor);
+    entry = Entry{};
+  }
+}
+
+int DirectReads::open_descriptors() const {
+  int open = 0;
+  for (const Entry& entry : entries_) open += entry.descriptor >= 0 ? 1 : 0;
+  return open;
+}
+
+}  // namespace foreactor

@@ -1,0 +1,102 @@
+// direct_reads.h: early reads of cold ranges sent past the page cache, on
+// descriptors of the runner's own opened with O_DIRECT (DESIGN §5).
+//
+// A program that copies or streams a large file it has not read before
+// (cp's read/write loop) spends its core on the page cache: the kernel's
+// read-ahead allocates and fills pages, every read copies out of them.  An
+// early read into a visit slot's own buffer needs none of that when the
+// range is cold: the device writes the bytes straight into the slot, and
+// the program's call copies them out once, as from the page cache.  With
+// the write pipeline beside it the program's thread does little more than
+// that copy, and the device sees the reads at the graph's depth.
+//
+// DescriptorFor() answers, for one early PREAD about to be issued, the
+// descriptor to issue it on: one of ours, opened O_DIRECT on the same file
+// (reopened through /proc/self/fd/N, read-only, close-on-exec, moved to a
+// high number), or -1 to leave it on the program's descriptor.  It answers
+// -1 unless all of these hold:
+//  - the file is a regular file on a local block-device file system known
+//    to take direct reads (ext2/3/4, XFS, btrfs, F2FS), not opened
+//    O_DIRECT by the program (those reads are direct already);
+//  - the read is at least kMinLength bytes, and its offset, length and
+//    buffer meet the file's direct I/O alignment (statx STATX_DIOALIGN);
+//  - no page of the range is in the page cache (cachestat(2)): a cached
+//    page is served faster from memory, and a dirty one would make the
+//    kernel write it back before reading.
+// What a direct read returns is what a buffered read returns at that point:
+// the kernel writes back dirty pages of the range before reading past the
+// cache, and clean pages hold what the disk holds.  It leaves the page
+// cache without the range, as the program's reads served from the slots
+// do; a later reader of the same range reads it from the device.
+//
+// Descriptors are kept per file (device and inode), not per program
+// descriptor number, so a number the program closes and reuses can never
+// send a read to the wrong file.  A file whose reopening failed is not
+// tried again until CloseAll().  At most kEntries files are kept, and none
+// is closed before CloseAll(), so that no descriptor closes under a request
+// in flight: reads of further files stay on the program's descriptors.
+// The runner calls CloseAll() at each scope's end, once every early request
+// completed: no descriptor of ours outlives the scope (while one is open it
+// keeps its file's inode alive, as the program's own descriptor does).
+//
+// One per runner; used by the owning thread only.
+#ifndef FOREACTOR_RUNTIME_DIRECT_READS_H_
+#define FOREACTOR_RUNTIME_DIRECT_READS_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "runtime/file_kind_cache.h"
+
+namespace foreactor {
+
+class DirectReads {
+ public:
+  // The shortest read sent direct: below it the device's time per request
+  // outweighs the copies saved.
+  static constexpr uint64_t kMinLength = uint64_t{64} << 10;
+  // Files with a descriptor (or a failed reopening) at once.
+  static constexpr int kEntries = 8;
+
+  DirectReads() = default;
+  ~DirectReads() { CloseAll(); }
+  DirectReads(const DirectReads&) = delete;
+  DirectReads& operator=(const DirectReads&) = delete;
+
+  // The descriptor on which to issue an early pread of `length` bytes at
+  // `offset` into `buffer`, predicted on the program's descriptor `fd`
+  // whose kind is `kind`: one of ours as described above, or -1 for `fd`
+  // itself.  Opens the file's descriptor on first use.
+  int DescriptorFor(int fd, const FileKindCache::Kind& kind, uint64_t offset, uint64_t length,
+                    const void* buffer);
+
+  // Closes every descriptor and forgets every file.  No request may be in
+  // flight on any of them.
+  void CloseAll();
+
+  // Descriptors open now (tests).
+  int open_descriptors() const;
+
+ private:
+  struct Entry {
+    bool used = false;
+    dev_t device = 0;
+    ino_t inode = 0;
+    int descriptor = -1;  // -1: reopening failed or direct reads refused
+    uint32_t memory_align = 0;
+    uint32_t offset_align = 0;
+  };
+  // The entry of `kind`'s file, made (and its descriptor opened from
+  // `fd`) when absent; nullptr when every entry holds another file.
+  Entry* EntryFor(int fd, const FileKindCache::Kind& kind);
+  // Fills `entry` with a direct descriptor of the file `fd` names, or
+  // leaves its descriptor at -1.
+  static void Open(int fd, Entry& entry);
+
+  Entry entries_[kEntries];
+};
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_RUNTIME_DIRECT_READS_H_

@@ -1,0 +1,166 @@
+// Tests of GraphRunner's direct reads (direct_reads.h): the early reads of a
+// cold file's read loop run on a descriptor of the runner's own opened
+// O_DIRECT, the program gets the file's bytes and file positions, the page
+// cache stays without them, and the descriptor is closed when the scope
+// ends; with the setting off, or the range cached, they stay on the
+// program's descriptor.
+#include <fcntl.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "runtime/graph_runner_fixture.h"
+#include "runtime/pages_cached.h"
+
+namespace foreactor {
+namespace {
+
+constexpr uint64_t kChunk = 128 << 10;
+constexpr int kChunks = 16;
+// A depth at which reads of kChunk bytes may go direct.
+constexpr unsigned kDirectDepth = GraphRunner::kMinDirectDepthBytes / kChunk;
+
+// READ of kChunk bytes at the file position, chunk after chunk.
+foreactor_readiness ChunkReadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  auto* state = static_cast<LoopState*>(visit->scope_state);
+  call->fd = state->fd;
+  call->length = kChunk;
+  call->offset = static_cast<int64_t>(visit->iteration[0] * kChunk);
+  return FOREACTOR_READY;
+}
+
+class GraphRunnerDirectReadsTest : public GraphRunnerTest {
+ protected:
+  void SetUp() override {
+    GraphRunnerTest::SetUp();
+    ASSERT_TRUE(temp_.WritePatternFile("big", kChunk * kChunks));
+    fd_ = ::open(temp_.Path("big").c_str(), O_RDONLY);
+    ASSERT_GE(fd_, 0);
+    ::fdatasync(fd_);
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+    uint64_t cached = 1, pages = 0;
+    if (CountCachedPages(fd_, 0, kChunk * kChunks, &cached, &pages) != 0) {
+      GTEST_SKIP() << "the kernel has no cachestat(2)";
+    }
+    ASSERT_EQ(cached, 0u);
+    state_.fd = fd_;
+    state_.offsets.assign(kChunks, 0);  // the loop's length
+  }
+  void TearDown() override {
+    if (fd_ >= 0) ::close(fd_);
+    GraphRunnerTest::TearDown();
+  }
+
+  // The program reads the whole file through `scope`, checking every
+  // chunk's bytes and the file position after it.
+  void ReadAll(GraphRunner& scope) {
+    std::vector<char> got(kChunk);
+    for (int i = 0; i < kChunks; ++i) {
+      ASSERT_EQ(ProgramCall(scope, Read(fd_, got.data(), kChunk)), static_cast<int64_t>(kChunk));
+      ASSERT_EQ(::lseek(fd_, 0, SEEK_CUR), static_cast<off_t>((i + 1) * kChunk));
+      for (uint64_t byte = 0; byte < kChunk; byte += 509) {
+        ASSERT_EQ(got[byte], testing::PatternByte(i * kChunk + byte))
+            << "chunk " << i << " byte " << byte;
+      }
+      engine_.CompleteAll();
+    }
+  }
+
+  // True when the test file lies on ext4 or XFS, which take direct reads.
+  bool OnExt4OrXfs() const {
+    struct statfs filesystem {};
+    return ::fstatfs(fd_, &filesystem) == 0 &&
+           (filesystem.f_type == 0xEF53 || filesystem.f_type == 0x58465342);
+  }
+
+  // The descriptors the engine was given reads on.
+  std::set<int> ReadDescriptors() const {
+    std::set<int> descriptors;
+    for (const auto& prepared : engine_.prepared()) {
+      if (prepared.call.type == FOREACTOR_CALL_PREAD) descriptors.insert(prepared.call.fd);
+    }
+    return descriptors;
+  }
+
+  std::unique_ptr<Graph> graph_ = LoopGraph(FOREACTOR_CALL_READ, ChunkReadArguments);
+  LoopState state_;
+  int fd_ = -1;
+};
+
+TEST_F(GraphRunnerDirectReadsTest, AColdFilesEarlyReadsGoPastThePageCache) {
+  if (!OnExt4OrXfs()) GTEST_SKIP() << "TMPDIR is not on ext4 or XFS, which take direct reads";
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  scope.Enter(&state_);
+  const std::set<int> descriptors = ReadDescriptors();
+  ASSERT_EQ(descriptors.size(), 1u);
+  const int direct = *descriptors.begin();
+  ASSERT_NE(direct, fd_);
+  EXPECT_NE(::fcntl(direct, F_GETFL) & O_DIRECT, 0);
+  ReadAll(scope);
+  EXPECT_EQ(ReadDescriptors(), descriptors) << "every early read on the same descriptor";
+  EXPECT_GE(scope.statistics().direct_reads, static_cast<uint64_t>(kChunks - 1));
+  EXPECT_EQ(scope.statistics().found_cached, 0u) << "no probe of a range read direct";
+  uint64_t cached = 1, pages = 0;
+  ASSERT_EQ(CountCachedPages(fd_, kChunk, kChunk * (kChunks - 1), &cached, &pages), 0);
+  EXPECT_EQ(cached, 0u) << "the page cache never held the chunks read early";
+  scope.Exit();
+  errno = 0;
+  EXPECT_EQ(::fcntl(direct, F_GETFD), -1) << "the scope's end closes the descriptor";
+  EXPECT_EQ(errno, EBADF);
+}
+
+TEST_F(GraphRunnerDirectReadsTest, WithDirectReadsOffEarlyReadsStayOnTheProgramsDescriptor) {
+  GraphSettings settings = CacheAware(kDirectDepth);
+  settings.direct_reads = false;
+  GraphRunner scope(*graph_, settings, &engine_);
+  scope.Enter(&state_);
+  ReadAll(scope);
+  scope.Exit();
+  EXPECT_EQ(ReadDescriptors(), std::set<int>{fd_});
+  EXPECT_EQ(scope.statistics().direct_reads, 0u);
+}
+
+TEST_F(GraphRunnerDirectReadsTest, ACachedFileIsReadFromThePageCache) {
+  std::vector<char> bytes(kChunk * kChunks);
+  ASSERT_EQ(::pread(fd_, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  scope.Enter(&state_);
+  ReadAll(scope);
+  scope.Exit();
+  EXPECT_EQ(scope.statistics().direct_reads, 0u);
+  for (int descriptor : ReadDescriptors()) EXPECT_EQ(descriptor, fd_);
+}
+
+// Too few bytes ahead for the device to be busy with direct reads alone:
+// the kernel's read-ahead does better beside early reads through the cache.
+TEST_F(GraphRunnerDirectReadsTest, AtASmallDepthEarlyReadsStayOnTheProgramsDescriptor) {
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth / 2), &engine_);
+  scope.Enter(&state_);
+  ReadAll(scope);
+  scope.Exit();
+  EXPECT_EQ(ReadDescriptors(), std::set<int>{fd_});
+  EXPECT_EQ(scope.statistics().direct_reads, 0u);
+}
+
+// A direct read the kernel refuses (as it might for reasons of its own,
+// such as alignment) is not the program's answer: the program's read runs
+// as its own call and returns the file's bytes.
+TEST_F(GraphRunnerDirectReadsTest, AFailedDirectReadIsNotTheProgramsResult) {
+  if (!OnExt4OrXfs()) GTEST_SKIP() << "TMPDIR is not on ext4 or XFS, which take direct reads";
+  engine_.SetResultForCall(0, -EINVAL);
+  engine_.SetResultForCall(1, -EIO);
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  scope.Enter(&state_);
+  ASSERT_NE(*ReadDescriptors().begin(), fd_);
+  ReadAll(scope);  // every chunk's bytes, the first two read by the program itself
+  EXPECT_GE(scope.statistics().synchronous, 2u);
+  EXPECT_GE(scope.statistics().direct_reads, static_cast<uint64_t>(kChunks - 1));
+  scope.Exit();
+}
+
+}  // namespace
+}  // namespace foreactor
