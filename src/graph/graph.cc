@@ -597,6 +597,16 @@ int Graph::SetWriteBehind(int node) {
   });
 }
 
+bool Graph::copies_data() const {
+  for (const Node& node : nodes_) {
+    if (node.kind != NodeKind::kSyscall || !InfoOf(node.call_type).reads_data) continue;
+    if (node.next.to < 0 || node.next.to >= node_count()) continue;
+    const Node& next = nodes_[node.next.to];
+    if (next.kind == NodeKind::kSyscall && InfoOf(next.call_type).writes_data) return true;
+  }
+  return false;
+}
+
 bool Graph::Finish(std::string* error) {
   if (!finished_) {
     finished_ = true;

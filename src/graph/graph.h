@@ -103,6 +103,9 @@ class Graph {
   int branch_count() const { return branch_count_; }
   // True when some syscall node declares write-behind.
   bool has_write_behind() const { return has_write_behind_; }
+  // True when some node that reads data is followed directly by a node that
+  // writes data (a copy loop, whose writes a write pipeline may run).
+  bool copies_data() const;
 
   // Process-wide dense id of this graph, assigned at construction; the
   // runtime uses it to index per-thread instance tables without hashing.

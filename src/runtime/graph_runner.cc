@@ -44,7 +44,6 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
   lookups_only_ = graph.syscall_count() > 0;
   writes_only_ = graph.syscall_count() > 0;
   bool has_pread = false;
-  bool copies = false;  // some read node is followed directly by a write node
   ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
@@ -55,11 +54,6 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         if (!IsLookupType(node.call_type)) lookups_only_ = false;
         if (!InfoOf(node.call_type).writes_data) writes_only_ = false;
         if (node.call_type == FOREACTOR_CALL_PREAD) has_pread = true;
-        const Node& next = graph.node(node.next.to);
-        if (InfoOf(node.call_type).reads_data && next.kind == NodeKind::kSyscall &&
-            InfoOf(next.call_type).writes_data) {
-          copies = true;
-        }
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
         state.slots.Allocate(ring_size_);
@@ -77,10 +71,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         engine != nullptr) {
       read_ahead_.reset(new ReadAheadStream(graph, engine, &file_kinds_, &statistics_));
     }
-    // Only at a fixed depth: with the automatic depth the scope gate's
-    // trials, too short for the pipeline to fill, lose, and only add their
-    // cost to a copy in the page cache.
-    if (copies && !settings.check && !settings.automatic_depth && engine != nullptr) {
+    if (WritePipelineWanted(graph, settings) && engine != nullptr) {
       write_pipeline_.reset(new WritePipeline(write_engine_, ring_size_));
     }
   });

@@ -432,6 +432,10 @@ __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, in
   if (state == nullptr) return 0;
   ScopeGate* gate = NewOrNull<ScopeGate>(graph, &foreactor_scope_speculation, &RetrySpeculation);
   if (gate == nullptr) return 0;
+  const GraphRuntime* runtime = RuntimeOf(graph->graph);
+  if (runtime != nullptr && WritePipelineWanted(graph->graph, runtime->settings)) {
+    gate->TrialsWithoutWaits();
+  }
   state->gates[id] = gate;
   return foreactor_scope_gate(graph);
 }

@@ -168,7 +168,7 @@ bool ScopeGate::Decide() {
         stretch_units_ /= 2;  // for the stretches after this pair
       }
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
-      if (waits_() == waits_at_plain_start_) {
+      if (!trials_without_waits_ && waits_() == waits_at_plain_start_) {
         unreported_.gate_stretches_without_waits++;
         return RestIdle();  // nothing for a scope to overlap (see the header)
       }

@@ -36,10 +36,21 @@
 
 #include <memory>
 
+#include "config/settings.h"
 #include "engine/engine.h"
+#include "graph/graph.h"
 #include "runtime/visit_slot.h"
 
 namespace foreactor {
+
+// True when the scopes of `graph` run a write pipeline under `settings`
+// (given an engine): the graph copies data (Graph::copies_data), at a fixed
+// depth, outside check mode.  Not with the automatic depth: the scope
+// gate's trials, too short for the pipeline to fill, lose, and only add
+// their cost to a copy in the page cache.
+inline bool WritePipelineWanted(const Graph& graph, const GraphSettings& settings) {
+  return graph.copies_data() && !settings.check && !settings.automatic_depth;
+}
 
 class WritePipeline {
  public:

@@ -374,6 +374,31 @@ TEST_F(ScopeGateTest, AThreadThatNeverWaitsGetsNoTrialUntilItWaits) {
   EXPECT_GE(statistics.gate_trials_won, 2u);
 }
 
+// A graph whose scopes move work to another core (a copy loop's write
+// pipeline) gains without the thread ever waiting: its plain stretches get
+// trials all the same, and a scope that pays is kept.
+TEST_F(ScopeGateTest, TrialsWithoutWaitsKeepAScopeThatPaysWhileTheThreadNeverWaits) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  gate.TrialsWithoutWaits();
+  thread_waits = false;
+  const UnitsRun run = RunUnits(gate, 1'000'000, HalfAsLongWithScope);
+  EXPECT_GT(run.units_with_scope, 900'000u);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_GE(statistics.gate_trials_won, 1u);
+  EXPECT_EQ(statistics.gate_stretches_without_waits, 0u);
+}
+
+// Trials without waits still lose where the scope costs: the scope is left.
+TEST_F(ScopeGateTest, TrialsWithoutWaitsLeaveAScopeThatCosts) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  gate.TrialsWithoutWaits();
+  thread_waits = false;
+  const UnitsRun run = RunUnits(gate, 1'000'000, TwiceAsLongWithScope);
+  EXPECT_LT(run.units_with_scope, 50'000u);
+  EXPECT_LT(run.nanoseconds, 1'050'000'000u) << "lost trials cost at most a few percent";
+}
+
 // Measured: units of a timed plain stretch and units with a scope; not
 // those of a rest, whose excluded time would change nothing.
 TEST_F(ScopeGateTest, SaysWhichUnitsItMeasures) {
