@@ -438,7 +438,7 @@ def build_page(results_dir, images_dir, page):
          "plugin ([COREUTILS](COREUTILS.md)). Peer: diskus, a parallel du."),
         ("cp (GNU coreutils 9.1)", "cp", cp_rows, "results-cp.png",
          "`cp --reflink=never --sparse=never` of one 1 GiB file, one 2 GiB file and 8 files of "
-         "256 MiB, cold; the plugin issues the copy loop's reads ahead, and at a fixed depth "
+         "256 MiB, cold; the plugin issues the copy loop's reads ahead, and "
          "the write pipeline its writes. Bound: the same files only read, cold, in the same "
          "rounds (no copy finishes before its source is read); every row, stock cp's copy_file_range among "
          "them: `python3 bench/coreutils/run.py --markdown bench/results/coreutils-cp.json`."),

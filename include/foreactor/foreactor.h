@@ -74,11 +74,11 @@ typedef enum foreactor_call_type {
  *  - `link_next` asks that this call and the next syscall node's call run in
  *    order as one unit; the second runs only if the first one transferred
  *    exactly `length` bytes.  A write with a NULL `buffer` after such a read
- *    goes, at a fixed depth, through the write pipeline: it is sent once
+ *    goes through the write pipeline (outside check mode): it is sent once
  *    its read completed in full, and runs only after every such write
  *    before it in the scope did, so these writes reach the file in program
- *    order, none after one that failed or fell short; with the automatic
- *    depth the program makes it (USER_GUIDE, "The write pipeline").
+ *    order, none after one that failed or fell short (USER_GUIDE, "The
+ *    write pipeline").
  */
 typedef struct foreactor_call {
   foreactor_call_type type;

@@ -397,8 +397,8 @@ class GraphRunner {
   std::unique_ptr<ReadAheadStream> read_ahead_;
   // Runs the writes that write what a linked read produced, in order
   // (write_pipeline.h).  Made for graphs where a read node is followed
-  // directly by a write node (a copy loop), at a fixed depth, with an
-  // engine, outside check mode; the peek head then does not rest while
+  // directly by a write node (a copy loop), with an engine, outside check
+  // mode (WritePipelineWanted); the peek head then does not rest while
   // reads are served from the page cache, since the pipeline moves the
   // writes off the program's thread.
   std::unique_ptr<WritePipeline> write_pipeline_;

@@ -25,7 +25,7 @@
 // each only once every write before it succeeded in full: what the program
 // would have done, earlier.
 //
-// The runner makes one only at a fixed depth (graph_runner.cc says why).
+// The runner makes one where WritePipelineWanted() says (below).
 //
 // The entries are the visits between the frontier and the peek head, in
 // visit order; the runner keeps each slot (and the read's buffer the
@@ -44,12 +44,12 @@
 namespace foreactor {
 
 // True when the scopes of `graph` run a write pipeline under `settings`
-// (given an engine): the graph copies data (Graph::copies_data), at a fixed
-// depth, outside check mode.  Not with the automatic depth: the scope
-// gate's trials, too short for the pipeline to fill, lose, and only add
-// their cost to a copy in the page cache.
+// (given an engine): the graph copies data (Graph::copies_data), outside
+// check mode, at any depth.  (Until the scope gate gave trials to plain
+// stretches without waits, the automatic depth had none: its trials lost,
+// and hot copies paid them.)
 inline bool WritePipelineWanted(const Graph& graph, const GraphSettings& settings) {
-  return graph.copies_data() && !settings.check && !settings.automatic_depth;
+  return graph.copies_data() && !settings.check;
 }
 
 class WritePipeline {

@@ -319,6 +319,23 @@ void ExpectCopied(int source, const CopyState& state) {
   EXPECT_EQ(original, copied);
 }
 
+// A copy graph runs a write pipeline at a fixed depth and with the
+// automatic depth, not in check mode; a graph that copies nothing runs
+// none.
+TEST_F(GraphRunnerSideEffectsTest, WritePipelinesRunAtEveryDepthOutsideCheckMode) {
+  auto copy = CopyGraph();
+  GraphSettings automatic = Depth(16);
+  automatic.automatic_depth = true;
+  automatic.exact_depth = false;
+  EXPECT_TRUE(WritePipelineWanted(*copy, Depth(16)));
+  EXPECT_TRUE(WritePipelineWanted(*copy, automatic));
+  GraphSettings check = Depth(16);
+  check.check = true;
+  EXPECT_FALSE(WritePipelineWanted(*copy, check));
+  auto reads = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  EXPECT_FALSE(WritePipelineWanted(*reads, automatic));
+}
+
 // The write pipeline: each write goes to the engine only once its read
 // completed, as an ordered request, in program order; the copy is exact and
 // every call is served early.
