@@ -67,9 +67,15 @@ void DirectReads::Open(int fd, Entry& entry) {
   // The high range's floor, as early opens are parked (descriptor_parking.h).
   const long floor = DescriptorParking::FloorBelow(HighDescriptorCeiling());
   if (floor < 0) return;
+  // Reads on the program's descriptor leave the access time alone when it
+  // was opened O_NOATIME: so do ours.
+  const int64_t program_flags = raw::Fcntl(fd, F_GETFL, 0);
+  if (program_flags < 0) return;
+  const uint64_t no_access_time = (program_flags & O_NOATIME) != 0 ? O_NOATIME : 0;
   char path[40];
   std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-  const int64_t opened = raw::Openat2(AT_FDCWD, path, O_RDONLY | O_DIRECT | O_CLOEXEC, 0);
+  const int64_t opened =
+      raw::Openat2(AT_FDCWD, path, O_RDONLY | O_DIRECT | O_CLOEXEC | no_access_time, 0);
   if (opened < 0) return;
   const int direct = static_cast<int>(opened);
   const int64_t moved = raw::Fcntl(direct, F_DUPFD_CLOEXEC, floor);

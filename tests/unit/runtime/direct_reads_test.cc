@@ -108,6 +108,21 @@ TEST_F(DirectReadsTest, AColdAlignedRangeGetsADirectDescriptorThatReadsTheFile) 
   EXPECT_EQ(direct_.open_descriptors(), 1);
 }
 
+// The program's reads on a descriptor opened O_NOATIME leave the access
+// time alone: so must ours.
+TEST_F(DirectReadsTest, ADescriptorOpenedWithoutAccessTimesGetsOneOpenedSo) {
+  const int quiet = open(temp_.Path("data").c_str(), O_RDONLY | O_NOATIME);
+  ASSERT_GE(quiet, 0) << "the test owns the file";
+  const int descriptor = direct_.DescriptorFor(quiet, KindOf(quiet), 0, kChunk, buffer_.data);
+  ASSERT_GE(descriptor, 0);
+  EXPECT_NE(fcntl(descriptor, F_GETFL) & O_NOATIME, 0);
+  direct_.CloseAll();
+  const int plain = direct_.DescriptorFor(fd_, KindOf(fd_), 0, kChunk, buffer_.data);
+  ASSERT_GE(plain, 0);
+  EXPECT_EQ(fcntl(plain, F_GETFL) & O_NOATIME, 0);
+  close(quiet);
+}
+
 TEST_F(DirectReadsTest, ARangeWithAPageInThePageCacheStaysOnTheProgramsDescriptor) {
   char byte = 0;
   ASSERT_EQ(pread(fd_, &byte, 1, static_cast<off_t>(kChunk + 8192)), 1);  // caches a page or more
