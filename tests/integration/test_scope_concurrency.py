@@ -1,6 +1,8 @@
 """Scopes that meet fork(), threads, and a process where io_uring is
 forbidden: results stay exactly those of plain system calls."""
 
+import os
+
 import pytest
 
 from conftest import environment, fresh_directory, program, run
@@ -19,17 +21,32 @@ def on(engine: str, **more) -> dict:
 
 
 
+def without_leak_check_in_forked_children() -> dict:
+    """Under the sanitizer build (ASAN_OPTIONS with detect_leaks=1), the
+    same options with the leak check off.  Debian 12's LeakSanitizer, at
+    the exit of a child forked while a thread pool worker held a lock of
+    the sanitizer's allocator, waits for that lock forever (it was copied
+    locked into the child: gdb showed __lsan::LockAllocator in
+    DoLeakCheck); 5 of 150 runs of the fork case hung so beside two busy
+    loops.  The threads case keeps the leak check."""
+    options = os.environ.get("ASAN_OPTIONS", "")
+    if "detect_leaks=1" not in options:
+        return {}
+    return {"ASAN_OPTIONS": options.replace("detect_leaks=1", "detect_leaks=0")}
+
+
 @pytest.mark.parametrize("mode,engine", [
     ("fork", "io_uring"), ("fork", "threads"), ("fork", "sync"),
     ("threads", "io_uring"), ("threads", "threads"), ("threads", "sync"),
 ])
 def test_scope_concurrency_identical(mode, engine, fixture_tree):
     command = [program("scope_concurrency"), mode, fixture_tree]
-    reference = run(command, environment(), timeout=120)
+    more = without_leak_check_in_forked_children() if mode == "fork" else {}
+    reference = run(command, environment(**more), timeout=120)
     assert reference.returncode == 0, reference
     if mode == "fork":
         assert b"child exit: status 0" in reference.stdout
-    observed = run(command, on(engine), timeout=120)
+    observed = run(command, on(engine, **more), timeout=120)
     assert observed.returncode == 0, observed
     assert observed.stdout == reference.stdout
 
