@@ -1,7 +1,6 @@
 #include "runtime/direct_reads.h"
 
 #include <fcntl.h>
-#include <linux/stat.h>
 #include <sys/statfs.h>
 
 #include <cstdio>
@@ -12,10 +11,7 @@
 #include "runtime/raw_syscalls.h"
 
 namespace foreactor {
-namespace {
 
-// File systems on block devices whose direct reads return what buffered
-// reads return (<linux/magic.h>).
 bool TakesDirectReads(long filesystem_type) {
   switch (static_cast<unsigned long>(filesystem_type) & 0xffffffffUL) {
     case 0xEF53:      // ext2, ext3, ext4
@@ -27,6 +23,8 @@ bool TakesDirectReads(long filesystem_type) {
       return false;
   }
 }
+
+namespace {
 
 bool Aligned(uint64_t value, uint32_t alignment) { return value % alignment == 0; }
 
@@ -86,17 +84,13 @@ void DirectReads::Open(int fd, Entry& entry) {
   // is, unless the number changed meaning since the runner looked), and the
   // kernel must say how direct reads of it are aligned.
   struct stat status {};
-  struct statx alignment {};
   if (raw::Fstat(descriptor, &status) != 0 || status.st_dev != entry.device ||
-      status.st_ino != entry.inode || raw::FstatxOf(descriptor, STATX_DIOALIGN, &alignment) != 0 ||
-      (alignment.stx_mask & STATX_DIOALIGN) == 0 || alignment.stx_dio_mem_align == 0 ||
-      alignment.stx_dio_offset_align == 0) {
+      status.st_ino != entry.inode ||
+      !DirectIoAlignment(descriptor, &entry.memory_align, &entry.offset_align)) {
     raw::Close(descriptor);
     return;
   }
   entry.descriptor = descriptor;
-  entry.memory_align = alignment.stx_dio_mem_align;
-  entry.offset_align = alignment.stx_dio_offset_align;
 }
 
 void DirectReads::CloseAll() {

@@ -52,6 +52,10 @@
 
 namespace foreactor {
 
+// True for the file systems (statfs f_type) on block devices whose direct
+// reads return what buffered reads return: ext2/3/4, XFS, btrfs, F2FS.
+bool TakesDirectReads(long filesystem_type);
+
 class DirectReads {
  public:
   // The shortest read sent direct: below it the device's time per request

@@ -8,6 +8,18 @@
 
 namespace foreactor {
 
+bool DirectIoAlignment(int fd, uint32_t* memory_align, uint32_t* offset_align) {
+  struct statx alignment {};
+  if (raw::FstatxOf(fd, STATX_DIOALIGN, &alignment) != 0 ||
+      (alignment.stx_mask & STATX_DIOALIGN) == 0 || alignment.stx_dio_mem_align == 0 ||
+      alignment.stx_dio_offset_align == 0) {
+    return false;
+  }
+  *memory_align = alignment.stx_dio_mem_align;
+  *offset_align = alignment.stx_dio_offset_align;
+  return true;
+}
+
 FileKindCache::Kind FileKindCache::AskKernel(int fd) {
   Kind kind;
   struct stat status;
@@ -24,13 +36,7 @@ FileKindCache::Kind FileKindCache::AskKernel(int fd) {
       // What the kernel demands of direct I/O on this file; when it cannot
       // say, a page, which no file system exceeds for memory or offsets.
       kind.direct_memory_align = kind.direct_offset_align = 4096;
-      struct statx alignment {};
-      if (raw::FstatxOf(fd, STATX_DIOALIGN, &alignment) == 0 &&
-          (alignment.stx_mask & STATX_DIOALIGN) && alignment.stx_dio_mem_align != 0 &&
-          alignment.stx_dio_offset_align != 0) {
-        kind.direct_memory_align = alignment.stx_dio_mem_align;
-        kind.direct_offset_align = alignment.stx_dio_offset_align;
-      }
+      DirectIoAlignment(fd, &kind.direct_memory_align, &kind.direct_offset_align);
     }
   }
   int index = used_ < kEntries ? used_++ : (next_victim_++ % kEntries);

@@ -15,6 +15,11 @@
 
 namespace foreactor {
 
+// The buffer address and the offset and length alignment that direct I/O
+// on `fd` needs (statx STATX_DIOALIGN).  False, with the outputs
+// untouched, when the kernel cannot say.
+bool DirectIoAlignment(int fd, uint32_t* memory_align, uint32_t* offset_align);
+
 // What the runtime knows about a descriptor for the length of a scope.
 class FileKindCache {
  public:

@@ -47,8 +47,7 @@ class DirectReadsTest : public ::testing::Test {
     // is nothing to test.
     struct statfs filesystem {};
     ASSERT_EQ(fstatfs(fd_, &filesystem), 0);
-    if (filesystem.f_type != 0xEF53 && filesystem.f_type != 0x58465342 &&
-        filesystem.f_type != static_cast<decltype(filesystem.f_type)>(0x9123683E)) {
+    if (!TakesDirectReads(filesystem.f_type)) {
       GTEST_SKIP() << "TMPDIR's file system is not one direct reads are used on";
     }
     uint64_t cached = 1, pages = 0;

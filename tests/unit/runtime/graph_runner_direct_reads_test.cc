@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "runtime/direct_reads.h"
 #include "runtime/graph_runner_fixture.h"
 #include "runtime/pages_cached.h"
 
@@ -70,11 +71,20 @@ class GraphRunnerDirectReadsTest : public GraphRunnerTest {
     }
   }
 
-  // True when the test file lies on ext4 or XFS, which take direct reads.
-  bool OnExt4OrXfs() const {
+  // True when the test file lies on a file system direct reads are used on.
+  bool OnDirectReadFilesystem() const {
     struct statfs filesystem {};
-    return ::fstatfs(fd_, &filesystem) == 0 &&
-           (filesystem.f_type == 0xEF53 || filesystem.f_type == 0x58465342);
+    return ::fstatfs(fd_, &filesystem) == 0 && TakesDirectReads(filesystem.f_type);
+  }
+
+  // The program reads the whole file in one scope under `settings`;
+  // returns the scope's statistics.
+  Statistics ReadAllInOneScope(const GraphSettings& settings) {
+    GraphRunner scope(*graph_, settings, &engine_);
+    scope.Enter(&state_);
+    ReadAll(scope);
+    scope.Exit();
+    return scope.statistics();
   }
 
   // The descriptors the engine was given reads on.
@@ -92,7 +102,7 @@ class GraphRunnerDirectReadsTest : public GraphRunnerTest {
 };
 
 TEST_F(GraphRunnerDirectReadsTest, AColdFilesEarlyReadsGoPastThePageCache) {
-  if (!OnExt4OrXfs()) GTEST_SKIP() << "TMPDIR is not on ext4 or XFS, which take direct reads";
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
   GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
   scope.Enter(&state_);
   const std::set<int> descriptors = ReadDescriptors();
@@ -116,41 +126,29 @@ TEST_F(GraphRunnerDirectReadsTest, AColdFilesEarlyReadsGoPastThePageCache) {
 TEST_F(GraphRunnerDirectReadsTest, WithDirectReadsOffEarlyReadsStayOnTheProgramsDescriptor) {
   GraphSettings settings = CacheAware(kDirectDepth);
   settings.direct_reads = false;
-  GraphRunner scope(*graph_, settings, &engine_);
-  scope.Enter(&state_);
-  ReadAll(scope);
-  scope.Exit();
+  EXPECT_EQ(ReadAllInOneScope(settings).direct_reads, 0u);
   EXPECT_EQ(ReadDescriptors(), std::set<int>{fd_});
-  EXPECT_EQ(scope.statistics().direct_reads, 0u);
 }
 
 TEST_F(GraphRunnerDirectReadsTest, ACachedFileIsReadFromThePageCache) {
   std::vector<char> bytes(kChunk * kChunks);
   ASSERT_EQ(::pread(fd_, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
-  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
-  scope.Enter(&state_);
-  ReadAll(scope);
-  scope.Exit();
-  EXPECT_EQ(scope.statistics().direct_reads, 0u);
+  EXPECT_EQ(ReadAllInOneScope(CacheAware(kDirectDepth)).direct_reads, 0u);
   for (int descriptor : ReadDescriptors()) EXPECT_EQ(descriptor, fd_);
 }
 
 // Too few bytes ahead for the device to be busy with direct reads alone:
 // the kernel's read-ahead does better beside early reads through the cache.
 TEST_F(GraphRunnerDirectReadsTest, AtASmallDepthEarlyReadsStayOnTheProgramsDescriptor) {
-  GraphRunner scope(*graph_, CacheAware(kDirectDepth / 2), &engine_);
-  scope.Enter(&state_);
-  ReadAll(scope);
-  scope.Exit();
+  EXPECT_EQ(ReadAllInOneScope(CacheAware(kDirectDepth / 2)).direct_reads, 0u);
   EXPECT_EQ(ReadDescriptors(), std::set<int>{fd_});
-  EXPECT_EQ(scope.statistics().direct_reads, 0u);
 }
 
 // A direct read the kernel refuses (as it might for reasons of its own,
 // such as alignment) is not the program's answer: the program's read runs
 // as its own call and returns the file's bytes.
 TEST_F(GraphRunnerDirectReadsTest, AFailedDirectReadIsNotTheProgramsResult) {
-  if (!OnExt4OrXfs()) GTEST_SKIP() << "TMPDIR is not on ext4 or XFS, which take direct reads";
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
   engine_.SetResultForCall(0, -EINVAL);
   engine_.SetResultForCall(1, -EIO);
   GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
