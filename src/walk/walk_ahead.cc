@@ -105,6 +105,15 @@ constexpr uint64_t kProbeEntries = 64;
 // read-ahead brings in (32 blocks of 16), so that a neighbour's read-ahead
 // alone does not make a cold directory look cached.
 constexpr uint64_t kEntriesToJudgeCached = 1024;
+// Until the other threads run, the first one looks every
+// kStatsPerColdCheck stats whether the directory it reads made it read
+// from a device, and starts them at once if so: waiting for the end of the
+// first cold directory left a 1,000-entry directory to one thread at the
+// lowest priority for its whole read (about 100 ms into a 265 ms walk of
+// wide-100k, cold), while the program caught up and loaded the inodes
+// itself.  One getrusage(2) (about 0.3 us) per 16 stats, and only while
+// the leader walks alone.
+constexpr uint64_t kStatsPerColdCheck = 16;
 // Directories the program has opened when a walk begins (the root, and the
 // one under it whose open showed the walk is recursive).
 constexpr uint64_t kOpenedBeforeTheWalk = 2;
@@ -176,6 +185,7 @@ struct Counters {
   std::atomic<uint64_t> most_queued_path_bytes{0};
   std::atomic<uint64_t> most_descriptors{0};
   std::atomic<uint64_t> threads{0};
+  std::atomic<uint64_t> stats_before_workers{0};
   std::atomic<uint64_t> cold_checks{0};
   std::atomic<uint64_t> distance{0};
 };
@@ -308,21 +318,25 @@ class WalkAhead {
           "off");
       return nullptr;
     }
-    if (!walk->io_accounting_) walk->StartWorkers();  // nothing tells a cached tree apart
+    if (!walk->io_accounting_) walk->StartWorkers(0);  // nothing tells a cached tree apart
     walk->Work();
     return nullptr;
   }
 
-  // Starts the threads after the first, once: when the walk first reads a
-  // directory that is not cached (or at once without the kernel's I/O
-  // accounting).  On a cached tree the first thread alone reads the few
-  // dozen directories before the walk rests: starting all of them at once
-  // cost du on the hot deep tree about 150 context switches and 480 page
-  // faults a run (their stacks and directory buffers).  On a cold tree the
-  // first directory ahead of the program is cold, a millisecond or two in.
-  // Called by walk-ahead's threads only (they share its descriptor table).
-  void StartWorkers() {
+  // Starts the threads after the first, once: as soon as the first one's
+  // stats show that a directory it reads is not cached (kStatsPerColdCheck),
+  // or at once without the kernel's I/O accounting.  `stated_now`: entries
+  // the calling thread stat'ed in the directory it is reading, not yet in
+  // counters.entries_stated.  On a cached tree the first thread alone reads
+  // the few dozen directories before the walk rests: starting all of them
+  // at once cost du on the hot deep tree about 150 context switches and 480
+  // page faults a run (their stacks and directory buffers).  Called by
+  // walk-ahead's threads only (they share its descriptor table).
+  void StartWorkers(uint64_t stated_now) {
     if (workers_started_.exchange(true)) return;
+    counters.stats_before_workers.store(
+        counters.entries_stated.load(std::memory_order_relaxed) + stated_now,
+        std::memory_order_relaxed);
     for (unsigned i = 1; i < workers_; ++i) {
       if (StartThread(&WorkerMain, this)) counters.threads.fetch_add(1, std::memory_order_relaxed);
     }
@@ -687,7 +701,7 @@ class WalkAhead {
       }
       DirectoryOutcome outcome;
       ReadDirectory(task, buffer.get(), &found, &outcome);
-      if (!outcome.warm) StartWorkers();
+      if (!outcome.warm) StartWorkers(0);
       lock.lock();
       if (task.probe) {
         FinishProbe(outcome.warm);
@@ -857,6 +871,11 @@ class WalkAhead {
               raw::Fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
           stated++;
           is_directory = stat_ok && S_ISDIR(status.st_mode) && status.st_dev == task.device;
+          if (stated % kStatsPerColdCheck == 0 && io_accounting_ &&
+              !workers_started_.load(std::memory_order_relaxed) &&
+              BlocksReadByThisThread() != blocks_before) {
+            StartWorkers(stated);
+          }
           if (stated == kEntriesToJudgeCached && io_accounting_ &&
               BlocksReadByThisThread() == blocks_before) {
             sampling = true;
@@ -1046,6 +1065,7 @@ WalkAheadStatistics WalkAheadStatisticsSnapshot() {
   s.most_queued_path_bytes = counters.most_queued_path_bytes.load(std::memory_order_relaxed);
   s.most_descriptors = counters.most_descriptors.load(std::memory_order_relaxed);
   s.threads = counters.threads.load(std::memory_order_relaxed);
+  s.stats_before_workers = counters.stats_before_workers.load(std::memory_order_relaxed);
   s.cold_checks = counters.cold_checks.load(std::memory_order_relaxed);
   s.distance = counters.distance.load(std::memory_order_relaxed);
   return s;
@@ -1079,6 +1099,7 @@ bool WriteWalkAheadStatisticsJson(FILE* out) {
       {"most_queued_path_bytes", s.most_queued_path_bytes},
       {"most_descriptors", s.most_descriptors},
       {"threads", s.threads},
+      {"stats_before_workers", s.stats_before_workers},
       {"cold_checks", s.cold_checks},
       {"distance", s.distance},
       {"limit_queued", kMaxQueuedDirectories},

@@ -126,8 +126,11 @@ struct WalkAheadStatistics {
   uint64_t most_queued_path_bytes = 0;  // largest bytes of queued paths
   uint64_t most_descriptors = 0;        // largest number of descriptors open at once
   uint64_t threads = 0;                 // walk-ahead threads started
-  uint64_t cold_checks = 0;             // times the program's side asked whether the tree is cached
-  uint64_t distance = 0;                // the configured distance (0: walk-ahead off)
+  // Entries the first thread had stat'ed when the others started (they
+  // start once a directory it reads is not cached; 0 when they never did).
+  uint64_t stats_before_workers = 0;
+  uint64_t cold_checks = 0;  // times the program's side asked whether the tree is cached
+  uint64_t distance = 0;     // the configured distance (0: walk-ahead off)
 };
 
 // A snapshot of the counters (consistent enough for a report; each counter

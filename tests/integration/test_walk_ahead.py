@@ -451,6 +451,39 @@ def test_a_tree_cached_in_stretches_stops_making_the_walk_rest(tmp_path, device_
     assert 1 <= statistics["rests"] <= 4, statistics
 
 
+@needs_io_accounting
+@pytest.mark.skipif(not CAN_DROP_CACHES, reason="dropping the kernel's caches needs root")
+def test_the_other_threads_start_within_the_first_cold_directory(tmp_path, device_read):
+    # Three directories of 3,000 files.  The program opens the root and
+    # its first directory, reads a block of its own from the device (so
+    # that walk-ahead starts), then pauses; the first thread passes both
+    # through (behind the program, cached) and reads the second one, whose
+    # directory blocks are cached but whose inodes are not: its stats read
+    # from the device.  The other threads start as soon as its stats show
+    # that, within the directory.  (Before, they started only after all
+    # 3,000 stats of it: about 100 ms into a cold walk of 1,000-entry
+    # directories, with the program left to load the inodes itself.)
+    root = tmp_path / "large_directories"
+    for name in ("a", "b", "c"):
+        directory = root / name
+        directory.mkdir(parents=True)
+        for index in range(3000):
+            (directory / f"file{index:04}").touch()
+    tree_walker_statistics(tmp_path, "walk", root)  # the program's code and libraries cached
+    drop_caches()
+    first = os.listdir(root)[0]
+    for name in os.listdir(root):
+        entries = os.listdir(root / name)
+        if name == first:
+            for entry in entries:
+                os.lstat(root / name / entry)
+    statistics = tree_walker_statistics(tmp_path, "pause", root, "3000", **device_read)
+    assert statistics["threads"] >= 2, statistics
+    # Under 3,000 by the inodes of the second directory that the kernel's
+    # read-ahead of the first one's inode table brought in (up to 512).
+    assert 1 <= statistics["stats_before_workers"] <= 1500, statistics
+
+
 @preloads
 def test_find_quit_and_a_killed_walk_end_at_once(tree, tmp_path):
     plain, walked, _ = run_both(["find", str(tree), "-name", "file1", "-print", "-quit"], tmp_path)
