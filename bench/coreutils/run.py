@@ -801,7 +801,10 @@ def main():
         print(markdown_report(json.loads(Path(arguments.markdown).read_text())), end="")
         return 0
     peers, peer_notes = {}, {}
-    for name, setup in (("diskus", setup_diskus), ("gdu", setup_gdu)):
+    # The peers walk trees: a cp run has no use for them.
+    peer_setups = (() if arguments.only == "cp" and not arguments.setup_peers else
+                   (("diskus", setup_diskus), ("gdu", setup_gdu)))
+    for name, setup in peer_setups:
         path, reason = setup()
         peers[name] = path
         if path is None:

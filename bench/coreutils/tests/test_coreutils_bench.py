@@ -97,3 +97,22 @@ def test_targets_met_and_not_met(bench):
     assert not targets["walk-ahead, du wide-100k, cold: du-foreactor within 10% of diskus"]
     assert not targets["walk-ahead, du wide-100k, cold: /usr/bin/du under --walk-ahead at most 0.7x stock"]
     assert targets["walk-ahead, find wide-100k -size +1k, cold: at most 0.75x plain find"]
+
+
+@pytest.mark.parametrize("only, peers_set_up", [("cp", []), ("du", ["diskus", "gdu"])])
+def test_only_a_run_that_walks_trees_sets_up_the_peers(bench, monkeypatch, only, peers_set_up):
+    set_up = []
+
+    class StopBeforeBuilding(Exception):
+        pass
+
+    def stop():
+        raise StopBeforeBuilding
+
+    monkeypatch.setattr(bench, "setup_diskus", lambda: set_up.append("diskus") or ("x", None))
+    monkeypatch.setattr(bench, "setup_gdu", lambda: set_up.append("gdu") or ("x", None))
+    monkeypatch.setattr(bench, "build_programs", stop)
+    monkeypatch.setattr(bench.sys, "argv", ["run.py", "--only", only])
+    with pytest.raises(StopBeforeBuilding):
+        bench.main()
+    assert set_up == peers_set_up
