@@ -128,7 +128,7 @@ compile_c   "$APP_DIR/plugins/cp_copy_attach.c"  "$PLUGIN_OBJ_DIR/cp_copy_attach
 DU_OBJECTS=(src/du.o src/libver.a lib/libcoreutils.a lib/libcoreutils.a)
 CP_OBJECTS=(src/cp.o src/copy.o src/cp-hash.o src/force-link.o src/selinux.o
             src/libver.a lib/libcoreutils.a lib/libcoreutils.a)
-DU_WRAP=(-Wl,--wrap=rpl_fts_read -Wl,--wrap=rpl_fts_close)
+DU_WRAP=(-Wl,--wrap=rpl_fts_read -Wl,--wrap=rpl_fts_close -Wl,--wrap=fstatat)
 CP_WRAP=(-Wl,--wrap=copy -Wl,--wrap=fdadvise -Wl,--wrap=xalignalloc -Wl,--wrap=full_write -Wl,--wrap=close)
 # Extra libraries configure chose for du and cp (none on a plain Debian 12,
 # e.g. -lacl when libacl is present); taken from the Makefile.

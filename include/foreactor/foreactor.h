@@ -391,6 +391,38 @@ FOREACTOR_API int foreactor_scope_gate_measuring(const foreactor_graph *graph);
  */
 FOREACTOR_API int foreactor_walk_ahead(void);
 
+struct stat;
+
+/*
+ * foreactor_walk_ahead(), and walk-ahead keeps the status of every entry it
+ * stats (fstatat with AT_SYMLINK_NOFOLLOW), by directory, so that the
+ * plugin can answer the program's own stat of the same entry from it
+ * (foreactor_walk_ahead_stat) instead of making the call again: as a graph
+ * answers a call from the same call issued early, the answer is the status
+ * walk-ahead's call returned, a little earlier.  What is kept is bounded
+ * (its bytes are in walk-ahead's statistics) and dropped once asked for.
+ * For plugins that know which directory each of the program's stats names
+ * (du's fts keeps the status of the directory it reads).
+ *
+ * Returns what foreactor_walk_ahead() returns.
+ */
+FOREACTOR_API int foreactor_walk_ahead_keep_stats(void);
+
+/*
+ * Answers fstatat(fd, name, status, AT_SYMLINK_NOFOLLOW), where `fd` is open
+ * on the directory whose status the program got as `*directory` (by its own
+ * stat, or by an answer), from walk-ahead's kept stat of the entry.
+ *
+ * Returns 1 and writes `*status` when walk-ahead read that directory under
+ * the same status (device, inode, modification and change time: a
+ * directory whose entries changed since has another) and its stat of
+ * `name` succeeded; returns 0 and writes nothing otherwise (then make the
+ * call).  `name` is one entry's name, without '/'.  Costs a lock and a
+ * lookup, no system call; 0 at once (one load) while nothing is kept.
+ */
+FOREACTOR_API int foreactor_walk_ahead_stat(const struct stat *directory, const char *name,
+                                            struct stat *status);
+
 /* -------------------------------------------------------------- page cache */
 
 /*

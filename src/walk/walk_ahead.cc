@@ -30,6 +30,7 @@
 #include "runtime/serving_streak.h"
 #include "runtime/statistics.h"
 #include "walk/directory_queue.h"
+#include "walk/stat_answers.h"
 #include "walk/walkable_filesystem.h"
 
 namespace foreactor {
@@ -131,6 +132,17 @@ constexpr size_t kThreadStackBytes = 256 * 1024;
 // On a cold tree the program's read of the root's own blocks shows it
 // before the walk begins, so the walk starts when it did before.
 constexpr uint64_t kProgramDirectoriesPerColdCheck = 16;
+// The stats walk-ahead keeps for a plugin's answers (StatAnswers): at most
+// this many bytes, about 170,000 entries; they are handed over to the
+// kept directory kStatsPerHandOver at a time, so that a program reading the
+// same directory finds the first ones answered while the rest are read.
+constexpr size_t kMaxKeptStatBytes = 32u << 20;
+constexpr size_t kStatsPerHandOver = 32;
+// When the program has passed the walker in the directory both read (it
+// stat'ed those entries itself), the walker leaps to this many entries
+// past the program's and stats on from there: stat'ing behind the program
+// only takes CPU from it.
+constexpr size_t kLeapPastTheProgram = 16;
 
 // Flags of every directory walk-ahead opens; O_NOATIME is tried first.
 constexpr uint64_t kDirectoryOpenFlags =
@@ -222,7 +234,8 @@ class WalkAhead {
       : workers_(settings.workers),
         distance_(settings.distance),
         queue_(kMaxQueuedDirectories, kMaxQueuedPathBytes),
-        io_accounting_(KernelAccountsBlockReads()) {
+        io_accounting_(KernelAccountsBlockReads()),
+        answers_(kMaxKeptStatBytes) {
     counters.distance.store(distance_, std::memory_order_relaxed);
   }
 
@@ -341,6 +354,10 @@ class WalkAhead {
       if (StartThread(&WorkerMain, this)) counters.threads.fetch_add(1, std::memory_order_relaxed);
     }
   }
+
+  // A plugin asked for the stats to be kept (foreactor_walk_ahead_keep_stats).
+  void KeepStats() { keep_stats_.store(true, std::memory_order_relaxed); }
+  StatAnswers& answers() { return answers_; }
 
   static void* WorkerMain(void* self) {
     prctl(PR_SET_NAME, "foreactor-walk", 0, 0, 0);
@@ -819,6 +836,67 @@ class WalkAhead {
     wake_.notify_all();
   }
 
+  // The stats of one directory being kept in a StatAnswers, handed over
+  // kStatsPerHandOver at a time.
+  class KeptStats {
+   public:
+    KeptStats() = default;
+    KeptStats(const KeptStats&) = delete;
+    KeptStats& operator=(const KeptStats&) = delete;
+    ~KeptStats() { Finish(); }
+
+    // Starts keeping the stats of the entries of `directory` (open, read
+    // from its start) in `answers`, under the directory's fstat.
+    void Begin(StatAnswers* answers, int directory) {
+      struct stat status;
+      if (raw::Fstat(directory, &status) != 0) return;
+      handle_ = answers->Begin(status);
+      if (handle_) answers_ = answers;
+    }
+
+    explicit operator bool() const { return answers_ != nullptr; }
+
+    // True when the program has stat'ed the next entry itself already (it
+    // passed the walker in this directory): it need not be stat'ed, and is
+    // kept with Add(name, false, _).
+    bool ProgramIsPast() const { return answers_ != nullptr && position_ < leap_to_; }
+
+    // Keeps the next entry's stat (`stat_ok`: `status` holds it).
+    void Add(const char* name, bool stat_ok, const struct stat& status) {
+      if (answers_ == nullptr) return;
+      const bool added = AllocationSucceeds([&] {
+        if (batch_.capacity() == 0) batch_.reserve(kStatsPerHandOver);
+        StatAnswers::Entry& entry = batch_.emplace_back();
+        entry.name = name;
+        entry.stated = stat_ok;
+        if (stat_ok) entry.status = status;
+      });
+      if (!added) {  // out of memory: the directory is kept up to here
+        Finish();
+        return;
+      }
+      position_++;
+      if (batch_.size() < kStatsPerHandOver) return;
+      const size_t program = answers_->Add(handle_, &batch_);
+      if (program > position_) leap_to_ = program + kLeapPastTheProgram;
+    }
+
+    // Hands over what is left, and no more is kept.
+    void Finish() {
+      if (answers_ == nullptr) return;
+      answers_->Add(handle_, &batch_);
+      answers_->Finish(handle_);
+      answers_ = nullptr;
+    }
+
+   private:
+    StatAnswers* answers_ = nullptr;  // null: nothing (more) is kept
+    StatAnswers::Handle handle_;
+    std::vector<StatAnswers::Entry> batch_;
+    size_t position_ = 0;  // entries kept so far, the batch's included
+    size_t leap_to_ = 0;   // entries before this position are passed by (ProgramIsPast)
+  };
+
   // Reads the directory of `task` and stats its entries; appends the
   // subdirectories on the same filesystem to `found`, in the order read.
   //
@@ -851,6 +929,11 @@ class WalkAhead {
     RaiseTo(counters.most_descriptors, descriptors_.fetch_add(1, std::memory_order_relaxed) + 1);
     const int directory = static_cast<int>(fd);
     uint64_t stated = 0;
+    // The stats kept for answers: of a directory read in full, each entry's.
+    KeptStats kept;
+    if (!sampling && !task.probe && keep_stats_.load(std::memory_order_relaxed)) {
+      kept.Begin(&answers_, directory);
+    }
     for (;;) {
       const int64_t length = raw::GetDents64(directory, buffer, kDirectoryBufferBytes);
       if (length < 0) {
@@ -865,11 +948,17 @@ class WalkAhead {
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
         outcome->entries++;
         bool is_directory = entry->d_type == DT_DIR;
-        if ((!sampling || stated == 0 || entry->d_type == DT_UNKNOWN) && stated < most_stats) {
+        // The program stat'ed it already: passed by, known by its type.
+        const bool passed = kept.ProgramIsPast() && entry->d_type != DT_UNKNOWN;
+        if (passed) {
+          kept.Add(name, /*stat_ok=*/false, {});
+        } else if ((!sampling || stated == 0 || entry->d_type == DT_UNKNOWN) &&
+                   stated < most_stats) {
           struct stat status;
           const bool stat_ok =
               raw::Fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
           stated++;
+          kept.Add(name, stat_ok, status);
           is_directory = stat_ok && S_ISDIR(status.st_mode) && status.st_dev == task.device;
           if (stated % kStatsPerColdCheck == 0 && io_accounting_ &&
               !workers_started_.load(std::memory_order_relaxed) &&
@@ -879,8 +968,11 @@ class WalkAhead {
           if (stated == kEntriesToJudgeCached && io_accounting_ &&
               BlocksReadByThisThread() == blocks_before) {
             sampling = true;
+            kept.Finish();  // the rest is not stat'ed
             counters.directories_judged_cached.fetch_add(1, std::memory_order_relaxed);
           }
+        } else if (kept) {
+          kept.Finish();  // an entry not stat'ed: what comes after it is not kept
         }
         if (!is_directory) continue;
         const size_t name_length = std::strlen(name);
@@ -900,6 +992,7 @@ class WalkAhead {
         }));
       }
     }
+    kept.Finish();
     raw::Close(directory);
     descriptors_.fetch_sub(1, std::memory_order_relaxed);
     outcome->warm = io_accounting_ && BlocksReadByThisThread() == blocks_before;
@@ -932,7 +1025,9 @@ class WalkAhead {
   uint64_t rest_directories_ = kFirstRestDirectories;  // the current rest's length
   uint64_t rest_began_program_ = 0;  // the program's directory count when the rest began
   ServingStreak rest_streak_{kWarmDirectoriesForRest, kMostWarmDirectoriesForRest};
-  const bool io_accounting_;  // KernelAccountsBlockReads()
+  const bool io_accounting_;             // KernelAccountsBlockReads()
+  std::atomic<bool> keep_stats_{false};  // a plugin answers the program's stats from answers_
+  StatAnswers answers_;
   std::atomic<bool> threads_started_{false};
   // A walk began, and its first thread waits for the program's calls to
   // show the tree is not cached (kProgramDirectoriesPerColdCheck).
@@ -1036,6 +1131,20 @@ bool RequestWalkAhead() {
   return true;
 }
 
+bool KeepWalkAheadStats() {
+  if (!RequestWalkAhead()) return false;
+  WalkAhead* walk = Instance();
+  if (walk == nullptr) return false;
+  walk->KeepStats();
+  return true;
+}
+
+bool AnswerStatFromWalkAhead(const struct stat& directory, const char* name, struct stat* status) {
+  WalkAhead* walk = Instance();
+  if (walk == nullptr || !walk->answers().HasAnswers()) return false;
+  return walk->answers().Answer(directory, name, status);
+}
+
 void StopWalkAheadAfterFork() {
   forked_child.store(true);
   internal::walk_ahead_switch.store(0, std::memory_order_relaxed);
@@ -1068,6 +1177,16 @@ WalkAheadStatistics WalkAheadStatisticsSnapshot() {
   s.stats_before_workers = counters.stats_before_workers.load(std::memory_order_relaxed);
   s.cold_checks = counters.cold_checks.load(std::memory_order_relaxed);
   s.distance = counters.distance.load(std::memory_order_relaxed);
+  if (WalkAhead* walk = instance.load(std::memory_order_acquire); walk != nullptr) {
+    const StatAnswers::Counters kept = walk->answers().CountersSnapshot();
+    s.stats_kept = kept.entries_kept;
+    s.stat_questions = kept.questions;
+    s.stat_answers = kept.answers;
+    s.stat_directories_kept = kept.directories_kept;
+    s.stat_directories_refused = kept.directories_refused;
+    s.stat_directories_dropped = kept.directories_dropped;
+    s.most_kept_stat_bytes = kept.most_bytes;
+  }
   return s;
 }
 
@@ -1102,6 +1221,14 @@ bool WriteWalkAheadStatisticsJson(FILE* out) {
       {"stats_before_workers", s.stats_before_workers},
       {"cold_checks", s.cold_checks},
       {"distance", s.distance},
+      {"stats_kept", s.stats_kept},
+      {"stat_questions", s.stat_questions},
+      {"stat_answers", s.stat_answers},
+      {"stat_directories_kept", s.stat_directories_kept},
+      {"stat_directories_refused", s.stat_directories_refused},
+      {"stat_directories_dropped", s.stat_directories_dropped},
+      {"most_kept_stat_bytes", s.most_kept_stat_bytes},
+      {"limit_kept_stat_bytes", kMaxKeptStatBytes},
       {"limit_queued", kMaxQueuedDirectories},
       {"limit_queued_path_bytes", kMaxQueuedPathBytes},
   };
@@ -1121,4 +1248,14 @@ bool WriteWalkAheadStatisticsJson(FILE* out) {
 
 extern "C" __attribute__((visibility("default"))) int foreactor_walk_ahead(void) {
   return foreactor::RequestWalkAhead() ? 1 : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int foreactor_walk_ahead_keep_stats(void) {
+  return foreactor::KeepWalkAheadStats() ? 1 : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int foreactor_walk_ahead_stat(
+    const struct stat* directory, const char* name, struct stat* status) {
+  if (directory == nullptr || name == nullptr || status == nullptr) return 0;
+  return foreactor::AnswerStatFromWalkAhead(*directory, name, status) ? 1 : 0;
 }

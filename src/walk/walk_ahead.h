@@ -6,7 +6,10 @@
 // same tree on threads of its own, a little ahead of the program, so that
 // the program's calls find the kernel's dentry, inode and directory-block
 // caches warm.  It delivers nothing to the program: the program's calls run
-// as they would, and see the tree as it is when they are made.
+// as they would, and see the tree as it is when they are made.  Only a
+// plugin that asks (KeepWalkAheadStats) is handed walk-ahead's stats, to
+// answer the program's stats of the same entries as a graph answers a call
+// from an early one (stat_answers.h).
 //
 // Arming.  The interposers report each directory the program opens (open
 // or openat with O_DIRECTORY, opendir, fdopendir).  A directory opened by
@@ -64,6 +67,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include <sys/stat.h>
+
 namespace foreactor {
 
 namespace internal {
@@ -96,6 +101,17 @@ void ObserveDirectoryStream(int fd);
 // A plugin asks for walk-ahead (foreactor_walk_ahead()): turns it on unless
 // the settings refuse it.  Returns true when it is on.
 bool RequestWalkAhead();
+
+// A plugin asks for walk-ahead and for its stats to be kept for answers
+// (foreactor_walk_ahead_keep_stats(); stat_answers.h).  Returns true when
+// walk-ahead is on.
+bool KeepWalkAheadStats();
+
+// Answers the program's fstatat(AT_SYMLINK_NOFOLLOW) of entry `name` of the
+// directory whose status it holds as `directory` from walk-ahead's kept
+// stats (foreactor_walk_ahead_stat()).  False, writing nothing, when there
+// is no answer.
+bool AnswerStatFromWalkAhead(const struct stat& directory, const char* name, struct stat* status);
 
 // Called in the child after fork(): walk-ahead stays off there.
 void StopWalkAheadAfterFork();
@@ -131,6 +147,15 @@ struct WalkAheadStatistics {
   uint64_t stats_before_workers = 0;
   uint64_t cold_checks = 0;  // times the program's side asked whether the tree is cached
   uint64_t distance = 0;     // the configured distance (0: walk-ahead off)
+  // Stats kept for a plugin's answers (foreactor_walk_ahead_keep_stats):
+  uint64_t stats_kept = 0;                // entries whose stat was kept
+  uint64_t stat_questions = 0;            // the program's stats the plugin asked about
+  uint64_t stat_answers = 0;              // of those, answered from a kept stat
+  uint64_t stat_directories_kept = 0;     // directories whose stats were kept
+  uint64_t stat_directories_refused = 0;  // not kept: the bytes would have passed the bound
+  uint64_t stat_directories_dropped = 0;  // dropped before the program asked for all (changed,
+                                          // passed, or over the bound)
+  uint64_t most_kept_stat_bytes = 0;      // most bytes of kept stats at once
 };
 
 // A snapshot of the counters (consistent enough for a report; each counter

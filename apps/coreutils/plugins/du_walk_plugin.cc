@@ -1,7 +1,7 @@
 // du_walk_plugin.cc: the foreaction graph of du's directory walk, attached
 // to an unmodified du at link time:
 //
-//   -Wl,--wrap=rpl_fts_read -Wl,--wrap=rpl_fts_close
+//   -Wl,--wrap=rpl_fts_read -Wl,--wrap=rpl_fts_close -Wl,--wrap=fstatat
 //
 // (gnulib names its fts functions rpl_fts_*).  Compiled against coreutils'
 // own config.h and gnulib's fts_.h (they compile as C++, with the same
@@ -38,10 +38,16 @@
 // FTS_CWDFD; and entries of the root level get no expectations.
 // Single-threaded use per walk; state is per thread.
 //
-// Besides the graph, the plugin asks for walk-ahead (foreactor_walk_ahead):
-// foreactor's own threads read the tree's directories and stat their
-// entries ahead of du, warming the caches its calls then find warm.
-// FOREACTOR_WALK_AHEAD=0 turns that off.
+// Besides the graph, the plugin asks for walk-ahead
+// (foreactor_walk_ahead_keep_stats): foreactor's own threads read the
+// tree's directories and stat their entries ahead of du, warming the caches
+// its calls then find warm, and keep those stats.  Outside a scope, fts's
+// stat of the entry it is about to return (fts_cur, by its name in the
+// directory fts reads, fts_cwd_fd) is answered from walk-ahead's stat of
+// the same entry when walk-ahead read that directory under the status fts
+// holds of it (the entry's parent): on a tree walk-ahead has just read,
+// three quarters of du's own time would be those calls again.
+// FOREACTOR_WALK_AHEAD=0 turns walk-ahead, and so the answers, off.
 #include <config.h>
 
 #include <fcntl.h>
@@ -62,6 +68,8 @@ FTSENT* __real_rpl_fts_read(FTS* fts);
 int __real_rpl_fts_close(FTS* fts);
 FTSENT* __wrap_rpl_fts_read(FTS* fts);
 int __wrap_rpl_fts_close(FTS* fts);
+int __real_fstatat(int fd, const char* path, struct stat* status, int flags);
+int __wrap_fstatat(int fd, const char* path, struct stat* status, int flags);
 }
 
 namespace {
@@ -203,8 +211,9 @@ __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
     walk.gate_quiet = false;  // until the gate answers for this walk
     // The graph covers the entries' stats; the directory reads between them
     // (most of a cold walk) it cannot issue early.  Walk-ahead reads the
-    // tree ahead of du on threads of its own, before fts opens the root.
-    static const bool walk_ahead [[maybe_unused]] = foreactor_walk_ahead() != 0;
+    // tree ahead of du on threads of its own, before fts opens the root,
+    // and keeps its stats for __wrap_fstatat.
+    static const bool walk_ahead [[maybe_unused]] = foreactor_walk_ahead_keep_stats() != 0;
   }
   if (!Predictable(fts)) return __real_rpl_fts_read(fts);
   if (walk.gate_units_left > 0) {
@@ -271,4 +280,22 @@ int __wrap_rpl_fts_close(FTS* fts) {
     walk.fts = nullptr;
   }
   return __real_rpl_fts_close(fts);
+}
+
+// fts's stat of the entry it is about to return, in the directory it reads
+// (fts.c's fts_stat for FTS_PHYSICAL: fstatat(fts_cwd_fd, fts_accpath, _,
+// AT_SYMLINK_NOFOLLOW) with p == fts_cur): answered from walk-ahead's stat
+// of that entry when it has one (see the top).  In a scope the graph's
+// early stats serve du's calls, and the runtime must see every one of them.
+int __wrap_fstatat(int fd, const char* path, struct stat* status, int flags) {
+  const FTS* fts = walk.fts;
+  if (fts != nullptr && !walk.in_scope && flags == AT_SYMLINK_NOFOLLOW && fd == fts->fts_cwd_fd) {
+    const FTSENT* entry = fts->fts_cur;
+    if (entry != nullptr && path == entry->fts_accpath && entry->fts_level > FTS_ROOTLEVEL &&
+        entry->fts_parent->fts_info == FTS_D &&
+        foreactor_walk_ahead_stat(entry->fts_parent->fts_statp, path, status) != 0) {
+      return 0;
+    }
+  }
+  return __real_fstatat(fd, path, status, flags);
 }

@@ -6,11 +6,12 @@ Needs apps/coreutils/build.sh to have fetched coreutils (skips otherwise).
 Run with: python3 -m pytest -q apps/coreutils/tests
 """
 
+import json
 import os
 import random
-
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,126 @@ def test_tree_changed_between_runs_is_seen(trees, tmp_path):
     assert before != after
     assert after == stock_output(binaries, ["-a", "-b"], tree)
     assert f"123457\t{tree}/dir00/file0000".encode() in after.splitlines()
+
+
+# ------------------------------------------------------- walk-ahead's answers
+#
+# On a tree read from the device, walk-ahead reads and stats ahead of du and
+# keeps its stats; fts's stats of the same entries are answered from them.
+# Only root may drop the kernel's caches, and on a cached tree walk-ahead
+# never starts.
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="only root may drop the kernel's caches")
+
+
+def drop_caches():
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3")
+
+
+def default_environment(stats_file):
+    """foreactor on with its default settings (automatic depth, walk-ahead)."""
+    return clean_environment(FOREACTOR="1", FOREACTOR_STATS=str(stats_file))
+
+
+def walk_ahead_statistics(stats_file):
+    with open(stats_file) as handle:
+        return json.load(handle)["walk_ahead"]
+
+
+@needs_root
+@pytest.mark.parametrize("options", (["-a"], ["-s"], ["-a", "--inodes", "--time", "-x"]))
+def test_a_cold_tree_s_stats_are_answered_from_walk_ahead_and_the_output_is_stock_s(
+        trees, tmp_path, options):
+    binaries = programs()
+    for tree in trees.values():
+        drop_caches()
+        expected = run([binaries["du"], *options, tree], clean_environment())
+        stats_file = tmp_path / "stats.json"
+        drop_caches()
+        got = run([binaries["du-foreactor"], *options, tree], default_environment(stats_file))
+        assert got.stdout.splitlines() == expected.stdout.splitlines(), (options, tree)
+        assert got.stderr == expected.stderr
+        if tree == trees["wide"]:
+            statistics = walk_ahead_statistics(stats_file)
+            assert statistics["stats_kept"] > 0, statistics
+            assert 0 < statistics["stat_answers"] <= statistics["stat_questions"], statistics
+            assert statistics["most_kept_stat_bytes"] <= statistics["limit_kept_stat_bytes"]
+
+
+def test_a_cached_tree_keeps_no_stats(trees, tmp_path):
+    """Walk-ahead never starts on a cached tree: nothing is kept or asked
+    beyond a look at an empty store."""
+    binaries = programs()
+    stats_file = tmp_path / "stats.json"
+    # The first run caches the tree and du-foreactor's own code (a page of
+    # the program read from the device would count as the tree's read).
+    for _ in range(2):
+        run([binaries["du-foreactor"], "-a", trees["wide"]], default_environment(stats_file))
+    statistics = walk_ahead_statistics(stats_file)
+    assert statistics["threads"] == 0, statistics
+    assert statistics["stats_kept"] == 0 and statistics["stat_questions"] == 0, statistics
+
+
+def change_files_until(root, stop, seed):
+    """Creates, deletes, renames and rewrites files and directories under
+    `root` until `stop` is set: the directories' entries and the files'
+    sizes change while du runs."""
+    generator = random.Random(seed)
+    serial = 0
+    while not stop.is_set():
+        directories = [Path(directory) for directory, _, _ in os.walk(root)]
+        target = generator.choice(directories)
+        serial += 1
+        try:
+            operation = generator.randrange(5)
+            if operation == 0:
+                (target / f"new{serial}").write_bytes(b"n" * generator.randrange(0, 20000))
+            elif operation == 1:
+                files = [entry for entry in target.iterdir() if entry.is_file()]
+                if files:
+                    generator.choice(files).unlink()
+            elif operation == 2:
+                files = [entry for entry in target.iterdir() if entry.is_file()]
+                if files:
+                    generator.choice(files).rename(target / f"renamed{serial}")
+            elif operation == 3:
+                files = [entry for entry in target.iterdir() if entry.is_file()]
+                if files:
+                    generator.choice(files).write_bytes(b"g" * generator.randrange(0, 50000))
+            elif target != root:
+                shutil.rmtree(target, ignore_errors=True)
+                (target / "again").mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # the tree changed under the changer too
+
+
+@needs_root
+def test_a_changing_cold_tree_never_crashes_or_hangs_du_and_stock_s_output_once_still(tmp_path):
+    binaries = programs()
+    tree = tmp_path / "changing"
+    make_wide_tree(tree, 5)
+    make_deep_tree(tree / "deep", 6)
+    stop = threading.Event()
+    changer = threading.Thread(target=change_files_until, args=(tree, stop, 31))
+    changer.start()
+    try:
+        for round_index in range(8):
+            drop_caches()
+            outcome = run([binaries["du-foreactor"], "-a", tree],
+                          default_environment(tmp_path / f"stats{round_index}.json"),
+                          check=False)
+            # A changing tree gives du's ordinary errors, never a signal.
+            assert outcome.returncode in (0, 1), outcome
+            for line in outcome.stderr.splitlines():
+                assert line.startswith(b"du: "), outcome
+            walk_ahead_statistics(tmp_path / f"stats{round_index}.json")  # du ended normally
+    finally:
+        stop.set()
+        changer.join()
+    drop_caches()
+    expected = run([binaries["du"], "-a", tree], clean_environment())
+    drop_caches()
+    got = run([binaries["du-foreactor"], "-a", tree], default_environment(tmp_path / "still.json"))
+    assert got.stdout.splitlines() == expected.stdout.splitlines()
