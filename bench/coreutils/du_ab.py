@@ -33,6 +33,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,14 +44,18 @@ from bench.common import free_page_reporting, ratios  # noqa: E402
 
 def run_once(argv, environment):
     """Wall ms, CPU ms (user+sys from wait4, microsecond resolution), stdout,
-    stderr and exit status of one run."""
-    start = time.monotonic()
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=environment)
-    # Read both pipes to the end first, then reap with wait4 for the rusage.
-    output, errors = process.stdout.read(), process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = (time.monotonic() - start) * 1000
+    stderr and exit status of one run.  Standard output goes to an unnamed
+    temporary file, as in bench/coreutils/run.py (runs.run_with_timeout)."""
+    with tempfile.TemporaryFile() as output_file:
+        start = time.monotonic()
+        process = subprocess.Popen(argv, stdout=output_file, stderr=subprocess.PIPE,
+                                   env=environment)
+        # Read stderr to the end first, then reap with wait4 for the rusage.
+        errors = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = (time.monotonic() - start) * 1000
+        output_file.seek(0)
+        output = output_file.read()
     process.returncode = os.waitstatus_to_exitcode(status)
     cpu = (usage.ru_utime + usage.ru_stime) * 1000
     return wall, cpu, output, errors, process.returncode

@@ -352,7 +352,8 @@ def timed_run(argv, executable, environment, label):
     usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         completed = runs.run_with_timeout(argv, environment, RUN_TIMEOUT_SECONDS,
-                                          executable=executable, text=False)
+                                          executable=executable, text=False,
+                                          stdout_to_file=True)
     except runs.RunTimedOut as timed_out:
         timed_out.print_report(label)
         raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s") from None

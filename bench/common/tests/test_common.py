@@ -31,6 +31,17 @@ def test_run_with_timeout_returns_what_the_program_printed():
     assert (completed.returncode, completed.stdout, completed.stderr) == (3, "out\n", "err\n")
 
 
+@pytest.mark.parametrize("text", (True, False))
+def test_run_with_timeout_reads_back_what_the_program_wrote_to_its_output_file(text):
+    script = "for i in $(seq 1 3000); do echo line $i; done; echo err >&2; test -f /dev/stdout"
+    completed = runs.run_with_timeout(["sh", "-c", script], {"PATH": os.environ["PATH"]}, 30,
+                                      text=text, stdout_to_file=True)
+    expected = "".join(f"line {i}\n" for i in range(1, 3001))
+    assert completed.returncode == 0  # its standard output was a regular file, not a pipe
+    assert completed.stdout == (expected if text else expected.encode())
+    assert completed.stderr == ("err\n" if text else b"err\n")
+
+
 def test_a_run_past_its_timeout_is_killed_and_its_threads_recorded():
     with pytest.raises(runs.RunTimedOut) as timed_out:
         runs.run_with_timeout(["sleep", "30"], {"PATH": os.environ["PATH"]}, 0.5)
