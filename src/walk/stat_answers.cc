@@ -11,6 +11,11 @@ namespace foreactor {
 
 namespace {
 
+// Adds `amount` to a counter only mutex_'s holder changes.
+void Count(std::atomic<uint64_t>& counter, uint64_t amount = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
 bool SameTime(const struct timespec& a, const struct timespec& b) {
   return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
 }
@@ -24,8 +29,8 @@ StatAnswers::Handle StatAnswers::Begin(const struct stat& directory) {
   const Key key{directory.st_dev, directory.st_ino};
   std::lock_guard<std::mutex> lock(mutex_);
   TrimOrder();
-  if (counters_.bytes >= max_bytes_) {
-    counters_.directories_refused++;
+  if (bytes_ >= max_bytes_) {
+    Count(counters_.directories_refused);
     return handle;
   }
   const auto kept = directories_.find(key);
@@ -41,7 +46,7 @@ StatAnswers::Handle StatAnswers::Begin(const struct stat& directory) {
   });
   if (!made) return handle;
   kept_directories_.fetch_add(1, std::memory_order_relaxed);
-  counters_.directories_kept++;
+  Count(counters_.directories_kept);
   handle.number = number;
   return handle;
 }
@@ -58,19 +63,21 @@ size_t StatAnswers::Add(const Handle& handle, std::vector<Entry>* entries) {
   const auto kept = Find(handle);
   if (kept != directories_.end()) {
     Directory& directory = *kept->second;
-    const bool fits = counters_.bytes + bytes <= max_bytes_;
+    const bool fits = bytes_ + bytes <= max_bytes_;
     if (fits && AllocationSucceeds([&] {
           directory.entries.insert(directory.entries.end(),
                                    std::make_move_iterator(entries->begin()),
                                    std::make_move_iterator(entries->end()));
         })) {
       directory.bytes += bytes;
-      counters_.bytes += bytes;
-      counters_.most_bytes = std::max(counters_.most_bytes, counters_.bytes);
-      counters_.entries_kept += entries->size();
+      bytes_ += bytes;
+      counters_.bytes.store(bytes_, std::memory_order_relaxed);
+      if (bytes_ > counters_.most_bytes.load(std::memory_order_relaxed))
+        counters_.most_bytes.store(bytes_, std::memory_order_relaxed);
+      Count(counters_.entries_kept, entries->size());
       if (directory.next > directory.entries.size()) program_past = directory.next;
     } else {
-      if (!fits) counters_.directories_refused++;
+      if (!fits) Count(counters_.directories_refused);
       Drop(kept, /*asked_for_every_entry=*/false);
     }
   }
@@ -89,7 +96,7 @@ void StatAnswers::Finish(const Handle& handle) {
 
 bool StatAnswers::Answer(const struct stat& directory, const char* name, struct stat* status) {
   std::lock_guard<std::mutex> lock(mutex_);
-  counters_.questions++;
+  Count(counters_.questions);
   const auto kept = directories_.find(Key{directory.st_dev, directory.st_ino});
   if (kept == directories_.end()) return false;
   Directory& entries = *kept->second;
@@ -110,7 +117,7 @@ bool StatAnswers::Answer(const struct stat& directory, const char* name, struct 
     const bool answered = entry.stated;
     if (answered) {
       *status = entry.status;
-      counters_.answers++;
+      Count(counters_.answers);
     }
     if (entries.finished && entries.next >= entries.entries.size()) Drop(kept, true);
     return answered;
@@ -121,9 +128,17 @@ bool StatAnswers::Answer(const struct stat& directory, const char* name, struct 
   return false;
 }
 
-StatAnswers::Counters StatAnswers::CountersSnapshot() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return counters_;
+StatAnswers::Counters StatAnswers::CountersSnapshot() const {
+  Counters snapshot;
+  snapshot.directories_kept = counters_.directories_kept.load(std::memory_order_relaxed);
+  snapshot.directories_refused = counters_.directories_refused.load(std::memory_order_relaxed);
+  snapshot.directories_dropped = counters_.directories_dropped.load(std::memory_order_relaxed);
+  snapshot.entries_kept = counters_.entries_kept.load(std::memory_order_relaxed);
+  snapshot.questions = counters_.questions.load(std::memory_order_relaxed);
+  snapshot.answers = counters_.answers.load(std::memory_order_relaxed);
+  snapshot.bytes = counters_.bytes.load(std::memory_order_relaxed);
+  snapshot.most_bytes = counters_.most_bytes.load(std::memory_order_relaxed);
+  return snapshot;
 }
 
 StatAnswers::Directories::iterator StatAnswers::Find(const Handle& handle) {
@@ -134,8 +149,9 @@ StatAnswers::Directories::iterator StatAnswers::Find(const Handle& handle) {
 }
 
 void StatAnswers::Drop(Directories::iterator where, bool asked_for_every_entry) {
-  counters_.bytes -= where->second->bytes;
-  if (!asked_for_every_entry) counters_.directories_dropped++;
+  bytes_ -= where->second->bytes;
+  counters_.bytes.store(bytes_, std::memory_order_relaxed);
+  if (!asked_for_every_entry) Count(counters_.directories_dropped);
   directories_.erase(where);
   kept_directories_.fetch_sub(1, std::memory_order_relaxed);
 }

@@ -122,7 +122,9 @@ class StatAnswers {
   // relaxed load.
   bool HasAnswers() const { return kept_directories_.load(std::memory_order_relaxed) > 0; }
 
-  Counters CountersSnapshot();
+  // The counters, read without the lock: it never waits (a child forked
+  // while a walker held the lock writes its statistics at exit too).
+  Counters CountersSnapshot() const;
 
  private:
   struct Key {
@@ -168,7 +170,13 @@ class StatAnswers {
   std::deque<std::pair<uint64_t, Key>> order_;
   uint64_t next_handle_ = 1;
   uint64_t last_asked_ = 0;  // the handle of the directory of the last question
-  Counters counters_;
+  size_t bytes_ = 0;         // bytes kept now
+  // Counters' fields, changed under mutex_ and read without it.
+  struct SharedCounters {
+    std::atomic<uint64_t> directories_kept{0}, directories_refused{0}, directories_dropped{0},
+        entries_kept{0}, questions{0}, answers{0}, bytes{0}, most_bytes{0};
+  };
+  SharedCounters counters_;
   std::atomic<size_t> kept_directories_{0};
 };
 

@@ -1,7 +1,14 @@
 // Tests of StatAnswers: which questions are answered, and its bounds.
 #include "walk/stat_answers.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -200,6 +207,50 @@ TEST(StatAnswersTest, AHandleOfAReplacedDirectoryKeepsNothing) {
   answers.Add(new_read, &entries);
   EXPECT_EQ(Asked(&answers, DirectoryStatus(10), "a"), -1);
   EXPECT_EQ(Asked(&answers, DirectoryStatus(10), "b"), 5);
+}
+
+// A child forked while a walker held the lock reads the counters at exit
+// (the statistics file): reading them must not wait for the lock, which no
+// thread of the child will ever release.
+TEST(StatAnswersTest, ACountersSnapshotInAForkedChildNeverWaitsForTheLock) {
+  StatAnswers answers(1 << 20);
+  std::atomic<bool> stop{false};
+  std::thread walker([&] {  // holds the lock most of the time
+    ino_t inode = 1;
+    while (!stop.load()) {
+      const StatAnswers::Handle handle = answers.Begin(DirectoryStatus(inode++));
+      auto entries = Entries({"a", "b", "c", "d"});
+      answers.Add(handle, &entries);
+      answers.Finish(handle);
+      Asked(&answers, DirectoryStatus(inode - 1), "a");
+    }
+  });
+  int hung = 0;
+  for (int child_number = 0; child_number < 100; ++child_number) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const StatAnswers::Counters counters = answers.CountersSnapshot();
+      _exit(counters.questions <= counters.answers + counters.questions ? 0 : 1);
+    }
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    pid_t done = 0;
+    while ((done = waitpid(child, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      usleep(1000);
+    }
+    if (done == 0) {
+      ++hung;
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+    } else {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+  }
+  stop.store(true);
+  walker.join();
+  EXPECT_EQ(hung, 0);
 }
 
 }  // namespace
