@@ -929,7 +929,8 @@ class WalkAhead {
     RaiseTo(counters.most_descriptors, descriptors_.fetch_add(1, std::memory_order_relaxed) + 1);
     const int directory = static_cast<int>(fd);
     uint64_t stated = 0;
-    // The stats kept for answers: of a directory read in full, each entry's.
+    // The stats kept for answers: of a directory read in full, each entry's,
+    // until it is judged cached (the rest is then only passed through).
     KeptStats kept;
     if (!sampling && !task.probe && keep_stats_.load(std::memory_order_relaxed)) {
       kept.Begin(&answers_, directory);
@@ -971,8 +972,6 @@ class WalkAhead {
             kept.Finish();  // the rest is not stat'ed
             counters.directories_judged_cached.fetch_add(1, std::memory_order_relaxed);
           }
-        } else if (kept) {
-          kept.Finish();  // an entry not stat'ed: what comes after it is not kept
         }
         if (!is_directory) continue;
         const size_t name_length = std::strlen(name);

@@ -149,7 +149,8 @@ struct WalkAheadStatistics {
   uint64_t distance = 0;     // the configured distance (0: walk-ahead off)
   // Stats kept for a plugin's answers (foreactor_walk_ahead_keep_stats):
   uint64_t stats_kept = 0;                // entries whose stat was kept
-  uint64_t stat_questions = 0;            // the program's stats the plugin asked about
+  uint64_t stat_questions = 0;            // the program's stats the plugin asked about while
+                                          // stats were kept
   uint64_t stat_answers = 0;              // of those, answered from a kept stat
   uint64_t stat_directories_kept = 0;     // directories whose stats were kept
   uint64_t stat_directories_refused = 0;  // not kept: the bytes would have passed the bound
