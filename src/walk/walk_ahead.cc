@@ -961,16 +961,19 @@ class WalkAhead {
           stated++;
           kept.Add(name, stat_ok, status);
           is_directory = stat_ok && S_ISDIR(status.st_mode) && status.st_dev == task.device;
-          if (stated % kStatsPerColdCheck == 0 && io_accounting_ &&
-              !workers_started_.load(std::memory_order_relaxed) &&
-              BlocksReadByThisThread() != blocks_before) {
-            StartWorkers(stated);
-          }
-          if (stated == kEntriesToJudgeCached && io_accounting_ &&
-              BlocksReadByThisThread() == blocks_before) {
-            sampling = true;
-            kept.Finish();  // the rest is not stat'ed
-            counters.directories_judged_cached.fetch_add(1, std::memory_order_relaxed);
+          // Both questions below need the blocks this thread read: one
+          // getrusage(2) answers both when they fall on the same stat.
+          const bool check_cold =
+              stated % kStatsPerColdCheck == 0 && !workers_started_.load(std::memory_order_relaxed);
+          const bool judge_cached = stated == kEntriesToJudgeCached;
+          if (io_accounting_ && (check_cold || judge_cached)) {
+            const bool read_from_device = BlocksReadByThisThread() != blocks_before;
+            if (check_cold && read_from_device) StartWorkers(stated);
+            if (judge_cached && !read_from_device) {
+              sampling = true;
+              kept.Finish();  // the rest is not stat'ed
+              counters.directories_judged_cached.fetch_add(1, std::memory_order_relaxed);
+            }
           }
         }
         if (!is_directory) continue;
