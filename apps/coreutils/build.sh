@@ -93,8 +93,8 @@ fi
 # Debian builds them), not libraries: -fPIE, so that their thread-local
 # state is reached with one %fs-relative load.  With -fPIC every wrapper
 # called __tls_get_addr as compiled, and although the linker relaxes the
-# call, the registers saved around it stayed: with foreactor off, about 14
-# instructions more on every fstatat of a walk and 4 on every fts_read.
+# call, the registers saved around it stayed: a dozen instructions on every
+# fstatat and fts_read of a walk.
 CXXFLAGS=(-std=c++20 -O2 -g -fPIE -Wall -Wextra -Werror -I"$ROOT/include")
 # cp's C attachment is compiled like coreutils' own sources (its config.h and
 # gnulib headers), plus our warnings.
