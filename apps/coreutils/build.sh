@@ -89,13 +89,7 @@ if [ "$(cat "$BIN_DIR/foreactor-build-dir" 2>/dev/null)" != "$BUILD_DIR" ]; then
   rm -f "$BIN_DIR/du-foreactor" "$BIN_DIR/cp-foreactor"
   echo "$BUILD_DIR" > "$BIN_DIR/foreactor-build-dir"
 fi
-# The plugins link into programs (position-independent executables, as
-# Debian builds them), not libraries: -fPIE, so that their thread-local
-# state is reached with one %fs-relative load.  With -fPIC every wrapper
-# called __tls_get_addr as compiled, and although the linker relaxes the
-# call, the registers saved around it stayed: a dozen instructions on every
-# fstatat and fts_read of a walk.
-CXXFLAGS=(-std=c++20 -O2 -g -fPIE -Wall -Wextra -Werror -I"$ROOT/include")
+CXXFLAGS=(-std=c++20 -O2 -g -fPIC -Wall -Wextra -Werror -I"$ROOT/include")
 # cp's C attachment is compiled like coreutils' own sources (its config.h and
 # gnulib headers), plus our warnings.
 CFLAGS=(-std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$SOURCE_DIR/lib" -I"$SOURCE_DIR")
