@@ -240,10 +240,16 @@ def test_a_cold_tree_s_stats_are_answered_from_walk_ahead_and_the_output_is_stoc
         drop_caches()
         expected = run([binaries["du"], *options, tree], clean_environment())
         stats_file = tmp_path / "stats.json"
-        drop_caches()
-        got = run([binaries["du-foreactor"], *options, tree], default_environment(stats_file))
-        assert got.stdout.splitlines() == expected.stdout.splitlines(), (options, tree)
-        assert got.stderr == expected.stderr
+        # On this small tree du may pass the walker and ask nothing it could
+        # answer (a race on a busy machine): up to three cold runs, each
+        # printing stock's lines, until one was answered.
+        for _ in range(3):
+            drop_caches()
+            got = run([binaries["du-foreactor"], *options, tree], default_environment(stats_file))
+            assert got.stdout.splitlines() == expected.stdout.splitlines(), (options, tree)
+            assert got.stderr == expected.stderr
+            if tree != trees["wide"] or walk_ahead_statistics(stats_file)["stat_answers"] > 0:
+                break
         if tree == trees["wide"]:
             statistics = walk_ahead_statistics(stats_file)
             assert statistics["stats_kept"] > 0, statistics
