@@ -14,6 +14,7 @@
 #ifndef FOREACTOR_RUNTIME_EARLY_REQUEST_H_
 #define FOREACTOR_RUNTIME_EARLY_REQUEST_H_
 
+#include "base/call_types.h"
 #include "engine/request.h"
 #include "foreactor/foreactor.h"
 #include "runtime/visit_slot.h"
@@ -30,6 +31,14 @@ foreactor_call_type IssuedType(foreactor_call_type type);
 // request not to be used, when a buffer cannot be allocated or the
 // directory position of a getdents64 cannot be read.
 bool PrepareEarlyRequest(VisitSlot& slot);
+
+// True when `call` writes what the linked read before it produces: a
+// write (not vectored) the plugin gave no buffer.  Any other call after a
+// linked read, a read among them, has buffers of its own.
+inline bool WritesLinkedReadsBytes(const foreactor_call& call) {
+  const CallTypeInfo& info = InfoOf(call.type);
+  return info.writes_data && !info.vectored && call.buffer == nullptr;
+}
 
 // True when the early request ran the call (as opposed to being cancelled,
 // cut off by a short linked predecessor, or failed by the engine).

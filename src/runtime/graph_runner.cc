@@ -187,6 +187,9 @@ bool GraphRunner::AskArguments(int node, const Cursor& cursor, VisitSlot& slot) 
   }
   slot.predicted = call;
   slot.state = SlotState::kPassed;
+  // A new visit: nothing of the slot's visit before describes it.
+  slot.probe_waited = false;
+  slot.direct_read = false;
   return true;
 }
 
@@ -300,9 +303,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   // earlier open waits to run at the frontier.
   if (is_open && descriptor_parking_.OpenWaits()) issue = false;
   // A write of the bytes a linked read produces never runs on its own.
-  if (InfoOf(call.type).writes_data && !InfoOf(call.type).vectored && call.buffer == nullptr) {
-    issue = false;
-  }
+  if (WritesLinkedReadsBytes(call)) issue = false;
   // A write at the file position goes where the plugin says only if that
   // is where the position will be.
   if (issue && !IssueRules::WriteAtPositionSettled(call, pending_accesses_)) issue = false;
@@ -314,7 +315,10 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
                               !file_kinds_.Lookup(call.fd).direct;
   // The head of a pair whose write the pipeline may run is read early even
   // from the page cache: the write needs the bytes in a buffer of ours.
-  const bool feeds_pipeline = call.link_next && write_pipeline_ != nullptr;
+  const Node& next_node = graph_.node(info.next.to);
+  const bool feeds_pipeline = call.link_next && write_pipeline_ != nullptr &&
+                              next_node.kind == NodeKind::kSyscall &&
+                              InfoOf(next_node.call_type).writes_data;
   if (cacheable_read && cache_mode_.serving_from_cache() && !feeds_pipeline) {
     issue = false;  // the frontier reads it from the page cache
   }
@@ -377,7 +381,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     // early leaves the head to run alone.
     // (The pipeline checks where a fed write at the file position goes
     // when it sends it.)
-    const bool fed = candidate.predicted.buffer == nullptr;
+    const bool fed = WritesLinkedReadsBytes(candidate.predicted);
     if (partner_early != EarlyIssue::kNever && !partner_held_back &&
         !pending_accesses_.Blocks(candidate.predicted) &&
         (fed || IssueRules::WriteAtPositionSettled(candidate.predicted, pending_accesses_)) &&
@@ -421,9 +425,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
         passed_info.reads_data || passed_info.writes_data ? DataLength(passed.predicted) : 0;
     // A write of what its linked read produced moves the read's bytes
     // again, from the read's buffer: it adds no memory and no device read.
-    if (passed_info.writes_data && !passed_info.vectored && passed.predicted.buffer == nullptr) {
-      passed.bytes_ahead = 0;
-    }
+    if (WritesLinkedReadsBytes(passed.predicted)) passed.bytes_ahead = 0;
     if (passed.state == SlotState::kIssued && passed.direct_read) {
       passed.bytes_ahead = passed.bytes_ahead * kMaxBytesAhead / kMaxDirectBytesAhead;
     }

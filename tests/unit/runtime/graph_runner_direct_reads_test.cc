@@ -160,5 +160,101 @@ TEST_F(GraphRunnerDirectReadsTest, AFailedDirectReadIsNotTheProgramsResult) {
   scope.Exit();
 }
 
+// A read pair: node "first" reads chunk 2i, node "second" chunk 2i + 1, both
+// with pread(2); from iteration kLinkedFrom on, the first call is linked to
+// the second.  Until then each is a head of its own and read direct.
+constexpr uint64_t kPairChunk = 1 << 20;
+constexpr unsigned kPairDepth = GraphRunner::kMinDirectDepthBytes / kPairChunk;
+// The first visit of "second" in a slot of its ring that held a direct read.
+constexpr uint64_t kLinkedFrom = kPairDepth + 1;
+constexpr uint64_t kPairIterations = kLinkedFrom + 2;
+
+int64_t PairOffset(uint64_t iteration, int member) {
+  return static_cast<int64_t>((2 * iteration + member) * kPairChunk);
+}
+
+foreactor_readiness FirstOfPairArguments(const foreactor_visit* visit, foreactor_call* call) {
+  call->fd = static_cast<LoopState*>(visit->scope_state)->fd;
+  call->length = kPairChunk;
+  call->offset = PairOffset(visit->iteration[0], 0);
+  call->link_next = visit->iteration[0] >= kLinkedFrom ? 1 : 0;
+  return FOREACTOR_READY;
+}
+
+foreactor_readiness SecondOfPairArguments(const foreactor_visit* visit, foreactor_call* call) {
+  call->fd = static_cast<LoopState*>(visit->scope_state)->fd;
+  call->length = kPairChunk;
+  call->offset = PairOffset(visit->iteration[0], 1);
+  return FOREACTOR_READY;
+}
+
+int MorePairs(const foreactor_visit* visit) {
+  return visit->iteration[0] + 1 < kPairIterations ? 0 : 1;
+}
+
+std::unique_ptr<Graph> ReadPairGraph() {
+  auto graph = std::make_unique<Graph>("pairs");
+  const int first =
+      graph->AddSyscall("first", FOREACTOR_CALL_PREAD, FirstOfPairArguments, nullptr, nullptr);
+  const int second =
+      graph->AddSyscall("second", FOREACTOR_CALL_PREAD, SecondOfPairArguments, nullptr, nullptr);
+  const int more = graph->AddBranch("more", MorePairs, nullptr);
+  graph->SetNext(FOREACTOR_START_NODE, first, false);
+  graph->SetNext(first, second, false);
+  graph->SetNext(second, more, false);
+  graph->AddChild(more, first, false);
+  graph->AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  EXPECT_TRUE(graph->Finish(&error)) << error;
+  return graph;
+}
+
+// A read linked after another runs on the program's descriptor, so its
+// result, a failure too, is the program's answer, even in a slot whose
+// visit before was a direct read (a bug: the slot's old direct-read flag
+// made the runner throw such a failure away and run the read again).
+TEST_F(GraphRunnerDirectReadsTest, ALinkedReadsFailureIsTheProgramsResult) {
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
+  ASSERT_TRUE(temp_.WritePatternFile("pairs", 2 * kPairChunk * kPairIterations));
+  LoopState state;
+  state.fd = ::open(temp_.Path("pairs").c_str(), O_RDONLY);
+  ASSERT_GE(state.fd, 0);
+  ::fdatasync(state.fd);
+  ::posix_fadvise(state.fd, 0, 0, POSIX_FADV_DONTNEED);
+  auto graph = ReadPairGraph();
+  GraphRunner scope(*graph, CacheAware(kPairDepth), &engine_);
+  scope.Enter(&state);
+  const int64_t failing_offset = PairOffset(kLinkedFrom, 1);
+  bool scripted = false;
+  std::vector<char> buffer(kPairChunk);
+  for (uint64_t i = 0; i < kPairIterations; ++i) {
+    for (int member = 0; member < 2; ++member) {
+      // The linked read fails with EIO once it is prepared.
+      for (size_t index = 0; !scripted && index < engine_.prepared().size(); ++index) {
+        const auto& prepared = engine_.prepared()[index];
+        if (prepared.call.offset == failing_offset) {
+          ASSERT_EQ(prepared.call.fd, state.fd) << "a linked read is not read direct";
+          engine_.SetResultForCall(index, -EIO);
+          scripted = true;
+        }
+      }
+      const int64_t offset = PairOffset(i, member);
+      bool served = false;
+      const int64_t got =
+          ProgramCall(scope, Pread(state.fd, buffer.data(), kPairChunk, offset), &served);
+      if (offset == failing_offset) {
+        ASSERT_TRUE(scripted) << "the linked read was issued early";
+        EXPECT_TRUE(served) << "the linked read's early result is the program's";
+        EXPECT_EQ(got, -EIO);
+      } else {
+        EXPECT_EQ(got, static_cast<int64_t>(kPairChunk)) << "offset " << offset;
+      }
+    }
+  }
+  EXPECT_GE(scope.statistics().direct_reads, kPairDepth) << "the heads before the links";
+  scope.Exit();
+  ::close(state.fd);
+}
+
 }  // namespace
 }  // namespace foreactor

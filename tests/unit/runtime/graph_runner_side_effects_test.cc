@@ -460,5 +460,93 @@ TEST_F(GraphRunnerSideEffectsTest, AShortReadLeavesItsWriteToTheProgram) {
   ::close(source);
 }
 
+// A read linked to a read, then a copy: per iteration i the program reads
+// blocks 2i ("index", linked) and 2i + 1 ("block", linked), and writes the
+// second to block i of the copy.  The graph copies data, so it has a write
+// pipeline; the pipeline takes only writes.
+foreactor_readiness IndexReadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  call->fd = static_cast<CopyState*>(visit->scope_state)->source;
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>(2 * visit->iteration[0] * kBlock);
+  call->link_next = 1;
+  return FOREACTOR_READY;
+}
+
+foreactor_readiness BlockReadArguments(const foreactor_visit* visit, foreactor_call* call) {
+  call->fd = static_cast<CopyState*>(visit->scope_state)->source;
+  call->length = kBlock;
+  call->offset = static_cast<int64_t>((2 * visit->iteration[0] + 1) * kBlock);
+  call->link_next = 1;
+  return FOREACTOR_READY;
+}
+
+std::unique_ptr<Graph> IndexedCopyGraph() {
+  auto graph = std::make_unique<Graph>("indexed_copy");
+  int index =
+      graph->AddSyscall("index", FOREACTOR_CALL_PREAD, IndexReadArguments, nullptr, nullptr);
+  int block =
+      graph->AddSyscall("block", FOREACTOR_CALL_PREAD, BlockReadArguments, nullptr, nullptr);
+  int write =
+      graph->AddSyscall("write", FOREACTOR_CALL_PWRITE, CopyWriteArguments, nullptr, nullptr);
+  int more = graph->AddBranch("more", CopyMore, nullptr);
+  graph->SetNext(FOREACTOR_START_NODE, index, false);
+  graph->SetNext(index, block, false);
+  graph->SetNext(block, write, false);
+  graph->SetNext(write, more, false);
+  graph->AddChild(more, index, false);
+  graph->AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  EXPECT_TRUE(graph->Finish(&error)) << error;
+  return graph;
+}
+
+// A read linked after a read has a buffer of its own and runs linked to
+// its head on the graph's engine.  (A bug: any call with no buffer after a
+// linked read was taken for a write of the read's bytes, so the pipeline
+// sent the second read into the first one's buffer, and the program got
+// the second block's bytes for the first.)
+TEST_F(GraphRunnerSideEffectsTest, AReadLinkedAfterAReadReadsIntoItsOwnBuffer) {
+  auto graph = IndexedCopyGraph();
+  CopyState state = DataFileCopy(data_fd_, directory_, 8);
+  GraphRunner scope(*graph, Depth(6), &engine_);
+  scope.Enter(&state);
+  std::vector<char> expected(kBlock), index(kBlock), block(kBlock);
+  for (int i = 0; i < state.chunks; ++i) {
+    engine_.CompleteAll();  // the reads ahead complete before the program reaches them
+    const int64_t index_offset = 2 * i * static_cast<int64_t>(kBlock);
+    const int64_t block_offset = index_offset + static_cast<int64_t>(kBlock);
+    bool served = false;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, index.data(), kBlock, index_offset), &served),
+              static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected.data(), kBlock, index_offset),
+              static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(index, expected) << "iteration " << i;
+    EXPECT_TRUE(served) << "iteration " << i;
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, block.data(), kBlock, block_offset), &served),
+              static_cast<int64_t>(kBlock));
+    ASSERT_EQ(::pread(data_fd_, expected.data(), kBlock, block_offset),
+              static_cast<ssize_t>(kBlock));
+    EXPECT_EQ(block, expected) << "iteration " << i;
+    EXPECT_TRUE(served) << "iteration " << i;
+    foreactor_call write{};
+    write.type = FOREACTOR_CALL_PWRITE;
+    write.fd = state.destination;
+    write.buffer = block.data();
+    write.length = kBlock;
+    write.offset = i * static_cast<int64_t>(kBlock);
+    ASSERT_EQ(ProgramCall(scope, write), static_cast<int64_t>(kBlock));
+  }
+  scope.Exit();
+  bool linked = false;
+  for (const auto& prepared : engine_.prepared()) {
+    EXPECT_FALSE(prepared.ordered) << "nothing went to the pipeline's ordered lane";
+    if (prepared.call.type == FOREACTOR_CALL_PREAD && prepared.request->linked_next != nullptr) {
+      linked = true;
+    }
+  }
+  EXPECT_TRUE(linked) << "the block reads ran linked to the index reads";
+  ::close(state.destination);
+}
+
 }  // namespace
 }  // namespace foreactor
