@@ -86,6 +86,11 @@ bool avoid_known_bugs = false;
 // arguments of non-pure calls in functions that return early (replays the
 // finding "non-pure call issued past the weak edge the program returns at").
 bool writes_past_early_returns = false;
+// --linked-reads: half of the linked pairs link a pread to a second pread
+// (of a fixed readable slot) instead of to a pwrite of its bytes.  An
+// option, so that every other seed still makes the function it made when
+// its finding was recorded.
+bool linked_reads = false;
 // RANDOM_GRAPH_TRACE_CALLBACKS set: every result callback is printed on stderr.
 bool trace_callbacks = false;
 
@@ -150,6 +155,8 @@ struct CallTemplate {
   size_t length = 0;
   int64_t offset_span = 1;   // explicit offsets are drawn from [0, span)
   bool linked_copy = false;  // pread from slot, then pwrite of those bytes to write_slot
+  bool linked_read = false;  // pread from slot, then a linked pread of second_read_slot
+  int second_read_slot = 0;  // linked read: the slot the second pread reads
 };
 
 struct Statement {
@@ -157,7 +164,7 @@ struct Statement {
   CallTemplate call;
   bool weak_after = false;                   // kCall: the edge out of the call node is weak
   int node = -1;                             // kCall: syscall node (linked copy: the pread)
-  int second_node = -1;                      // linked copy: the pwrite node
+  int second_node = -1;                      // linked pair: the pwrite or second pread node
   int branch = -1;                           // kIf / kLoop: the branch node
   std::vector<std::vector<Statement>> arms;  // kIf: two arms; kLoop: arms[0] is the body
   bool pure = true;                          // contains only pure calls (recursively)
@@ -326,13 +333,18 @@ Statement Case::Call(int open_slots) {
     call.slot = avoid_known_bugs ? random_.Pick(std::vector<int>{0, 1}) : random_.Pick(readable);
     call.write_slot = random_.Pick(writable);
     call.length = random_.Pick(std::vector<size_t>{100, 4096, 8000});
+    if (linked_reads && random_.Chance(50)) {
+      call.linked_copy = false;
+      call.linked_read = true;
+      call.second_read_slot = random_.Pick(std::vector<int>{0, 1});
+    }
   } else {
     call.type = random_.Chance(50) ? FOREACTOR_CALL_FSTATAT : FOREACTOR_CALL_PREAD;
     call.slot = call.type == FOREACTOR_CALL_FSTATAT ? 3 : random_.Pick(readable);
     call.path = "e010";
   }
   ++calls_;
-  statement.pure = IsPure(call.type, call.flags) && !call.linked_copy;
+  statement.pure = IsPure(call.type, call.flags) && !call.linked_copy;  // a read pair is pure
   return statement;
 }
 
@@ -407,7 +419,8 @@ std::vector<Statement> Case::Block(int depth, int budget, bool in_loop, int open
       statements.push_back(Call(open_slots));
     }
     statements.back().weak_after = statements.back().kind == Statement::kCall &&
-                                   !statements.back().call.linked_copy && random_.Chance(12);
+                                   !statements.back().call.linked_copy &&
+                                   !statements.back().call.linked_read && random_.Chance(12);
   }
   // A loop body must begin with a call (the loop's header is that node).
   if (in_loop && statements.front().kind != Statement::kCall) {
@@ -483,8 +496,10 @@ void Case::Number(std::vector<Statement>& statements, foreactor_graph* graph,
         ends = {statement.node};
         ends_weak = {statement.call.linked_copy ? false : statement.weak_after};
         end_child_of = {0};
-        if (statement.call.linked_copy) {
-          statement.second_node = add_syscall(FOREACTOR_CALL_PWRITE, &statement);
+        if (statement.call.linked_copy || statement.call.linked_read) {
+          statement.second_node =
+              add_syscall(statement.call.linked_copy ? FOREACTOR_CALL_PWRITE : FOREACTOR_CALL_PREAD,
+                          &statement);
           ends = {statement.second_node};
           ends_weak = {statement.weak_after};
           end_child_of = {0};
@@ -728,7 +743,8 @@ void Case::AddEvent(const Statement& statement, Iterations& iterations) {
   }
 
   // Early exits: only where the edge out of the node is weak.
-  if (statement.weak_after && !t.linked_copy && exits_left_ > 0 && exit_countdown_-- <= 0) {
+  if (statement.weak_after && !t.linked_copy && !t.linked_read && exits_left_ > 0 &&
+      exit_countdown_-- <= 0) {
     event.exit_after = true;
     returns_early = true;
     --exits_left_;
@@ -759,6 +775,21 @@ void Case::AddEvent(const Statement& statement, Iterations& iterations) {
     }
     event_of[write.key] = static_cast<int>(events.size());
     events.push_back(std::move(write));
+  }
+  if (t.linked_read) {
+    events.back().predicted.link_next = 1;
+    Event second;
+    second.key = VisitKey{statement.second_node, iterations};
+    second.actual.type = FOREACTOR_CALL_PREAD;
+    second.actual.fd = fixed_fd[t.second_read_slot];
+    second.actual.length = t.length;
+    second.actual.offset =
+        static_cast<int64_t>(VisitHash(seed_, statement.second_node, iterations, 2) % 20000);
+    second.pure = true;
+    second.predicted = second.actual;
+    second.exit_after = false;
+    event_of[second.key] = static_cast<int>(events.size());
+    events.push_back(std::move(second));
   }
 }
 
@@ -1144,7 +1175,9 @@ void Describe(const Statement& statement, int depth, std::string& text) {
     case Statement::kCall:
       text += indent + Format("node %d %s%s slot=%d%s\n", statement.node,
                               foreactor_call_type_name(statement.call.type),
-                              statement.call.linked_copy ? " +linked pwrite" : "",
+                              statement.call.linked_copy   ? " +linked pwrite"
+                              : statement.call.linked_read ? " +linked pread"
+                                                           : "",
                               statement.call.slot, statement.weak_after ? " (weak edge out)" : "");
       break;
     case Statement::kIf:
@@ -1325,7 +1358,9 @@ void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s WORKDIR FIRST_SEED COUNT [--plan] [--avoid-known-bugs]\n",
+    std::fprintf(stderr,
+                 "usage: %s WORKDIR FIRST_SEED COUNT [--plan] [--avoid-known-bugs] "
+                 "[--writes-past-early-returns] [--linked-reads]\n",
                  argv[0]);
     return 2;
   }
@@ -1340,6 +1375,8 @@ int main(int argc, char** argv) {
       avoid_known_bugs = true;
     else if (std::strcmp(argv[i], "--writes-past-early-returns") == 0)
       writes_past_early_returns = true;
+    else if (std::strcmp(argv[i], "--linked-reads") == 0)
+      linked_reads = true;
     else {
       std::fprintf(stderr, "random_graph: unknown option '%s'\n", argv[i]);
       return 2;

@@ -3,7 +3,8 @@ graphs (programs: random_graph.cc), run with foreactor off and on.
 
 Every seed is one random function (calls of every kind, branches, nested
 loops, open/use/close blocks, weak edges with early returns, linked copies,
-arguments that are not yet known, wrong guesses).  A batch of seeds runs in
+arguments that are not yet known, wrong guesses; with --linked-reads, half
+the linked pairs are two reads).  A batch of seeds runs in
 one process: once with foreactor off (the reference), then once per engine
 with foreactor on, each graph at a depth drawn from its seed.  A case is one
 (seed, engine) pair; its output must equal the reference byte for byte.
@@ -16,7 +17,8 @@ below as xfail tests instead; when a fix lands, the replay starts to pass
 (strict ones say so) and the seed must move to the fixed list.
 
 Sizes: RANDOM_GRAPH_SEEDS seeds (default 400, i.e. 1,200 cases; 4,000 with
-FOREACTOR_LONG_TESTS=1, i.e. 12,000 cases), starting at RANDOM_GRAPH_FIRST_SEED
+FOREACTOR_LONG_TESTS=1, i.e. 12,000 cases), and a quarter as many with
+--linked-reads, starting at RANDOM_GRAPH_FIRST_SEED
 (default 1).  A divergence names the seed and the command that replays it.
 """
 
@@ -74,9 +76,9 @@ def interpreter() -> pathlib.Path:
     return path
 
 
-def batches():
-    for first in range(FIRST_SEED, FIRST_SEED + SEEDS, BATCH):
-        yield first, min(BATCH, FIRST_SEED + SEEDS - first)
+def batches(seeds=SEEDS):
+    for first in range(FIRST_SEED, FIRST_SEED + seeds, BATCH):
+        yield first, min(BATCH, FIRST_SEED + seeds - first)
 
 
 def split_by_seed(output: bytes) -> dict:
@@ -93,6 +95,7 @@ def split_by_seed(output: bytes) -> dict:
 
 
 FULL = ()  # the full generator
+LINKED_READS = ("--linked-reads",)  # the full generator, half its linked pairs read-read
 
 
 def replay_command(seed: int, engine: str, options=FULL) -> str:
@@ -110,8 +113,19 @@ def run_batch(workdir: pathlib.Path, first: int, count: int, env: dict, options=
 
 @pytest.mark.parametrize("first,count", list(batches()), ids=lambda value: str(value))
 def test_random_graphs_identical(first, count, tmp_path):
+    check_batch(first, count, FULL, tmp_path)
+
+
+@pytest.mark.parametrize("first,count", list(batches(SEEDS // 4)), ids=lambda value: str(value))
+def test_random_graphs_with_linked_reads_identical(first, count, tmp_path):
+    check_batch(first, count, LINKED_READS, tmp_path)
+
+
+def check_batch(first: int, count: int, options, tmp_path):
+    """Seeds first..first + count - 1, generated with `options`, print the
+    same with foreactor on, on every engine, as with it off."""
     workdir = tmp_path / "work"
-    reference = run_batch(workdir, first, count, environment())
+    reference = run_batch(workdir, first, count, environment(), options=options)
     expected = split_by_seed(reference.stdout)
     open_seeds = {finding[0] for finding in OPEN_FINDINGS}
     assert sorted(expected) == list(range(first, first + count))
@@ -121,7 +135,7 @@ def test_random_graphs_identical(first, count, tmp_path):
     failures = []
     for engine in ENGINES:
         observed = run_batch(workdir, first, count, environment(
-            FOREACTOR="1", FOREACTOR_ENGINE=engine))
+            FOREACTOR="1", FOREACTOR_ENGINE=engine), options=options)
         actual = split_by_seed(observed.stdout)
         for seed in range(first, first + count):
             if seed not in open_seeds and actual.get(seed) != expected[seed]:
@@ -131,13 +145,13 @@ def test_random_graphs_identical(first, count, tmp_path):
                     "foreactor off", f"foreactor on ({engine})", lineterm="", n=1)
                 failures.append(f"seed {seed}, engine {engine}: output differs\n"
                                 + "\n".join(list(diff)[:30])
-                                + f"\nreplay: {replay_command(seed, engine)}")
+                                + f"\nreplay: {replay_command(seed, engine, options)}")
         for line in observed.stderr.splitlines():
             match = CALLBACK_LINE.match(line)
             if match and int(match.group(3)) != 0:
                 failures.append(f"seed {int(match.group(1))}, engine {engine}: result callbacks "
                                 f"violated their contract {int(match.group(3))} times\n"
-                                f"replay: {replay_command(int(match.group(1)), engine)}")
+                                f"replay: {replay_command(int(match.group(1)), engine, options)}")
         stray = [line for line in observed.stderr.splitlines()
                  if not CALLBACK_LINE.match(line) and line.strip()]
         if stray:
@@ -186,6 +200,8 @@ OPEN_FINDINGS = []
 #     though a later call matched exactly (finding 11);
 #  1527 (threads): the write of a linked copy ran before an earlier linked
 #     copy's write of overlapping bytes (finding 12).
+#  31 (--linked-reads): a pread linked after a pread was taken for the
+#     write of a linked copy and read into its head's buffer.
 FIXED_FINDINGS = [
     (12, ("io_uring", "threads"), FULL),
     (69, ("io_uring", "threads"), FULL),
@@ -210,6 +226,7 @@ FIXED_FINDINGS = [
     (2284, ("io_uring", "threads"), FULL),
     (3209, ("io_uring", "threads"), FULL),
     (1527, ("threads",), FULL),
+    (31, ("io_uring", "threads"), LINKED_READS),
 ]
 
 
