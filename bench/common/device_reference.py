@@ -6,6 +6,14 @@ on a file in the data folder.
 The gain from QD1 to QD64 is the most that issuing a serial program's reads
 ahead can give on this device: the bound a cold random-read result is read
 against (time ratio QD1 IOPS / QD64 IOPS; stats.share_realized).
+
+A second, smaller measurement reads through the page cache, as the
+benchmarks' programs do and as foreactor's early reads of random ranges do:
+BUFFERED_READS distinct random reads of a cold file (fio drops the file's
+pages first, and reads no block twice) at queue depths 1 and 64.  Where
+the kernel's work per buffered read costs the device part of its gain, the
+QD1-to-QD64 gain through the page cache is the smaller of the two, and no
+program whose reads stay buffered goes past it.
 """
 
 import json
@@ -14,6 +22,8 @@ import subprocess
 from pathlib import Path
 
 DEPTHS = (1, 16, 64)
+BUFFERED_DEPTHS = (1, 64)
+BUFFERED_READS = 20_000
 SECONDS_PER_DEPTH = 4
 FILE_NAME = "device_reference.dat"
 FILE_MIB = 1024
@@ -24,6 +34,24 @@ def fio_command(path, request_bytes, depth, seconds, file_mib):
             "--rw=randread", f"--bs={request_bytes}", "--direct=1", "--ioengine=io_uring",
             f"--iodepth={depth}", f"--runtime={seconds}", "--time_based",
             "--randrepeat=0", "--norandommap", "--output-format=json"]
+
+
+def buffered_fio_command(path, request_bytes, depth, reads, file_mib):
+    """`reads` random reads through the page cache, none of a block read
+    before in the job, after fio dropped the file's cached pages."""
+    return ["fio", "--name=device_reference", f"--filename={path}", f"--size={file_mib}M",
+            "--rw=randread", f"--bs={request_bytes}", "--direct=0", "--invalidate=1",
+            "--ioengine=io_uring", f"--iodepth={depth}", f"--number_ios={reads}",
+            "--randrepeat=0", "--output-format=json"]
+
+
+def run_fio(command, run):
+    """fio's figures for one command; raises ValueError when it fails."""
+    completed = run(command, capture_output=True, text=True)
+    if completed.returncode != 0:
+        raise ValueError(f"exit status {completed.returncode}: "
+                         f"{(completed.stderr or completed.stdout).strip()[-300:]}")
+    return parse_fio_json(completed.stdout)
 
 
 def parse_fio_json(text):
@@ -49,13 +77,16 @@ def parse_fio_json(text):
 
 
 def measure(data_folder, request_bytes, depths=DEPTHS, seconds=SECONDS_PER_DEPTH,
-            file_mib=FILE_MIB, run=subprocess.run):
+            file_mib=FILE_MIB, run=subprocess.run, buffered_reads=BUFFERED_READS):
     """Runs fio at each depth on data_folder/device_reference.dat (fio lays it
-    out the first time; it stays for the next run).  Returns the record kept
-    in the results file:
+    out the first time; it stays for the next run), then `buffered_reads`
+    reads through the page cache at each of BUFFERED_DEPTHS (none when 0).
+    Returns the record kept in the results file:
       {"request_bytes", "seconds_per_depth", "file", "file_mib", "fio",
        "depths": {"1": {"iops", "mean_latency_us", "p99_latency_us"}, ...},
-       "qd64_time_ratio": QD1 IOPS / QD64 IOPS (the bound; None if missing)}
+       "qd64_time_ratio": QD1 IOPS / QD64 IOPS (the bound; None if missing),
+       "page_cache": {"reads", "depths": {...} as above,
+                      "qd64_time_ratio"} or {"error": why}  (when measured)}
     or {"error": why} when fio is missing or fails (a filesystem without
     O_DIRECT, such as tmpfs)."""
     if shutil.which("fio") is None:
@@ -66,25 +97,35 @@ def measure(data_folder, request_bytes, depths=DEPTHS, seconds=SECONDS_PER_DEPTH
     record = {"request_bytes": request_bytes, "seconds_per_depth": seconds,
               "file": str(path), "file_mib": file_mib, "fio": None, "depths": {}}
     for depth in depths:
-        completed = run(fio_command(path, request_bytes, depth, seconds, file_mib),
-                        capture_output=True, text=True)
         try:
-            if completed.returncode != 0:
-                raise ValueError(f"exit status {completed.returncode}: "
-                                 f"{(completed.stderr or completed.stdout).strip()[-300:]}")
-            figures = parse_fio_json(completed.stdout)
+            figures = run_fio(fio_command(path, request_bytes, depth, seconds, file_mib), run)
         except ValueError as error:
             return {"error": f"fio at queue depth {depth}: {error}", "file": str(path)}
         record["fio"] = figures.pop("fio")
         record["depths"][str(depth)] = figures
     record["qd64_time_ratio"] = time_ratio_bound(record)
+    if buffered_reads:
+        page_cache = {"reads": buffered_reads, "depths": {}}
+        for depth in BUFFERED_DEPTHS:
+            try:
+                figures = run_fio(
+                    buffered_fio_command(path, request_bytes, depth, buffered_reads, file_mib), run)
+            except ValueError as error:
+                page_cache = {"error": f"fio through the page cache at queue depth {depth}: "
+                                       f"{error}"}
+                break
+            figures.pop("fio")
+            page_cache["depths"][str(depth)] = figures
+        else:
+            page_cache["qd64_time_ratio"] = time_ratio_bound(page_cache)
+        record["page_cache"] = page_cache
     return record
 
 
 def time_ratio_bound(record, depth=64):
-    """QD1 IOPS / QD`depth` IOPS of a measure() record: the time ratio of a
-    serial program whose reads were all issued `depth` deep.  None when the
-    record has no such figures."""
+    """QD1 IOPS / QD`depth` IOPS of a measure() record (or of its
+    "page_cache" part): the time ratio of a serial program whose reads were
+    all issued `depth` deep.  None when the record has no such figures."""
     depths = (record or {}).get("depths") or {}
     serial, deep = depths.get("1"), depths.get(str(depth))
     if not serial or not deep or not deep["iops"]:
@@ -109,5 +150,27 @@ def describe(record):
     size = record["request_bytes"]
     size_text = f"{size // 1024} KiB" if size % 1024 == 0 else f"{size} B"
     return (f"device reference ({record.get('fio')}, {size_text} random reads, O_DIRECT, "
-            f"io_uring, {record['seconds_per_depth']} s each): " + ", ".join(parts))
+            f"io_uring, {record['seconds_per_depth']} s each): " + ", ".join(parts)
+            + describe_page_cache(record.get("page_cache")))
+
+
+def page_cache_bound(record):
+    """QD1 IOPS / QD64 IOPS through the page cache of a measure() record;
+    None when it was not measured or failed."""
+    return time_ratio_bound((record or {}).get("page_cache"))
+
+
+def describe_page_cache(page_cache):
+    """The buffered part of describe()'s line ("" when not measured)."""
+    if not page_cache:
+        return ""
+    if page_cache.get("error"):
+        return f"; through the page cache: failed ({page_cache['error']})"
+    depths = page_cache["depths"]
+    serial = depths["1"]["iops"]
+    parts = [f"QD{depth} {figures['iops'] / 1000:.1f}k IOPS"
+             + (f" ({figures['iops'] / serial:.1f}x QD1)" if depth != "1" and serial else "")
+             for depth, figures in depths.items()]
+    return (f"; through the page cache ({page_cache['reads']:,} distinct reads of the cold "
+            "file): " + ", ".join(parts))
 

@@ -149,7 +149,8 @@ def demo_rows(data):
             interval = interval_of(entry, lambda e: inverse_or_none(e.get("ratio_to_plain")))
             rows.append(Row(f"{state} cache", name, target, interval,
                             bound if state == "cold" else None,
-                            "device QD64" if state == "cold" else None))
+                            "device QD64" if state == "cold" else None,
+                            page_cache_note(data) if state == "cold" else None))
     return rows
 
 
@@ -165,6 +166,14 @@ def demo_summary(data):
 
 def run_record_bound(data):
     return device_reference.time_ratio_bound(run_of(data).get("device_reference"))
+
+
+def page_cache_note(data):
+    """The device's QD64 bound through the page cache, said beside the
+    O_DIRECT bound of results whose reads are buffered (None when the run
+    did not measure it)."""
+    bound = device_reference.page_cache_bound(run_of(data).get("device_reference"))
+    return None if bound is None else f"through the page cache {bound:.2f}x"
 
 
 def coreutils_rows(data):
@@ -232,8 +241,10 @@ def bptree_rows(data, degree="256"):
         for name in ENGINES_AUTO:
             interval = interval_of(summary.get(name),
                                    lambda e: inverse_or_none(e.get("ratio_to_plain")))
+            buffered = against_device and phase != "scan-insert-direct"
             rows.append(Row(phase, name, target, interval, bound if against_device else None,
-                            "device QD64" if against_device else None))
+                            "device QD64" if against_device else None,
+                            page_cache_note(data) if buffered else None))
     return rows
 
 

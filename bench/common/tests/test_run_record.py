@@ -42,11 +42,18 @@ def test_parse_fio_json_rejects_errors_and_garbage():
         device_reference.parse_fio_json(json.dumps(failed))
 
 
-def fake_fio(iops_by_depth):
+def fake_fio(iops_by_depth, buffered_iops_by_depth=None, commands=None):
+    """fio that reports `iops_by_depth` for direct reads and
+    `buffered_iops_by_depth` (or the same) for reads through the cache."""
     def run(command, **_):
+        if commands is not None:
+            commands.append(command)
         depth = int(next(arg for arg in command if arg.startswith("--iodepth=")).split("=")[1])
+        table = iops_by_depth
+        if "--direct=0" in command and buffered_iops_by_depth is not None:
+            table = buffered_iops_by_depth
         document = json.loads(FIO_OUTPUT)
-        document["jobs"][0]["read"]["iops"] = iops_by_depth[depth]
+        document["jobs"][0]["read"]["iops"] = table[depth]
         return subprocess.CompletedProcess(command, 0, json.dumps(document), "")
     return run
 
@@ -64,6 +71,44 @@ def test_measure_records_every_depth_and_the_qd64_bound(tmp_path):
     assert "8 KiB" in line and "QD64 65.0k IOPS (5.0x QD1)" in line
 
 
+def test_measure_reads_through_the_page_cache_too(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    commands = []
+    record = device_reference.measure(
+        tmp_path, 8192, run=fake_fio({1: 13000, 16: 57000, 64: 65000}, {1: 12000, 64: 36000},
+                                     commands))
+    buffered = [command for command in commands if "--direct=0" in command]
+    assert len(buffered) == 2
+    for command in buffered:
+        # Distinct blocks of a file whose pages were dropped first, a fixed count.
+        assert "--invalidate=1" in command and "--norandommap" not in command
+        assert f"--number_ios={device_reference.BUFFERED_READS}" in command
+        assert "--time_based" not in command
+    assert record["qd64_time_ratio"] == pytest.approx(0.2)
+    assert record["page_cache"]["reads"] == device_reference.BUFFERED_READS
+    assert device_reference.page_cache_bound(record) == pytest.approx(1 / 3)
+    line = device_reference.describe(record)
+    assert "through the page cache (20,000 distinct reads of the cold file): " \
+           "QD1 12.0k IOPS, QD64 36.0k IOPS (3.0x QD1)" in line
+
+
+def test_a_failing_page_cache_measurement_keeps_the_direct_reference(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    direct = fake_fio({1: 13000, 16: 57000, 64: 65000})
+
+    def run(command, **options):
+        if "--direct=0" in command:
+            return subprocess.CompletedProcess(command, 1, "", "no room")
+        return direct(command, **options)
+    record = device_reference.measure(tmp_path, 8192, run=run)
+    assert record["qd64_time_ratio"] == pytest.approx(0.2)
+    assert "no room" in record["page_cache"]["error"]
+    assert device_reference.page_cache_bound(record) is None
+    assert "through the page cache: failed" in device_reference.describe(record)
+
+
 def test_measure_reports_a_failing_fio_instead_of_raising(tmp_path):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
@@ -79,7 +124,8 @@ def test_measure_reports_a_failing_fio_instead_of_raising(tmp_path):
 def test_a_tiny_real_fio_run_is_parsed_and_recorded(tmp_path):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
-    record = device_reference.measure(tmp_path, 4096, depths=(1, 4), seconds=1, file_mib=4)
+    record = device_reference.measure(tmp_path, 4096, depths=(1, 4), seconds=1, file_mib=4,
+                                      buffered_reads=64)
     # tmpfs, for one, refuses O_DIRECT ("does not support direct=1", EINVAL).
     if "error" in record and ("direct" in record["error"].lower()
                               or "invalid argument" in record["error"].lower()):
@@ -89,6 +135,7 @@ def test_a_tiny_real_fio_run_is_parsed_and_recorded(tmp_path):
     assert record["depths"]["4"]["mean_latency_us"] > 0
     assert record["fio"].startswith("fio-")
     assert (tmp_path / device_reference.FILE_NAME).stat().st_size == 4 << 20
+    assert record["page_cache"]["depths"]["64"]["iops"] > 0, record["page_cache"]
 
 
 def parse(arguments):

@@ -79,6 +79,20 @@ def test_new_format_shows_interval_bound_and_share(tmp_path):
     assert len(text.splitlines()) <= 200
 
 
+def test_a_run_with_the_page_cache_reference_says_it_beside_the_device_bound(tmp_path):
+    data = demo_results(True)
+    data["run"] = dict(RUN, device_reference=dict(
+        RUN["device_reference"],
+        page_cache={"reads": 20000, "depths": {"1": {"iops": 9000}, "64": {"iops": 30000}},
+                    "qd64_time_ratio": 0.3}))
+    text, _, _ = write_page(tmp_path, data)
+    assert "| cold cache | io_uring auto | toward the device bound | 0.40x | [0.38, 0.43] " \
+           "(5 pairs) | device QD64 0.20x, through the page cache 0.30x | 75% |" in text
+    assert "through the page cache (20,000 distinct reads of the cold file): QD1 9.0k IOPS, " \
+           "QD64 30.0k IOPS (3.3x QD1)" in text
+    assert "| hot cache | io_uring auto | at most 1.02x | 1.01x" in text
+
+
 def test_old_format_is_shown_as_not_recorded_not_invented(tmp_path):
     text, _, _ = write_page(tmp_path, demo_results(False))
     assert "| cold cache | io_uring auto | toward the device bound | 0.40x | not recorded " \
