@@ -315,10 +315,9 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
                               !file_kinds_.Lookup(call.fd).direct;
   // The head of a pair whose write the pipeline may run is read early even
   // from the page cache: the write needs the bytes in a buffer of ours.
-  const Node& next_node = graph_.node(info.next.to);
   const bool feeds_pipeline = call.link_next && write_pipeline_ != nullptr &&
-                              next_node.kind == NodeKind::kSyscall &&
-                              InfoOf(next_node.call_type).writes_data;
+                              graph_.node(info.next.to).kind == NodeKind::kSyscall &&
+                              InfoOf(graph_.node(info.next.to).call_type).writes_data;
   if (cacheable_read && cache_mode_.serving_from_cache() && !feeds_pipeline) {
     issue = false;  // the frontier reads it from the page cache
   }
