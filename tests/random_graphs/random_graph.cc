@@ -157,6 +157,9 @@ struct CallTemplate {
   bool linked_copy = false;  // pread from slot, then pwrite of those bytes to write_slot
   bool linked_read = false;  // pread from slot, then a linked pread of second_read_slot
   int second_read_slot = 0;  // linked read: the slot the second pread reads
+
+  // A pread linked to the call of a second node (statement.second_node).
+  bool linked() const { return linked_copy || linked_read; }
 };
 
 struct Statement {
@@ -419,8 +422,7 @@ std::vector<Statement> Case::Block(int depth, int budget, bool in_loop, int open
       statements.push_back(Call(open_slots));
     }
     statements.back().weak_after = statements.back().kind == Statement::kCall &&
-                                   !statements.back().call.linked_copy &&
-                                   !statements.back().call.linked_read && random_.Chance(12);
+                                   !statements.back().call.linked() && random_.Chance(12);
   }
   // A loop body must begin with a call (the loop's header is that node).
   if (in_loop && statements.front().kind != Statement::kCall) {
@@ -496,7 +498,7 @@ void Case::Number(std::vector<Statement>& statements, foreactor_graph* graph,
         ends = {statement.node};
         ends_weak = {statement.call.linked_copy ? false : statement.weak_after};
         end_child_of = {0};
-        if (statement.call.linked_copy || statement.call.linked_read) {
+        if (statement.call.linked()) {
           statement.second_node =
               add_syscall(statement.call.linked_copy ? FOREACTOR_CALL_PWRITE : FOREACTOR_CALL_PREAD,
                           &statement);
@@ -743,8 +745,7 @@ void Case::AddEvent(const Statement& statement, Iterations& iterations) {
   }
 
   // Early exits: only where the edge out of the node is weak.
-  if (statement.weak_after && !t.linked_copy && !t.linked_read && exits_left_ > 0 &&
-      exit_countdown_-- <= 0) {
+  if (statement.weak_after && !t.linked() && exits_left_ > 0 && exit_countdown_-- <= 0) {
     event.exit_after = true;
     returns_early = true;
     --exits_left_;
@@ -752,44 +753,32 @@ void Case::AddEvent(const Statement& statement, Iterations& iterations) {
   event_of[event.key] = static_cast<int>(events.size());
   events.push_back(std::move(event));
 
-  if (t.linked_copy) {
-    Event& read = events.back();
-    read.predicted.link_next = 1;
-    Event write;
-    write.key = VisitKey{statement.second_node, iterations};
-    write.actual.type = FOREACTOR_CALL_PWRITE;
-    write.actual.fd = fixed_fd[t.write_slot];
-    write.actual.length = t.length;
-    write.actual.offset =
-        static_cast<int64_t>(VisitHash(seed_, statement.second_node, iterations, 2) % 20000);
-    if (avoid_known_bugs) write.actual.offset = 65536 + static_cast<int64_t>(events.size()) * 8192;
-    write.pure = false;
-    write.data_from_event = static_cast<int>(events.size()) - 1;
-    write.predicted = write.actual;
-    write.predicted.buffer = nullptr;
-    write.exit_after = false;
-    const int written_file = slot_file_[t.write_slot];
-    if (written_file >= 0 && written_file < kDataFiles) {
-      file_size_[written_file] =
-          std::max(file_size_[written_file], write.actual.offset + static_cast<int64_t>(t.length));
-    }
-    event_of[write.key] = static_cast<int>(events.size());
-    events.push_back(std::move(write));
-  }
-  if (t.linked_read) {
+  // The second call of a linked pair: a pwrite of the bytes the pread
+  // produced (predicted with no buffer), or a pread of its own slot.
+  if (t.linked()) {
     events.back().predicted.link_next = 1;
-    Event second;
-    second.key = VisitKey{statement.second_node, iterations};
-    second.actual.type = FOREACTOR_CALL_PREAD;
-    second.actual.fd = fixed_fd[t.second_read_slot];
-    second.actual.length = t.length;
-    second.actual.offset =
+    Event tail;
+    tail.key = VisitKey{statement.second_node, iterations};
+    tail.actual.type = t.linked_copy ? FOREACTOR_CALL_PWRITE : FOREACTOR_CALL_PREAD;
+    tail.actual.fd = fixed_fd[t.linked_copy ? t.write_slot : t.second_read_slot];
+    tail.actual.length = t.length;
+    tail.actual.offset =
         static_cast<int64_t>(VisitHash(seed_, statement.second_node, iterations, 2) % 20000);
-    second.pure = true;
-    second.predicted = second.actual;
-    second.exit_after = false;
-    event_of[second.key] = static_cast<int>(events.size());
-    events.push_back(std::move(second));
+    tail.exit_after = false;
+    if (t.linked_copy) {
+      if (avoid_known_bugs) tail.actual.offset = 65536 + static_cast<int64_t>(events.size()) * 8192;
+      tail.pure = false;
+      tail.data_from_event = static_cast<int>(events.size()) - 1;
+      const int written_file = slot_file_[t.write_slot];
+      if (written_file >= 0 && written_file < kDataFiles) {
+        file_size_[written_file] =
+            std::max(file_size_[written_file], tail.actual.offset + static_cast<int64_t>(t.length));
+      }
+    }
+    tail.predicted = tail.actual;
+    if (t.linked_copy) tail.predicted.buffer = nullptr;
+    event_of[tail.key] = static_cast<int>(events.size());
+    events.push_back(std::move(tail));
   }
 }
 
