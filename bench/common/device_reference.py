@@ -141,17 +141,21 @@ def describe(record):
         return f"device reference: skipped ({record['skipped']})"
     if record.get("error"):
         return f"device reference: failed ({record['error']})"
-    depths = record["depths"]
+    size = record["request_bytes"]
+    size_text = f"{size // 1024} KiB" if size % 1024 == 0 else f"{size} B"
+    return (f"device reference ({record.get('fio')}, {size_text} random reads, O_DIRECT, "
+            f"io_uring, {record['seconds_per_depth']} s each): "
+            + describe_depths(record["depths"]) + describe_page_cache(record.get("page_cache")))
+
+
+def describe_depths(depths):
+    """"QD1 10.0k IOPS, QD64 50.0k IOPS (5.0x QD1)" for a record's "depths"."""
     serial = depths.get("1", {}).get("iops")
     parts = []
     for depth, figures in depths.items():
         gain = f" ({figures['iops'] / serial:.1f}x QD1)" if serial and depth != "1" else ""
         parts.append(f"QD{depth} {figures['iops'] / 1000:.1f}k IOPS{gain}")
-    size = record["request_bytes"]
-    size_text = f"{size // 1024} KiB" if size % 1024 == 0 else f"{size} B"
-    return (f"device reference ({record.get('fio')}, {size_text} random reads, O_DIRECT, "
-            f"io_uring, {record['seconds_per_depth']} s each): " + ", ".join(parts)
-            + describe_page_cache(record.get("page_cache")))
+    return ", ".join(parts)
 
 
 def page_cache_bound(record):
@@ -166,11 +170,6 @@ def describe_page_cache(page_cache):
         return ""
     if page_cache.get("error"):
         return f"; through the page cache: failed ({page_cache['error']})"
-    depths = page_cache["depths"]
-    serial = depths["1"]["iops"]
-    parts = [f"QD{depth} {figures['iops'] / 1000:.1f}k IOPS"
-             + (f" ({figures['iops'] / serial:.1f}x QD1)" if depth != "1" and serial else "")
-             for depth, figures in depths.items()]
     return (f"; through the page cache ({page_cache['reads']:,} distinct reads of the cold "
-            "file): " + ", ".join(parts))
+            "file): " + describe_depths(page_cache["depths"]))
 
