@@ -82,6 +82,7 @@ constexpr CounterField kCounterFields[] = {
     {"writes_served", &Statistics::writes_served},
     {"write_mode_changes", &Statistics::write_mode_changes},
     {"direct_reads", &Statistics::direct_reads},
+    {"found_present", &Statistics::found_present},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -210,7 +210,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.writes_served,
                           &statistics.write_mode_changes,
                           &statistics.probes_waited,
-                          &statistics.direct_reads};
+                          &statistics.direct_reads,
+                          &statistics.found_present};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -258,7 +259,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "writes_served",
                                     "write_mode_changes",
                                     "probes_waited",
-                                    "direct_reads"};
+                                    "direct_reads",
+                                    "found_present"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -308,6 +310,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.write_mode_changes, 140u + 1040u);
   EXPECT_EQ(total.probes_waited, 141u + 1041u);
   EXPECT_EQ(total.direct_reads, 142u + 1042u);
+  EXPECT_EQ(total.found_present, 143u + 1043u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
