@@ -132,6 +132,8 @@ PAGE_BYTES = 8192  # BPTREE_PAGE_SIZE: the request size of the device reference
 # its leaves are read, so this ratio bounds what any design that keeps the
 # reads buffered can give that scan.
 READ_ONLY = "read only (dd of the scanned leaves)"
+# Entries of a phase's summary that are not foreactor configurations.
+NOT_FOREACTOR = ("plain", READ_ONLY)
 
 
 class MismatchError(RuntimeError):
@@ -328,19 +330,30 @@ def tree_path(kind, degree):
                        else f"insert-degree{degree}.db")
 
 
+def tree_stats(path):
+    """`bptree stats` of the tree at `path` as {word: value}, or None when
+    the tool fails on it."""
+    completed = subprocess.run([str(PLAIN_TOOL), "stats", str(path)], capture_output=True,
+                               text=True, env=runs.clean_environment())
+    return parse_words(completed.stdout) if completed.returncode == 0 else None
+
+
+def reads_leaves_alone(phase):
+    """True for the phase whose scans are timed against reading their
+    leaves alone (READ_ONLY): the bulk-loaded tree, buffered, cold."""
+    return phase.tree == "bulk" and phase.state == "cold"
+
+
 def prepare_scan_tree(kind, degree, stats_file, messages):
     """The tree scanned at `degree`, built once by the plain tool and reused
     while `bptree stats` shows the right degree, count and kind (a bulk load
     has exactly ceil(keys / degree) leaves, an insert-built tree more)."""
     path = tree_path(kind, degree)
     full_leaves = math.ceil(KEY_COUNT / degree)
-    if path.exists():
-        completed = subprocess.run([str(PLAIN_TOOL), "stats", str(path)], capture_output=True,
-                                   text=True, env=runs.clean_environment())
-        stats = parse_words(completed.stdout)
+    stats = tree_stats(path) if path.exists() else None
+    if stats is not None:
         leaves = int(stats.get("leaves", "0"))
-        if (completed.returncode == 0 and stats.get("degree") == str(degree)
-                and stats.get("entries") == str(KEY_COUNT)
+        if (stats.get("degree") == str(degree) and stats.get("entries") == str(KEY_COUNT)
                 and (leaves == full_leaves) == (kind == "bulk")):
             return path
     verb = "bulk loading" if kind == "bulk" else "inserting in random order"
@@ -456,9 +469,10 @@ def leaf_spans(path, degree, ranges, context):
                              context["messages"], label)
         return int(parse_words(stdout)["count"])
 
-    completed = subprocess.run([str(PLAIN_TOOL), "stats", str(path)], capture_output=True,
-                               text=True, env=runs.clean_environment(), check=True)
-    first_leaf_page = int(parse_words(completed.stdout)["first_leaf_page"])
+    stats = tree_stats(path)
+    if stats is None or "first_leaf_page" not in stats:
+        raise MismatchError(f"{path}: `bptree stats` gave no first_leaf_page")
+    first_leaf_page = int(stats["first_leaf_page"])
     spans = []
     for low, high in ranges:
         label = f"leaves of the range {low}..{high} at degree {degree}"
@@ -489,7 +503,7 @@ def read_only_ms(path, span, label):
 def measure_scans(phase, degree, path, ranges, configs, rounds, context):
     """Runs every range scan of every configuration `rounds` times; on the
     bulk-loaded tree, cold, reads each scan's leaves alone too (READ_ONLY)."""
-    read_only = phase.tree == "bulk" and phase.state == "cold"
+    read_only = reads_leaves_alone(phase)
     spans = leaf_spans(path, degree, ranges, context) if read_only else None
     configs = list(configs) + ([(READ_ONLY, None, None)] if read_only else [])
     names = [name for name, _, _ in configs]
@@ -572,8 +586,8 @@ def lower_first(title):
 def runs_in_phase(phase, configs, rounds, scans):
     if phase.operation == "load":
         return len(configs) * rounds
-    read_only = phase.tree == "bulk" and phase.state == "cold"
-    return (len(configs) + read_only) * rounds * scans + (1 if phase.state == "hot" else 0)
+    return ((len(configs) + reads_leaves_alone(phase)) * rounds * scans
+            + (1 if phase.state == "hot" else 0))
 
 
 def format_count(value):
@@ -635,7 +649,7 @@ def share_text(entry, bound):
 def best(summary, engine=None):
     """(ratio, name) of the best foreactor configuration (of `engine`), or None."""
     candidates = [(entry["ratio_to_plain"], name) for name, entry in summary.items()
-                  if name not in ("plain", READ_ONLY) and entry["ratio_to_plain"] is not None
+                  if name not in NOT_FOREACTOR and entry["ratio_to_plain"] is not None
                   and (engine is None or name.startswith(engine + " "))]
     return max(candidates) if candidates else None
 
@@ -665,7 +679,7 @@ def evaluate_targets(all_results):
                     uring and threads and f"io_uring {uring[0]:.2f}x ({uring[1]}) vs threads "
                     f"{threads[0]:.2f}x ({threads[1]})",
                     uring and threads and uring[0] >= threads[0])
-            if phase.tree == "bulk" and phase.state == "cold" and READ_ONLY in summary:
+            if reads_leaves_alone(phase) and READ_ONLY in summary:
                 # Issue 21: 1.3x plain's speed; no buffered scan beats reading its leaves.
                 alone = summary[READ_ONLY]["ratio_to_plain"]
                 add(f"{where}: best foreactor >= 1.3x plain (reading the leaves alone: "
@@ -890,7 +904,7 @@ def main():
     run_record.finish(record, [entry.get("time_ratio") for per_degree in all_results.values()
                                for summary in per_degree.values()
                                for name, entry in summary.items()
-                               if name not in ("plain", READ_ONLY)])
+                               if name not in NOT_FOREACTOR])
     output.parent.mkdir(parents=True, exist_ok=True)
     plots = plot(all_results, output.parent, output.stem, configs)
     output = results.write_json(output, {

@@ -176,6 +176,12 @@ def page_cache_note(data):
     return None if bound is None else f"through the page cache {bound:.2f}x"
 
 
+def read_only_name(summary):
+    """The name of a summary's "read only (...)" entry (the data read alone,
+    in the same rounds: cp's sources, a bulk-loaded scan's leaves), or None."""
+    return next((name for name in summary if name.startswith("read only")), None)
+
+
 def coreutils_rows(data):
     """du against diskus (a parallel du); cp against its floor, the sources
     read alone (the "read only (...)" row, where the run had one), else
@@ -203,7 +209,7 @@ def coreutils_rows(data):
                                    (peer or {}).get("ratio") if name.startswith("system") else None,
                                    "diskus" if name.startswith("system") else None))
     for workload, summary in data["results"].get("cp", {}).items():
-        read_only = next((name for name in summary if name.startswith("read only")), None)
+        read_only = read_only_name(summary)
         if read_only is not None:
             bound, label = interval_of(summary[read_only], legacy), "reading alone"
         else:
@@ -241,7 +247,7 @@ def bptree_rows(data, degree="256"):
             continue
         against_device = "toward" in target
         legacy = lambda e: inverse_or_none(e.get("ratio_to_plain"))  # noqa: E731
-        read_only = next((name for name in summary if name.startswith("read only")), None)
+        read_only = read_only_name(summary)
         alone = interval_of(summary[read_only], legacy) if read_only else None
         for name in ENGINES_AUTO:
             interval = interval_of(summary.get(name), legacy)

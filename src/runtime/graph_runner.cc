@@ -354,20 +354,22 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     }
   }
   slot.direct_read = direct;
-  if (cacheable_read && issue && !direct && TryReadFromCache(slot)) {
-    issue = false;
-    slot.state = SlotState::kCached;
-    (slot.probe_waited ? statistics_.probes_waited : statistics_.found_cached)++;
-  } else if (cacheable_read && issue && !direct && !feeds_pipeline && call.offset >= 0 &&
-             RangeCached(call.fd, static_cast<uint64_t>(call.offset), call.length)) {
-    // Every page is in the page cache, some perhaps still being read in
-    // (the kernel's read-ahead of a sequential scan, or the probe's own):
-    // the device already has the read.  Issued early, it would only wait
-    // for those pages on a worker and wake the program from there (5-7%
-    // slower on a bulk-loaded B+-tree's cold scan with the thread pool);
-    // the program's own read waits for them as cheaply.
-    issue = false;
-    statistics_.found_present++;
+  if (cacheable_read && issue && !direct) {
+    if (TryReadFromCache(slot)) {
+      issue = false;
+      slot.state = SlotState::kCached;
+      (slot.probe_waited ? statistics_.probes_waited : statistics_.found_cached)++;
+    } else if (!feeds_pipeline && call.offset >= 0 &&
+               RangeCached(call.fd, static_cast<uint64_t>(call.offset), call.length)) {
+      // Every page is in the page cache, some perhaps still being read in
+      // (the kernel's read-ahead of a sequential scan, or the probe's own):
+      // the device already has the read.  Issued early, it would only wait
+      // for those pages on a worker and wake the program from there (5-7%
+      // slower on a bulk-loaded B+-tree's cold scan with the thread pool);
+      // the program's own read waits for them as cheaply.
+      issue = false;
+      statistics_.found_present++;
+    }
   }
 
   // A linked pair: prepare the successor now.  A write of the bytes the

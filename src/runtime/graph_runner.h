@@ -30,7 +30,10 @@
 // it with RWF_NOWAIT, which copies what the page cache holds (or starts the
 // read and fails; sometimes it waits for that read and returns it, which
 // the timing of PageCacheMode::FromMemory tells): a full hit is kept in the
-// slot and the engine is not used.
+// slot and the engine is not used.  A read the probe missed or skipped whose
+// pages cachestat(2) finds all in the page cache, some still being read in
+// (the probe's own read, the kernel's read-ahead), is left to the program:
+// the device already has it (`found_present`).
 // After a run of hits the runner serves reads at the frontier straight
 // into the program's buffer and the peek head rests; the first checked read
 // that would block switches speculation back on.  After a long run of reads
