@@ -82,7 +82,7 @@ AUTO_DEPTH = "auto"
 RANGE_FRACTION = 0.9
 KEY_SPACE = 1 << 64  # the tool draws keys uniformly from all 64-bit numbers
 RUN_TIMEOUT_SECONDS = 600
-STAT_NAMES = ("intercepted", "issued_early", "consumed", "wasted", "mispredicted",
+STAT_NAMES = ("intercepted", "issued_early", "reads_started", "consumed", "wasted", "mispredicted",
               "synchronous", "found_cached", "served_from_cache", "write_behind_requests",
               "write_behind_bytes", "write_behind_wait_nanoseconds", "read_ahead_requests",
               "read_ahead_bytes", "read_ahead_cached_regions")
@@ -607,7 +607,8 @@ def print_table(phase, per_degree, device_bound):
               + f" {'share of gain':>13}"
               + (f" {'no-sync':>8} {'ratio':>7} {'fsync ms':>8} {'behind MiB':>10}"
                  if with_fsync else "")
-              + f" {'issued early':>13} {'consumed':>10} {'wasted':>8} {'mispred':>8}"
+              + f" {'issued early':>13} {'started':>10} {'consumed':>10} {'wasted':>8}"
+              + f" {'mispred':>8}"
               + f" {'found cached':>12} {'from cache':>11}")
     print(header)
     print("  " + "-" * (len(header) - 2))
@@ -632,6 +633,7 @@ def print_table(phase, per_degree, device_bound):
                          f" {'-' if behind is None else f'{behind / 2**20:.1f}':>10}")
             stats = entry.get("statistics_median") or {}
             line += (f" {format_count(stats.get('issued_early')):>13}"
+                     f" {format_count(stats.get('reads_started')):>10}"
                      f" {format_count(stats.get('consumed')):>10}"
                      f" {format_count(stats.get('wasted')):>8}"
                      f" {format_count(stats.get('mispredicted')):>8}"
@@ -738,7 +740,8 @@ def markdown_report(data):
         header = ["degree", "configuration", "Mrec/s", "ratio"]
         if with_fsync:
             header += ["Mrec/s without fsync", "ratio"]
-        header += ["issued early", "consumed", "wasted", "found cached", "served from cache"]
+        header += ["issued early", "started", "consumed", "wasted", "found cached",
+                   "served from cache"]
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "---|" * len(header))
         for degree, summary in per_degree.items():
@@ -750,7 +753,7 @@ def markdown_report(data):
                             number(entry.get("ratio_to_plain_without_fsync"), "{:.2f}x")]
                 stats = entry.get("statistics_median") or {}
                 row += [format_count(stats.get(stat)) for stat in
-                        ("issued_early", "consumed", "wasted", "found_cached",
+                        ("issued_early", "reads_started", "consumed", "wasted", "found_cached",
                          "served_from_cache")]
                 lines.append("| " + " | ".join(row) + " |")
         lines.append("")

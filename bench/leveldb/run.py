@@ -32,7 +32,7 @@ round: plain (leveldb_driver, no plugin), and leveldb_driver_foreactor with
 io_uring and with the thread pool at depths 4, 8, 16 and auto.  Reported per
 configuration: medians over rounds of the average, p50 and p99 Get latency
 and of the throughput, their ratios to plain, and foreactor's statistics
-(issued early, consumed, wasted, mispredicted) summed over rounds.
+(issued early, started with readahead, consumed, wasted, mispredicted) summed over rounds.
 
 --bound adds, per point, one plain run under `foreactor bound` (perf
 uprobes on DBImpl::Get, the preads inside it): preads per Get, the share of
@@ -89,8 +89,8 @@ FOREACTOR_DRIVER = PROGRAM_DIR / "leveldb_driver_foreactor"
 RUN_DIR = ROOT / "data" / "leveldb" / f"run-{os.getpid()}"
 RESULTS_DIR = ROOT / "bench" / "results"
 GRAPH = "leveldb_get"
-STAT_NAMES = ("scopes", "intercepted", "issued_early", "consumed", "wasted", "mispredicted",
-              "synchronous", "served_from_cache")
+STAT_NAMES = ("scopes", "intercepted", "issued_early", "reads_started", "consumed", "wasted",
+              "mispredicted", "synchronous", "served_from_cache")
 METRICS = ("average", "p50", "p99", "throughput")
 # A driver run this long is a hang (the longest run, a full trace of 64 KiB
 # values under `foreactor bound`, takes a few minutes).
@@ -532,9 +532,9 @@ def markdown(data):
                   "| point | configuration | avg µs | p50 µs | p99 µs | ops/s | avg x | "
                   "paired avg x [95%] | p99 x | bound avg x | bound p99 x | "
                   "bound, device reads only: avg x | "
-                  "share of bound's gain | early | consumed | wasted | mispredicted | "
+                  "share of bound's gain | early | started | consumed | wasted | mispredicted | "
                   "Gets in a scope: median (lowest run) |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for entry in data["points"]:
             if entry["sweep"] != sweep:
                 continue
@@ -554,7 +554,8 @@ def markdown(data):
                     f"{median['p50']:.0f} | {median['p99']:.0f} | {median['throughput']:.0f} | "
                     f"{ratio['average']:.2f} | {ratios.format_ratio(config.get('time_ratio'))} | "
                     f"{ratio['p99']:.2f} | {bound_columns} "
-                    f"{stats.get('issued_early', '')} | {stats.get('consumed', '')} | "
+                    f"{stats.get('issued_early', '')} | {stats.get('reads_started', '')} | "
+                    f"{stats.get('consumed', '')} | "
                     f"{stats.get('wasted', '')} | {stats.get('mispredicted', '')} | "
                     f"{scoped_share_text(config)} |")
         lines.append("")

@@ -369,6 +369,15 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
       // the program's own read waits for them as cheaply.
       issue = false;
       statistics_.found_present++;
+    } else if (!feeds_pipeline && call.offset >= 0 && file_kinds_.Lookup(call.fd).regular &&
+               raw::Readahead(call.fd, call.offset, call.length) == 0) {
+      // Cold: the kernel starts reading the range now, from this thread,
+      // and the program's own read at the frontier waits for those pages
+      // and copies them once.  Issued early, the read would start only
+      // when the engine got to it (a pool worker woken on the other core)
+      // and be copied twice (into the slot, then into the program's buffer).
+      issue = false;
+      statistics_.reads_started++;
     }
   }
 

@@ -33,7 +33,11 @@
 // slot and the engine is not used.  A read the probe missed or skipped whose
 // pages cachestat(2) finds all in the page cache, some still being read in
 // (the probe's own read, the kernel's read-ahead), is left to the program:
-// the device already has it (`found_present`).
+// the device already has it (`found_present`).  Any other such read of a
+// regular file is cold: the peek head starts it with readahead(2) and
+// leaves it to the program too (`reads_started`), whose own read waits for
+// the pages coming in and copies them once; only the head of a pair whose
+// write the pipeline runs, and direct reads, go to the engine.
 // After a run of hits the runner serves reads at the frontier straight
 // into the program's buffer and the peek head rests; the first checked read
 // that would block switches speculation back on.  After a long run of reads

@@ -47,6 +47,16 @@ inline int64_t Preadv2(int fd, void* buffer, size_t length, int64_t offset, int 
   return Result(syscall(SYS_preadv2, fd, &vector, 1, offset, 0L, flags));
 }
 
+// readahead(2): starts reading bytes [offset, offset + length) of the
+// regular file `fd` into the page cache and returns without waiting for
+// the device (it allocates the missing pages and submits their reads;
+// pages already cached are left alone; the kernel reads at most its
+// read-ahead limit of the device).  Changes neither the file position nor
+// anything the program reads.  -EINVAL for a file that cannot be read so.
+inline int64_t Readahead(int fd, int64_t offset, size_t length) {
+  return Result(syscall(SYS_readahead, fd, offset, length));
+}
+
 // read(2) at the file position when `offset` is -1, pread(2) at `offset`
 // otherwise: the program's own plain read, made by the runtime.
 inline int64_t ReadAt(int fd, void* buffer, size_t length, int64_t offset) {

@@ -83,6 +83,7 @@ constexpr CounterField kCounterFields[] = {
     {"write_mode_changes", &Statistics::write_mode_changes},
     {"direct_reads", &Statistics::direct_reads},
     {"found_present", &Statistics::found_present},
+    {"reads_started", &Statistics::reads_started},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

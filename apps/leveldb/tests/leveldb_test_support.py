@@ -96,3 +96,10 @@ def graph_statistics(stats_file):
         return {}
     with open(stats_file) as handle:
         return json.load(handle).get("graphs", {})
+
+
+def reads_ahead(counters):
+    """The reads foreactor started ahead of LevelDB in one graph's `counters`:
+    issued early on the engine, or started in the kernel (readahead) and left
+    to LevelDB's own pread."""
+    return counters.get("issued_early", 0) + counters.get("reads_started", 0)

@@ -104,6 +104,15 @@ void ReadThroughScopeAndCompare(GraphRunner& scope, int fd, int64_t offset, size
   EXPECT_EQ(std::memcmp(got, expected, kBlock), 0) << "visit " << visit;
 }
 
+// Enters `scope` with `state` and makes the program's pread of each of its
+// offsets through it in turn, each compared with a plain pread.
+void ReadEveryOffsetThroughScope(GraphRunner& scope, int fd, LoopState* state) {
+  scope.Enter(state);
+  for (size_t i = 0; i < state->offsets.size(); ++i) {
+    ReadThroughScopeAndCompare(scope, fd, state->offsets[i], i);
+  }
+}
+
 TEST_F(GraphRunnerPageCacheTest, LargeCachedReadsSwitchToServingFromTheCacheSooner) {
   // 64 KiB reads of cached data: the streak that switches to serving from
   // the cache counts data, so four hits (256 KiB) make it, not 32 (2 MiB
@@ -212,17 +221,13 @@ TEST_F(GraphRunnerPageCacheTest, ReadsThatWaitForTheDeviceAreNotTakenAsCached) {
   // from the cache nor leaves the scope to it.  Without the timing, the
   // cached data file switched at once.  The reads it does not probe are
   // left to the program when cachestat(2) finds every page of them in the
-  // page cache (the kernel has them or is reading them in), else issued
-  // early.
+  // page cache (the kernel has them or is reading them in), else started
+  // with readahead(2) and left too.
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   GraphRunner scope(*graph, CacheAware(4), &engine_);
   scope.SetReadClockForTests(&SlowClock);
-  const std::vector<int64_t> blocks = ScatteredBlocks(300);
-  LoopState state = ReadLoopState(blocks);
-  scope.Enter(&state);
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[i], i);
-  }
+  LoopState state = ReadLoopState(ScatteredBlocks(300));
+  ReadEveryOffsetThroughScope(scope, data_fd_, &state);
   const Statistics& statistics = scope.statistics();
   EXPECT_EQ(statistics.cache_mode_changes, 0u);
   EXPECT_EQ(statistics.served_from_cache, 0u);
@@ -233,13 +238,41 @@ TEST_F(GraphRunnerPageCacheTest, ReadsThatWaitForTheDeviceAreNotTakenAsCached) {
   if (CountCachedPages(data_fd_, 0, kBlock, &cached, &pages) == 0) {
     EXPECT_GT(statistics.found_present, 0u)
         << "after 16 misses in a row, reads not probed whose pages are cached are left";
-    EXPECT_EQ(engine_.prepared().size(), 0u) << "no read waits for cached pages on the engine";
-  } else {  // no cachestat(2): nothing tells
+  } else {  // no cachestat(2): nothing tells them from cold reads
     EXPECT_EQ(statistics.found_present, 0u);
-    EXPECT_GT(engine_.prepared().size(), 0u)
-        << "after 16 misses in a row, reads not probed go to the engine";
+    EXPECT_GT(statistics.reads_started, 0u)
+        << "after 16 misses in a row, reads not probed are started and left";
   }
+  EXPECT_EQ(engine_.prepared().size(), 0u) << "no read waits for cached pages on the engine";
   EXPECT_TRUE(scope.speculating());
+  scope.Exit();
+}
+
+TEST_F(GraphRunnerPageCacheTest, ColdReadsAreStartedByTheKernelAndLeftToTheProgram) {
+  // Reads of an evicted file that the peek head does not probe (after a
+  // run of misses only some are) are started with readahead(2) on the
+  // program's thread and left to the program, which reads them from the
+  // page cache as they come in: the engine gets none of them, and every
+  // read returns what a plain read returns.  Before, they were issued
+  // early on the engine.
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphSettings settings = CacheAware(4);
+  settings.read_ahead = false;  // no stream reading whole regions on the engine besides
+  GraphRunner scope(*graph, settings, &engine_);
+  // Random access: a read of one evicted block must not bring the others back.
+  ASSERT_EQ(::posix_fadvise(data_fd_, 0, 0, POSIX_FADV_RANDOM), 0);
+  if (!EvictBlocksForSure(data_path_, 0, kBlocks - 1)) GTEST_SKIP() << "cannot evict the file";
+  LoopState state = ReadLoopState(ScatteredBlocks(kBlocks));  // each block once
+  ReadEveryOffsetThroughScope(scope, data_fd_, &state);
+  const Statistics& statistics = scope.statistics();
+  EXPECT_GT(statistics.reads_started, 0u);
+  EXPECT_EQ(statistics.issued_early, 0u);
+  EXPECT_EQ(engine_.prepared().size(), 0u);
+  EXPECT_EQ(statistics.mispredicted, 0u);
+  EXPECT_EQ(statistics.found_cached + statistics.probes_waited + statistics.found_present +
+                statistics.reads_started,
+            static_cast<uint64_t>(kBlocks))
+      << "every read: probed, found coming in, or started";
   scope.Exit();
 }
 

@@ -211,7 +211,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.write_mode_changes,
                           &statistics.probes_waited,
                           &statistics.direct_reads,
-                          &statistics.found_present};
+                          &statistics.found_present,
+                          &statistics.reads_started};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -260,7 +261,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "write_mode_changes",
                                     "probes_waited",
                                     "direct_reads",
-                                    "found_present"};
+                                    "found_present",
+                                    "reads_started"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -311,6 +313,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.probes_waited, 141u + 1041u);
   EXPECT_EQ(total.direct_reads, 142u + 1042u);
   EXPECT_EQ(total.found_present, 143u + 1043u);
+  EXPECT_EQ(total.reads_started, 144u + 1044u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
