@@ -312,8 +312,9 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   // (and RWF_NOWAIT reads them from the device).  The head of a linked pair
   // is tried too: found in the page cache, it is kept and its write runs at
   // the frontier, as the program makes it.
-  const bool cacheable_read = issue && settings_.page_cache_aware && IsPlainRead(call.type) &&
-                              !file_kinds_.Lookup(call.fd).direct;
+  const bool plain_read = issue && settings_.page_cache_aware && IsPlainRead(call.type);
+  const FileKindCache::Kind kind = plain_read ? file_kinds_.Lookup(call.fd) : FileKindCache::Kind{};
+  const bool cacheable_read = plain_read && !kind.direct;
   // The head of a pair whose write the pipeline may run is read early even
   // from the page cache: the write needs the bytes in a buffer of ours.
   const bool feeds_pipeline = call.link_next && write_pipeline_ != nullptr &&
@@ -346,7 +347,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   if (cacheable_read && issue && settings_.direct_reads &&
       uint64_t{depth_controller_.depth()} * slot.request.call.length >= kMinDirectDepthBytes) {
     const int descriptor =
-        direct_reads_.DescriptorFor(call.fd, file_kinds_.Lookup(call.fd), slot.request.call.offset,
+        direct_reads_.DescriptorFor(call.fd, kind, slot.request.call.offset,
                                     slot.request.call.length, slot.request.call.buffer);
     if (descriptor >= 0) {
       slot.request.call.fd = descriptor;
@@ -359,25 +360,25 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
       issue = false;
       slot.state = SlotState::kCached;
       (slot.probe_waited ? statistics_.probes_waited : statistics_.found_cached)++;
-    } else if (!feeds_pipeline && call.offset >= 0 &&
-               RangeCached(call.fd, static_cast<uint64_t>(call.offset), call.length)) {
-      // Every page is in the page cache, some perhaps still being read in
-      // (the kernel's read-ahead of a sequential scan, or the probe's own):
-      // the device already has the read.  Issued early, it would only wait
-      // for those pages on a worker and wake the program from there (5-7%
-      // slower on a bulk-loaded B+-tree's cold scan with the thread pool);
-      // the program's own read waits for them as cheaply.
-      issue = false;
-      statistics_.found_present++;
-    } else if (!feeds_pipeline && call.offset >= 0 && file_kinds_.Lookup(call.fd).regular &&
-               raw::Readahead(call.fd, call.offset, call.length) == 0) {
-      // Cold: the kernel starts reading the range now, from this thread,
-      // and the program's own read at the frontier waits for those pages
-      // and copies them once.  Issued early, the read would start only
-      // when the engine got to it (a pool worker woken on the other core)
-      // and be copied twice (into the slot, then into the program's buffer).
-      issue = false;
-      statistics_.reads_started++;
+    } else if (!feeds_pipeline && call.offset >= 0) {
+      if (RangeCached(call.fd, static_cast<uint64_t>(call.offset), call.length)) {
+        // Every page is in the page cache, some perhaps still being read in
+        // (the kernel's read-ahead of a sequential scan, or the probe's own):
+        // the device already has the read.  Issued early, it would only wait
+        // for those pages on a worker and wake the program from there (5-7%
+        // slower on a bulk-loaded B+-tree's cold scan with the thread pool);
+        // the program's own read waits for them as cheaply.
+        issue = false;
+        statistics_.found_present++;
+      } else if (kind.regular && raw::Readahead(call.fd, call.offset, call.length) == 0) {
+        // Cold: the kernel starts reading the range now, from this thread,
+        // and the program's own read at the frontier waits for those pages
+        // and copies them once.  Issued early, the read would start only
+        // when the engine got to it (a pool worker woken on the other core)
+        // and be copied twice (into the slot, then into the program's buffer).
+        issue = false;
+        statistics_.reads_started++;
+      }
     }
   }
 

@@ -90,7 +90,9 @@ class GraphRunnerDirectReadsTest : public GraphRunnerTest {
   // No read of a scope with these `statistics` went direct: the reads the
   // engine was given, if any, ran on the program's descriptor.  (A chunk
   // whose probe missed has its pages coming in, started by the probe or
-  // the kernel's read-ahead, and is left to the program: found_present.)
+  // the kernel's read-ahead, and is left to the program: found_present; a
+  // chunk not probed may be started with readahead(2) and left too:
+  // reads_started.)
   void ExpectEarlyReadsOnTheProgramsDescriptor(const Statistics& statistics) const {
     EXPECT_EQ(statistics.direct_reads, 0u);
     for (int descriptor : ReadDescriptors()) EXPECT_EQ(descriptor, fd_);
