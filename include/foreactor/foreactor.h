@@ -442,8 +442,8 @@ FOREACTOR_API int foreactor_walk_ahead_stat(const struct stat *directory, const 
  * block, not for a whole large file at every call.
  *
  * Meant for plugins that plan a function's reads before its scope: a read
- * the page cache holds gains nothing from being planned, and finding its
- * arguments costs.  foreactor::FileReadsInCache (foreactor.hpp) builds on
+ * the page cache holds gains nothing from being planned, and the runtime
+ * would only probe it.  foreactor::RangesInCache (foreactor.hpp) builds on
  * it; apps/leveldb's plugin uses that to leave cached reads out of plans.
  */
 FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t length, uint64_t *cached,

@@ -770,62 +770,83 @@ PrivatePtr<T> MakePrivate(Arguments&&... arguments) {
   }
 }
 
-// Whether the reads a plugin plans in one file keep being found in the page
-// cache: for plugins that plan a unit's reads before its scope (LevelDB's
-// table reads), to leave out cheaply the reads of files the program reads
-// from memory, where planning costs (finding a block's offset costs as much
-// as the program's own lookup) and there is no device time to overlap.
+// Whether the ranges a plugin plans to read are in the page cache, for
+// plugins that plan a unit's reads before its scope (LevelDB's table
+// reads): a read the page cache holds has no device time to overlap, and
+// planned, the runtime would only probe it and find it there.  Leave such
+// reads out of the plan; the program makes them from memory.
 //
-// Per planned read: ask LeaveOut() first; when it says true, leave the read
-// out without computing its arguments.  Otherwise compute them and ask
-// InCache(): true means the page cache holds the range now (leave that read
-// out too), false means plan it.  After kHitsBeforeLeavingOut ranges in a
-// row found in the cache, the next kLeftOutPerCheck reads are left out
-// unasked; then one is checked again, and a range not in the cache ends the
-// run.  A read left out while its pages are not cached runs as the program
-// makes it, as it would without foreactor.
+// InCache(fd, offset, length) is true when the page cache holds every page
+// of the range.  The first asking of a range asks the kernel
+// (foreactor_pages_cached: one system call, no data copied); a range found
+// held is remembered, and the next kAnswersPerCheck askings of the same
+// range answer true without a system call; then the kernel is asked again.
+// The answer is per range, not per file: in a file most of whose reads are
+// served from memory, a block that is not is still planned (a rule per file
+// that left out a file's reads after a run of hits sent those blocks to the
+// device one after another, and they made the tail of LevelDB's Gets).
 //
-// InCache() asks the kernel (foreactor_pages_cached: one system call, no
-// data copied); it answers false when the kernel cannot tell, with
+// A range evicted while remembered is answered true for at most
+// kAnswersPerCheck more askings: its read then runs as the program makes
+// it, as without foreactor.  kEntries ranges are remembered, one word each,
+// at the entry a hash of (fd, offset, length) picks; another range hashed to
+// the same entry replaces it (a system call more, no other cost).  A
+// descriptor number reused for another file is told apart only by the
+// kernel's next answer.  False whenever the kernel cannot tell, with
 // page-cache awareness off (FOREACTOR_PAGE_CACHE=0) and in check mode, so
-// every read is then planned.  Thread-safe (relaxed counters: the counts
-// are approximate when threads race).  Not copyable or movable: keep it
-// beside the file's other state (MakePrivate's PrivatePtr in a
-// PrivateUnorderedMap).
-class FileReadsInCache {
+// that every read is then planned (nothing is remembered).
+//
+// Thread-safe: relaxed atomic words, so threads racing on one entry may
+// ask the kernel twice or skip a count.  Not copyable; constant-initialized
+// (kEntries words), so a plugin can keep one for all its files as a global.
+class RangesInCache {
  public:
-  static constexpr int kHitsBeforeLeavingOut = 4;
-  static constexpr int kLeftOutPerCheck = 32;
+  static constexpr int kAnswersPerCheck = 8;
+  static constexpr unsigned kEntryBits = 12;
+  static constexpr size_t kEntries = size_t{1} << kEntryBits;
 
-  FileReadsInCache() = default;
-  FileReadsInCache(const FileReadsInCache&) = delete;
-  FileReadsInCache& operator=(const FileReadsInCache&) = delete;
+  constexpr RangesInCache() = default;
+  RangesInCache(const RangesInCache&) = delete;
+  RangesInCache& operator=(const RangesInCache&) = delete;
 
-  // True: leave the next read out of the plan without computing it.
-  bool LeaveOut() noexcept {
-    if (left_out_to_go_.load(std::memory_order_relaxed) <= 0) return false;
-    left_out_to_go_.fetch_sub(1, std::memory_order_relaxed);
-    return true;
-  }
-
-  // Whether the page cache holds every page of `length` bytes at `offset`
-  // of the file open as `fd`.
   bool InCache(int fd, uint64_t offset, uint64_t length) noexcept {
+    const uint64_t hash = Hash(fd, offset, length);
+    std::atomic<uint64_t>& entry = entries_[hash >> (64 - kEntryBits)];
+    // An entry: the range's tag in the high bits (never 0, so a zero entry
+    // remembers nothing), the answers given since the kernel's in the low 8.
+    const uint64_t tag = (hash | (kCountMask + 1)) & ~kCountMask;
+    const uint64_t remembered = entry.load(std::memory_order_relaxed);
+    if ((remembered & ~kCountMask) == tag && (remembered & kCountMask) < kAnswersPerCheck) {
+      entry.store(remembered + 1, std::memory_order_relaxed);
+      return true;
+    }
     uint64_t cached = 0, pages = 0;
     const bool held =
         foreactor_pages_cached(fd, offset, length, &cached, &pages) == 0 && cached == pages;
-    if (!held) {
-      hits_in_a_row_.store(0, std::memory_order_relaxed);
-    } else if (hits_in_a_row_.fetch_add(1, std::memory_order_relaxed) + 1 >=
-               kHitsBeforeLeavingOut) {
-      left_out_to_go_.store(kLeftOutPerCheck, std::memory_order_relaxed);
+    if (held) {
+      entry.store(tag, std::memory_order_relaxed);
+    } else if ((remembered & ~kCountMask) == tag) {
+      entry.store(0, std::memory_order_relaxed);
     }
     return held;
   }
 
  private:
-  std::atomic<int> hits_in_a_row_{0};
-  std::atomic<int> left_out_to_go_{0};
+  static constexpr uint64_t kCountMask = 0xff;
+
+  // A 64-bit mix of the range (each bit of the inputs moves about half of
+  // the output's): the entry is its top bits, the tag the rest.
+  static uint64_t Hash(int fd, uint64_t offset, uint64_t length) noexcept {
+    uint64_t hash = offset * 0x9e3779b97f4a7c15u ^ length * 0xc2b2ae3d27d4eb4fu ^
+                    static_cast<uint64_t>(static_cast<uint32_t>(fd));
+    hash ^= hash >> 31;
+    hash *= 0xbf58476d1ce4e5b9u;
+    hash ^= hash >> 29;
+    hash *= 0x94d049bb133111ebu;
+    return hash ^ (hash >> 32);
+  }
+
+  std::atomic<uint64_t> entries_[kEntries] = {};
 };
 
 }  // namespace plugin

@@ -17,11 +17,10 @@
 // ReadBlock returns them inside Table::Open, with LevelDB's own Block and
 // FilterBlockReader code.  The plan ends before the first table LevelDB has
 // not opened: opening it makes calls the plugin does not predict.  Reads
-// of tables whose blocks Gets keep finding in the page cache are left out
-// (foreactor::FileReadsInCache), mostly without the index seek: their
-// reads pass by the scope (another descriptor than the next planned
-// read's) while the planned reads of colder tables after them are in
-// flight.  Tables are known by file number and size: a table of another
+// of blocks the page cache holds are left out (foreactor::RangesInCache,
+// asked per block): they pass by the scope (another descriptor than the
+// next planned read's) while the planned reads of colder blocks after them
+// are in flight.  Tables are known by file number and size: a table of another
 // database open in the same process with both equal only costs a
 // misprediction (its descriptor is not the one the Get reads).
 #include <sys/types.h>
@@ -97,10 +96,6 @@ struct Table {
   // Null: no filter.  Its policy is the one Table::Open had, LevelDB's
   // internal-key wrapper of the database's: it takes internal keys.
   foreactor::PrivatePtr<leveldb::FilterBlockReader> filter;
-  // Whether Gets find the table's blocks in the page cache: those reads
-  // are left out of plans.
-  foreactor::PrivatePtr<foreactor::FileReadsInCache> reads_in_cache =
-      foreactor::MakePrivate<foreactor::FileReadsInCache>();
 };
 
 // What this thread sees of the table it is opening: its file number (the
@@ -120,6 +115,8 @@ foreactor::PrivateUnorderedMap<uint64_t, Table> tables;
 // Counts the calls that make Versions: file lists are taken afresh.
 std::atomic<uint64_t> epoch{0};
 thread_local OpeningTable opening;
+// The data blocks Gets find in the page cache: their reads are left out.
+foreactor::RangesInCache ranges_in_cache;
 
 // The preads of a Get, in order.
 struct Plan {
@@ -178,10 +175,6 @@ bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
   const auto found = tables.find(file.number);
   if (found == tables.end() || found->second.file_size != file.file_size) return false;
   const Table& table = found->second;
-  if (table.reads_in_cache->LeaveOut()) {
-    plan->left_out_before_first_read += plan->reads.empty();
-    return true;
-  }
   std::unique_ptr<leveldb::Iterator> entry(table.index->NewIterator(&comparator));
   entry->Seek(key.internal_key());
   leveldb::Slice value = entry->Valid() ? entry->value() : leveldb::Slice();
@@ -190,7 +183,7 @@ bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
       (table.filter == nullptr || table.filter->KeyMayMatch(handle.offset(), key.internal_key())) &&
       !BlockCached(table, handle.offset())) {
     const uint64_t length = handle.size() + leveldb::kBlockTrailerSize;
-    if (!table.reads_in_cache->InCache(table.fd, handle.offset(), length)) {
+    if (!ranges_in_cache.InCache(table.fd, handle.offset(), length)) {
       plan->reads.push_back(
           foreactor::Pread(table.fd, length, static_cast<int64_t>(handle.offset())));
     } else {

@@ -2,7 +2,7 @@
 //
 //   plugin_get_test build DIR SHAPE bloom|nobloom          make the database
 //   plugin_get_test get DIR SHAPE bloom|nobloom GETS THREADS
-//   plugin_get_test lookup DIR SHAPE bloom|nobloom NUMBER...
+//   plugin_get_test lookup DIR SHAPE bloom|nobloom NUMBER|evict...
 //
 // Keys are "key%08d" of a number; even numbers are written, odd never.
 // SHAPE "levels": 30,000 keys in sorted batches (flushed memtables pushed
@@ -15,7 +15,8 @@
 // `get` opens the database with a small block cache and looks up GETS
 // random numbers (present, overwritten, deleted, never written, past the
 // end) on THREADS threads; `lookup` looks up the NUMBERs in order, with
-// ReadOptions::fill_cache off (a block read once is read again).  Both
+// ReadOptions::fill_cache off (a block read once is read again), and at
+// each `evict` drops the database's files from the page cache.  Both
 // check every status and value against the model the shape determines,
 // print "gets N found F mismatches M" (and, for `get`, the file listing to
 // stderr) and exit with status 0 iff M == 0.  Memory-mapped table reads are
@@ -24,10 +25,13 @@
 // With PLUGIN_TEST_HEAP_GROWTH set, the summary line ends with
 // "heap_growth B": the bytes of malloc's heap in use after the Gets minus
 // before them (mallinfo2), which the plugin's records must not change.
+#include <fcntl.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -157,6 +161,19 @@ int Build(const std::string& dir, const std::string& shape, bool bloom) {
   return 0;
 }
 
+// In a list of numbers to look up: drop the database's files from the page
+// cache here (POSIX_FADV_DONTNEED; LevelDB's own descriptors stay open).
+constexpr int kEvict = -1;
+
+void Evict(const std::string& dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const int fd = open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+  }
+}
+
 // Looks up numbers(thread) on `threads` threads and checks each result.
 template <class Numbers>
 int Lookups(const std::string& dir, const std::string& shape, bool bloom, int threads,
@@ -173,6 +190,10 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       for (int number : numbers(t)) {
+        if (number == kEvict) {
+          Evict(dir);
+          continue;
+        }
         std::string value;
         const leveldb::Status status = db->Get(read_options, Key(number), &value);
         auto expected = model.find(number);
@@ -233,13 +254,14 @@ int main(int argc, char** argv) {
   }
   if (mode == "lookup" && args.size() >= 5) {
     std::vector<int> numbers;
-    for (size_t i = 4; i < args.size(); ++i) numbers.push_back(std::stoi(args[i]));
+    for (size_t i = 4; i < args.size(); ++i)
+      numbers.push_back(args[i] == "evict" ? kEvict : std::stoi(args[i]));
     return Lookups(args[1], args[2], bloom, 1, false, [&](int) { return numbers; });
   }
   std::fprintf(stderr,
                "usage: %s build DIR levels|chain bloom|nobloom\n"
                "       %s get DIR levels|chain bloom|nobloom GETS THREADS\n"
-               "       %s lookup DIR levels|chain bloom|nobloom NUMBER...\n",
+               "       %s lookup DIR levels|chain bloom|nobloom NUMBER|evict...\n",
                argv[0], argv[0], argv[0]);
   return 2;
 }

@@ -193,6 +193,26 @@ def test_tables_leveldb_does_not_keep_open_are_never_planned(program, tmp_path):
     assert graph_statistics(stats).get("leveldb_get", {}).get("scopes", 0) == 0
 
 
+def test_a_cold_block_is_planned_in_a_table_whose_other_blocks_were_cached(program, tmp_path):
+    """Whether a block is cached is asked per block: the level-2 table's
+    blocks found cached by five Gets (numbers 10-40 and 950 are in it
+    alone) do not leave out its cold blocks after the database is evicted.
+    (A rule per table left a table's next 32 reads out after 4 cached ones:
+    the Gets of 500 and 700 planned only levels 0 and 1, 4 calls, and read
+    level 2's block after them.)"""
+    db = database(program, tmp_path / "db", "chain", "nobloom", cold=False)
+    stats = tmp_path / "stats.json"
+    # 300 opens the tables of levels 0 and 1 (unplanned); 500 and 700 read
+    # a cold block in each of the three tables.
+    numbers = [10, 20, 30, 40, 950, "evict", 300, "evict", 500, "evict", 700]
+    result = run(program, ["lookup", db, "chain", "nobloom"] + numbers,
+                 foreactor_on(stats, FOREACTOR_ENGINE="io_uring", FOREACTOR_DEPTH=16))
+    assert result["gets"] == 8 and result["mismatches"] == 0
+    counters = graph_statistics(stats)["leveldb_get"]
+    assert counters["scopes"] == 2, counters
+    assert counters["intercepted"] == 6, counters
+
+
 def levels_run(program, tmp_path, filter_kind, settings, threads=1, gets=20000, cold=True):
     db = database(program, tmp_path / "db", "levels", filter_kind, cold)
     stats = tmp_path / "stats.json"
@@ -267,7 +287,7 @@ def test_gets_served_from_memory_leave_the_scope_out(program, plain_found, tmp_p
 
 def test_tables_the_page_cache_holds_are_left_out_of_plans(program, plain_found, tmp_path):
     """Every table cached: even an exact depth plans no Get (the plugin asks
-    foreactor::FileReadsInCache about each table's reads), so no Get
+    foreactor::RangesInCache about each block it would read), so no Get
     runs in a scope; with page-cache awareness off, the same Gets are
     planned."""
     (tmp_path / "held").mkdir()
