@@ -757,7 +757,7 @@ def markdown_report(data):
                          "served_from_cache")]
                 lines.append("| " + " | ".join(row) + " |")
         lines.append("")
-    lines.append("**Targets of issue 3**")
+    lines.append("**Targets**")
     lines.append("")
     for target in data["targets"]:
         lines.append(f"- {'met' if target['met'] else '**not met**'}: {target['target']}: "
@@ -892,7 +892,7 @@ def main():
     for key, per_degree in all_results.items():
         print_table(PHASE_BY_KEY[key], per_degree, run_record.device_bound(record))
     targets = evaluate_targets(all_results)
-    print("\nTargets of issue 3:")
+    print("\nTargets:")
     for target in targets:
         print(f"  [{'met' if target['met'] else 'NOT MET'}] {target['target']}: "
               f"{target['measured']}")
