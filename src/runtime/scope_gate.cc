@@ -113,6 +113,7 @@ bool ScopeGate::Rest() {
 
 bool ScopeGate::RestIdle() {
   phase_ = Phase::kIdle;
+  opening_ = false;
   confirmed_ = false;
   recheck_stretches_ = kFirstRecheckStretches;
   second_chance_ = false;
@@ -136,7 +137,17 @@ bool ScopeGate::Answered(foreactor_speculation answer) {
     phase_ = Phase::kRequested;
     return Segment(true, UINT32_MAX);
   }
+  if (phase_ == Phase::kStart) return KeepFromStart();
   return StartPlain(clock_());
+}
+
+bool ScopeGate::KeepFromStart() {
+  phase_ = Phase::kKept;
+  opening_ = true;
+  waits_at_opening_ = waits_();
+  opening_start_ = clock_();
+  kept_stretches_left_ = kOpeningStretches;
+  return Segment(true, stretch_units_);
 }
 
 bool ScopeGate::Decide() {
@@ -218,8 +229,18 @@ bool ScopeGate::Decide() {
     }
     case Phase::kKept:
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
+      if (opening_ && kept_stretches_left_ == kOpeningStretches && !trials_without_waits_ &&
+          waits_() == waits_at_opening_) {
+        // The opening's first stretch waited for nothing a scope could overlap.
+        unreported_.gate_stretches_without_waits++;
+        return RestIdle();
+      }
+      if (opening_ && clock_() - opening_start_ >= kLongestOpeningNanoseconds)
+        kept_stretches_left_ = 1;
       if (--kept_stretches_left_ == 0) {
-        second_chance_ = true;
+        // After the opening, pairs as after a rest; after a keep, its re-check.
+        second_chance_ = !opening_;
+        opening_ = false;
         return SettleAfterScope();
       }
       return Segment(true, stretch_units_);

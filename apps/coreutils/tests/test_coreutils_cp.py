@@ -226,11 +226,12 @@ def test_source_with_holes_opens_no_scope(tmp_path):
 
 @pytest.mark.parametrize("engine", ("io_uring", "threads"))
 def test_automatic_depth_scope_entered_mid_copy(tmp_path, engine):
-    """With the automatic depth the runtime's scope gate times chunks of the
-    loop without and with a scope, so the first scope starts after a plain
-    stretch of at least 64 chunks, in the middle of the file: its reads must
-    still be predicted at their positions (none mispredicted), and the copy
-    is identical.  The source is dropped from the page cache first: a plain
+    """With the automatic depth the runtime's scope gate, after its opening
+    (the first chunks run with a scope), times chunks of the loop without
+    and with a scope, so a trial's scope starts after a plain stretch of at
+    least 64 chunks, in the middle of the file: its reads must still be
+    predicted at their positions (none mispredicted), and the copy is
+    identical.  The source is dropped from the page cache first: a plain
     stretch that never waits (a cached source) gets no trial.  A cold
     source may not make one wait either: with a large read-ahead window the
     kernel keeps ahead of cp (stock cp waited 6-10 times in a 96 MiB copy on

@@ -67,6 +67,11 @@ UnitsRun RunUnits(ScopeGate& gate, uint64_t units, const UnitCost& cost, uint64_
   return run;
 }
 
+// The units of the opening (see scope_gate.h) when they are short.
+constexpr uint64_t kOpeningUnits = ScopeGate::kOpeningStretches * ScopeGate::kInitialStretchUnits;
+// The untimed plain units that follow the opening before its first pair.
+constexpr uint64_t kSettleUnits = ScopeGate::kInitialStretchUnits / ScopeGate::kSettleFraction;
+
 uint64_t HalfAsLongWithScope(uint64_t, bool with_scope) { return with_scope ? 500 : 1000; }
 uint64_t LongerWithScope(uint64_t, bool with_scope) { return with_scope ? 1200 : 1000; }
 uint64_t TwiceAsLongWithScope(uint64_t, bool with_scope) { return with_scope ? 2000 : 1000; }
@@ -121,13 +126,34 @@ TEST_F(ScopeGateTest, KeepsAScopeThatPays) {
   EXPECT_EQ(statistics.gate_trials_won, statistics.gate_trials);
 }
 
-TEST_F(ScopeGateTest, TimesStretchesOfAFewMillisecondsBeforeTheFirstTrial) {
+TEST_F(ScopeGateTest, OpensWithAScopeThenTimesStretchesOfAFewMilliseconds) {
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  // The opening: the first units run with a scope, untimed.
+  EXPECT_EQ(RunUnits(gate, kOpeningUnits, HalfAsLongWithScope).units_with_scope, kOpeningUnits);
   const UnitsRun run = RunUnits(gate, 100000, HalfAsLongWithScope);
   // 1 us units: 64-unit stretches are too short to time; the first trial
   // follows a plain stretch of at least kShortestStretchNanoseconds.
   EXPECT_GE(run.first_scope_at, ScopeGate::kShortestStretchNanoseconds);
   EXPECT_LT(run.first_scope_at, 3 * ScopeGate::kShortestStretchNanoseconds);
+}
+
+// The opening lasts kOpeningStretches stretches, and no longer than
+// kLongestOpeningNanoseconds: 5 ms units would otherwise keep it 5 s.
+TEST_F(ScopeGateTest, TheOpeningOfSlowUnitsEndsInTime) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  auto cost = [](uint64_t, bool with_scope) -> uint64_t {
+    return with_scope ? 10'000'000 : 5'000'000;
+  };
+  uint64_t opening_units = 0;
+  while (gate.BeforeUnit()) {
+    opening_units++;
+    fake_now += cost(opening_units, true);
+  }
+  // Whole stretches of 64 units: the one that crosses the limit ends it.
+  const uint64_t stretch = ScopeGate::kInitialStretchUnits * 10'000'000;
+  const uint64_t limit_stretches = (ScopeGate::kLongestOpeningNanoseconds + stretch - 1) / stretch;
+  EXPECT_EQ(opening_units, limit_stretches * ScopeGate::kInitialStretchUnits);
+  EXPECT_LT(limit_stretches, ScopeGate::kOpeningStretches);
 }
 
 TEST_F(ScopeGateTest, ScopeThatCostsIsAlmostNeverOpen) {
@@ -150,8 +176,11 @@ TEST_F(ScopeGateTest, ScopeThatCostsIsAlmostNeverOpen) {
 
 TEST_F(ScopeGateTest, LosingTrialIsGivenUpEarly) {
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
-  RunUnits(gate, 2'000'000, TwiceAsLongWithScope);
+  RunUnits(gate, kOpeningUnits + 1, TwiceAsLongWithScope);
   Statistics statistics;
+  gate.TakeStatistics(&statistics);  // the opening's units
+  RunUnits(gate, 2'000'000, TwiceAsLongWithScope);
+  statistics = Statistics{};
   gate.TakeStatistics(&statistics);
   ASSERT_GT(statistics.gate_trials, 0u);
   // Each trial stops at the first checkpoint where its pace is judged.
@@ -190,14 +219,15 @@ TEST_F(ScopeGateTest, OneLostRecheckDoesNotShutAKeptScope) {
   for (int unit = 0; unit < 2'000'000; ++unit) {
     const bool with_scope = gate.BeforeUnit();
     if (with_scope && !was_open) scopes_entered++;
-    // Scopes 1 and 2: the pair that keeps the scope; 3: the re-check's trial.
-    if (!with_scope && was_open && scopes_entered == 3) counting = true;
+    // Scope 1: the opening; 2 and 3: the pair that keeps the scope; 4: the
+    // re-check's trial.
+    if (!with_scope && was_open && scopes_entered == 4) counting = true;
     if (with_scope) counting = false;
     if (counting) plain_after_loss++;
     was_open = with_scope;
-    fake_now += with_scope ? (scopes_entered == 3 ? 3000 : 500) : 1000;
+    fake_now += with_scope ? (scopes_entered == 4 ? 3000 : 500) : 1000;
   }
-  ASSERT_GE(scopes_entered, 4u);
+  ASSERT_GE(scopes_entered, 5u);
   // The second pair's plain stretch and the untimed units before it, not a
   // rest of several stretches.
   EXPECT_LE(plain_after_loss, 4096u + 4096u / ScopeGate::kSettleFraction);
@@ -208,6 +238,7 @@ TEST_F(ScopeGateTest, TrialSlightlyBehindThePaceRunsUntilItCannotWin) {
   // checkpoints, given up at the one where it has used the winning time.
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 1100 : 1000; };
+  RunUnits(gate, kOpeningUnits + kSettleUnits, cost);
   uint64_t first_trial_units = 0;
   bool trial_started = false;
   for (int unit = 0; unit < 100000; ++unit) {
@@ -232,6 +263,7 @@ TEST_F(ScopeGateTest, OneWinAfterANoisyPlainStretchDoesNotKeepTheScope) {
   // The first timed plain stretch is slow (the program was preempted), so
   // the first trial wins; the next pair shows that the scope only costs.
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  RunUnits(gate, kOpeningUnits, LongerWithScope);
   bool noisy = true;
   auto cost = [&noisy](uint64_t, bool with_scope) -> uint64_t {
     if (with_scope) {
@@ -361,7 +393,8 @@ TEST_F(ScopeGateTest, AThreadThatNeverWaitsGetsNoTrialUntilItWaits) {
   ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock, &FakeWaits);
   thread_waits = false;
   const UnitsRun hot = RunUnits(gate, 10'000'000, TwiceAsLongWithScope);
-  EXPECT_EQ(hot.units_with_scope, 0u);
+  // The opening's first stretch, which waits for nothing either.
+  EXPECT_EQ(hot.units_with_scope, ScopeGate::kInitialStretchUnits);
   Statistics statistics;
   gate.TakeStatistics(&statistics);
   EXPECT_EQ(statistics.gate_trials, 0u);
@@ -372,6 +405,39 @@ TEST_F(ScopeGateTest, AThreadThatNeverWaitsGetsNoTrialUntilItWaits) {
   EXPECT_GT(cold.units_with_scope, 10'000'000u);
   gate.TakeStatistics(&statistics);
   EXPECT_GE(statistics.gate_trials_won, 2u);
+}
+
+// The runtime that answers it would issue nothing ends the opening (the
+// gate rests idle); a scope kept later is kept for its whole first
+// kFirstRecheckStretches stretches, not ended as if it were the opening.
+TEST_F(ScopeGateTest, AnOpeningTheRuntimeEndsLeavesLaterKeepsWhole) {
+  // 200 us units, half as long with a scope: stretches of 64 units, and the
+  // idle rest (64 stretches) outlasts kLongestOpeningNanoseconds.
+  auto cost = [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 100'000 : 200'000; };
+  ScopeGate gate(nullptr, &FakeQuery, &RetryLiftsTheAnswer, &FakeClock, &FakeWaits);
+  EXPECT_TRUE(gate.BeforeUnit());
+  fake_now += cost(0, true);
+  fake_answer = FOREACTOR_SPECULATION_NONE;
+  std::vector<uint64_t> scope_runs;  // lengths of the runs of units with a scope, in order
+  bool was_open = true;
+  uint64_t scope_run = 1;
+  for (int unit = 1; unit < 20000; ++unit) {
+    const bool with_scope = gate.BeforeUnit();
+    if (with_scope) scope_run++;
+    if (!with_scope && was_open) scope_runs.push_back(scope_run);
+    if (!with_scope) scope_run = 0;
+    was_open = with_scope;
+    fake_now += cost(unit, with_scope);
+  }
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_GE(statistics.gate_retries, 1u);
+  // The opening's first stretch, the first trial, then the second trial
+  // and the keep that follows it at once: 16 stretches.
+  ASSERT_GE(scope_runs.size(), 3u);
+  EXPECT_EQ(scope_runs[0], ScopeGate::kInitialStretchUnits);
+  EXPECT_GE(scope_runs[2],
+            (1u + ScopeGate::kFirstRecheckStretches) * ScopeGate::kInitialStretchUnits);
 }
 
 // A graph whose scopes move work to another core (a copy loop's write
@@ -404,6 +470,9 @@ TEST_F(ScopeGateTest, TrialsWithoutWaitsLeaveAScopeThatCosts) {
 TEST_F(ScopeGateTest, SaysWhichUnitsItMeasures) {
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   EXPECT_FALSE(gate.measuring());  // no answer yet
+  EXPECT_TRUE(gate.BeforeUnit());
+  EXPECT_TRUE(gate.measuring());  // the opening's units with a scope
+  RunUnits(gate, kOpeningUnits - 1 + kSettleUnits, TwiceAsLongWithScope);
   EXPECT_FALSE(gate.BeforeUnit());
   EXPECT_TRUE(gate.measuring());  // the first plain stretch is timed
   thread_waits = false;
@@ -505,7 +574,10 @@ TEST_F(ScopeGateTest, CostlyLostTrialsRestLonger) {
   // 60 ms plain, like a hot du of a source tree) pays for its first trial
   // (4 ms: the engine, four checkpoints at three times the time) and no
   // other (the first rest alone, 4 stretches, would have allowed a second).
+  // (After the opening, which such a program pays once: at most
+  // kOpeningStretches stretches with a scope.)
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  RunUnits(gate, kOpeningUnits, CostsWithScopeEntry(1000, 3000, 2'000'000));
   const UnitsRun run = RunUnits(gate, 60000, CostsWithScopeEntry(1000, 3000, 2'000'000));
   EXPECT_LT(run.nanoseconds, 65'000'000u);
   Statistics statistics;
@@ -534,6 +606,9 @@ TEST_F(ScopeGateTest, FirstCheckpointOfThePlainStretchIsNotCompared) {
   // checkpoint (units 0-3), which is not compared.  Counted, it would make
   // the plain stretch look slower than the trial.
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  RunUnits(gate, kOpeningUnits + kSettleUnits, LongerWithScope);
+  Statistics opening;
+  gate.TakeStatistics(&opening);
   // The plain stretch, the trial, and the decision after it.
   RunUnits(gate, 129, CostsWithOneSlowUnit(100'000, 105'000, 0, 1'300'000));
   Statistics statistics;
@@ -586,6 +661,7 @@ TEST_F(ScopeGateTest, VerySlowUnitsStillEndTheirTrials) {
   auto cost = [](uint64_t, bool with_scope) -> uint64_t {
     return with_scope ? 10'000'000 : 5'000'000;
   };
+  RunUnits(gate, 200, cost);  // the opening (see TheOpeningOfSlowUnitsEndsInTime)
   const UnitsRun run = RunUnits(gate, 5000, cost);
   EXPECT_LT(run.units_with_scope, 500u);
 }

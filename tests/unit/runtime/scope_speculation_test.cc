@@ -17,6 +17,7 @@
 
 #include "config/settings.h"
 #include "runtime/program_calls.h"
+#include "runtime/scope_gate.h"
 
 namespace {
 
@@ -255,16 +256,15 @@ TEST_F(ScopeSpeculationTest, GateAskedPerStretch) {
   EXPECT_EQ(units, 1u);  // the first question makes the gate
   EXPECT_EQ(foreactor_scope_gate_units(fixed.handle(), &units), 1);
   EXPECT_GT(units, 1u << 30);  // the rest of a segment of UINT32_MAX units
-  // The automatic depth times a first stretch without a scope, in
-  // checkpoints of a few units each.
+  // The automatic depth opens with a scope: the opening's first stretch
+  // in one answer, measured (the depth controller times scopes).
   auto automatic = BuildStatLoop("spec_gate_units_automatic");
-  EXPECT_EQ(foreactor_scope_gate_units(automatic.handle(), &units), 0);
-  EXPECT_EQ(units, 1u);
-  EXPECT_EQ(foreactor_scope_gate_measuring(automatic.handle()), 1);  // timed from the first unit
-  EXPECT_EQ(foreactor_scope_gate_units(automatic.handle(), &units), 0);
-  EXPECT_GT(units, 1u);
-  EXPECT_LT(units, 64u);
-  EXPECT_EQ(foreactor_scope_gate_measuring(automatic.handle()), 1);  // a timed stretch
+  EXPECT_EQ(foreactor_scope_gate_units(automatic.handle(), &units), 1);
+  EXPECT_EQ(units, 1u);  // the first question makes the gate
+  EXPECT_EQ(foreactor_scope_gate_measuring(automatic.handle()), 1);
+  EXPECT_EQ(foreactor_scope_gate_units(automatic.handle(), &units), 1);
+  EXPECT_EQ(units, foreactor::ScopeGate::kInitialStretchUnits - 1);
+  EXPECT_EQ(foreactor_scope_gate_measuring(automatic.handle()), 1);
   EXPECT_EQ(foreactor_scope_gate_measuring(nullptr), 0);
   // Foreactor off: never, for good.
   auto off = BuildStatLoop("spec_gate_units_off");
@@ -301,10 +301,11 @@ TEST_F(ScopeSpeculationTest, GateRunsNoTrialForAThreadThatNeverWaits) {
   EXPECT_EQ(graph.ScopeSpeculation(), FOREACTOR_SPECULATION_AUTOMATIC);
 }
 
-TEST_F(ScopeSpeculationTest, GateStartsPlainWithTheAutomaticDepth) {
-  // The first stretch of units is timed without a scope.
+TEST_F(ScopeSpeculationTest, GateOpensWithAScopeWithTheAutomaticDepth) {
+  // The opening's first stretch of units runs with a scope.
   auto graph = BuildStatLoop("spec_gate_automatic");
-  EXPECT_EQ(GateOpenCount(graph.handle(), 64), 0);
+  EXPECT_EQ(GateOpenCount(graph.handle(), foreactor::ScopeGate::kInitialStretchUnits),
+            static_cast<int>(foreactor::ScopeGate::kInitialStretchUnits));
   foreactor_scope_gate_exclude(graph.handle(), 1000);  // accepted at any time
 }
 
