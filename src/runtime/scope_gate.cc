@@ -137,11 +137,15 @@ bool ScopeGate::Answered(foreactor_speculation answer) {
     phase_ = Phase::kRequested;
     return Segment(true, UINT32_MAX);
   }
-  if (phase_ == Phase::kStart) return KeepFromStart();
+  if (phase_ == Phase::kStart) return StartOpening();
   return StartPlain(clock_());
 }
 
-bool ScopeGate::KeepFromStart() {
+bool ScopeGate::WaitedForNothingSince(uint64_t waits_at_start) const {
+  return !trials_without_waits_ && waits_() == waits_at_start;
+}
+
+bool ScopeGate::StartOpening() {
   phase_ = Phase::kKept;
   opening_ = true;
   waits_at_opening_ = waits_();
@@ -179,7 +183,7 @@ bool ScopeGate::Decide() {
         stretch_units_ /= 2;  // for the stretches after this pair
       }
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
-      if (!trials_without_waits_ && waits_() == waits_at_plain_start_) {
+      if (WaitedForNothingSince(waits_at_plain_start_)) {
         unreported_.gate_stretches_without_waits++;
         return RestIdle();  // nothing for a scope to overlap (see the header)
       }
@@ -229,8 +233,8 @@ bool ScopeGate::Decide() {
     }
     case Phase::kKept:
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
-      if (opening_ && kept_stretches_left_ == kOpeningStretches && !trials_without_waits_ &&
-          waits_() == waits_at_opening_) {
+      if (opening_ && kept_stretches_left_ == kOpeningStretches &&
+          WaitedForNothingSince(waits_at_opening_)) {
         // The opening's first stretch waited for nothing a scope could overlap.
         unreported_.gate_stretches_without_waits++;
         return RestIdle();

@@ -234,7 +234,11 @@ class ScopeGate {
   bool Retry();
   // The opening (see the header): the graph's first units on this thread
   // run with a scope, as kept.
-  bool KeepFromStart();
+  bool StartOpening();
+  // True when the thread has not waited since waits_() was
+  // `waits_at_start`, unless TrialsWithoutWaits(): the stretch since then
+  // left a scope nothing to overlap (see the header).
+  bool WaitedForNothingSince(uint64_t waits_at_start) const;
   // What the runtime answered at kStart or at the end of a rest.
   bool Answered(foreactor_speculation answer);
   // The trial in progress lost: a second pair when the trial was a kept
