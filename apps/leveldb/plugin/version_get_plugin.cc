@@ -16,7 +16,10 @@
 // table the index and filter blocks LevelDB keeps in memory, seen as
 // ReadBlock returns them inside Table::Open, with LevelDB's own Block and
 // FilterBlockReader code.  The plan ends before the first table LevelDB has
-// not opened: opening it makes calls the plugin does not predict.  Reads
+// not opened: opening it makes calls the plugin does not predict; the
+// index of every table on the Get's path LevelDB has not opened is read
+// ahead instead (foreactor_read_ahead_file), so that opening the table (two
+// reads, one after the other) finds index and footer cached.  Reads
 // of blocks the page cache holds are left out (foreactor::RangesInCache,
 // asked per block): they pass by the scope (another descriptor than the
 // next planned read's) while the planned reads of colder blocks after them
@@ -104,7 +107,8 @@ struct Table {
 // metaindex and filter).
 struct OpeningTable {
   uint64_t number = 0;
-  int fd = -1;  // -1 until read, and once closed
+  const std::string* database = nullptr;  // TableCache's, with the number
+  int fd = -1;                            // -1 until read, and once closed
   bool in_table_open = false;
   foreactor::PrivateVector<leveldb::Slice> blocks;
 };
@@ -115,6 +119,10 @@ foreactor::PrivateUnorderedMap<uint64_t, Table> tables;
 // Counts the calls that make Versions: file lists are taken afresh.
 std::atomic<uint64_t> epoch{0};
 thread_local OpeningTable opening;
+// The directory of the database whose table was opened last, under `mutex`
+// (a process with several databases may read ahead in another's table of
+// the same number: time lost, nothing else).
+std::basic_string<char, std::char_traits<char>, foreactor::PrivateAllocator<char>> database;
 // The data blocks Gets find in the page cache: their reads are left out.
 foreactor::RangesInCache ranges_in_cache;
 
@@ -166,14 +174,26 @@ const VersionFiles& FilesOf(leveldb::Version* version) {
   return files;
 }
 
-// Adds the read the Get of `key` makes in table `file` to `plan`, if any
-// (Table::InternalGet: the index entry Seek() finds, none past the last
-// block, unless the Bloom filter rules the key out or the block cache holds
-// the block), unless the table's reads are left out (see the top).  False
-// when LevelDB has not opened the table.  Call it under the shared lock.
+// Table::Open reads the footer at the end of the table, then the index just
+// before it: about 0.9% of a table of 4 KiB blocks, so the last
+// 1 / kIndexShare of the table and kIndexMargin bytes hold both.
+constexpr uint64_t kIndexShare = 64, kIndexMargin = 16384;
+
+// With a `plan`, adds the read the Get of `key` makes in table `file` to
+// `plan`, if any (Table::InternalGet: the index entry Seek() finds, none past
+// the last block, unless the Bloom filter rules the key out or the block
+// cache holds the block), unless the table's reads are left out (see the
+// top).  False when LevelDB has not opened the table: its index is then read
+// ahead.  Call it under the shared lock.
 bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key, Plan* plan) {
   const auto found = tables.find(file.number);
-  if (found == tables.end() || found->second.file_size != file.file_size) return false;
+  if (found == tables.end() || found->second.file_size != file.file_size) {
+    const uint64_t length = std::min(file.file_size, file.file_size / kIndexShare + kIndexMargin);
+    foreactor_read_ahead_file(RealTableFileName(std::string(database), file.number).c_str(),
+                              file.file_size - length, length);
+    return false;
+  }
+  if (plan == nullptr) return true;
   const Table& table = found->second;
   std::unique_ptr<leveldb::Iterator> entry(table.index->NewIterator(&comparator));
   entry->Seek(key.internal_key());
@@ -194,7 +214,8 @@ bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
 }
 
 // Plans the Get of `key` in `version`: its reads, in order, up to the first
-// table LevelDB has not opened.  True when the plan is worth a scope: its
+// table LevelDB has not opened (the indexes of those it has not opened read
+// ahead).  True when the plan is worth a scope: its
 // reads can overlap another planned read, or LevelDB's work in the tables
 // left out before the first.
 bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* plan) {
@@ -208,19 +229,17 @@ bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* pla
   // after the user key.
   const leveldb::Slice user_key = key.user_key();
   bool opened = true;  // every table so far is open
-  for (const leveldb::FileMetaData* file : files.levels[0]) {
-    if (opened && user_key.compare(file->smallest.user_key()) >= 0 &&
-        user_key.compare(file->largest.user_key()) <= 0) {
-      opened = PlanTable(*file, key, plan);
-    }
-  }
-  for (int level = 1; opened && level < leveldb::config::kNumLevels; ++level) {
+  for (const leveldb::FileMetaData* file : files.levels[0])
+    if (user_key.compare(file->smallest.user_key()) >= 0 &&
+        user_key.compare(file->largest.user_key()) <= 0)
+      opened = PlanTable(*file, key, opened ? plan : nullptr) && opened;
+  for (int level = 1; level < leveldb::config::kNumLevels; ++level) {
     // leveldb::FindFile's binary search (it takes a std::vector).
     const auto first = std::ranges::partition_point(files.levels[level], [&](const auto* file) {
       return comparator.Compare(file->largest.Encode(), key.internal_key()) < 0;
     });
     if (first != files.levels[level].end() && user_key.compare((*first)->smallest.user_key()) >= 0)
-      opened = PlanTable(**first, key, plan);
+      opened = PlanTable(**first, key, opened ? plan : nullptr) && opened;
   }
   return plan->reads.size() >= 2 ||
          (plan->reads.size() == 1 && plan->left_out_before_first_read >= kLeftOutForOneRead);
@@ -250,11 +269,9 @@ const foreactor::Graph<Plan> graph = [] {
 // Runs `action`.  No exception may reach LevelDB (built without them): out
 // of memory in the plugin only loses a prediction.
 template <class Action>
-void NoThrow(Action&& action) {
-  try {
-    action();
-  } catch (...) {
-  }
+void NoThrow(Action&& action) try {
+  action();
+} catch (...) {
 }
 
 }  // namespace
@@ -324,12 +341,12 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     // BlockContents: data, cachable, heap_allocated (the view does not own the data).
     entry.index = foreactor::MakePrivate<leveldb::Block>(
         leveldb::BlockContents{opened.blocks[0], false, false});
-    if (options.filter_policy != nullptr && opened.blocks.size() == 3) {
+    if (options.filter_policy != nullptr && opened.blocks.size() == 3)
       entry.filter = foreactor::MakePrivate<leveldb::FilterBlockReader>(options.filter_policy,
                                                                         opened.blocks[2]);
-    }
     std::unique_lock lock(mutex);
     tables.insert_or_assign(opened.number, std::move(entry));
+    database.assign(*opened.database);
   });
   return status;
 }
@@ -347,6 +364,7 @@ void WrapTableDelete(leveldb::Table* table) {
 // Table::Open that follows ends.
 std::string WrapTableFileName(const std::string& dbname, uint64_t number) {
   opening.number = number;
+  opening.database = &dbname;
   return RealTableFileName(dbname, number);
 }
 

@@ -21,10 +21,12 @@ predicts a table from the Get after the one that brought its index in.)
 About 40 s on 2 cores (20 s of it compiling the test program once).
 """
 
+import ctypes
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -315,3 +317,63 @@ def test_sync_engine_with_the_automatic_depth_runs_no_scope(program, plain_found
     assert result == {"gets": 20000, "found": plain_found["nobloom"], "mismatches": 0}
     assert counters.get("scopes", 0) == 0, counters
     assert counters.get("gate_trials", 0) == 0, counters
+
+
+def tail_cached(path, length=4096):
+    """True when the page cache holds the last `length` bytes of `path`
+    (cachestat(2)); None when the kernel cannot tell."""
+    class Range(ctypes.Structure):
+        _fields_ = [("offset", ctypes.c_uint64), ("length", ctypes.c_uint64)]
+
+    class Counts(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_uint64) for name in
+                    ("cached", "dirty", "writeback", "evicted", "recently_evicted")]
+
+    size = path.stat().st_size
+    start = max(0, size - length)
+    pages = (size - 1) // 4096 - start // 4096 + 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        counts = Counts()
+        if libc.syscall(451, descriptor, ctypes.byref(Range(start, size - start)),
+                        ctypes.byref(counts), 0) != 0:
+            return None
+        return counts.cached >= pages
+    finally:
+        os.close(descriptor)
+
+
+def cached_table_tails(directory, wait_seconds):
+    """How many table files have their last page cached, once every one has
+    or `wait_seconds` have passed (read-ahead completes after the Get)."""
+    tables = sorted(Path(directory).glob("*.ldb"))
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        answers = [tail_cached(table) for table in tables]
+        if None in answers:
+            pytest.skip("the kernel has no cachestat(2)")
+        if all(answers) or time.monotonic() >= deadline:
+            return sum(answers), len(tables)
+        time.sleep(0.01)
+
+
+def test_the_index_of_each_table_a_planned_get_has_not_opened_is_read_ahead(program, tmp_path):
+    """Looking up 1500 opens the level-2 table of the chain alone; then,
+    cold, looking up 200 opens the level-0 table (the key is there) and
+    returns: the level-1 table is on its path, not opened.  Plain, only the
+    level-0 table's end (footer and index) is read; planned, the plugin
+    also reads ahead the end of the level-1 table, which a later Get's
+    Table::Open would find cached.  (The table file's name comes from the
+    last table LevelDB opened: the first Get of a process reads none
+    ahead.)"""
+    db = database(program, tmp_path / "db", "chain", "nobloom")
+    lookups = ["lookup", db, "chain", "nobloom", 1500, "evict", 200]
+    result = run(program, lookups, clean_environment())
+    assert (result["gets"], result["mismatches"]) == (2, 0)
+    assert cached_table_tails(db, wait_seconds=0.5) == (1, 3)
+    evict(db)
+    result = run(program, lookups, foreactor_on(tmp_path / "stats.json",
+                                                FOREACTOR_ENGINE="io_uring", FOREACTOR_DEPTH=16))
+    assert (result["gets"], result["mismatches"]) == (2, 0)
+    assert cached_table_tails(db, wait_seconds=10) == (2, 3)

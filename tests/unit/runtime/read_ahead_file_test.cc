@@ -1,0 +1,101 @@
+// Tests of foreactor_read_ahead_file(): the range of a file dropped from the
+// page cache is read back into it without the caller opening the file, no
+// descriptor is left behind, and paths that name no regular file, empty
+// ranges and overflowing ones are refused.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "foreactor/foreactor.h"
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kFilePages = 64;
+
+class ReadAheadFileTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    char directory[] = "/tmp/foreactor_read_ahead_XXXXXX";
+    ASSERT_NE(mkdtemp(directory), nullptr);
+    directory_ = directory;
+    path_ = directory_ + "/file";
+    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(fd_, 0);
+    std::vector<char> data(kFilePages * kPage, 'x');
+    ASSERT_EQ(write(fd_, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+    ASSERT_EQ(fdatasync(fd_), 0);  // clean pages: POSIX_FADV_DONTNEED drops them
+    uint64_t cached = 0, pages = 0;
+    if (foreactor_pages_cached(fd_, 0, kPage, &cached, &pages) != 0) {
+      GTEST_SKIP() << "the kernel has no cachestat(2): the cached pages cannot be counted";
+    }
+  }
+  void TearDown() override {
+    if (fd_ >= 0) close(fd_);
+    unlink(path_.c_str());
+    rmdir(directory_.c_str());
+  }
+
+  // Pages of [offset, offset + length) the page cache holds; -1 unknown.
+  int64_t CachedPages(uint64_t offset, uint64_t length) {
+    uint64_t cached = 0, pages = 0;
+    if (foreactor_pages_cached(fd_, offset, length, &cached, &pages) != 0) return -1;
+    return static_cast<int64_t>(cached);
+  }
+
+  // Waits up to 10 s for every page of the range to be cached.
+  bool BecomesCached(uint64_t offset, uint64_t length) {
+    for (int i = 0; i < 1000; ++i) {
+      if (CachedPages(offset, length) == static_cast<int64_t>(length / kPage)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  std::string directory_, path_;
+  int fd_ = -1;
+};
+
+TEST_F(ReadAheadFileTest, ReadsTheRangeBackIntoThePageCache) {
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  if (CachedPages(0, kFilePages * kPage) != 0) GTEST_SKIP() << "the file's pages stay cached";
+  const uint64_t tail = 8 * kPage;
+  ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), (kFilePages - 8) * kPage, tail), 0);
+  EXPECT_TRUE(BecomesCached((kFilePages - 8) * kPage, tail));
+  // Before the range: not read (the kernel reads what was asked, no more
+  // before it).
+  EXPECT_EQ(CachedPages(0, kPage), 0);
+}
+
+TEST_F(ReadAheadFileTest, LeavesNoDescriptorBehind) {
+  const int before = dup(0);
+  ASSERT_GE(before, 0);
+  close(before);
+  ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);
+  const int after = dup(0);
+  EXPECT_EQ(after, before);  // the lowest free number is free again
+  close(after);
+}
+
+TEST_F(ReadAheadFileTest, RefusesWhatIsNoRegularFileAndBadRanges) {
+  EXPECT_EQ(foreactor_read_ahead_file((directory_ + "/missing").c_str(), 0, kPage), -1);
+  EXPECT_EQ(foreactor_read_ahead_file(directory_.c_str(), 0, kPage), -1);  // a directory
+  const std::string fifo = directory_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Refused without opening it (an open for reading would wait for a writer).
+  EXPECT_EQ(foreactor_read_ahead_file(fifo.c_str(), 0, kPage), -1);
+  unlink(fifo.c_str());
+  EXPECT_EQ(foreactor_read_ahead_file(nullptr, 0, kPage), -1);
+  EXPECT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, 0), -1);
+  EXPECT_EQ(foreactor_read_ahead_file(path_.c_str(), UINT64_MAX - 10, kPage), -1);
+}
+
+}  // namespace
