@@ -463,8 +463,9 @@ FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t lengt
  * program reads changes, and no descriptor outlives the call.  During the
  * call the descriptor holds the lowest free number, as an early open does
  * before it is moved above the program's (another thread's open in that
- * window gets the next one).  Cost: an open, a stat and a close, and on a
- * cold range submitting its reads (tens of microseconds on a virtual disk).
+ * window gets the next one).  Cost: a stat, an open, an fstat and a close,
+ * and on a cold range submitting its reads (tens of microseconds on a
+ * virtual disk).
  * Works whether or not foreactor is on.
  */
 FOREACTOR_API int foreactor_read_ahead_file(const char *path, uint64_t offset, uint64_t length);

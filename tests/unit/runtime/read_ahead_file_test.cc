@@ -10,13 +10,16 @@
 #include <cstdint>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "engine/test_files.h"
 #include "foreactor/foreactor.h"
 
 namespace {
+
+using foreactor::testing::OpenDescriptorCount;
+using foreactor::testing::TempDir;
 
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kFilePages = 64;
@@ -24,14 +27,11 @@ constexpr uint64_t kFilePages = 64;
 class ReadAheadFileTest : public testing::Test {
  protected:
   void SetUp() override {
-    char directory[] = "/tmp/foreactor_read_ahead_XXXXXX";
-    ASSERT_NE(mkdtemp(directory), nullptr);
-    directory_ = directory;
-    path_ = directory_ + "/file";
-    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_TRUE(directory_.ok());
+    path_ = directory_.Path("file");
+    ASSERT_TRUE(directory_.WritePatternFile("file", kFilePages * kPage));
+    fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd_, 0);
-    std::vector<char> data(kFilePages * kPage, 'x');
-    ASSERT_EQ(write(fd_, data.data(), data.size()), static_cast<ssize_t>(data.size()));
     ASSERT_EQ(fdatasync(fd_), 0);  // clean pages: POSIX_FADV_DONTNEED drops them
     uint64_t cached = 0, pages = 0;
     if (foreactor_pages_cached(fd_, 0, kPage, &cached, &pages) != 0) {
@@ -40,8 +40,6 @@ class ReadAheadFileTest : public testing::Test {
   }
   void TearDown() override {
     if (fd_ >= 0) close(fd_);
-    unlink(path_.c_str());
-    rmdir(directory_.c_str());
   }
 
   // Pages of [offset, offset + length) the page cache holds; -1 unknown.
@@ -60,7 +58,8 @@ class ReadAheadFileTest : public testing::Test {
     return false;
   }
 
-  std::string directory_, path_;
+  TempDir directory_;
+  std::string path_;
   int fd_ = -1;
 };
 
@@ -76,23 +75,19 @@ TEST_F(ReadAheadFileTest, ReadsTheRangeBackIntoThePageCache) {
 }
 
 TEST_F(ReadAheadFileTest, LeavesNoDescriptorBehind) {
-  const int before = dup(0);
-  ASSERT_GE(before, 0);
-  close(before);
+  const int before = OpenDescriptorCount();
+  ASSERT_GT(before, 0);
   ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);
-  const int after = dup(0);
-  EXPECT_EQ(after, before);  // the lowest free number is free again
-  close(after);
+  EXPECT_EQ(OpenDescriptorCount(), before);
 }
 
 TEST_F(ReadAheadFileTest, RefusesWhatIsNoRegularFileAndBadRanges) {
-  EXPECT_EQ(foreactor_read_ahead_file((directory_ + "/missing").c_str(), 0, kPage), -1);
-  EXPECT_EQ(foreactor_read_ahead_file(directory_.c_str(), 0, kPage), -1);  // a directory
-  const std::string fifo = directory_ + "/fifo";
+  EXPECT_EQ(foreactor_read_ahead_file(directory_.Path("missing").c_str(), 0, kPage), -1);
+  EXPECT_EQ(foreactor_read_ahead_file(directory_.path().c_str(), 0, kPage), -1);  // a directory
+  const std::string fifo = directory_.Path("fifo");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   // Refused without opening it (an open for reading would wait for a writer).
   EXPECT_EQ(foreactor_read_ahead_file(fifo.c_str(), 0, kPage), -1);
-  unlink(fifo.c_str());
   EXPECT_EQ(foreactor_read_ahead_file(nullptr, 0, kPage), -1);
   EXPECT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, 0), -1);
   EXPECT_EQ(foreactor_read_ahead_file(path_.c_str(), UINT64_MAX - 10, kPage), -1);
