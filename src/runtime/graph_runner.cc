@@ -125,6 +125,7 @@ void GraphRunner::Exit() {
   }
   DrainAhead();
   direct_reads_.CloseAll();  // every early request has completed
+  CountGroupsSent();
   if (read_ahead_ != nullptr) read_ahead_->EndScope();
   if (write_behind_ != nullptr) write_behind_->EndScope();
   depth_controller_.ScopeLeft();
@@ -206,7 +207,7 @@ void GraphRunner::InvalidateAhead(const foreactor_call& real, const VisitSlot* e
       if (slot.state != SlotState::kIssued && slot.state != SlotState::kCached) continue;
       if (!pending_accesses_.MakesStale(change, slot.predicted)) continue;
       if (slot.state == SlotState::kIssued) {
-        EngineOf(slot.request)->Cancel(&slot.request);
+        CancelEarly(slot);
         DiscardEarlyResult(slot);
       } else {
         statistics_.wasted++;
@@ -226,6 +227,7 @@ void GraphRunner::TakeEdgeAhead(const Edge& edge) {
 
 void GraphRunner::Fill() {
   if (!speculating_) return;
+  coalesced_reads_.Reap();  // before the pipeline looks at the reads' states
   if (write_pipeline_ != nullptr) statistics_.issued_early += write_pipeline_->Pump();
   // While reads are served from the page cache nothing is issued early, so
   // the peek head rests; the frontier takes it along as it passes it, and
@@ -249,6 +251,8 @@ void GraphRunner::Fill() {
     }
     if (step == PeekStep::kStop) break;
   }
+  prepared_unsubmitted_ += coalesced_reads_.FinishWalk();
+  CountGroupsSent();
   if (prepared_unsubmitted_ > 0) {
     prepared_unsubmitted_ = 0;
     engine_->Submit();  // failures complete the requests with -ECANCELED
@@ -421,7 +425,11 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   }
 
   if (issue) {
-    if (!engine_->Prepare(&slot.request)) {
+    // A direct read rides on a coalesced request when it can: it is then
+    // prepared on the engine with its group (coalesced_reads.h).
+    const bool coalesced =
+        direct && slot.request.linked_next == nullptr && coalesced_reads_.Join(&slot);
+    if (!coalesced && !engine_->Prepare(&slot.request)) {
       slot.request.linked_next = nullptr;
       slot.state = SlotState::kEmpty;
       if (partner != nullptr) partner->state = SlotState::kEmpty;
@@ -431,7 +439,10 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     slot.descriptor_parked = false;
     statistics_.issued_early++;
     if (direct) statistics_.direct_reads++;
-    prepared_unsubmitted_++;
+    if (!coalesced) {
+      prepared_unsubmitted_++;
+      if (direct) statistics_.direct_read_requests++;
+    }
   }
 
   auto pass = [this](VisitSlot& passed, SyscallNodeState& passed_state, bool passed_held_back) {
@@ -884,8 +895,25 @@ bool GraphRunner::FinishServedFromCache(int node, const foreactor_call& real, in
 void GraphRunner::WaitFor(VisitSlot& slot) {
   if (slot.request.state.load(std::memory_order_acquire) == RequestState::kCompleted) return;
   uint64_t start = MonotonicNanoseconds();
-  EngineOf(slot.request)->Wait(&slot.request);
+  if (slot.read_group >= 0) {
+    coalesced_reads_.Wait(&slot);
+  } else {
+    EngineOf(slot.request)->Wait(&slot.request);
+  }
   statistics_.wait_nanoseconds += MonotonicNanoseconds() - start;
+}
+
+void GraphRunner::CountGroupsSent() {
+  statistics_.direct_read_requests += coalesced_reads_.groups_sent() - reported_groups_sent_;
+  reported_groups_sent_ = coalesced_reads_.groups_sent();
+}
+
+void GraphRunner::CancelEarly(VisitSlot& slot) {
+  if (slot.read_group >= 0) {
+    coalesced_reads_.Cancel(&slot);
+  } else {
+    EngineOf(slot.request)->Cancel(&slot.request);
+  }
 }
 
 void GraphRunner::DiscardEarlyResult(VisitSlot& slot) {
@@ -912,7 +940,7 @@ void GraphRunner::DrainAhead() {
   for (SyscallNodeState& state : syscall_states_) {
     for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
       VisitSlot& slot = state.slots.At(visit);
-      if (slot.state == SlotState::kIssued) EngineOf(slot.request)->Cancel(&slot.request);
+      if (slot.state == SlotState::kIssued) CancelEarly(slot);
     }
   }
   for (SyscallNodeState& state : syscall_states_) {

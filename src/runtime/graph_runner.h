@@ -37,7 +37,8 @@
 // regular file is cold: the peek head starts it with readahead(2) and
 // leaves it to the program too (`reads_started`), whose own read waits for
 // the pages coming in and copies them once; only the head of a pair whose
-// write the pipeline runs, and direct reads, go to the engine.
+// write the pipeline runs, and direct reads, go to the engine (adjacent
+// direct reads as one vectored read: CoalescedReads).
 // After a run of hits the runner serves reads at the frontier straight
 // into the program's buffer and the peek head rests; the first checked read
 // that would block switches speculation back on.  After a long run of reads
@@ -111,6 +112,7 @@
 #include "engine/engine.h"
 #include "graph/graph.h"
 #include "runtime/check_report.h"
+#include "runtime/coalesced_reads.h"
 #include "runtime/cursor.h"
 #include "runtime/depth_controller.h"
 #include "runtime/descriptor_parking.h"
@@ -310,6 +312,12 @@ class GraphRunner {
 
   // Draining.
   void WaitFor(VisitSlot& slot);
+  // Asks that the early request of `slot` (kIssued) be cancelled; it must
+  // still be waited for (DiscardEarlyResult).
+  void CancelEarly(VisitSlot& slot);
+  // Adds the groups of coalesced reads sent since the last call to
+  // statistics_.direct_read_requests.
+  void CountGroupsSent();
   void DiscardEarlyResult(VisitSlot& slot);
   void DrainAhead();
   void NoteMisprediction();
@@ -394,6 +402,10 @@ class GraphRunner {
   // cache (direct_reads.h); closed at each scope's end.  Unused when
   // GraphSettings::direct_reads or page-cache awareness is off.
   DirectReads direct_reads_;
+  // Groups of adjacent direct reads, each sent as one request
+  // (coalesced_reads.h); idle between scopes.
+  CoalescedReads coalesced_reads_{engine_};
+  uint64_t reported_groups_sent_ = 0;  // coalesced_reads_.groups_sent() already in statistics_
   // One entry per visit in [frontier, peek), in visit order.
   PendingAccesses pending_accesses_{&file_kinds_};
   Statistics statistics_;

@@ -82,6 +82,7 @@ constexpr CounterField kCounterFields[] = {
     {"writes_served", &Statistics::writes_served},
     {"write_mode_changes", &Statistics::write_mode_changes},
     {"direct_reads", &Statistics::direct_reads},
+    {"direct_read_requests", &Statistics::direct_read_requests},
     {"found_present", &Statistics::found_present},
     {"reads_started", &Statistics::reads_started},
 };

@@ -55,6 +55,7 @@ struct Statistics {
   uint64_t writes_served = 0;       // buffered writes made at the frontier while writes were quick
   uint64_t write_mode_changes = 0;  // switches between issuing writes early and leaving them
   uint64_t direct_reads = 0;        // early reads of cold ranges issued past the page cache
+  uint64_t direct_read_requests = 0;  // device requests they went in (coalesced_reads.h)
   uint64_t found_present = 0;  // reads left to the program: their pages in the cache or coming in
   uint64_t reads_started = 0;  // cold reads left to the program after readahead(2) started them
 

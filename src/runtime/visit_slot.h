@@ -76,6 +76,9 @@ struct VisitSlot {
   // Issued on a descriptor of the runner's own opened O_DIRECT
   // (direct_reads.h): a failure says nothing of the program's own read.
   bool direct_read = false;
+  // The group of coalesced reads this visit's read rides on
+  // (coalesced_reads.h), or -1: its request is then with no engine.
+  int read_group = -1;
   uint64_t bytes_ahead = 0;  // counted in the scope's bytes ahead while passed by the peek head
   GrowingBuffer data;        // read destination / write source
   std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes

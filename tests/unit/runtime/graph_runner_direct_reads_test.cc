@@ -8,11 +8,13 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <set>
 #include <vector>
 
+#include "runtime/coalesced_reads.h"
 #include "runtime/direct_reads.h"
 #include "runtime/graph_runner_fixture.h"
 #include "runtime/pages_cached.h"
@@ -102,7 +104,10 @@ class GraphRunnerDirectReadsTest : public GraphRunnerTest {
   std::set<int> ReadDescriptors() const {
     std::set<int> descriptors;
     for (const auto& prepared : engine_.prepared()) {
-      if (prepared.call.type == FOREACTOR_CALL_PREAD) descriptors.insert(prepared.call.fd);
+      const foreactor_call_type type = prepared.call.type;
+      if (type == FOREACTOR_CALL_PREAD || type == FOREACTOR_CALL_PREADV) {
+        descriptors.insert(prepared.call.fd);
+      }
     }
     return descriptors;
   }
@@ -132,6 +137,58 @@ TEST_F(GraphRunnerDirectReadsTest, AColdFilesEarlyReadsGoPastThePageCache) {
   errno = 0;
   EXPECT_EQ(::fcntl(direct, F_GETFD), -1) << "the scope's end closes the descriptor";
   EXPECT_EQ(errno, EBADF);
+}
+
+// Adjacent chunks read direct reach the engine as vectored reads of
+// CoalescedReads::kGroupBytes into the chunks' slots (coalesced_reads.h).
+TEST_F(GraphRunnerDirectReadsTest, AdjacentDirectReadsGoAsFewerLargerRequests) {
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  scope.Enter(&state_);
+  ReadAll(scope);
+  const Statistics statistics = scope.statistics();
+  scope.Exit();
+  constexpr uint64_t kPerGroup = CoalescedReads::kGroupBytes / kChunk;
+  static_assert(kChunks % kPerGroup == 0);
+  size_t groups = 0;
+  for (const auto& prepared : engine_.prepared()) {
+    ASSERT_EQ(prepared.call.type, FOREACTOR_CALL_PREADV);
+    EXPECT_EQ(prepared.call.length, CoalescedReads::kGroupBytes);
+    EXPECT_EQ(prepared.call.offset, static_cast<int64_t>(groups * CoalescedReads::kGroupBytes));
+    groups++;
+  }
+  EXPECT_EQ(groups, kChunks / kPerGroup);
+  EXPECT_EQ(statistics.direct_reads, static_cast<uint64_t>(kChunks));
+  EXPECT_EQ(statistics.direct_read_requests, groups);
+  EXPECT_EQ(statistics.consumed, static_cast<uint64_t>(kChunks));
+}
+
+// The file ends inside a group: the chunk it cuts short, and those after
+// it, are the program's own reads, which meet the end of the file.
+TEST_F(GraphRunnerDirectReadsTest, AFileEndingInsideAGroupGivesTheProgramItsShortRead) {
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
+  constexpr uint64_t kSize = kChunk * (kChunks - 3) + kChunk / 2;
+  ::close(fd_);
+  fd_ = ::open(temp_.Path("big").c_str(), O_RDWR);
+  ASSERT_EQ(::ftruncate(fd_, kSize), 0);
+  ::fdatasync(fd_);
+  ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  state_.fd = fd_;
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  scope.Enter(&state_);
+  std::vector<char> got(kChunk);
+  for (int i = 0; i < kChunks; ++i) {
+    const uint64_t start = i * kChunk;
+    const uint64_t expected = start >= kSize ? 0 : std::min<uint64_t>(kChunk, kSize - start);
+    ASSERT_EQ(ProgramCall(scope, Read(fd_, got.data(), kChunk)), static_cast<int64_t>(expected))
+        << "chunk " << i;
+    for (uint64_t byte = 0; byte < expected; byte += 509) {
+      ASSERT_EQ(got[byte], testing::PatternByte(start + byte)) << "chunk " << i;
+    }
+    engine_.CompleteAll();
+  }
+  EXPECT_EQ(scope.statistics().consumed, static_cast<uint64_t>(kChunks - 3)) << "the whole chunks";
+  scope.Exit();
 }
 
 TEST_F(GraphRunnerDirectReadsTest, WithDirectReadsOffEarlyReadsStayOnTheProgramsDescriptor) {

@@ -211,6 +211,7 @@ Statistics Distinct(uint64_t base) {
                           &statistics.write_mode_changes,
                           &statistics.probes_waited,
                           &statistics.direct_reads,
+                          &statistics.direct_read_requests,
                           &statistics.found_present,
                           &statistics.reads_started};
   uint64_t value = base;
@@ -261,6 +262,7 @@ const char* const kCounterKeys[] = {"scopes",
                                     "write_mode_changes",
                                     "probes_waited",
                                     "direct_reads",
+                                    "direct_read_requests",
                                     "found_present",
                                     "reads_started"};
 
@@ -312,8 +314,9 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.write_mode_changes, 140u + 1040u);
   EXPECT_EQ(total.probes_waited, 141u + 1041u);
   EXPECT_EQ(total.direct_reads, 142u + 1042u);
-  EXPECT_EQ(total.found_present, 143u + 1043u);
-  EXPECT_EQ(total.reads_started, 144u + 1044u);
+  EXPECT_EQ(total.direct_read_requests, 143u + 1043u);
+  EXPECT_EQ(total.found_present, 144u + 1044u);
+  EXPECT_EQ(total.reads_started, 145u + 1045u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
