@@ -12,6 +12,7 @@ bool CoalescedReads::Continues(const Group& group, const VisitSlot& slot) {
 }
 
 bool CoalescedReads::Join(VisitSlot* slot) {
+  if (!engine_->Supports(FOREACTOR_CALL_PREADV)) return false;
   if (open_ >= 0 && !Continues(groups_[open_], *slot)) Send(open_);
   if (open_ < 0) {
     for (int index = 0; index < kGroups; ++index) {

@@ -74,7 +74,8 @@ class CoalescedReads {
   // opened O_DIRECT) and not handed to any engine.  The read joins the
   // open group when it continues it; otherwise the open group is sent and
   // a new one opened.  Returns false, changing nothing about `slot`, when
-  // no group is free: the caller issues the read alone.  Requests prepared
+  // no group is free or the engine runs no PREADV: the caller issues the
+  // read alone.  Requests prepared
   // on the engine are counted for the caller's next Submit (FinishWalk).
   bool Join(VisitSlot* slot);
 

@@ -196,5 +196,14 @@ TEST_F(CoalescedReadsTest, WithEveryGroupBusyAReadIsLeftToIssueAlone) {
   EXPECT_EQ(engine_.prepared().size(), static_cast<size_t>(CoalescedReads::kGroups));
 }
 
+TEST_F(CoalescedReadsTest, AnEngineWithoutVectoredReadsGetsTheReadsAlone) {
+  engine_.SetSupports(FOREACTOR_CALL_PREADV, false);
+  VisitSlot* slot = Slot(0);
+  EXPECT_FALSE(reads_.Join(slot));
+  EXPECT_LT(slot->read_group, 0);
+  EXPECT_EQ(slot->request.state.load(), RequestState::kIdle);
+  EXPECT_TRUE(reads_.idle());
+}
+
 }  // namespace
 }  // namespace foreactor

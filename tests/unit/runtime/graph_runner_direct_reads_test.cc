@@ -163,6 +163,22 @@ TEST_F(GraphRunnerDirectReadsTest, AdjacentDirectReadsGoAsFewerLargerRequests) {
   EXPECT_EQ(statistics.consumed, static_cast<uint64_t>(kChunks));
 }
 
+// An engine that runs no vectored read still gets the direct reads, one
+// request each (before the fix, each group it refused left its reads to
+// the program).
+TEST_F(GraphRunnerDirectReadsTest, WithoutVectoredReadsDirectReadsGoOneByOne) {
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
+  engine_.SetSupports(FOREACTOR_CALL_PREADV, false);
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  scope.Enter(&state_);
+  ReadAll(scope);
+  const Statistics statistics = scope.statistics();
+  scope.Exit();
+  EXPECT_EQ(statistics.direct_reads, static_cast<uint64_t>(kChunks));
+  EXPECT_EQ(statistics.direct_read_requests, static_cast<uint64_t>(kChunks));
+  EXPECT_EQ(statistics.consumed, static_cast<uint64_t>(kChunks));
+}
+
 // The file ends inside a group: the chunk it cuts short, and those after
 // it, are the program's own reads, which meet the end of the file.
 TEST_F(GraphRunnerDirectReadsTest, AFileEndingInsideAGroupGivesTheProgramItsShortRead) {
