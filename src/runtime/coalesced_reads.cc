@@ -65,8 +65,7 @@ void CoalescedReads::Send(int index) {
   }
   group.state = GroupState::kSent;
   prepared_since_walk_++;
-  groups_sent_++;
-  reads_carried_ += static_cast<uint64_t>(group.members);
+  statistics_->direct_read_requests++;
 }
 
 unsigned CoalescedReads::FinishWalk() {

@@ -47,6 +47,7 @@
 
 #include "engine/engine.h"
 #include "engine/request.h"
+#include "runtime/statistics.h"
 #include "runtime/visit_slot.h"
 
 namespace foreactor {
@@ -64,8 +65,10 @@ class CoalescedReads {
   // groups than this wait for the program.
   static constexpr int kMinGroupsAhead = 2;
 
-  // `engine` runs the groups and outlives this object.
-  explicit CoalescedReads(Engine* engine) : engine_(engine) {}
+  // `engine` runs the groups; each group sent counts one
+  // `statistics->direct_read_requests`.  Both outlive this object.
+  CoalescedReads(Engine* engine, Statistics* statistics)
+      : engine_(engine), statistics_(statistics) {}
   CoalescedReads(const CoalescedReads&) = delete;
   CoalescedReads& operator=(const CoalescedReads&) = delete;
 
@@ -102,11 +105,6 @@ class CoalescedReads {
   // True when no group is open or in flight.
   bool idle() const { return busy_groups_ == 0; }
 
-  // Device requests the groups made, and the reads they carried, since
-  // construction.
-  uint64_t groups_sent() const { return groups_sent_; }
-  uint64_t reads_carried() const { return reads_carried_; }
-
  private:
   enum class GroupState : unsigned char { kFree, kOpen, kSent };
   struct Group {
@@ -133,12 +131,11 @@ class CoalescedReads {
   int SentGroupsWaiting() const;
 
   Engine* engine_;
+  Statistics* statistics_;
   Group groups_[kGroups];
   int open_ = -1;  // index of the open group, -1: none
   int busy_groups_ = 0;
   unsigned prepared_since_walk_ = 0;
-  uint64_t groups_sent_ = 0;
-  uint64_t reads_carried_ = 0;
 };
 
 }  // namespace foreactor

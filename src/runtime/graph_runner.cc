@@ -125,7 +125,6 @@ void GraphRunner::Exit() {
   }
   DrainAhead();
   direct_reads_.CloseAll();  // every early request has completed
-  CountGroupsSent();
   if (read_ahead_ != nullptr) read_ahead_->EndScope();
   if (write_behind_ != nullptr) write_behind_->EndScope();
   depth_controller_.ScopeLeft();
@@ -252,7 +251,6 @@ void GraphRunner::Fill() {
     if (step == PeekStep::kStop) break;
   }
   prepared_unsubmitted_ += coalesced_reads_.FinishWalk();
-  CountGroupsSent();
   if (prepared_unsubmitted_ > 0) {
     prepared_unsubmitted_ = 0;
     engine_->Submit();  // failures complete the requests with -ECANCELED
@@ -901,11 +899,6 @@ void GraphRunner::WaitFor(VisitSlot& slot) {
     EngineOf(slot.request)->Wait(&slot.request);
   }
   statistics_.wait_nanoseconds += MonotonicNanoseconds() - start;
-}
-
-void GraphRunner::CountGroupsSent() {
-  statistics_.direct_read_requests += coalesced_reads_.groups_sent() - reported_groups_sent_;
-  reported_groups_sent_ = coalesced_reads_.groups_sent();
 }
 
 void GraphRunner::CancelEarly(VisitSlot& slot) {

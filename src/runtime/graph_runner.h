@@ -315,9 +315,6 @@ class GraphRunner {
   // Asks that the early request of `slot` (kIssued) be cancelled; it must
   // still be waited for (DiscardEarlyResult).
   void CancelEarly(VisitSlot& slot);
-  // Adds the groups of coalesced reads sent since the last call to
-  // statistics_.direct_read_requests.
-  void CountGroupsSent();
   void DiscardEarlyResult(VisitSlot& slot);
   void DrainAhead();
   void NoteMisprediction();
@@ -404,8 +401,7 @@ class GraphRunner {
   DirectReads direct_reads_;
   // Groups of adjacent direct reads, each sent as one request
   // (coalesced_reads.h); idle between scopes.
-  CoalescedReads coalesced_reads_{engine_};
-  uint64_t reported_groups_sent_ = 0;  // coalesced_reads_.groups_sent() already in statistics_
+  CoalescedReads coalesced_reads_{engine_, &statistics_};
   // One entry per visit in [frontier, peek), in visit order.
   PendingAccesses pending_accesses_{&file_kinds_};
   Statistics statistics_;

@@ -53,7 +53,8 @@ class CoalescedReadsTest : public ::testing::Test {
   }
 
   testing::FakeEngine engine_;
-  CoalescedReads reads_{&engine_};
+  Statistics statistics_;
+  CoalescedReads reads_{&engine_, &statistics_};
   std::vector<std::unique_ptr<VisitSlot>> slots_;
 };
 
@@ -77,8 +78,10 @@ TEST_F(CoalescedReadsTest, AdjacentReadsGoAsOneVectoredReadOnceTheGroupIsFull) {
     EXPECT_EQ(sent.iov[index].iov_len, kChunk);
   }
   EXPECT_EQ(reads_.FinishWalk(), 1u) << "the caller submits it";
-  EXPECT_EQ(reads_.groups_sent(), 1u);
-  EXPECT_EQ(reads_.reads_carried(), static_cast<uint64_t>(kChunksPerGroup));
+  EXPECT_EQ(statistics_.direct_read_requests, 1u);
+  for (VisitSlot* member : members) {
+    EXPECT_EQ(member->read_group, members[0]->read_group) << "every read in the one request";
+  }
 }
 
 TEST_F(CoalescedReadsTest, AReadThatDoesNotContinueTheGroupSendsIt) {
