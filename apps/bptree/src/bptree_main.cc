@@ -253,14 +253,15 @@ int RunScan(int argc, char** argv) {
   bptree::Status status = OpenTree(argv[0], direct_io, &tree);
   if (!status.ok()) return Fail(status);
   std::vector<bptree_pair> pairs;
+  double leaf_loop_ms = 0;
   const auto start = std::chrono::steady_clock::now();
-  status = tree->Scan(low, high, &pairs);
+  status = tree->Scan(low, high, &pairs, &leaf_loop_ms);
   const double elapsed_ms = MillisecondsSince(start);
   if (!status.ok()) return Fail(status);
   PairChecksum checksum;
   for (const bptree_pair& pair : pairs) checksum.Add(pair);
-  std::printf("count %zu checksum 0x%016" PRIx64 " elapsed_ms %.3f\n", pairs.size(),
-              checksum.value(), elapsed_ms);
+  std::printf("count %zu checksum 0x%016" PRIx64 " elapsed_ms %.3f leaf_loop_ms %.3f\n",
+              pairs.size(), checksum.value(), elapsed_ms, leaf_loop_ms);
   return 0;
 }
 

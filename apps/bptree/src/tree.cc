@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
 #include "tree_checker.h"
 
@@ -271,7 +272,9 @@ Status Tree::GatherLeaves(uint64_t page_number, uint32_t level, uint64_t low, ui
   return Status::OK();
 }
 
-Status Tree::Scan(uint64_t low, uint64_t high, std::vector<bptree_pair>* pairs) {
+Status Tree::Scan(uint64_t low, uint64_t high, std::vector<bptree_pair>* pairs,
+                  double* leaf_loop_ms) {
+  if (leaf_loop_ms != nullptr) *leaf_loop_ms = 0;
   pairs->clear();
   if (low > high) return Status::OK();
 
@@ -289,8 +292,14 @@ Status Tree::Scan(uint64_t low, uint64_t high, std::vector<bptree_pair>* pairs) 
   const uint64_t leaf_capacity = uint64_t{leaves.size()} * meta_.degree;
   const size_t capacity = static_cast<size_t>(std::min(leaf_capacity, meta_.entry_count));
   pairs->resize(capacity);
+  const auto loop_start = std::chrono::steady_clock::now();
   const int64_t stored = bptree_read_leaves(pager_->fd(), leaves.data(), leaves.size(), low, high,
                                             pairs->data(), capacity);
+  if (leaf_loop_ms != nullptr) {
+    *leaf_loop_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loop_start)
+            .count();
+  }
   if (stored < 0) {
     const int error = errno;
     pairs->clear();

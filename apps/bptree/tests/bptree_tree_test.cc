@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -517,6 +518,24 @@ TEST_F(TreeTest, ExtremeKeysAndInclusiveBounds) {
   ASSERT_TRUE(tree->Scan(2, 4, &pairs).ok());
   EXPECT_TRUE(pairs.empty());
   EXPECT_TRUE(tree->CheckInvariants().ok());
+}
+
+TEST_F(TreeTest, ScanTimesItsLeafLoopWithinTheWholeScan) {
+  std::unique_ptr<Tree> tree;
+  ASSERT_TRUE(Tree::Create(Path(), 4, Tree::Options(), &tree).ok());
+  for (uint64_t key = 0; key < 2000; ++key) ASSERT_TRUE(tree->Put(key, key).ok());
+  std::vector<bptree_pair> pairs;
+  double leaf_loop_ms = -1;
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(tree->Scan(0, kMaxKey, &pairs, &leaf_loop_ms).ok());
+  const double whole_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(2000u, pairs.size());
+  EXPECT_GT(leaf_loop_ms, 0.0);
+  EXPECT_LE(leaf_loop_ms, whole_ms);
+  // An empty range reads no leaf: the loop takes no time.
+  ASSERT_TRUE(tree->Scan(6, 4, &pairs, &leaf_loop_ms).ok());
+  EXPECT_EQ(0.0, leaf_loop_ms);
 }
 
 TEST_F(TreeTest, PutReplacesTheValueOfAPresentKey) {

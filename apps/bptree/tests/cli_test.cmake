@@ -21,7 +21,7 @@ endfunction()
 
 run_tool(0 "loaded 5000 pairs .*degree 16, height 4" load ${TREE} --degree 16 --count 5000 --seed 7 --batch 9)
 run_tool(0 "entries 5000\n.*check ok" stats ${TREE} --check)
-run_tool(0 "^count 5000 checksum 0x[0-9a-f]+ elapsed_ms [0-9.]+\n$" scan ${TREE} 0 0xffffffffffffffff)
+run_tool(0 "^count 5000 checksum 0x[0-9a-f]+ elapsed_ms [0-9.]+ leaf_loop_ms [0-9.]+\n$" scan ${TREE} 0 0xffffffffffffffff)
 set(full_scan "${last_output}")
 string(REGEX REPLACE " elapsed_ms.*" "" full_scan "${full_scan}")
 
