@@ -902,6 +902,9 @@ void GraphRunner::WaitFor(VisitSlot& slot) {
 }
 
 void GraphRunner::CancelEarly(VisitSlot& slot) {
+  // Done already: a member of a coalesced read completes with its group,
+  // and its own request never reached an engine.
+  if (slot.request.state.load(std::memory_order_acquire) == RequestState::kCompleted) return;
   if (slot.read_group >= 0) {
     coalesced_reads_.Cancel(&slot);
   } else {

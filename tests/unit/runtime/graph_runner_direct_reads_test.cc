@@ -163,6 +163,31 @@ TEST_F(GraphRunnerDirectReadsTest, AdjacentDirectReadsGoAsFewerLargerRequests) {
   EXPECT_EQ(statistics.consumed, static_cast<uint64_t>(kChunks));
 }
 
+// The scope ends before the program reads: two full groups wait at the
+// engine and a third is still open.  Its members complete together,
+// without the engine; none of them is handed to the engine's Cancel()
+// (which before the fix got every member after the first).
+TEST_F(GraphRunnerDirectReadsTest, EndingTheScopeCompletesAnOpenGroupWithoutTheEngine) {
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
+  constexpr uint64_t kPerGroup = CoalescedReads::kGroupBytes / kChunk;
+  constexpr int kReads = 2 * kPerGroup + kPerGroup / 2;
+  ASSERT_TRUE(temp_.WritePatternFile("longer", kChunk * kReads));
+  const int longer = ::open(temp_.Path("longer").c_str(), O_RDONLY);
+  ASSERT_GE(longer, 0);
+  ::fdatasync(longer);
+  ::posix_fadvise(longer, 0, 0, POSIX_FADV_DONTNEED);
+  state_.fd = longer;
+  state_.offsets.assign(kReads, 0);
+  {
+    GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+    scope.Enter(&state_);
+    ASSERT_EQ(engine_.prepared().size(), 2u) << "two full groups sent, the third open";
+    scope.Exit();
+    EXPECT_EQ(engine_.cancel_count(), 2u) << "each sent group cancelled once";
+  }
+  ::close(longer);
+}
+
 // An engine that runs no vectored read still gets the direct reads, one
 // request each (before the fix, each group it refused left its reads to
 // the program).
