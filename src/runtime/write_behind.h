@@ -61,7 +61,7 @@ class WriteBehind {
  public:
   // Bytes a run of finished writes holds before its write-back is started
   // (DESIGN §5).
-  static constexpr uint64_t kChunkBytes = uint64_t{16} << 20;
+  static constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
   // Hints running at once while the program writes: further finished
   // ranges wait, merged when contiguous, until the running one completes
   // (DESIGN §5).  The scope's end starts every waiting range.
