@@ -176,17 +176,22 @@ def page_cache_note(data):
     return None if bound is None else f"through the page cache {bound:.2f}x"
 
 
+def entry_starting(summary, prefix):
+    """The name of a summary's first entry that starts with `prefix`, or None."""
+    return next((name for name in summary if name.startswith(prefix)), None)
+
+
 def leaf_loop_floor_name(summary):
     """The name of a B+-tree summary's "floor of the leaf loop (...)" entry
     (plain's time outside the loop the graph covers, plus reading that
     loop's leaves alone), or None."""
-    return next((name for name in summary if name.startswith("floor of the leaf loop")), None)
+    return entry_starting(summary, "floor of the leaf loop")
 
 
 def read_only_name(summary):
     """The name of a summary's "read only (...)" entry (the data read alone,
     in the same rounds: cp's sources, a bulk-loaded scan's leaves), or None."""
-    return next((name for name in summary if name.startswith("read only")), None)
+    return entry_starting(summary, "read only")
 
 
 def coreutils_rows(data):

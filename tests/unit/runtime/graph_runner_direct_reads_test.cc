@@ -40,22 +40,30 @@ class GraphRunnerDirectReadsTest : public GraphRunnerTest {
  protected:
   void SetUp() override {
     GraphRunnerTest::SetUp();
-    ASSERT_TRUE(temp_.WritePatternFile("big", kChunk * kChunks));
+    UseColdFile(kChunks);
+  }
+  void TearDown() override {
+    if (fd_ >= 0) ::close(fd_);
+    GraphRunnerTest::TearDown();
+  }
+
+  // Makes the loop read `chunks` chunks of a file of pattern bytes, none of
+  // it in the page cache (skips the test without cachestat(2)).
+  void UseColdFile(int chunks) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    ASSERT_TRUE(temp_.WritePatternFile("big", kChunk * chunks));
     fd_ = ::open(temp_.Path("big").c_str(), O_RDONLY);
     ASSERT_GE(fd_, 0);
     ::fdatasync(fd_);
     ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
     uint64_t cached = 1, pages = 0;
-    if (CountCachedPages(fd_, 0, kChunk * kChunks, &cached, &pages) != 0) {
+    if (CountCachedPages(fd_, 0, kChunk * chunks, &cached, &pages) != 0) {
       GTEST_SKIP() << "the kernel has no cachestat(2)";
     }
     ASSERT_EQ(cached, 0u);
     state_.fd = fd_;
-    state_.offsets.assign(kChunks, 0);  // the loop's length
-  }
-  void TearDown() override {
-    if (fd_ >= 0) ::close(fd_);
-    GraphRunnerTest::TearDown();
+    state_.offsets.assign(chunks, 0);  // the loop's length
   }
 
   // The program reads the whole file through `scope`, checking every
@@ -170,22 +178,12 @@ TEST_F(GraphRunnerDirectReadsTest, AdjacentDirectReadsGoAsFewerLargerRequests) {
 TEST_F(GraphRunnerDirectReadsTest, EndingTheScopeCompletesAnOpenGroupWithoutTheEngine) {
   if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
   constexpr uint64_t kPerGroup = CoalescedReads::kGroupBytes / kChunk;
-  constexpr int kReads = 2 * kPerGroup + kPerGroup / 2;
-  ASSERT_TRUE(temp_.WritePatternFile("longer", kChunk * kReads));
-  const int longer = ::open(temp_.Path("longer").c_str(), O_RDONLY);
-  ASSERT_GE(longer, 0);
-  ::fdatasync(longer);
-  ::posix_fadvise(longer, 0, 0, POSIX_FADV_DONTNEED);
-  state_.fd = longer;
-  state_.offsets.assign(kReads, 0);
-  {
-    GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
-    scope.Enter(&state_);
-    ASSERT_EQ(engine_.prepared().size(), 2u) << "two full groups sent, the third open";
-    scope.Exit();
-    EXPECT_EQ(engine_.cancel_count(), 2u) << "each sent group cancelled once";
-  }
-  ::close(longer);
+  UseColdFile(2 * kPerGroup + kPerGroup / 2);
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  scope.Enter(&state_);
+  ASSERT_EQ(engine_.prepared().size(), 2u) << "two full groups sent, the third open";
+  scope.Exit();
+  EXPECT_EQ(engine_.cancel_count(), 2u) << "each sent group cancelled once";
 }
 
 // An engine that runs no vectored read still gets the direct reads, one
