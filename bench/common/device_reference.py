@@ -1,7 +1,7 @@
 """What the device under a benchmark's data folder allows, measured in the
 same run as the benchmark: fio random reads of the benchmark's own request
-size, O_DIRECT, io_uring, at queue depths 1, 16 and 64, a few seconds each,
-on a file in the data folder.
+size, O_DIRECT, io_uring, at queue depths 1, 2, 4, 16 and 64, a few
+seconds each, on a file in the data folder.
 
 The gain from QD1 to QD64 is the most that issuing a serial program's reads
 ahead can give on this device: the bound a cold random-read result is read
@@ -10,10 +10,15 @@ against (time ratio QD1 IOPS / QD64 IOPS; stats.share_realized).
 A second, smaller measurement reads through the page cache, as the
 benchmarks' programs do and as foreactor's early reads of random ranges do:
 BUFFERED_READS distinct random reads of a cold file (fio drops the file's
-pages first, and reads no block twice) at queue depths 1 and 64.  Where
+pages first, and reads no block twice) at queue depths 1, 2, 4 and 64.  Where
 the kernel's work per buffered read costs the device part of its gain, the
 QD1-to-QD64 gain through the page cache is the smaller of the two, and no
 program whose reads stay buffered goes past it.
+
+The shallow depths are for programs whose units of work make a few reads
+each (a key-value Get): a unit of two reads has at most two in flight, and
+the device's gain at depth 2, not at 64, is the most overlapping them can
+give (gain_curve()).
 """
 
 import json
@@ -21,8 +26,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-DEPTHS = (1, 16, 64)
-BUFFERED_DEPTHS = (1, 64)
+DEPTHS = (1, 2, 4, 16, 64)
+BUFFERED_DEPTHS = (1, 2, 4, 64)
 BUFFERED_READS = 20_000
 SECONDS_PER_DEPTH = 4
 FILE_NAME = "device_reference.dat"
@@ -131,6 +136,23 @@ def time_ratio_bound(record, depth=64):
     if not serial or not deep or not deep["iops"]:
         return None
     return serial["iops"] / deep["iops"]
+
+
+def gain_curve(record):
+    """{depth: IOPS at that depth / IOPS at depth 1} for every measured depth
+    above 1 of a measure() record, through the page cache when that was
+    measured (the reads of the benchmarks' programs are buffered), else
+    O_DIRECT; None when the record has no such figures.  The form
+    `foreactor bound --device-gain` takes as a curve."""
+    page_cache = (record or {}).get("page_cache") or {}
+    source = page_cache if page_cache.get("depths") and not page_cache.get("error") else record
+    depths = (source or {}).get("depths") or {}
+    serial = (depths.get("1") or {}).get("iops")
+    if not serial:
+        return None
+    curve = {int(depth): figures["iops"] / serial for depth, figures in depths.items()
+             if int(depth) > 1 and figures.get("iops")}
+    return curve or None
 
 
 def describe(record):

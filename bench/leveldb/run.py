@@ -77,8 +77,11 @@ ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "tools"))
 
-from bench.common import cache, progress, ratios, results, run_record, runs  # noqa: E402
+from bench.common import (cache, device_reference, progress, ratios, results,  # noqa: E402
+                          run_record, runs)
+from foreactor_cli.bound import describe_gain  # noqa: E402
 import images  # noqa: E402
 import memory  # noqa: E402
 
@@ -352,10 +355,14 @@ def driver_command(driver, point, trace, image, operations):
 def bound_command(command, figures_file, device_gain, cached_below_us):
     """`command` (the plain driver's, possibly behind the memory cgroup's
     wrapper) run under `foreactor bound`, the figures written to
-    `figures_file`; with the device's gain from queue depth 1 to 64 (None:
-    not measured) also the device-aware bound, and the bound of device reads
-    only, preads shorter than `cached_below_us` counted as cached."""
-    gain = [] if device_gain is None else ["--device-gain", f"{device_gain:.3f}"]
+    `figures_file`; with the device's gain per queue depth ({depth: gain} as
+    device_reference.gain_curve gives it; None: not measured) also the
+    device-aware bound, each Get's preads at the gain of as many in flight,
+    and the bound of device reads only, preads shorter than
+    `cached_below_us` counted as cached."""
+    gain = [] if device_gain is None else [
+        "--device-gain", ",".join(f"{depth}:{value:.3f}" for depth, value in
+                                  sorted(device_gain.items()))]
     return [sys.executable, ROOT / "tools" / "foreactor", "bound", "--binary", PLAIN_DRIVER,
             "--function", "leveldb::DBImpl::Get", "--calls", "pread64",
             "--json", figures_file, "--cached-below", f"{cached_below_us:g}"] + gain + [
@@ -501,8 +508,8 @@ def bound_line(figures):
     """One line of `foreactor bound` figures (see measure_bound)."""
     device = ""
     if "device_ratio" in figures:
-        device = (f"; on this device (at most {figures['device_gain']:.2f}x the reads of one "
-                  f"at a time): avg {figures['device_ratio']['average']:.2f}x, p99 "
+        device = (f"; on this device (at most {describe_gain(figures['device_gain'])} the "
+                  f"reads of one at a time): avg {figures['device_ratio']['average']:.2f}x, p99 "
                   f"{figures['device_ratio']['p99']:.2f}x")
     device_reads = ""
     if "memory_ratio" in figures:
@@ -629,10 +636,9 @@ def main():
     build_drivers()
     record = run_record.begin("leveldb", RUN_DIR.parent, BLOCK_BYTES, arguments,
                               arguments.rounds, DEFAULT_ROUNDS, DEFAULT_ROUNDS)
-    # The device's throughput gain from queue depth 1 to 64, for the
+    # The device's throughput gain per queue depth over depth 1, for the
     # device-aware bound (None when the reference was not measured).
-    device_time_ratio = run_record.device_bound(record)
-    arguments.device_gain = 1 / device_time_ratio if device_time_ratio else None
+    arguments.device_gain = device_reference.gain_curve(record.get("device_reference"))
     if memory.available() == "none":
         say("run.py: no memory cgroup can be made here: runs below 100% are NOT limited")
     plan = points(arguments)

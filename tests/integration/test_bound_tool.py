@@ -77,6 +77,32 @@ def test_the_device_aware_bound_waits_for_the_calls_sum_over_the_device_gain():
     assert "4.00x the requests" in bound.format_report("get", unlimited)
 
 
+def test_a_gain_curve_gives_each_invocation_the_gain_at_its_own_number_of_calls():
+    pair = {"seconds": 0.0025, "calls": 2, "call_seconds": 0.002, "longest_call_seconds": 0.001,
+            "call_durations": [0.001, 0.001]}
+    chain = {"seconds": 0.004, "calls": 4, "call_seconds": 0.004, "longest_call_seconds": 0.001,
+             "call_durations": [0.001] * 4}
+    curve = bound.device_gain("2:1.6,8:2.2")
+    assert curve == {2: 1.6, 8: 2.2}
+    assert bound.gain_at(curve, 1) == 1.0
+    assert bound.gain_at(curve, 2) == pytest.approx(1.6)
+    assert bound.gain_at(curve, 4) == pytest.approx(1.8)  # a third of the way from 2 to 8
+    assert bound.gain_at(curve, 64) == pytest.approx(2.2)  # the deepest depth's gain beyond it
+    assert bound.gain_at(3.0, 2) == 3.0
+    summary = bound.summarize([pair, chain], device_gain=curve, cached_below_us=100)
+    # The pair's 2 ms of calls at depth 2's gain, the chain's 4 ms at depth 4's,
+    # plus each one's time outside its calls (0.5 ms and none).
+    pair_bound, chain_bound = 500 + 2_000 / 1.6, 4_000 / 1.8
+    assert summary["device_bound_us"]["average"] == pytest.approx((pair_bound + chain_bound) / 2)
+    assert summary["memory_bound_us"]["average"] == pytest.approx((pair_bound + chain_bound) / 2)
+    assert summary["device_gain"] == {"2": 1.6, "8": 2.2}
+    assert "1.60x at queue depth 2, 2.20x at 8" in bound.format_report("get", summary)
+    # The same number at every depth is the single gain.
+    flat = bound.summarize([pair, chain], device_gain={2: 1.5, 4: 1.5})
+    assert flat["device_bound_us"] == bound.summarize([pair, chain],
+                                                      device_gain=1.5)["device_bound_us"]
+
+
 def test_the_bound_with_calls_served_from_memory_overlaps_only_the_slow_calls():
     events = [(7, 1.000, "entry"),
               (7, 1.001, "call_enter"), (7, 1.00101, "call_exit"),  # 10 us: from memory
@@ -187,6 +213,10 @@ def test_the_symbol_is_found_and_a_missing_one_is_named(chain):
     (["bound", "--function", "lookup", "--calls", "pread64;rm", "--", "true"], "--calls"),
     (["bound", "--function", "lookup", "--device-gain", "0.5", "--", "true"], "--device-gain"),
     (["bound", "--function", "lookup", "--device-gain", "fast", "--", "true"], "--device-gain"),
+    (["bound", "--function", "lookup", "--device-gain", "2:1.5,2:1.7", "--", "true"],
+     "--device-gain"),
+    (["bound", "--function", "lookup", "--device-gain", "0:1.5", "--", "true"], "--device-gain"),
+    (["bound", "--function", "lookup", "--device-gain", "4:0.9", "--", "true"], "--device-gain"),
 ])
 def test_bad_arguments(arguments, message):
     completed = run_tool(arguments)

@@ -18,9 +18,16 @@ device's throughput with many requests in flight over its throughput with
 one, e.g. fio's IOPS at queue depth 64 over queue depth 1), a second,
 device-aware bound also lets an invocation wait at least for the sum of its
 calls' times divided by G: max(longest call, sum / G) instead of the
-longest call.  It is still optimistic (every call as if served by the
-device at its best rate, cached ones included), so a target below it
-cannot be reached on that device.
+longest call.  A device's gain depends on how many requests are in flight,
+and an invocation of n calls has at most n in flight: with a curve
+(--device-gain 2:1.6,4:2.7,64:5.4, the gain at each measured queue depth)
+an invocation of n calls gets the gain at depth n, interpolated linearly
+between the measured depths (depth 1 has gain 1) and the deepest one's
+beyond it.  Where invocations make two or three calls (a key-value Get),
+the gain at depth 2 or 3, not at 64, is what the device can give them.
+It is still optimistic (every call as if served by the device at its best
+rate, cached ones included), so a target below it cannot be reached on
+that device.
 
 With --cached-below US, a third bound keeps the time of every call shorter
 than US microseconds (a read the page cache served: a memory copy, which
@@ -88,12 +95,13 @@ def make_parser(tool):
                         help="also give the device-aware bound: the device serves at most G "
                              "times the requests per second with many in flight as with one "
                              "(e.g. fio IOPS at queue depth 64 over queue depth 1); a number "
-                             ">= 1")
+                             ">= 1, or the gain per queue depth as DEPTH:G,DEPTH:G,... "
+                             "(e.g. 2:1.6,4:2.7,64:5.4)")
     return parser
 
 
-def device_gain(text):
-    """The --device-gain value: a finite number >= 1."""
+def gain_number(text):
+    """A finite number >= 1 from `text`, or raises ValueError."""
     try:
         value = float(text)
     except ValueError:
@@ -101,6 +109,36 @@ def device_gain(text):
     if not (1.0 <= value < float("inf")):
         raise ValueError("not a number >= 1")
     return value
+
+
+def device_gain(text):
+    """The --device-gain value: a finite number >= 1, or for DEPTH:G,... a
+    curve {depth: gain} (depths whole numbers >= 1, each once; gains
+    finite numbers >= 1)."""
+    if ":" not in text:
+        return gain_number(text)
+    curve = {}
+    for entry in text.split(","):
+        depth_text, _, gain_text = entry.partition(":")
+        if not depth_text.isdigit() or int(depth_text) < 1 or int(depth_text) in curve:
+            raise ValueError("a queue depth is a whole number >= 1, given once")
+        curve[int(depth_text)] = gain_number(gain_text)
+    return curve
+
+
+def gain_at(device_gain, calls):
+    """The gain `device_gain` (a number, or a curve as device_gain() makes
+    it) gives an invocation of `calls` calls: the number itself; on a curve
+    the gain at depth `calls`, linear between the curve's depths (and depth
+    1, gain 1), the deepest depth's gain beyond it."""
+    if not isinstance(device_gain, dict):
+        return device_gain
+    points = sorted({1: 1.0, **device_gain}.items())
+    depth = max(1, calls)
+    for (low, low_gain), (high, high_gain) in zip(points, points[1:]):
+        if depth <= high:
+            return low_gain + (high_gain - low_gain) * (depth - low) / (high - low)
+    return points[-1][1]
 
 
 # ------------------------------------------------------------ the analysis
@@ -170,20 +208,22 @@ def invocations_of(events):
 def time_at_once(invocation, device_gain=float("inf")):
     """The time of `invocation` (see invocations_of) had all its calls been
     issued at its start: its work outside the calls, plus its longest call
-    or, on a device that serves at most `device_gain` times the requests of
-    one at a time, its calls' summed time over that gain if longer."""
+    or, on a device that serves at most `device_gain` (see gain_at) times
+    the requests of one at a time, its calls' summed time over that gain if
+    longer."""
+    gain = gain_at(device_gain, invocation["calls"])
     return (invocation["seconds"] - invocation["call_seconds"] +
-            max(invocation["longest_call_seconds"], invocation["call_seconds"] / device_gain))
+            max(invocation["longest_call_seconds"], invocation["call_seconds"] / gain))
 
 
 def time_overlapping_slow_calls(invocation, cached_below_seconds, device_gain=float("inf")):
     """The time of `invocation` had its calls of `cached_below_seconds` or
     more been issued at its start (at most `device_gain` times the rate of
-    one at a time) while its shorter calls, served from memory, keep their
-    time."""
+    one at a time, see gain_at, for as many calls as overlap) while its
+    shorter calls, served from memory, keep their time."""
     slow = [d for d in invocation["call_durations"] if d >= cached_below_seconds]
     fast = sum(d for d in invocation["call_durations"] if d < cached_below_seconds)
-    overlapped = max(max(slow), sum(slow) / device_gain) if slow else 0.0
+    overlapped = max(max(slow), sum(slow) / gain_at(device_gain, len(slow))) if slow else 0.0
     return invocation["seconds"] - invocation["call_seconds"] + fast + overlapped
 
 
@@ -223,7 +263,9 @@ def summarize(invocations, device_gain=None, cached_below_us=None):
     }
     if device_gain is not None:
         device_bound = figures(sorted(time_at_once(i, device_gain) for i in invocations))
-        summary.update(device_gain=device_gain, device_bound_us=device_bound,
+        summary.update(device_gain=({str(depth): gain for depth, gain in device_gain.items()}
+                                    if isinstance(device_gain, dict) else device_gain),
+                       device_bound_us=device_bound,
                        device_ratio=ratios(device_bound))
     if cached_below_us is not None:
         threshold = cached_below_us / 1e6
@@ -304,10 +346,20 @@ def device_report(summary):
     if "device_gain" not in summary:
         return []
     return [
-        "On a device that serves at most %.2fx the requests of one at a time (--device-gain):"
-        % summary["device_gain"],
+        "On a device that serves at most %s the requests of one at a time (--device-gain):"
+        % describe_gain(summary["device_gain"]),
         "                        measured      at once, on that device                ratio",
     ] + figure_lines(summary["measured_us"], summary["device_bound_us"], summary["device_ratio"])
+
+
+def describe_gain(device_gain):
+    """"4.00x" for a gain, "1.60x at queue depth 2, 2.70x at 4" for a curve
+    (as the summary keeps it, depths as strings)."""
+    if not isinstance(device_gain, dict):
+        return "%.2fx" % device_gain
+    return ", ".join("%.2fx at %s" % (gain, ("queue depth %s" if index == 0 else "%s") % depth)
+                     for index, (depth, gain) in
+                     enumerate(sorted(device_gain.items(), key=lambda item: int(item[0]))))
 
 
 def memory_report(summary):

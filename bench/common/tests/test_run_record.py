@@ -42,6 +42,10 @@ def test_parse_fio_json_rejects_errors_and_garbage():
         device_reference.parse_fio_json(json.dumps(failed))
 
 
+DIRECT_IOPS = {1: 13000, 2: 19500, 4: 32500, 16: 57000, 64: 65000}
+BUFFERED_IOPS = {1: 12000, 2: 18000, 4: 24000, 64: 36000}
+
+
 def fake_fio(iops_by_depth, buffered_iops_by_depth=None, commands=None):
     """fio that reports `iops_by_depth` for direct reads and
     `buffered_iops_by_depth` (or the same) for reads through the cache."""
@@ -61,10 +65,9 @@ def fake_fio(iops_by_depth, buffered_iops_by_depth=None, commands=None):
 def test_measure_records_every_depth_and_the_qd64_bound(tmp_path):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
-    record = device_reference.measure(tmp_path, 8192, run=fake_fio({1: 13000, 16: 57000,
-                                                                    64: 65000}))
+    record = device_reference.measure(tmp_path, 8192, run=fake_fio(DIRECT_IOPS))
     assert record["request_bytes"] == 8192
-    assert sorted(record["depths"], key=int) == ["1", "16", "64"]
+    assert sorted(record["depths"], key=int) == ["1", "2", "4", "16", "64"]
     assert record["qd64_time_ratio"] == pytest.approx(0.2)
     assert record["fio"] == "fio-3.33"
     line = device_reference.describe(record)
@@ -76,10 +79,9 @@ def test_measure_reads_through_the_page_cache_too(tmp_path):
         pytest.skip("fio is not installed")
     commands = []
     record = device_reference.measure(
-        tmp_path, 8192, run=fake_fio({1: 13000, 16: 57000, 64: 65000}, {1: 12000, 64: 36000},
-                                     commands))
+        tmp_path, 8192, run=fake_fio(DIRECT_IOPS, BUFFERED_IOPS, commands))
     buffered = [command for command in commands if "--direct=0" in command]
-    assert len(buffered) == 2
+    assert len(buffered) == 4
     for command in buffered:
         # Distinct blocks of a file whose pages were dropped first, a fixed count.
         assert "--invalidate=1" in command and "--norandommap" not in command
@@ -90,13 +92,16 @@ def test_measure_reads_through_the_page_cache_too(tmp_path):
     assert device_reference.page_cache_bound(record) == pytest.approx(1 / 3)
     line = device_reference.describe(record)
     assert "through the page cache (20,000 distinct reads of the cold file): " \
-           "QD1 12.0k IOPS, QD64 36.0k IOPS (3.0x QD1)" in line
+           "QD1 12.0k IOPS, QD2 18.0k IOPS (1.5x QD1), QD4 24.0k IOPS (2.0x QD1), " \
+           "QD64 36.0k IOPS (3.0x QD1)" in line
+    # The gain per depth of the reads through the page cache, for the bound.
+    assert device_reference.gain_curve(record) == pytest.approx({2: 1.5, 4: 2.0, 64: 3.0})
 
 
 def test_a_failing_page_cache_measurement_keeps_the_direct_reference(tmp_path):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
-    direct = fake_fio({1: 13000, 16: 57000, 64: 65000})
+    direct = fake_fio(DIRECT_IOPS)
 
     def run(command, **options):
         if "--direct=0" in command:
@@ -107,6 +112,10 @@ def test_a_failing_page_cache_measurement_keeps_the_direct_reference(tmp_path):
     assert "no room" in record["page_cache"]["error"]
     assert device_reference.page_cache_bound(record) is None
     assert "through the page cache: failed" in device_reference.describe(record)
+    # Without the page cache's figures, the curve is the direct reads'.
+    assert device_reference.gain_curve(record) == pytest.approx({2: 1.5, 4: 2.5, 16: 57 / 13,
+                                                                 64: 5.0})
+    assert device_reference.gain_curve({"error": "no fio"}) is None
 
 
 def test_measure_reports_a_failing_fio_instead_of_raising(tmp_path):
