@@ -139,19 +139,26 @@ def time_ratio_bound(record, depth=64):
 
 
 def gain_curve(record):
-    """{depth: IOPS at that depth / IOPS at depth 1} for every measured depth
-    above 1 of a measure() record, through the page cache when that was
-    measured (the reads of the benchmarks' programs are buffered), else
-    O_DIRECT; None when the record has no such figures.  The form
-    `foreactor bound --device-gain` takes as a curve."""
+    """{depth: gain} for every measured depth above 1 of a measure() record,
+    through the page cache when that was measured (the reads of the
+    benchmarks' programs are buffered), else O_DIRECT; None when the record
+    has no such figures.  The gain at a depth is the most IOPS measured at
+    that depth or a shallower one over the IOPS at depth 1, and at least 1:
+    a program allowed n requests in flight can always keep fewer.  The form
+    `foreactor bound --device-gain` takes as a curve (gains >= 1)."""
     page_cache = (record or {}).get("page_cache") or {}
     source = page_cache if page_cache.get("depths") and not page_cache.get("error") else record
     depths = (source or {}).get("depths") or {}
     serial = (depths.get("1") or {}).get("iops")
     if not serial:
         return None
-    curve = {int(depth): figures["iops"] / serial for depth, figures in depths.items()
-             if int(depth) > 1 and figures.get("iops")}
+    curve = {}
+    best = 1.0
+    for depth in sorted(int(depth) for depth in depths):
+        iops = depths[str(depth)].get("iops")
+        if depth > 1 and iops:
+            best = max(best, iops / serial)
+            curve[depth] = best
     return curve or None
 
 

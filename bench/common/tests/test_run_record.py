@@ -118,6 +118,16 @@ def test_a_failing_page_cache_measurement_keeps_the_direct_reference(tmp_path):
     assert device_reference.gain_curve({"error": "no fio"}) is None
 
 
+def test_the_gain_curve_never_falls_below_a_shallower_depth_or_one():
+    # A measurement that found deeper queues slower (a disturbed device) must
+    # still give gains foreactor bound accepts: at least 1, and at least what
+    # a shallower depth gave.
+    record = {"depths": {"1": {"iops": 4000}, "2": {"iops": 2600}, "4": {"iops": 8000},
+                         "16": {"iops": 6000}, "64": {"iops": 3000}}}
+    assert device_reference.gain_curve(record) == pytest.approx({2: 1.0, 4: 2.0, 16: 2.0,
+                                                                 64: 2.0})
+
+
 def test_measure_reports_a_failing_fio_instead_of_raising(tmp_path):
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
