@@ -22,6 +22,7 @@ give (gain_curve()).
 """
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -82,9 +83,13 @@ def parse_fio_json(text):
 
 
 def measure(data_folder, request_bytes, depths=DEPTHS, seconds=SECONDS_PER_DEPTH,
-            file_mib=FILE_MIB, run=subprocess.run, buffered_reads=BUFFERED_READS):
-    """Runs fio at each depth on data_folder/device_reference.dat (fio lays it
-    out the first time; it stays for the next run), then `buffered_reads`
+            file_mib=FILE_MIB, run=subprocess.run, buffered_reads=BUFFERED_READS,
+            flush=os.sync):
+    """Flushes the page cache's dirty pages (`flush`), so that the write-back
+    of earlier work (a build, a test run) does not run beside the reads
+    measured, then runs fio at each depth on data_folder/device_reference.dat
+    (fio lays it out the first time; it stays for the next run), then
+    `buffered_reads`
     reads through the page cache at each of BUFFERED_DEPTHS (none when 0).
     Returns the record kept in the results file:
       {"request_bytes", "seconds_per_depth", "file", "file_mib", "fio",
@@ -98,6 +103,7 @@ def measure(data_folder, request_bytes, depths=DEPTHS, seconds=SECONDS_PER_DEPTH
         return {"error": "fio is not installed (scripts/setup.sh installs it)"}
     folder = Path(data_folder)
     folder.mkdir(parents=True, exist_ok=True)
+    flush()
     path = folder / FILE_NAME
     record = {"request_bytes": request_bytes, "seconds_per_depth": seconds,
               "file": str(path), "file_mib": file_mib, "fio": None, "depths": {}}

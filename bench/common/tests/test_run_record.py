@@ -118,6 +118,19 @@ def test_a_failing_page_cache_measurement_keeps_the_direct_reference(tmp_path):
     assert device_reference.gain_curve({"error": "no fio"}) is None
 
 
+def test_measure_flushes_dirty_pages_before_the_first_read(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    events = []
+    direct = fake_fio(DIRECT_IOPS, BUFFERED_IOPS)
+
+    def run(command, **options):
+        events.append("fio")
+        return direct(command, **options)
+    device_reference.measure(tmp_path, 8192, run=run, flush=lambda: events.append("flush"))
+    assert events[0] == "flush" and events.count("flush") == 1 and len(events) == 10
+
+
 def test_the_gain_curve_never_falls_below_a_shallower_depth_or_one():
     # A measurement that found deeper queues slower (a disturbed device) must
     # still give gains foreactor bound accepts: at least 1, and at least what
