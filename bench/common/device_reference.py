@@ -89,8 +89,8 @@ def measure(data_folder, request_bytes, depths=DEPTHS, seconds=SECONDS_PER_DEPTH
     of earlier work (a build, a test run) does not run beside the reads
     measured, then runs fio at each depth on data_folder/device_reference.dat
     (fio lays it out the first time; it stays for the next run), then
-    `buffered_reads`
-    reads through the page cache at each of BUFFERED_DEPTHS (none when 0).
+    `buffered_reads` reads through the page cache at each of BUFFERED_DEPTHS
+    (none when 0).
     Returns the record kept in the results file:
       {"request_bytes", "seconds_per_depth", "file", "file_mib", "fio",
        "depths": {"1": {"iops", "mean_latency_us", "p99_latency_us"}, ...},
@@ -154,16 +154,12 @@ def gain_curve(record):
     `foreactor bound --device-gain` takes as a curve (gains >= 1)."""
     page_cache = (record or {}).get("page_cache") or {}
     source = page_cache if page_cache.get("depths") and not page_cache.get("error") else record
-    depths = (source or {}).get("depths") or {}
-    serial = (depths.get("1") or {}).get("iops")
-    if not serial:
-        return None
     curve = {}
     best = 1.0
-    for depth in sorted(int(depth) for depth in depths):
-        iops = depths[str(depth)].get("iops")
-        if depth > 1 and iops:
-            best = max(best, iops / serial)
+    for depth in sorted(int(depth) for depth in (source or {}).get("depths") or {}):
+        time_ratio = time_ratio_bound(source, depth) if depth > 1 else None
+        if time_ratio:
+            best = max(best, 1 / time_ratio)
             curve[depth] = best
     return curve or None
 
