@@ -308,7 +308,9 @@ def leveldb_rows(data):
                                    lambda e: (e.get("ratio_to_plain") or {}).get("average"))
             if percent == 100:
                 target = "at most 1.03x"
-            elif image == "level0" and percent == 10:
+            elif image == "level0" and compactions == "held" and percent == 10:
+                # The published setup; with LevelDB's own compactions the
+                # level-0 tables are merged away as the Gets run.
                 target = "at most 0.68x"
             else:
                 target = "70% of the bound's gain"
