@@ -75,7 +75,46 @@ bool ScopeGate::SettleAfterScope() {
   return Segment(false, std::max(1u, stretch_units_ / kSettleFraction));
 }
 
+double ScopeGate::PlainCheckpointSpread() const {
+  double sum = 0;
+  double sum_of_squares = 0;
+  for (uint32_t i = 1; i < kTrialCheckpoints; ++i) {
+    const double checkpoint = Clipped(plain_checkpoints_[i]);
+    sum += checkpoint;
+    sum_of_squares += checkpoint * checkpoint;
+  }
+  constexpr double kCompared = kTrialCheckpoints - 1;
+  const double mean = sum / kCompared;
+  if (mean <= 0) return 0;
+  const double variance = std::max(0.0, sum_of_squares / kCompared - mean * mean);
+  return std::sqrt(variance) / mean;
+}
+
+void ScopeGate::WeighTrial() {
+  const uint32_t compared = checkpoint_ - 1;  // the trial's first checkpoint is not compared
+  if (compared == 0) return;
+  double plain_same = 0;
+  for (uint32_t i = 1; i <= compared; ++i) plain_same += Clipped(plain_checkpoints_[i]);
+  if (plain_same <= 0) return;
+  const double ratio = trial_time_ / plain_same;
+  // The spread of a whole trial's ratio, were both stretches' checkpoints
+  // as uneven as the plain one's: what this stretch length can tell apart.
+  const double spread = std::sqrt(2.0 / (kTrialCheckpoints - 1)) * PlainCheckpointSpread();
+  if (std::abs(ratio - (1.0 - kRequiredGain)) >= spread) return;  // a clear decision
+  double plain_whole = 0;
+  for (uint32_t i = 0; i < kTrialCheckpoints; ++i) plain_whole += Clipped(plain_checkpoints_[i]);
+  const double doubled_stretch = 2.0 * plain_whole * stretch_units_ / pair_units_;
+  if (doubled_stretch > static_cast<double>(kLongestUnevenStretchNanoseconds) ||
+      stretch_units_ >= kMaximumStretchUnits) {
+    return;
+  }
+  stretch_units_ *= 2;
+  longest_stretch_nanoseconds_ = kLongestUnevenStretchNanoseconds;
+  unreported_.gate_stretches_lengthened++;
+}
+
 bool ScopeGate::TrialLost() {
+  WeighTrial();
   recheck_stretches_ = kFirstRecheckStretches;
   if (retrying_) return RestIdle();
   if (!second_chance_) {
@@ -179,7 +218,8 @@ bool ScopeGate::Decide() {
         stretch_units_ *= 2;
         return StartPlain(now);
       }
-      if (stretch_time > kLongestStretchNanoseconds && stretch_units_ > kMinimumStretchUnits) {
+      if (stretch_time > static_cast<double>(longest_stretch_nanoseconds_) &&
+          stretch_units_ > kMinimumStretchUnits) {
         stretch_units_ /= 2;  // for the stretches after this pair
       }
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
@@ -217,6 +257,7 @@ bool ScopeGate::Decide() {
         return Segment(true, CheckpointUnits());
       }
       if (trial_time_ >= winning_time) return TrialLost();
+      WeighTrial();
       second_chance_ = false;
       rest_stretches_ = kInitialRestStretches;  // a win ends a run of losses
       unreported_.gate_trials_won++;

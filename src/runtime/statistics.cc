@@ -85,6 +85,7 @@ constexpr CounterField kCounterFields[] = {
     {"direct_read_requests", &Statistics::direct_read_requests},
     {"found_present", &Statistics::found_present},
     {"reads_started", &Statistics::reads_started},
+    {"gate_stretches_lengthened", &Statistics::gate_stretches_lengthened},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

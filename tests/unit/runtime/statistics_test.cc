@@ -213,7 +213,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.direct_reads,
                           &statistics.direct_read_requests,
                           &statistics.found_present,
-                          &statistics.reads_started};
+                          &statistics.reads_started,
+                          &statistics.gate_stretches_lengthened};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -264,7 +265,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "direct_reads",
                                     "direct_read_requests",
                                     "found_present",
-                                    "reads_started"};
+                                    "reads_started",
+                                    "gate_stretches_lengthened"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -317,6 +319,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.direct_read_requests, 143u + 1043u);
   EXPECT_EQ(total.found_present, 144u + 1044u);
   EXPECT_EQ(total.reads_started, 145u + 1045u);
+  EXPECT_EQ(total.gate_stretches_lengthened, 146u + 1046u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
