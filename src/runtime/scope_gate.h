@@ -263,9 +263,10 @@ class ScopeGate {
   // when the trial's ratio to its plain stretch lay within the comparison's
   // spread of the required gain (see the header).
   void WeighTrial();
-  // The coefficient of variation of the pair's plain checkpoints that are
-  // compared, each clipped as compared.
-  double PlainCheckpointSpread() const;
+  // The variance of the pair's plain checkpoints that are compared, each
+  // clipped as compared, over their mean squared (the squared coefficient
+  // of variation).
+  double PlainCheckpointRelativeVariance() const;
   // The units between two checkpoints of the pair in progress.
   uint32_t CheckpointUnits() const { return pair_units_ / kTrialCheckpoints; }
   // Ends the checkpoint in progress at `now`; returns its time.
