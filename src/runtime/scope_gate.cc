@@ -65,9 +65,7 @@ double ScopeGate::ClippedPlainTime() {
   std::nth_element(sorted, sorted + kTrialCheckpoints / 2, sorted + kTrialCheckpoints);
   clip_nanoseconds_ = kOutlierFactor * static_cast<double>(sorted[kTrialCheckpoints / 2]);
   // The first checkpoint is compared with nothing (see the header).
-  double total = 0;
-  for (uint32_t i = 1; i < kTrialCheckpoints; ++i) total += Clipped(plain_checkpoints_[i]);
-  return total;
+  return ClippedPlainSum(1, kTrialCheckpoints);
 }
 
 bool ScopeGate::SettleAfterScope() {
@@ -75,16 +73,20 @@ bool ScopeGate::SettleAfterScope() {
   return Segment(false, std::max(1u, stretch_units_ / kSettleFraction));
 }
 
+double ScopeGate::ClippedPlainSum(uint32_t first, uint32_t end) const {
+  double total = 0;
+  for (uint32_t i = first; i < end; ++i) total += Clipped(plain_checkpoints_[i]);
+  return total;
+}
+
 double ScopeGate::PlainCheckpointRelativeVariance() const {
-  double sum = 0;
   double sum_of_squares = 0;
   for (uint32_t i = 1; i < kTrialCheckpoints; ++i) {
     const double checkpoint = Clipped(plain_checkpoints_[i]);
-    sum += checkpoint;
     sum_of_squares += checkpoint * checkpoint;
   }
   constexpr double kCompared = kTrialCheckpoints - 1;
-  const double mean = sum / kCompared;
+  const double mean = plain_time_ / kCompared;
   if (mean <= 0) return 0;
   const double variance = std::max(0.0, sum_of_squares / kCompared - mean * mean);
   return variance / (mean * mean);
@@ -93,8 +95,7 @@ double ScopeGate::PlainCheckpointRelativeVariance() const {
 void ScopeGate::WeighTrial() {
   const uint32_t compared = checkpoint_ - 1;  // the trial's first checkpoint is not compared
   if (compared == 0) return;
-  double plain_same = 0;
-  for (uint32_t i = 1; i <= compared; ++i) plain_same += Clipped(plain_checkpoints_[i]);
+  const double plain_same = ClippedPlainSum(1, checkpoint_);
   if (plain_same <= 0) return;
   const double margin = trial_time_ / plain_same - (1.0 - kRequiredGain);
   // The spread of a whole trial's ratio, were both stretches' checkpoints
@@ -102,9 +103,8 @@ void ScopeGate::WeighTrial() {
   // Compared squared: the library does not link the math library.
   const double spread_squared = 2.0 / (kTrialCheckpoints - 1) * PlainCheckpointRelativeVariance();
   if (margin * margin >= spread_squared) return;  // a clear decision
-  double plain_whole = 0;
-  for (uint32_t i = 0; i < kTrialCheckpoints; ++i) plain_whole += Clipped(plain_checkpoints_[i]);
-  const double doubled_stretch = 2.0 * plain_whole * stretch_units_ / pair_units_;
+  const double plain_stretch = plain_time_ + Clipped(plain_checkpoints_[0]);
+  const double doubled_stretch = 2.0 * plain_stretch * stretch_units_ / pair_units_;
   if (doubled_stretch > static_cast<double>(kLongestUnevenStretchNanoseconds) ||
       stretch_units_ >= kMaximumStretchUnits) {
     return;

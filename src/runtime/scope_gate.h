@@ -265,8 +265,10 @@ class ScopeGate {
   void WeighTrial();
   // The variance of the pair's plain checkpoints that are compared, each
   // clipped as compared, over their mean squared (the squared coefficient
-  // of variation).
+  // of variation).  Needs plain_time_ (ClippedPlainTime()).
   double PlainCheckpointRelativeVariance() const;
+  // The sum of the plain stretch's checkpoints [first, end), each clipped.
+  double ClippedPlainSum(uint32_t first, uint32_t end) const;
   // The units between two checkpoints of the pair in progress.
   uint32_t CheckpointUnits() const { return pair_units_ / kTrialCheckpoints; }
   // Ends the checkpoint in progress at `now`; returns its time.

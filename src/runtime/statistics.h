@@ -58,8 +58,7 @@ struct Statistics {
   uint64_t direct_read_requests = 0;  // device requests they went in (coalesced_reads.h)
   uint64_t found_present = 0;  // reads left to the program: their pages in the cache or coming in
   uint64_t reads_started = 0;  // cold reads left to the program after readahead(2) started them
-  uint64_t gate_stretches_lengthened =
-      0;  // scope gate: trials too close to call: stretches doubled
+  uint64_t gate_stretches_lengthened = 0;  // scope gate: trials too close to call
 
   void Add(const Statistics& other);
 };
