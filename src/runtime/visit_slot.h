@@ -15,35 +15,37 @@
 #include <memory>
 #include <new>
 
+#include "base/io_buffers.h"
 #include "engine/request.h"
 
 namespace foreactor {
 
-// A page-aligned byte buffer that only grows.
+// A page-aligned byte buffer that only grows, from the I/O buffer pool
+// (base/io_buffers.h): the device may read into it directly.
 class GrowingBuffer {
  public:
   GrowingBuffer() = default;
   GrowingBuffer(const GrowingBuffer&) = delete;
   GrowingBuffer& operator=(const GrowingBuffer&) = delete;
-  ~GrowingBuffer() { std::free(data_); }
+  ~GrowingBuffer() { FreeIoBuffer(data_, capacity_); }
 
   // Makes room for `size` bytes, its pages faulted in; returns false when
   // out of memory (the old contents are then kept).  Contents are not
   // preserved on growth.
   bool Reserve(size_t size) {
     if (size <= capacity_) return true;
-    size_t rounded = (size + 4095) & ~size_t{4095};
-    void* fresh = std::aligned_alloc(4096, rounded);
+    const size_t bytes = IoBufferBytes(size);
+    void* fresh = AllocateIoBuffer(bytes);
     if (fresh == nullptr) return false;
     // Fault every page in now: reads into the buffer are timed
     // (PageCacheMode::FromMemory), and first touches inside a copy from the
     // page cache (32 of them for 128 KiB) can make it as slow as a read
     // from the device.
     volatile char* pages = static_cast<char*>(fresh);
-    for (size_t page = 0; page < rounded; page += 4096) pages[page] = 0;
-    std::free(data_);
+    for (size_t page = 0; page < bytes; page += kIoBufferAlignment) pages[page] = 0;
+    FreeIoBuffer(data_, capacity_);
     data_ = static_cast<char*>(fresh);
-    capacity_ = rounded;
+    capacity_ = bytes;
     return true;
   }
   char* data() const { return data_; }
