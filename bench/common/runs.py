@@ -25,13 +25,40 @@ def clean_environment(base=None):
 
 def foreactor_environment(engine, depth, stats_file, base=None):
     """The environment of one run: plain when `engine` is None, else foreactor
-    on with that engine and depth, its statistics written to `stats_file`."""
+    on with that engine and depth, its statistics written to `stats_file`.
+    A depth "exactN" is depth N kept whatever it costs
+    (FOREACTOR_EXACT_DEPTH=1: every scope runs, the depth never moves)."""
     environment = clean_environment(base)
     if engine is not None:
+        exact = is_exact_depth(depth)
         environment.update({"FOREACTOR": "1", "FOREACTOR_ENGINE": engine,
-                            "FOREACTOR_DEPTH": str(depth),
+                            "FOREACTOR_DEPTH": str(depth)[len("exact"):] if exact else str(depth),
                             "FOREACTOR_STATS": str(stats_file)})
+        if exact:
+            environment["FOREACTOR_EXACT_DEPTH"] = "1"
     return environment
+
+
+def is_exact_depth(depth):
+    """True for a depth written "exactN" (see foreactor_environment)."""
+    return str(depth).startswith("exact")
+
+
+def depth_name(depth):
+    """How tables name `depth`: "8", "auto", or "8 exact" for exact8."""
+    return f"{str(depth)[len('exact'):]} exact" if is_exact_depth(depth) else str(depth)
+
+
+def parse_depth(text):
+    """A depth as a benchmark's --depths gives it: "auto", "exactN" or a
+    positive number; raises ValueError otherwise."""
+    text = text.strip()
+    if text == "auto":
+        return text
+    number = int(text[len("exact"):]) if is_exact_depth(text) else int(text)
+    if number <= 0:
+        raise ValueError(f"not a positive depth: {text!r}")
+    return f"exact{number}" if is_exact_depth(text) else number
 
 
 def alternating_order(items, round_index):

@@ -38,7 +38,7 @@ programs as Debian installs them, with no plugin: /usr/bin/du and
 milliseconds of the whole process; medians over rounds; ratio = time /
 stock time (below 1 is faster).
 
-Usage: run.py [--quick] [--tiny] [--rounds N] [--depths N,..] [--only du|cp]
+Usage: run.py [--quick] [--tiny] [--rounds N] [--depths N|exactN,..] [--only du|cp]
               [--trees T,..] [--states cold,hot]
        run.py --setup-peers          (install diskus and gdu, nothing else)
        run.py --markdown RESULTS     (the tables of a past run, as Markdown)
@@ -340,7 +340,7 @@ def say(message):
 
 def configurations(depths):
     """(name, engine, depth) of stock and every foreactor configuration."""
-    return [("stock", None, None)] + [(f"{engine} {depth}", engine, depth)
+    return [("stock", None, None)] + [(f"{engine} {runs.depth_name(depth)}", engine, depth)
                                       for engine in ENGINES
                                       for depth in list(depths) + [AUTO_DEPTH]]
 
@@ -733,14 +733,15 @@ def plot(all_results, prefix):
 
 # ---------------------------------------------------------------- main
 
-def number_list(text):
+def depth_list(text):
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
+        depths = [runs.parse_depth(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a comma-separated list of numbers: {text!r}")
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError("the depths must be positive")
-    return values
+        depths = []
+    if not depths or "auto" in depths:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of positive depths or exactN: {text!r}")
+    return depths
 
 
 def name_list(text):
@@ -761,8 +762,10 @@ def parse_arguments():
                         help="rounds of the hot du states (default 3 x --rounds: a hot walk "
                              "takes 0.1-0.6 s, and its configurations differ by a few percent, "
                              "which 15 rounds on a shared VM do not resolve)")
-    parser.add_argument("--depths", type=number_list,
-                        help="comma-separated fixed depths (4,16,64); auto is always added")
+    parser.add_argument("--depths", type=depth_list,
+                        help="comma-separated fixed depths (4,16,64), each at most that "
+                             "deep, or exactN for depth N whatever it costs "
+                             "(FOREACTOR_EXACT_DEPTH=1); auto is always added")
     parser.add_argument("--only", choices=("du", "cp"), help="run only du or only cp")
     parser.add_argument("--output", type=Path,
                         help="results file (default bench/results/coreutils[-quick][-du|-cp].json)")

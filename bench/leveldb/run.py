@@ -174,9 +174,8 @@ def parse_arguments():
     if arguments.rounds is None:
         arguments.rounds = DEFAULT_ROUNDS
     try:
-        arguments.depths = [depth if depth == "auto" else
-                            f"exact{int(depth[5:])}" if depth.startswith("exact") else int(depth)
-                            for depth in arguments.depths.split(",") if depth]
+        arguments.depths = [runs.parse_depth(depth) for depth in arguments.depths.split(",")
+                            if depth.strip()]
     except ValueError:
         parser.error("--depths: comma-separated numbers, exactN or auto, such as 4,8,exact8,auto")
     if arguments.ratios:
@@ -226,14 +225,9 @@ def configurations(arguments):
         return [("plain", None, None), ("io_uring 8", "io_uring", 8),
                 ("io_uring 16", "io_uring", 16), ("io_uring auto", "io_uring", "auto"),
                 ("threads 16", "threads", 16)]
-    return [("plain", None, None)] + [(f"{engine} {configuration_depth_name(depth)}", engine, depth)
+    return [("plain", None, None)] + [(f"{engine} {runs.depth_name(depth)}", engine, depth)
                                        for engine in ("io_uring", "threads")
                                        for depth in arguments.depths]
-
-
-def configuration_depth_name(depth):
-    """"8", "auto", or "8 exact" for exact8."""
-    return f"{depth[5:]} exact" if str(depth).startswith("exact") else str(depth)
 
 
 def run_modes(arguments):
@@ -296,10 +290,7 @@ def measure(point, configuration, image, trace, operations, arguments, cold_repo
     _, engine, depth = configuration
     with tempfile.TemporaryDirectory(prefix="leveldb-bench-") as scratch:
         stats_file = Path(scratch) / "stats.json"
-        exact = str(depth).startswith("exact")
-        environment = runs.foreactor_environment(engine, depth[5:] if exact else depth, stats_file)
-        if exact:
-            environment["FOREACTOR_EXACT_DEPTH"] = "1"
+        environment = runs.foreactor_environment(engine, depth, stats_file)
         driver = PLAIN_DRIVER if engine is None else FOREACTOR_DRIVER
         completed, memory_report = run_at_point(point, driver_command(driver, point, trace,
                                                                        image, operations),

@@ -60,6 +60,24 @@ def test_foreactor_environment_plain_and_on():
                   "FOREACTOR_DEPTH": "16", "FOREACTOR_STATS": "s.json"}
 
 
+def test_an_exact_depth_keeps_the_depth_whatever_it_costs():
+    on = runs.foreactor_environment("io_uring", "exact32", "s.json", {"PATH": "/bin"})
+    assert on["FOREACTOR_DEPTH"] == "32"
+    assert on["FOREACTOR_EXACT_DEPTH"] == "1"
+    assert "FOREACTOR_EXACT_DEPTH" not in runs.foreactor_environment("io_uring", 32, "s.json")
+    assert runs.depth_name("exact32") == "32 exact"
+    assert runs.depth_name(16) == "16" and runs.depth_name("auto") == "auto"
+
+
+def test_parse_depth_takes_numbers_exact_depths_and_auto():
+    assert runs.parse_depth("16") == 16
+    assert runs.parse_depth(" exact32 ") == "exact32"
+    assert runs.parse_depth("auto") == "auto"
+    for bad in ("0", "-4", "exact0", "exact", "deep", ""):
+        with pytest.raises(ValueError):
+            runs.parse_depth(bad)
+
+
 def test_alternating_order_is_a_permutation_that_changes_between_rounds():
     items = ["a", "b", "c", "d"]
     orders = [runs.alternating_order(items, r) for r in range(8)]
