@@ -11,6 +11,7 @@
 #define FOREACTOR_BASE_FORK_H_
 
 #include <atomic>
+#include <mutex>
 
 namespace foreactor {
 
@@ -28,6 +29,20 @@ struct ForkHandlers {
 // forked.  Thread-safe; not from a fork handler.
 constexpr int kMaxForkHandlers = 8;
 bool AddForkHandlers(const ForkHandlers& handlers);
+
+// Handlers that hold `kMutex` (a mutex with static storage) across fork(),
+// so that a child never inherits it locked by a thread it does not have.
+// For AddForkHandlers() when the library loads, before any thread can take
+// the mutex: added later, a fork racing the adding could copy them half
+// added.
+template <std::mutex& kMutex>
+ForkHandlers HoldAcrossFork() {
+  ForkHandlers handlers;
+  handlers.before = [] { kMutex.lock(); };
+  handlers.after_in_parent = [] { kMutex.unlock(); };
+  handlers.after_in_child = [] { kMutex.unlock(); };
+  return handlers;
+}
 
 // How many forks this process came out of as the child, counted from the
 // first call of StartCountingForks() or AddForkHandlers() on.  One relaxed

@@ -32,11 +32,7 @@ struct Pool {
 constinit Pool pool;
 
 __attribute__((constructor)) void AddIoBufferForkHandlersAtLoad() {
-  ForkHandlers handlers;
-  handlers.before = [] { pool.mutex.lock(); };
-  handlers.after_in_parent = [] { pool.mutex.unlock(); };
-  handlers.after_in_child = [] { pool.mutex.unlock(); };
-  (void)AddForkHandlers(handlers);
+  (void)AddForkHandlers(HoldAcrossFork<pool.mutex>());
 }
 
 // `bytes` (a multiple of kHugePageBytes) of fresh memory aligned to

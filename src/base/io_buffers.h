@@ -16,9 +16,9 @@
 // mappings advised MADV_HUGEPAGE, carved in power-of-two sizes (one free
 // list per size), so buffers allocated one after another (a node's slots)
 // lie side by side in one huge page; larger than kLargestPooledIoBufferBytes
-// get a mapping each (advised too).  Smaller buffers are plain page-aligned mappings carved the
-// same way without the advice: a 4 KiB buffer should not commit a 2 MiB
-// page.  Where the kernel has no transparent huge pages (or they are off)
+// get a mapping each (advised too).  Smaller buffers are carved the same way
+// from mappings without the advice: a 4 KiB buffer should not commit a
+// 2 MiB page.  Where the kernel has no transparent huge pages (or they are off)
 // the advice fails and the buffers are ordinary pages: only speed differs.
 //
 // Memory given back is kept for reuse, never unmapped (a runner's slots

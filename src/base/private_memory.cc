@@ -58,11 +58,7 @@ void* Map(size_t bytes) {
 // Without them (pthread_atfork out of memory) the pool still works; only a
 // fork racing an allocation could leave the child's pool locked.
 __attribute__((constructor)) void AddForkHandlersAtLoad() {
-  ForkHandlers handlers;
-  handlers.before = [] { pool.mutex.lock(); };
-  handlers.after_in_parent = [] { pool.mutex.unlock(); };
-  handlers.after_in_child = [] { pool.mutex.unlock(); };
-  (void)AddForkHandlers(handlers);
+  (void)AddForkHandlers(HoldAcrossFork<pool.mutex>());
 }
 
 void* AllocatePooled(size_t rounded) {

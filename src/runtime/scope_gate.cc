@@ -123,11 +123,10 @@ bool ScopeGate::TrialLost() {
     // clipped, as compared: a burst that one of them met by chance is not a
     // cost of the scope) buys a rest of at least 1 / kLostTrialShare times
     // as long.
-    double plain_part = 0;
+    const double plain_part = ClippedPlainSum(0, checkpoint_);
     double plain_whole = 0;
     for (uint32_t i = 0; i < kTrialCheckpoints; ++i) {
       plain_whole += static_cast<double>(plain_checkpoints_[i]);
-      if (i < checkpoint_) plain_part += Clipped(plain_checkpoints_[i]);
     }
     const double extra = trial_first_checkpoint_time_ + trial_time_ - plain_part;
     if (extra > 0 && plain_whole > 0) {

@@ -11,7 +11,6 @@
 #include <limits.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <new>
 
