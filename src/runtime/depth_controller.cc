@@ -29,7 +29,7 @@ unsigned DepthController::StartLevel() const {
 
 void DepthController::Restart() {
   if (!automatic()) return;
-  home_level_ = StartLevel();
+  home_level_ = std::max(StartLevel(), floor_level_);
   SetLevel(home_level_);
   probing_ = false;
   probe_ = Probe::kUp;
@@ -39,6 +39,24 @@ void DepthController::Restart() {
   home_rate_ = 0;
   home_rate_known_ = false;
   DiscardWindow();
+}
+
+void DepthController::KeepAtLeast(unsigned depth) {
+  if (!automatic()) return;
+  unsigned level = 0;
+  while (level + 1 < LevelCount() && DepthOfLevel(level) < depth) ++level;
+  floor_level_ = level;
+  if (home_level_ < floor_level_) {
+    home_level_ = floor_level_;
+    home_rate_known_ = false;
+    hold_left_ = 0;
+  }
+  if (current_level_ < floor_level_) {
+    probing_ = false;
+    confirming_ = false;
+    SetLevel(home_level_);
+    DiscardWindow();
+  }
 }
 
 unsigned DepthController::DepthOfLevel(unsigned level) const {
@@ -192,9 +210,10 @@ int DepthController::ProbeTarget(Probe probe) const {
     case Probe::kUp:
       return home_level_ + 1 < LevelCount() ? static_cast<int>(home_level_ + 1) : -1;
     case Probe::kDown:
-      return home_level_ > 0 ? static_cast<int>(home_level_ - 1) : -1;
+      return home_level_ > floor_level_ ? static_cast<int>(home_level_ - 1) : -1;
     case Probe::kZero:
-      return home_level_ > 1 ? 0 : -1;  // from level 1, the step down is level 0
+      // From level 1, the step down is level 0.
+      return floor_level_ == 0 && home_level_ > 1 ? 0 : -1;
   }
   return -1;
 }

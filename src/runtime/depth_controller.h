@@ -123,6 +123,16 @@ class DepthController {
   // Forgets the window in progress (its calls did not run speculatively).
   void DiscardWindow();
 
+  // Keeps depth() at `depth` or above (the lowest level that reaches it, at
+  // most the largest) until called again: no probe goes below it, and a
+  // home below it moves up to it (its rate then measured anew).  0 lifts
+  // the floor.  For a scope whose reads stream a file past the page cache,
+  // which at a shallower depth would go through the cache again
+  // (graph_runner.h, kMinDirectDepthBytes): a probe there measures another
+  // way of reading, and ends the stream.  Nothing happens for an exact
+  // depth.
+  void KeepAtLeast(unsigned depth);
+
   // Forgets what it learned: home at the start depth again, rate unknown,
   // hold at its initial length.  For a home of depth 0 that no scope will
   // measure again (the scope gate rests while a scope would issue nothing):
@@ -176,6 +186,7 @@ class DepthController {
 
   // The hill climber (automatic only).
   unsigned home_level_ = 0;
+  unsigned floor_level_ = 0;    // no level below it is used (KeepAtLeast)
   unsigned current_level_ = 0;  // home_level_, or the probed neighbour
   bool probing_ = false;
   Probe probe_ = Probe::kUp;  // the kind being probed, or the next one to probe

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/statfs.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/high_descriptors.h"
@@ -39,9 +40,19 @@ int DirectReads::DescriptorFor(int fd, const FileKindCache::Kind& kind, uint64_t
       !Aligned(reinterpret_cast<uintptr_t>(buffer), entry->memory_align)) {
     return -1;
   }
-  uint64_t cached = 0, pages = 0;
-  if (CountCachedPages(fd, offset, length, &cached, &pages) != 0 || cached != 0) return -1;
+  RangePages range;
+  if (CountRangePages(fd, offset, length, &range) != 0) return -1;
+  if (range.cached != 0 && (range.unwritten != 0 || !StreamingPastCache(fd, *entry, offset))) {
+    return -1;
+  }
   return entry->descriptor;
+}
+
+bool DirectReads::StreamingPastCache(int fd, const Entry& entry, uint64_t offset) {
+  if (offset >= entry.size) return false;
+  const uint64_t span = std::min(kStreamSpan, entry.size - offset);
+  RangePages ahead;
+  return CountRangePages(fd, offset, span, &ahead) == 0 && 2 * ahead.cached < ahead.pages;
 }
 
 DirectReads::Entry* DirectReads::EntryFor(int fd, const FileKindCache::Kind& kind) {
@@ -91,6 +102,7 @@ void DirectReads::Open(int fd, Entry& entry) {
     return;
   }
   entry.descriptor = descriptor;
+  entry.size = static_cast<uint64_t>(status.st_size);
 }
 
 void DirectReads::CloseAll() {

@@ -23,7 +23,17 @@
 //    buffer meet the file's direct I/O alignment (statx STATX_DIOALIGN);
 //  - no page of the range is in the page cache (cachestat(2)): a cached
 //    page is served faster from memory, and a dirty one would make the
-//    kernel write it back before reading.
+//    kernel write it back before reading.  Except in a stream past the
+//    cache: a range whose cached pages are all clean is read direct too
+//    while less than half of the kStreamSpan bytes from its offset on (up
+//    to the file's size when its descriptor was opened) is cached.  Those
+//    pages are the kernel's read-ahead of the program's own buffered reads
+//    (a stretch the scope gate ran plain, a window at a depth too shallow
+//    for direct reads).  Read through the page cache they would keep the
+//    read-ahead going: a buffered read of the page that marks a read-ahead
+//    window, on any descriptor of the file, starts the next window, so
+//    every later range would be found cached and none cold.  Read direct,
+//    the read-ahead ends with that window, which the device reads twice.
 // What a direct read returns is what a buffered read returns at that point:
 // the kernel writes back dirty pages of the range before reading past the
 // cache, and clean pages hold what the disk holds.  It leaves the page
@@ -63,6 +73,10 @@ class DirectReads {
   static constexpr uint64_t kMinLength = uint64_t{64} << 10;
   // Files with a descriptor (or a failed reopening) at once.
   static constexpr int kEntries = 8;
+  // How far ahead of a partly cached range the stream rule looks: four of
+  // the kernel's largest read-ahead windows here (8 MiB read_ahead_kb,
+  // doubled by POSIX_FADV_SEQUENTIAL).
+  static constexpr uint64_t kStreamSpan = uint64_t{64} << 20;
 
   DirectReads() = default;
   ~DirectReads() { CloseAll(); }
@@ -91,7 +105,11 @@ class DirectReads {
     int descriptor = -1;  // -1: reopening failed or direct reads refused
     uint32_t memory_align = 0;
     uint32_t offset_align = 0;
+    uint64_t size = 0;  // the file's size when its descriptor was opened
   };
+  // True when bytes [offset, offset + kStreamSpan) of the file, clipped to
+  // `entry`'s size, are less than half in the page cache.
+  static bool StreamingPastCache(int fd, const Entry& entry, uint64_t offset);
   // The entry of `kind`'s file, made (and its descriptor opened from
   // `fd`) when absent; nullptr when every entry holds another file.
   Entry* EntryFor(int fd, const FileKindCache::Kind& kind);

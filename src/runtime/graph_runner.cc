@@ -128,6 +128,7 @@ void GraphRunner::Exit() {
   if (read_ahead_ != nullptr) read_ahead_->EndScope();
   if (write_behind_ != nullptr) write_behind_->EndScope();
   depth_controller_.ScopeLeft();
+  depth_controller_.KeepAtLeast(0);
   FoldControllerStatistics();
   FoldStatistics();
   speculating_ = false;
@@ -348,12 +349,19 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   bool direct = false;
   if (cacheable_read && issue && settings_.direct_reads &&
       uint64_t{depth_controller_.depth()} * slot.request.call.length >= kMinDirectDepthBytes) {
+    if (slot.request.call.length >= DirectReads::kMinLength) streaming_past_cache_ = false;
     const int descriptor =
         direct_reads_.DescriptorFor(call.fd, kind, slot.request.call.offset,
                                     slot.request.call.length, slot.request.call.buffer);
     if (descriptor >= 0) {
       slot.request.call.fd = descriptor;
       direct = true;
+      streaming_past_cache_ = true;
+      // The scope streams past the cache from here on: the automatic
+      // depth keeps what direct reads need.
+      const uint64_t length = slot.request.call.length;
+      depth_controller_.KeepAtLeast(
+          static_cast<unsigned>((kMinDirectDepthBytes + length - 1) / length));
     }
   }
   slot.direct_read = direct;

@@ -238,6 +238,11 @@ class GraphRunner {
   // that comes back soon after still doubles the run needed to resume.
   void RetrySpeculation();
   unsigned depth() const { return depth_controller_.depth(); }
+  // True when the last early read long enough to go past the page cache
+  // (DirectReads::kMinLength, at a depth that lets kMinDirectDepthBytes be
+  // ahead) did: the graph's scopes stream a file that is mostly cold
+  // (direct_reads.h).  The scope gate keeps such scopes (scope_gate.h).
+  bool streaming_past_cache() const { return streaming_past_cache_; }
   // The depth the automatic controller settles at between its probes.
   unsigned home_depth() const { return depth_controller_.home_depth(); }
   const Graph& graph() const { return graph_; }
@@ -349,6 +354,7 @@ class GraphRunner {
   bool ok_ = false;
   bool abandoned_ = false;
   bool speculating_ = false;
+  bool streaming_past_cache_ = false;    // streaming_past_cache()
   bool peek_blocked_for_scope_ = false;  // an arguments callback said NEVER
   void* scope_state_ = nullptr;
 

@@ -14,15 +14,25 @@
 
 namespace foreactor {
 
-int CountCachedPages(int fd, uint64_t offset, uint64_t length, uint64_t* cached, uint64_t* pages) {
+int CountRangePages(int fd, uint64_t offset, uint64_t length, RangePages* counts) {
   static const uint64_t kPageBytes = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   // (cachestat reads a length of 0 as "to the end of the file".)
   if (length == 0 || offset > UINT64_MAX - length) return -EINVAL;
-  raw::CachestatCounts counts = {};
-  const int64_t result = raw::Cachestat(fd, offset, length, &counts);
+  raw::CachestatCounts kernel_counts = {};
+  const int64_t result = raw::Cachestat(fd, offset, length, &kernel_counts);
   if (result < 0) return static_cast<int>(result);
+  counts->pages = (offset + length - 1) / kPageBytes - offset / kPageBytes + 1;
+  counts->cached = kernel_counts.cached;
+  counts->unwritten = kernel_counts.dirty + kernel_counts.writeback;
+  return 0;
+}
+
+int CountCachedPages(int fd, uint64_t offset, uint64_t length, uint64_t* cached, uint64_t* pages) {
+  RangePages counts;
+  const int result = CountRangePages(fd, offset, length, &counts);
+  if (result != 0) return result;
   *cached = counts.cached;
-  *pages = (offset + length - 1) / kPageBytes - offset / kPageBytes + 1;
+  *pages = counts.pages;
   return 0;
 }
 

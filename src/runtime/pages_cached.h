@@ -16,6 +16,18 @@ namespace foreactor {
 // cachestat(2) fails with otherwise (-ENOSYS before Linux 6.5).
 int CountCachedPages(int fd, uint64_t offset, uint64_t length, uint64_t* cached, uint64_t* pages);
 
+// What cachestat(2) says of a byte range: the pages it touches, those the
+// page cache holds, and those of them dirty or under write-back.
+struct RangePages {
+  uint64_t pages = 0;
+  uint64_t cached = 0;
+  uint64_t unwritten = 0;  // dirty or under write-back
+};
+
+// Fills `*counts` for bytes [offset, offset + length) of `fd`.  Returns 0,
+// or -errno as CountCachedPages() does.
+int CountRangePages(int fd, uint64_t offset, uint64_t length, RangePages* counts);
+
 // True when every page of that range is in the page cache; false also when
 // it cannot be told.
 bool RangeCached(int fd, uint64_t offset, uint64_t length);

@@ -425,6 +425,15 @@ void RetrySpeculation(const foreactor_graph* graph) {
   state->runners[id]->RetrySpeculation();
 }
 
+// Whether the graph's scopes on this thread stream a file past the page
+// cache (ScopeGate::StreamQuery).
+bool ScopesStream(const foreactor_graph* graph) {
+  const ThreadState* state = foreactor::tls_state;
+  const int id = foreactor::TableIndexOf(graph);
+  if (state == nullptr || id < 0 || state->runners[id] == nullptr) return false;
+  return state->runners[id]->streaming_past_cache();
+}
+
 // The gate's first question on this thread: makes the gate.
 __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, int id) {
   InsideForeactor inside;
@@ -432,6 +441,7 @@ __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, in
   if (state == nullptr) return 0;
   ScopeGate* gate = NewOrNull<ScopeGate>(graph, &foreactor_scope_speculation, &RetrySpeculation);
   if (gate == nullptr) return 0;
+  gate->KeepWhileStreaming(&ScopesStream);
   const GraphRuntime* runtime = RuntimeOf(graph->graph);
   if (runtime != nullptr && WritePipelineWanted(graph->graph, runtime->settings)) {
     gate->TrialsWithoutWaits();

@@ -184,6 +184,21 @@ bool ScopeGate::WaitedForNothingSince(uint64_t waits_at_start) const {
   return !trials_without_waits_ && waits_() == waits_at_start;
 }
 
+bool ScopeGate::Streaming() const { return streaming_ != nullptr && streaming_(graph_); }
+
+bool ScopeGate::KeepStream() {
+  unreported_.gate_streaming_stretches++;
+  phase_ = Phase::kKept;
+  opening_ = false;
+  confirmed_ = false;
+  second_chance_ = false;
+  retrying_ = false;
+  retry_stretches_ = kFirstRetryStretches;
+  rest_stretches_ = kInitialRestStretches;
+  kept_stretches_left_ = kFirstRecheckStretches;
+  return Segment(true, stretch_units_);
+}
+
 bool ScopeGate::StartOpening() {
   phase_ = Phase::kKept;
   opening_ = true;
@@ -235,6 +250,7 @@ bool ScopeGate::Decide() {
       return Segment(true, CheckpointUnits());
     }
     case Phase::kTrial: {
+      if (Streaming()) return KeepStream();
       const uint64_t checkpoint_nanoseconds = TakeCheckpoint(clock_());
       const double winning_time = plain_time_ * (1.0 - kRequiredGain);
       if (checkpoint_ == 1) {
@@ -274,6 +290,10 @@ bool ScopeGate::Decide() {
     }
     case Phase::kKept:
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
+      if (Streaming()) {
+        unreported_.gate_streaming_stretches++;
+        return Segment(true, stretch_units_);
+      }
       if (opening_ && kept_stretches_left_ == kOpeningStretches &&
           WaitedForNothingSince(waits_at_opening_)) {
         // The opening's first stretch waited for nothing a scope could overlap.

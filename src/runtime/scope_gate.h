@@ -115,6 +115,17 @@
 //    stock's time with it, and the rule had kept it from every trial).
 //  - When the runtime says the configuration asks for scopes (an exact depth,
 //    check mode), every unit runs with a scope.
+//  - Streams past the page cache (KeepWhileStreaming()): while the graph's
+//    scopes read a mostly cold file past the page cache (direct_reads.h),
+//    a kept scope stays kept, its re-check and the opening's end waiting
+//    until they stop, and a trial is kept at its next checkpoint.  No pair
+//    can time such a stream fairly: each switch to plain hands the program
+//    a cold file, whose read-ahead starts over, and each switch back reads
+//    the kernel's last read-ahead window again past the cache; stretches
+//    long against that window cost the program as much in plain units (a
+//    cold 1 GiB cp ran 1.04x of stock's time with every stream timed,
+//    0.87x with every chunk in a scope).  Each stretch kept so counts in
+//    gate_streaming_stretches.
 //
 // Cost per unit outside decisions: a decrement and a branch (none with
 // BeforeUnits(), which hands the count of units to the caller).  The clock
@@ -202,6 +213,13 @@ class ScopeGate {
   // trials too.
   void TrialsWithoutWaits() { trials_without_waits_ = true; }
 
+  // True while the graph's scopes on this thread stream a file past the
+  // page cache (GraphRunner::streaming_past_cache() outside tests).
+  using StreamQuery = bool (*)(const foreactor_graph* graph);
+  // Asks `query` at the gate's decisions while a scope is kept or tried:
+  // scopes that stream are kept (see the top of this file).
+  void KeepWhileStreaming(StreamQuery query) { streaming_ = query; }
+
   // The last `nanoseconds` do not count in the stretch being timed.
   void ExcludeTime(uint64_t nanoseconds) { segment_start_ += nanoseconds; }
 
@@ -250,6 +268,10 @@ class ScopeGate {
   // The opening (see the header): the graph's first units on this thread
   // run with a scope, as kept.
   bool StartOpening();
+  // True when KeepWhileStreaming()'s query says the scopes stream.
+  bool Streaming() const;
+  // Keeps the scope of a trial that streams, as a kept scope after a win.
+  bool KeepStream();
   // True when the thread has not waited since waits_() was
   // `waits_at_start`, unless TrialsWithoutWaits(): the stretch since then
   // left a scope nothing to overlap (see the header).
@@ -310,6 +332,7 @@ class ScopeGate {
   uint32_t checkpoint_ = 0;            // checkpoints of the stretch in progress passed
   uint64_t segment_start_ = 0;         // start of the checkpoint in progress
   bool trials_without_waits_ = false;  // TrialsWithoutWaits()
+  StreamQuery streaming_ = nullptr;    // KeepWhileStreaming()
   uint64_t waits_at_plain_start_ = 0;  // waits_() when the plain stretch in progress began
   uint64_t waits_at_opening_ = 0;      // waits_() when the opening began
   uint64_t opening_start_ = 0;         // clock_() when the opening began

@@ -86,6 +86,7 @@ constexpr CounterField kCounterFields[] = {
     {"found_present", &Statistics::found_present},
     {"reads_started", &Statistics::reads_started},
     {"gate_stretches_lengthened", &Statistics::gate_stretches_lengthened},
+    {"gate_streaming_stretches", &Statistics::gate_streaming_stretches},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -59,6 +59,7 @@ struct Statistics {
   uint64_t found_present = 0;  // reads left to the program: their pages in the cache or coming in
   uint64_t reads_started = 0;  // cold reads left to the program after readahead(2) started them
   uint64_t gate_stretches_lengthened = 0;  // scope gate: trials too close to call
+  uint64_t gate_streaming_stretches = 0;   // scope gate: stretches kept for a stream past the cache
 
   void Add(const Statistics& other);
 };

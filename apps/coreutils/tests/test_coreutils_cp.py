@@ -14,6 +14,7 @@ Run with: python3 -m pytest -q apps/coreutils/tests
 
 import os
 import stat
+import subprocess
 
 import pytest
 
@@ -58,6 +59,14 @@ def drop_from_page_cache(path):
     with open(path, "rb") as handle:
         os.fsync(handle.fileno())
         os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+
+
+def takes_direct_reads(path):
+    """True for the file systems the runtime sends direct reads to
+    (runtime/direct_reads.h): ext2/3/4, XFS, btrfs, F2FS."""
+    kind = subprocess.run(["stat", "-f", "-c", "%T", str(path)], capture_output=True,
+                          text=True).stdout.strip()
+    return kind in ("ext2/ext3", "xfs", "btrfs", "f2fs")
 
 
 def copy_both(binaries, source, directory, options, environment, cold=False):
@@ -225,6 +234,36 @@ def test_source_with_holes_opens_no_scope(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ("io_uring", "threads"))
+def test_cold_copy_streams_at_the_default_settings(tmp_path, engine):
+    """A cold source copied at the automatic depth is read past the page
+    cache from its first chunks (its reads are 128 KiB, 4 MiB of them
+    ahead), and the scope gate keeps every chunk in the scope without a
+    trial against plain chunks (scope_gate.h): the copy is identical, every
+    read after the first went direct, and none was mispredicted.  Skipped
+    where the file system takes no direct reads.  The file outlasts the
+    gate's opening (1,024 chunks), after which a timed scope would meet
+    plain chunks."""
+    if not takes_direct_reads(tmp_path):
+        pytest.skip("the test directory's file system takes no direct reads")
+    chunks = 2048
+    binaries = programs()
+    source = tmp_path / "source"
+    source.write_bytes(os.urandom(chunks * CHUNK))
+    stats_file = tmp_path / "stats.json"
+    environment = foreactor_environment(engine, "auto", stats_file)
+    environment.pop("FOREACTOR_EXACT_DEPTH")
+    stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE, environment, cold=True)
+    assert ours.read_bytes() == source.read_bytes()
+    assert metadata(ours) == metadata(stock)
+    statistics = graph_statistics(stats_file, GRAPH)
+    assert statistics["mispredicted"] == 0, statistics
+    assert statistics.get("gate_trials", 0) == 0, statistics
+    assert statistics.get("gate_plain_units", 0) == 0, statistics
+    assert statistics.get("gate_streaming_stretches", 0) >= 1, statistics
+    assert statistics.get("direct_reads", 0) >= chunks * 9 // 10, statistics
+
+
+@pytest.mark.parametrize("engine", ("io_uring", "threads"))
 def test_automatic_depth_scope_entered_mid_copy(tmp_path, engine):
     """With the automatic depth the runtime's scope gate, after its opening
     (the first chunks run with a scope), times chunks of the loop without
@@ -237,15 +276,18 @@ def test_automatic_depth_scope_entered_mid_copy(tmp_path, engine):
     kernel keeps ahead of cp (stock cp waited 6-10 times in a 96 MiB copy on
     the development VM): the file is long enough for the gate to try plain
     stretches again after idle rests, the copy is tried up to three times
-    for a trial, and every try must be exact."""
+    for a trial, and every try must be exact.  Direct reads are off: a
+    scope that streams the cold file past the page cache is kept, never
+    timed (test_cold_copy_streams_at_the_default_settings)."""
     chunks = 3072
     binaries = programs()
     source = tmp_path / "source"
     source.write_bytes(os.urandom(chunks * CHUNK))
     stats_file = tmp_path / "stats.json"
+    environment = foreactor_environment(engine, "auto", stats_file)
+    environment["FOREACTOR_DIRECT_READS"] = "0"
     for _ in range(3):
-        stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE,
-                                foreactor_environment(engine, "auto", stats_file), cold=True)
+        stock, ours = copy_both(binaries, source, tmp_path, READ_WRITE, environment, cold=True)
         assert ours.read_bytes() == source.read_bytes()
         assert metadata(ours) == metadata(stock)
         statistics = graph_statistics(stats_file, GRAPH)

@@ -149,6 +149,44 @@ TEST(DepthControllerTest, FindsDepthZeroWhenTheEngineCostsTheSameAtEveryDepth) {
   EXPECT_EQ(controller.home_depth(), 0u);
 }
 
+TEST(DepthControllerTest, AFloorKeepsProbesAndHomeAtOrAboveIt) {
+  // Every call in flight only costs: without a floor the controller walks
+  // to depth 0 (above).  With one, it never goes below it, not even for a
+  // probe, and settles on the floor.
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
+  controller.KeepAtLeast(24);  // rounds up to the level of depth 32
+  std::vector<unsigned> calls_at_depth;
+  RunCalls(
+      controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000, 1000, 0,
+      &calls_at_depth);
+  EXPECT_EQ(controller.home_depth(), 32u);
+  for (unsigned depth = 0; depth < 32 && depth < calls_at_depth.size(); ++depth) {
+    EXPECT_EQ(calls_at_depth[depth], 0u) << "calls at depth " << depth;
+  }
+  // Lifted, the floor lets the controller find depth 0 again.
+  controller.KeepAtLeast(0);
+  RunCalls(
+      controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000);
+  EXPECT_EQ(controller.home_depth(), 0u);
+}
+
+TEST(DepthControllerTest, AFloorAboveHomeMovesHomeAndEndsAProbeBelowIt) {
+  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
+  RunCalls(
+      controller, [](unsigned depth) { return 1000 + 100 * uint64_t{depth}; }, 100000);
+  ASSERT_EQ(controller.home_depth(), 0u);
+  controller.KeepAtLeast(64);
+  EXPECT_EQ(controller.home_depth(), 64u);
+  EXPECT_EQ(controller.depth(), 64u);
+  // The floor is reached by the largest depth when it lies above it.
+  controller.KeepAtLeast(1000);
+  EXPECT_EQ(controller.depth(), 128u);
+  // An exact depth has no floor to keep.
+  DepthController exact(DepthPolicy::kExact, 8, &FakeClock);
+  exact.KeepAtLeast(64);
+  EXPECT_EQ(exact.depth(), 8u);
+}
+
 TEST(DepthControllerTest, NoisyWindowsDoNotPullTheDepthDown) {
   // A device shared with other work: the time per call drifts by up to 35%
   // either way every 150 calls.

@@ -1,9 +1,10 @@
 // Tests of DirectReads: a cold, aligned range of a regular file gets a
 // descriptor of our own, high, close-on-exec, opened O_DIRECT on the same
-// file, which reads the file's bytes; cached ranges, short or misaligned
-// reads, files opened O_DIRECT and files of other file systems stay on the
-// program's descriptor; a number reused for another file never reaches the
-// first one's descriptor; CloseAll() closes every descriptor.
+// file, which reads the file's bytes, and so does a range with a few clean
+// cached pages in a mostly cold file; ranges of a mostly cached file,
+// dirty ranges, short or misaligned reads, files opened O_DIRECT and files
+// of other file systems stay on the program's descriptor; a number reused for another file never
+// reaches the first one's descriptor; CloseAll() closes every descriptor.
 #include "runtime/direct_reads.h"
 
 #include <fcntl.h>
@@ -122,11 +123,44 @@ TEST_F(DirectReadsTest, ADescriptorOpenedWithoutAccessTimesGetsOneOpenedSo) {
   close(quiet);
 }
 
-TEST_F(DirectReadsTest, ARangeWithAPageInThePageCacheStaysOnTheProgramsDescriptor) {
-  char byte = 0;
-  ASSERT_EQ(pread(fd_, &byte, 1, static_cast<off_t>(kChunk + 8192)), 1);  // caches a page or more
+TEST_F(DirectReadsTest, ACachedRangeOfAMostlyCachedFileStaysOnTheProgramsDescriptor) {
+  // Every page from kChunk to the end of the file in the page cache.
+  for (uint64_t offset = kChunk; offset < kFileBytes; offset += kChunk) {
+    ASSERT_EQ(pread(fd_, buffer_.data, kChunk, static_cast<off_t>(offset)),
+              static_cast<ssize_t>(kChunk));
+  }
   EXPECT_EQ(direct_.DescriptorFor(fd_, KindOf(fd_), kChunk, kChunk, buffer_.data), -1);
-  // A dirty page too: the kernel would write it back before reading.
+  EXPECT_EQ(direct_.DescriptorFor(fd_, KindOf(fd_), 6 * kChunk, kChunk, buffer_.data), -1);
+}
+
+// A stream past the cache: the few clean pages the kernel read ahead of a
+// buffered read are read direct too while the file ahead is mostly cold
+// (and the bytes are the file's).
+TEST_F(DirectReadsTest, CleanCachedPagesOfAMostlyColdFileAreReadDirectToo) {
+  const int reader = open(temp_.Path("data").c_str(), O_RDONLY);
+  ASSERT_GE(reader, 0);
+  ASSERT_EQ(posix_fadvise(reader, 0, 0, POSIX_FADV_RANDOM), 0);  // only the page read
+  char byte = 0;
+  ASSERT_EQ(pread(reader, &byte, 1, static_cast<off_t>(kChunk + 8192)), 1);
+  close(reader);
+  uint64_t cached = 0, pages = 0;
+  ASSERT_EQ(CountCachedPages(fd_, kChunk, kChunk, &cached, &pages), 0);
+  ASSERT_GT(cached, 0u);
+  ASSERT_EQ(CountCachedPages(fd_, kChunk, kFileBytes - kChunk, &cached, &pages), 0);
+  ASSERT_LT(2 * cached, pages) << "the file ahead is mostly cold";
+
+  const int descriptor = direct_.DescriptorFor(fd_, KindOf(fd_), kChunk, kChunk, buffer_.data);
+  ASSERT_GE(descriptor, 0);
+  ASSERT_EQ(pread(descriptor, buffer_.data, kChunk, static_cast<off_t>(kChunk)),
+            static_cast<ssize_t>(kChunk));
+  for (uint64_t i = 0; i < kChunk; ++i) {
+    ASSERT_EQ(buffer_.bytes()[i], testing::PatternByte(kChunk + i)) << "byte " << i;
+  }
+}
+
+// A dirty page keeps its range on the program's descriptor: the kernel
+// would write it back before reading past the cache.
+TEST_F(DirectReadsTest, ARangeWithADirtyPageStaysOnTheProgramsDescriptor) {
   const int writable = open(temp_.Path("data").c_str(), O_WRONLY);
   ASSERT_GE(writable, 0);
   ASSERT_EQ(pwrite(writable, "x", 1, static_cast<off_t>(6 * kChunk)), 1);

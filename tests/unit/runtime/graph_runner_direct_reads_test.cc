@@ -243,6 +243,28 @@ TEST_F(GraphRunnerDirectReadsTest, ACachedFileIsReadFromThePageCache) {
   for (int descriptor : ReadDescriptors()) EXPECT_EQ(descriptor, fd_);
 }
 
+// The runner says when its scopes stream a file past the page cache (the
+// scope gate keeps such scopes), and stops saying so once the reads of the
+// next scope are found cached.
+TEST_F(GraphRunnerDirectReadsTest, ARunnerReadingDirectSaysItStreamsUntilItsReadsAreCached) {
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  EXPECT_FALSE(scope.streaming_past_cache());
+  scope.Enter(&state_);
+  EXPECT_TRUE(scope.streaming_past_cache());
+  ReadAll(scope);
+  scope.Exit();
+  EXPECT_TRUE(scope.streaming_past_cache()) << "the last scope's reads went direct";
+
+  std::vector<char> bytes(kChunk * kChunks);
+  ASSERT_EQ(::pread(fd_, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  ASSERT_EQ(::lseek(fd_, 0, SEEK_SET), 0);
+  scope.Enter(&state_);
+  ReadAll(scope);
+  scope.Exit();
+  EXPECT_FALSE(scope.streaming_past_cache());
+}
+
 // Too few bytes ahead for the device to be busy with direct reads alone:
 // the kernel's read-ahead does better beside early reads through the cache.
 TEST_F(GraphRunnerDirectReadsTest, AtASmallDepthEarlyReadsStayOnTheProgramsDescriptor) {

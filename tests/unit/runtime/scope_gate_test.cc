@@ -32,6 +32,10 @@ void FakeRetry(const foreactor_graph*) { retries++; }
 bool thread_waits = true;
 uint64_t FakeWaits() { return thread_waits ? fake_now : 0; }
 
+// Whether the scopes stream a file past the page cache (KeepWhileStreaming).
+bool scopes_stream = false;
+bool FakeStreaming(const foreactor_graph*) { return scopes_stream; }
+
 class ScopeGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,6 +44,7 @@ class ScopeGateTest : public ::testing::Test {
     questions = 0;
     retries = 0;
     thread_waits = true;
+    scopes_stream = false;
   }
 };
 
@@ -463,6 +468,51 @@ TEST_F(ScopeGateTest, TrialsWithoutWaitsLeaveAScopeThatCosts) {
   const UnitsRun run = RunUnits(gate, 1'000'000, TwiceAsLongWithScope);
   EXPECT_LT(run.units_with_scope, 50'000u);
   EXPECT_LT(run.nanoseconds, 1'050'000'000u) << "lost trials cost at most a few percent";
+}
+
+// Scopes that stream past the page cache are kept from the opening on,
+// with no pair timed, even where a pair would find them slower (a switch
+// to plain and back costs a stream more than the pair could tell).
+TEST_F(ScopeGateTest, ScopesThatStreamAreKeptWithoutTrials) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  gate.KeepWhileStreaming(&FakeStreaming);
+  scopes_stream = true;
+  const UnitsRun run = RunUnits(gate, 1'000'000, LongerWithScope);
+  EXPECT_EQ(run.units_with_scope, 1'000'000u);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_EQ(statistics.gate_trials, 0u);
+  EXPECT_GT(statistics.gate_streaming_stretches, 0u);
+  // Without the query the same scopes are timed, and left.
+  scopes_stream = false;
+  ScopeGate timed(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  EXPECT_LT(RunUnits(timed, 1'000'000, LongerWithScope).units_with_scope, 100'000u);
+}
+
+// Once the scopes stop streaming (the file turned out cached, the next one
+// is), the kept scope is re-checked as any other and left when it costs.
+TEST_F(ScopeGateTest, AScopeThatStopsStreamingIsTimedAgain) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  gate.KeepWhileStreaming(&FakeStreaming);
+  scopes_stream = true;
+  ASSERT_EQ(RunUnits(gate, 200'000, LongerWithScope).units_with_scope, 200'000u);
+  scopes_stream = false;
+  EXPECT_LT(RunUnits(gate, 1'000'000, LongerWithScope).units_with_scope, 100'000u);
+}
+
+// A trial whose scope streams (a cold file reached while the gate rested)
+// is kept at its next checkpoint.
+TEST_F(ScopeGateTest, ATrialThatStreamsIsKept) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  gate.KeepWhileStreaming(&FakeStreaming);
+  const UnitsRun costing = RunUnits(gate, 200'000, LongerWithScope);
+  ASSERT_LT(costing.units_with_scope, 50'000u);
+  ASSERT_TRUE(gate.resting());
+  scopes_stream = true;
+  const UnitsRun streaming = RunUnits(gate, 1'000'000, LongerWithScope, 200'000);
+  // Plain until the rest in progress ends, then with a scope for good.
+  EXPECT_GT(streaming.units_with_scope, 850'000u);
+  EXPECT_FALSE(gate.resting());
 }
 
 // Measured: units of a timed plain stretch and units with a scope; not

@@ -214,7 +214,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.direct_read_requests,
                           &statistics.found_present,
                           &statistics.reads_started,
-                          &statistics.gate_stretches_lengthened};
+                          &statistics.gate_stretches_lengthened,
+                          &statistics.gate_streaming_stretches};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -266,7 +267,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "direct_read_requests",
                                     "found_present",
                                     "reads_started",
-                                    "gate_stretches_lengthened"};
+                                    "gate_stretches_lengthened",
+                                    "gate_streaming_stretches"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -320,6 +322,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.found_present, 144u + 1044u);
   EXPECT_EQ(total.reads_started, 145u + 1045u);
   EXPECT_EQ(total.gate_stretches_lengthened, 146u + 1046u);
+  EXPECT_EQ(total.gate_streaming_stretches, 147u + 1047u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
