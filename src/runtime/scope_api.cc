@@ -417,21 +417,24 @@ int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_o
 namespace foreactor {
 namespace {
 
-// The scope gate's request after an idle rest (ScopeGate::RetryRequest).
-void RetrySpeculation(const foreactor_graph* graph) {
+// The calling thread's runner of `graph`, or null before its first scope.
+GraphRunner* ThreadRunnerOf(const foreactor_graph* graph) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || id < 0 || state->runners[id] == nullptr) return;
-  state->runners[id]->RetrySpeculation();
+  return state != nullptr && id >= 0 ? state->runners[id] : nullptr;
+}
+
+// The scope gate's request after an idle rest (ScopeGate::RetryRequest).
+void RetrySpeculation(const foreactor_graph* graph) {
+  GraphRunner* runner = ThreadRunnerOf(graph);
+  if (runner != nullptr) runner->RetrySpeculation();
 }
 
 // Whether the graph's scopes on this thread stream a file past the page
 // cache (ScopeGate::StreamQuery).
 bool ScopesStream(const foreactor_graph* graph) {
-  const ThreadState* state = foreactor::tls_state;
-  const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || id < 0 || state->runners[id] == nullptr) return false;
-  return state->runners[id]->streaming_past_cache();
+  const GraphRunner* runner = ThreadRunnerOf(graph);
+  return runner != nullptr && runner->streaming_past_cache();
 }
 
 // The gate's first question on this thread: makes the gate.

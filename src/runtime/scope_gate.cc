@@ -186,17 +186,21 @@ bool ScopeGate::WaitedForNothingSince(uint64_t waits_at_start) const {
 
 bool ScopeGate::Streaming() const { return streaming_ != nullptr && streaming_(graph_); }
 
-bool ScopeGate::KeepStream() {
-  unreported_.gate_streaming_stretches++;
+bool ScopeGate::KeepFor(uint32_t stretches) {
   phase_ = Phase::kKept;
-  opening_ = false;
-  confirmed_ = false;
   second_chance_ = false;
   retrying_ = false;
-  retry_stretches_ = kFirstRetryStretches;
   rest_stretches_ = kInitialRestStretches;
-  kept_stretches_left_ = kFirstRecheckStretches;
+  retry_stretches_ = kFirstRetryStretches;
+  kept_stretches_left_ = stretches;
   return Segment(true, stretch_units_);
+}
+
+bool ScopeGate::KeepStream() {
+  unreported_.gate_streaming_stretches++;
+  opening_ = false;
+  confirmed_ = false;
+  return KeepFor(kFirstRecheckStretches);
 }
 
 bool ScopeGate::StartOpening() {
@@ -281,12 +285,9 @@ bool ScopeGate::Decide() {
         confirmed_ = true;
         return SettleAfterScope();
       }
-      phase_ = Phase::kKept;
-      retrying_ = false;
-      retry_stretches_ = kFirstRetryStretches;
-      kept_stretches_left_ = recheck_stretches_;
+      const uint32_t kept_stretches = recheck_stretches_;
       recheck_stretches_ = std::min(2 * recheck_stretches_, kMaximumRecheckStretches);
-      return Segment(true, stretch_units_);
+      return KeepFor(kept_stretches);
     }
     case Phase::kKept:
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();

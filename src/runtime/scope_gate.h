@@ -270,7 +270,11 @@ class ScopeGate {
   bool StartOpening();
   // True when KeepWhileStreaming()'s query says the scopes stream.
   bool Streaming() const;
-  // Keeps the scope of a trial that streams, as a kept scope after a win.
+  // Keeps the scope for `stretches` stretches, then re-checks it: after a
+  // trial that won (confirmed), or one that streams.
+  bool KeepFor(uint32_t stretches);
+  // Keeps the scope of a trial that streams, re-checked as after a first
+  // kept win once the stream stops (two wins needed to stay kept).
   bool KeepStream();
   // True when the thread has not waited since waits_() was
   // `waits_at_start`, unless TrialsWithoutWaits(): the stretch since then
