@@ -99,6 +99,16 @@ struct Request {
   // writes (write_pipeline.h).
   bool ordered = false;
 
+  // Streamed: one of a run of large reads the owner will consume in the
+  // order it hands them over (the coalesced direct reads of a copy,
+  // coalesced_reads.h).  A few in flight keep a device streaming; more,
+  // run side by side, only share its bandwidth among reads the owner
+  // waits for one after another, so the first finishes later.  The thread
+  // pool runs at most WorkerPool::kStreamedJobsAtOnce of an engine's
+  // streamed requests at once, in order; io_uring submits in order and
+  // ignores it.  A hint: it never changes a result.
+  bool streamed = false;
+
   std::atomic<RequestState> state{RequestState::kIdle};
 };
 

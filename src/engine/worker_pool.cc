@@ -110,8 +110,10 @@ void WorkerPool::RunWorker() {
       continue;
     }
     const bool ordered = job.head->ordered;
+    const bool streamed = job.head->streamed;
     const bool lane_stopped = ordered && job.submitter->ordered_failed_;
     if (ordered) job.submitter->ordered_running_ = true;
+    if (streamed) ++job.submitter->streamed_running_;
     lock.unlock();
     bool complete = false;
     if (lane_stopped) {
@@ -120,6 +122,7 @@ void WorkerPool::RunWorker() {
       complete = ExecuteNow(job.head);
     }
     lock.lock();
+    if (streamed) --job.submitter->streamed_running_;
     if (ordered) {
       if (!complete) job.submitter->ordered_failed_ = true;
       job.submitter->ordered_running_ = false;
@@ -133,13 +136,17 @@ WorkerPool::Job WorkerPool::TakeJobLocked() {
   DropFrontTombstonesLocked();
   for (size_t i = 0; i < queued_; ++i) {
     Job& queued = jobs_[(first_ + i) & (capacity_ - 1)];
-    if (queued.head == nullptr) continue;
-    if (queued.head->ordered && queued.submitter->ordered_running_) continue;
+    if (queued.head == nullptr || !MayRunLocked(queued)) continue;
     const Job job = queued;
     RemoveQueuedLocked(i);
     return job;
   }
   return Job{nullptr, nullptr};
+}
+
+bool WorkerPool::MayRunLocked(const Job& job) {
+  if (job.head->ordered && job.submitter->ordered_running_) return false;
+  return !job.head->streamed || job.submitter->streamed_running_ < kStreamedJobsAtOnce;
 }
 
 void WorkerPool::DropFrontTombstonesLocked() {
@@ -150,7 +157,9 @@ void WorkerPool::DropFrontTombstonesLocked() {
 }
 
 void WorkerPool::RemoveQueuedLocked(size_t index) {
-  jobs_[(first_ + index) & (capacity_ - 1)].head = nullptr;
+  Job& job = jobs_[(first_ + index) & (capacity_ - 1)];
+  if (job.head->streamed) --job.submitter->streamed_queued_;
+  job.head = nullptr;
   DropFrontTombstonesLocked();
 }
 
@@ -215,6 +224,7 @@ void WorkerPool::Unregister(Submitter* submitter) {
   for (size_t i = 0; i < queued_; ++i) {
     Job& job = jobs_[(first_ + i) & (capacity_ - 1)];
     if (job.head != nullptr && job.submitter == submitter) {
+      if (job.head->streamed) --submitter->streamed_queued_;
       CompleteChain(job.head, -ECANCELED);
       job.head = nullptr;
       FinishJobLocked(submitter);
@@ -242,9 +252,20 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
   // Ordered jobs run one at a time: of this batch's, only the first may
   // need a worker of its own (none while one of the lane's runs).
   size_t waiting_in_lane = 0;
-  for (size_t i = 0; i < count; ++i) waiting_in_lane += heads[i]->ordered;
+  size_t streamed = 0;
+  for (size_t i = 0; i < count; ++i) {
+    waiting_in_lane += heads[i]->ordered;
+    streamed += heads[i]->streamed;
+  }
   if (waiting_in_lane > 0 && !submitter->ordered_running_) --waiting_in_lane;
-  const size_t runnable = count - waiting_in_lane;
+  // Streamed jobs beyond the submitter's free places wait likewise.
+  submitter->streamed_queued_ += streamed;
+  const size_t streamed_places = kStreamedJobsAtOnce - submitter->streamed_running_;
+  const size_t streamed_waiting = submitter->streamed_queued_ > streamed_places
+                                      ? submitter->streamed_queued_ - streamed_places
+                                      : 0;
+  const size_t batch_streamed_waiting = streamed < streamed_waiting ? streamed : streamed_waiting;
+  const size_t runnable = count - waiting_in_lane - batch_streamed_waiting;
   // Wake no more workers than there are jobs.
   const size_t wake = runnable < idle_workers_ ? runnable : idle_workers_;
   if (wake == idle_workers_) {
@@ -257,7 +278,7 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
   // waits.  (Counting starting workers matters when the owner runs its
   // jobs itself, RunIfQueued(): it would otherwise start a worker for each
   // job it pushes faster than a thread starts.)
-  const size_t startable = queued_ - waiting_in_lane;
+  const size_t startable = queued_ - waiting_in_lane - streamed_waiting;
   const size_t coming = idle_workers_ + starting_workers_;
   size_t unserved = startable > coming ? startable - coming : 0;
   while (unserved > 0 && workers_ < worker_limit_ && StartWorkerLocked()) --unserved;
@@ -313,6 +334,8 @@ void WorkerPool::AfterForkInChild() {
        submitter = submitter->next_) {
     submitter->outstanding_ = 0;
     submitter->ordered_running_ = false;
+    submitter->streamed_running_ = 0;
+    submitter->streamed_queued_ = 0;
   }
   pool->mutex_.unlock();
   g_creation_mutex.unlock();

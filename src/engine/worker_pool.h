@@ -28,6 +28,11 @@
 // queued), the submitter's later ordered jobs complete with -ECANCELED
 // until RestartOrder().  The worker that finishes an ordered job takes the
 // next one at once: a lane streams without waking its submitter.
+//
+// Streamed jobs (Request::streamed) of one submitter run at most
+// kStreamedJobsAtOnce at a time, taken in the order they were pushed; the
+// others wait in the queue (the owner may still run one itself,
+// RunIfQueued()).
 #ifndef FOREACTOR_ENGINE_WORKER_POOL_H_
 #define FOREACTOR_ENGINE_WORKER_POOL_H_
 
@@ -57,6 +62,8 @@ class WorkerPool {
     size_t outstanding_ = 0;        // guarded by the pool's mutex
     bool ordered_running_ = false;  // one of its ordered jobs runs (mutex)
     bool ordered_failed_ = false;   // its lane stopped (mutex)
+    size_t streamed_running_ = 0;   // its streamed jobs on workers (mutex)
+    size_t streamed_queued_ = 0;    // its streamed jobs in the queue (mutex)
     Submitter* previous_ = nullptr;
     Submitter* next_ = nullptr;
   };
@@ -111,6 +118,10 @@ class WorkerPool {
   void RestartOrder(Submitter* submitter);
 
   static constexpr unsigned kMaxWorkers = 1024;
+  // The most streamed jobs of one submitter that workers run at once: four
+  // of a copy's 1 MiB direct reads keep a device streaming (docs/DESIGN.md
+  // §5 gives the measurements).
+  static constexpr size_t kStreamedJobsAtOnce = 4;
   // How long a worker waits for a job before it exits.
   static constexpr std::chrono::milliseconds kIdleWorkerLifetime{20};
   // The name every worker thread carries (/proc/self/task/*/comm).
@@ -123,9 +134,12 @@ class WorkerPool {
   };
 
   // Takes the first queued job a worker may run now (an ordered one only
-  // while its submitter has none running) and leaves a tombstone in its
-  // place; returns a job with a null head when there is none.
+  // while its submitter has none running, a streamed one only while fewer
+  // than kStreamedJobsAtOnce of its submitter's run) and leaves a tombstone
+  // in its place; returns a job with a null head when there is none.
   Job TakeJobLocked();
+  // Whether a worker may take the queued job `job` now (TakeJobLocked).
+  static bool MayRunLocked(const Job& job);
   // Drops the tombstones at the front of the queue.
   void DropFrontTombstonesLocked();
   // Leaves a tombstone in place of the queued job at `index` (counted from

@@ -58,6 +58,7 @@ void CoalescedReads::Send(int index) {
   request.result = 0;
   request.linked_next = nullptr;
   request.ordered = false;
+  request.streamed = true;
   request.state.store(RequestState::kIdle, std::memory_order_relaxed);
   if (!engine_->Prepare(&request)) {
     CompleteAllWith(index, -ECANCELED);  // the queue is full: the program reads

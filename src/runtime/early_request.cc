@@ -43,6 +43,7 @@ bool PrepareEarlyRequest(VisitSlot& slot) {
   request.result = 0;
   request.linked_next = nullptr;
   request.ordered = false;
+  request.streamed = false;
   if (info.reads_data) {
     size_t length = DataLength(predicted);
     if (!slot.data.Reserve(length > 0 ? length : 1)) return false;

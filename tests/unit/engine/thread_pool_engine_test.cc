@@ -359,6 +359,90 @@ TEST(ThreadPoolEngineTest, OrderedRequestsRunOneAtATimeInOrder) {
   EXPECT_EQ(written, std::string(bytes, kRequests));
 }
 
+// Streamed requests (a copy's coalesced direct reads) run at most
+// kStreamedJobsAtOnce at a time, taken in the order they were handed over,
+// however many workers are free; other requests run beside them.  Each
+// streamed request here is an open of its own FIFO, which blocks until a
+// writer opens it; a non-blocking writer's open fails with ENXIO while no
+// reader is in the FIFO's open, so it tells which requests a worker runs.
+TEST(ThreadPoolEngineTest, StreamedRequestsRunAFewAtATimeInOrder) {
+  constexpr size_t kAtOnce = WorkerPool::kStreamedJobsAtOnce;
+  constexpr size_t kRequests = 2 * kAtOnce;
+  TempDir dir;
+  std::vector<std::string> fifos;
+  for (size_t i = 0; i < kRequests; ++i) {
+    fifos.push_back(dir.Path("fifo" + std::to_string(i)));
+    ASSERT_EQ(mkfifo(fifos.back().c_str(), 0600), 0);
+  }
+  EngineOptions options;
+  options.queue_size = kRequests + 1;
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(options);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_GT(WorkerPool::Instance()->worker_limit(), kRequests) << "workers to spare";
+  Request requests[kRequests];
+  for (size_t i = 0; i < kRequests; ++i) {
+    SetUpCall(&requests[i], FOREACTOR_CALL_OPEN);
+    requests[i].call.path = fifos[i].c_str();
+    requests[i].call.flags = O_RDONLY;
+    requests[i].streamed = true;
+    ASSERT_TRUE(engine->Prepare(&requests[i]));
+  }
+  ASSERT_EQ(engine->Submit(), static_cast<int>(kRequests));
+  // A request that is not streamed runs on a free worker meanwhile.
+  char byte = 0;
+  Request other;
+  const int zero = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(zero, 0);
+  SetUpRead(&other, zero, &byte, 1, 0);
+  ASSERT_TRUE(engine->Prepare(&other));
+  ASSERT_EQ(engine->Submit(), 1);
+  for (int tries = 0; tries < 5000 && other.state.load() != RequestState::kCompleted; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(other.state.load(), RequestState::kCompleted) << "behind the held streamed requests";
+  close(zero);
+  // Returns whether a worker is in the open of FIFO `index` (and, if so,
+  // lets that open return).
+  std::vector<int> writers;
+  std::vector<bool> released(kRequests, false);
+  auto reader_in = [&](size_t index) {
+    const int writer = open(fifos[index].c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer < 0) return false;
+    writers.push_back(writer);
+    released[index] = true;
+    return true;
+  };
+  // Lets the open of FIFO `index` return once a worker (or the owner) is in it.
+  auto release = [&](size_t index) {
+    if (released[index]) return;
+    const int writer = open(fifos[index].c_str(), O_WRONLY);
+    ASSERT_GE(writer, 0);
+    writers.push_back(writer);
+    released[index] = true;
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (size_t i = kAtOnce; i < kRequests; ++i) {
+    EXPECT_FALSE(reader_in(i)) << "streamed request " << i << " ran beside the first ones";
+  }
+  // The first finishes: the next in order takes its place, and only it.
+  release(0);
+  engine->Wait(&requests[0]);
+  EXPECT_GE(requests[0].result, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (size_t i = kAtOnce + 1; i < kRequests; ++i) {
+    EXPECT_FALSE(reader_in(i)) << "streamed request " << i << " ran out of turn";
+  }
+  release(kAtOnce);  // waits for a worker to take the next one
+  // Let every open return.
+  for (size_t i = 1; i < kRequests; ++i) release(i);
+  for (Request& request : requests) {
+    engine->Wait(&request);
+    EXPECT_GE(request.result, 0);
+    close(static_cast<int>(request.result));
+  }
+  for (int writer : writers) close(writer);
+}
+
 // After an ordered request that falls short, the later ordered requests
 // complete with -ECANCELED without running, until RestartOrder().
 TEST(ThreadPoolEngineTest, AShortOrderedRequestStopsTheLaneUntilRestart) {

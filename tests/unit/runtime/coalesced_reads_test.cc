@@ -69,6 +69,7 @@ TEST_F(CoalescedReadsTest, AdjacentReadsGoAsOneVectoredReadOnceTheGroupIsFull) {
   ASSERT_EQ(engine_.prepared().size(), 1u);
   const foreactor_call& sent = engine_.prepared()[0].call;
   EXPECT_EQ(sent.type, FOREACTOR_CALL_PREADV);
+  EXPECT_TRUE(engine_.prepared()[0].streamed) << "the program consumes groups in order";
   EXPECT_EQ(sent.fd, kDirect);
   EXPECT_EQ(sent.offset, static_cast<int64_t>(4 * kChunk));
   EXPECT_EQ(sent.length, CoalescedReads::kGroupBytes);

@@ -46,6 +46,7 @@ class FakeEngine final : public Engine {
     bool completed = false;
     bool cancelled = false;  // completed by Cancel()
     bool ordered = false;    // Request::ordered at Prepare() time
+    bool streamed = false;   // Request::streamed at Prepare() time
     int64_t result = 0;      // valid once completed
   };
 
@@ -117,6 +118,7 @@ class FakeEngine final : public Engine {
       record.call.path = nullptr;
       record.operation = link->operation;
       record.ordered = link->ordered;
+      record.streamed = link->streamed;
       record.request = link;
       records_.push_back(record);
       chain_heads_.push_back(head);
