@@ -106,7 +106,8 @@ struct Request {
   // waits for one after another, so the first finishes later.  The thread
   // pool runs at most WorkerPool::kStreamedJobsAtOnce of an engine's
   // streamed requests at once, in order; io_uring submits in order and
-  // ignores it.  A hint: it never changes a result.
+  // ignores it.  A hint: it never changes a result.  Never ordered (the
+  // pool counts a held job as ordered or as streamed, not both).
   bool streamed = false;
 
   std::atomic<RequestState> state{RequestState::kIdle};
