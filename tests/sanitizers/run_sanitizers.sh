@@ -6,10 +6,11 @@
 #                               the integration suite, the leak check and a
 #                               bounded random-graph run against it.
 #   run_sanitizers.sh thread    ThreadSanitizer build in build-tsan: the
-#                               multi-threaded tests only (thread pool engine
-#                               and worker pool unit tests, scope concurrency,
-#                               leak check with the thread pool, walk-ahead in
-#                               a program linked with the library).
+#                               multi-threaded tests only (thread pool engine,
+#                               io_uring engine and worker pool unit tests,
+#                               scope concurrency, leak check with the thread
+#                               pool, walk-ahead in a program linked with the
+#                               library).
 #
 # Any sanitizer report fails the run: halt_on_error for UBSan and TSan,
 # LeakSanitizer on at exit for ASan.  Tests that preload libforeactor.so into
@@ -60,14 +61,15 @@ case "$kind" in
     build="$ROOT/build-tsan"
     say "ThreadSanitizer build in $build (multi-threaded tests only)"
     configure "$build" thread
-    cmake --build "$build" -j 2 --target foreactor thread_pool_engine_test request_rules_test \
-      worker_pool_stress_test scope_concurrency call_matrix forbid_io_uring early_exit_leaks \
+    cmake --build "$build" -j 2 --target foreactor thread_pool_engine_test io_uring_engine_test \
+      request_rules_test worker_pool_stress_test scope_concurrency call_matrix forbid_io_uring early_exit_leaks \
       tree_walker
     # die_after_fork=0: the scope concurrency test forks a threaded process.
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0"
     export FOREACTOR_SANITIZED=thread
-    say "thread pool engine and request completion unit tests under TSan"
+    say "engine and request completion unit tests under TSan"
     "$build/tests/thread_pool_engine_test"
+    "$build/tests/io_uring_engine_test"
     "$build/tests/request_rules_test"
     "$build/tests/worker_pool_stress_test"
     # worker_pool_fork_test is not run here: TSan reports its rounds'
