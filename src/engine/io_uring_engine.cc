@@ -219,6 +219,8 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
 }
 
 IoUringEngine::~IoUringEngine() {
+  for (Request* request : held_streamed_) CompleteRequest(request, -ECANCELED);
+  held_streamed_.clear();
   if (!ring_ready_) return;
   if (!Unusable()) {
     for (PendingSqe& pending : pending_) {
@@ -286,7 +288,10 @@ bool IoUringEngine::HasRoomFor(unsigned count, unsigned reserved) const {
 }
 
 void IoUringEngine::Rest() {
-  if (!ring_ready_ || Unusable() || owed_completions_ > 0 || !pending_.empty()) return;
+  if (!ring_ready_ || Unusable() || owed_completions_ > 0 || !pending_.empty() ||
+      !held_streamed_.empty()) {
+    return;
+  }
   ExitRing(&ring_);
   ring_ready_ = false;
   resting_ = true;
@@ -315,6 +320,16 @@ bool IoUringEngine::Prepare(Request* request) {
     if (link->state.load(std::memory_order_relaxed) != RequestState::kIdle) return false;
     ++count;
   }
+  if (request->streamed &&
+      (streamed_in_ring_ >= kStreamedRequestsAtOnce || !held_streamed_.empty())) {
+    // Waits here, in order, for one of those in the ring to complete.
+    if (request->linked_next != nullptr ||
+        !AllocationSucceeds([&] { held_streamed_.push_back(request); })) {
+      return false;
+    }
+    request->state.store(RequestState::kPrepared, std::memory_order_relaxed);
+    return true;
+  }
   if (!HasRoomFor(count, kReservedForCancel)) {
     Poll();
     if (!HasRoomFor(count, kReservedForCancel)) return false;
@@ -325,7 +340,38 @@ bool IoUringEngine::Prepare(Request* request) {
     link->state.store(RequestState::kPrepared, std::memory_order_relaxed);
     pending_.push_back(PendingSqe{link, sqe});  // within the reserved capacity
   }
+  if (request->streamed) ++streamed_in_ring_;
   return true;
+}
+
+void IoUringEngine::StartHeldStreamed() {
+  bool started = false;
+  while (!held_streamed_.empty() && streamed_in_ring_ < kStreamedRequestsAtOnce &&
+         HasRoomFor(1, kReservedForCancel)) {
+    Request* request = held_streamed_.front();
+    held_streamed_.erase(held_streamed_.begin());
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: room was checked
+    PrepareSqe(request, sqe, false);
+    pending_.push_back(PendingSqe{request, sqe});
+    ++streamed_in_ring_;
+    started = true;
+  }
+  if (started) SubmitPending();
+}
+
+bool IoUringEngine::DropHeld(Request* request) {
+  for (auto held = held_streamed_.begin(); held != held_streamed_.end(); ++held) {
+    if (*held != request) continue;
+    held_streamed_.erase(held);
+    CompleteRequest(request, -ECANCELED);
+    return true;
+  }
+  return false;
+}
+
+void IoUringEngine::CompleteUnsubmitted(Request* request) {
+  if (request->streamed) --streamed_in_ring_;
+  CompleteRequest(request, -ECANCELED);
 }
 
 void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to_next) {
@@ -390,7 +436,7 @@ int IoUringEngine::Submit() {
   if (pending_.empty()) return 0;
   if (Unusable()) {
     for (const PendingSqe& pending : pending_) {
-      if (pending.request != nullptr) CompleteRequest(pending.request, -ECANCELED);
+      if (pending.request != nullptr) CompleteUnsubmitted(pending.request);
     }
     pending_.clear();
     return -ECANCELED;
@@ -425,7 +471,7 @@ int IoUringEngine::SubmitPending() {
   const int error = result < 0 ? result : -EAGAIN;
   for (size_t i = consumed; i < pending_.size(); ++i) {
     MakeInternalNop(pending_[i].sqe);
-    if (pending_[i].request != nullptr) CompleteRequest(pending_[i].request, -ECANCELED);
+    if (pending_[i].request != nullptr) CompleteUnsubmitted(pending_[i].request);
     pending_[i].request = nullptr;
   }
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(consumed));
@@ -439,11 +485,14 @@ void IoUringEngine::ReapAvailable() {
   io_uring_for_each_cqe(&ring_, head, cqe) {
     ++seen;
     if (cqe->user_data != kInternalUserData) {
-      CompleteRequest(reinterpret_cast<Request*>(static_cast<uintptr_t>(cqe->user_data)), cqe->res);
+      Request* request = reinterpret_cast<Request*>(static_cast<uintptr_t>(cqe->user_data));
+      if (request->streamed) --streamed_in_ring_;
+      CompleteRequest(request, cqe->res);
     }
   }
   io_uring_cq_advance(&ring_, seen);
   owed_completions_ -= seen < owed_completions_ ? seen : owed_completions_;
+  StartHeldStreamed();
 }
 
 void IoUringEngine::Wait(Request* request) {
@@ -451,11 +500,12 @@ void IoUringEngine::Wait(Request* request) {
   for (;;) {
     const RequestState state = request->state.load(std::memory_order_acquire);
     if (state == RequestState::kCompleted || state == RequestState::kIdle) return;
+    if (!Unusable() && owed_completions_ == 0) StartHeldStreamed();
     if (Unusable() || owed_completions_ == 0) {
       // The ring failed, or belongs to the parent of this forked process,
       // or (a broken invariant) the request is not in flight here: its
       // result can never arrive, so do not hang the program.
-      CompleteRequest(request, -ECANCELED);
+      if (!DropHeld(request)) CompleteRequest(request, -ECANCELED);
       return;
     }
     io_uring_cqe* cqe = nullptr;
@@ -478,7 +528,7 @@ void IoUringEngine::Poll() {
 }
 
 void IoUringEngine::Cancel(Request* request) {
-  if (Unusable()) return;
+  if (DropHeld(request) || Unusable()) return;
   if (request->state.load(std::memory_order_relaxed) == RequestState::kPrepared) Submit();
   if (request->state.load(std::memory_order_relaxed) != RequestState::kSubmitted) return;
   if (!HasRoomFor(1, 0)) {

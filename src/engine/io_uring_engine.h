@@ -25,6 +25,10 @@
 // never interrupted (no spurious EINTR in the program's own system calls).
 // After fork() the child never touches the ring: every call degrades to
 // "nothing in flight".
+//
+// Streamed requests (Request::streamed) beyond kStreamedRequestsAtOnce in
+// the ring wait in the engine, in order, and go into the ring as those
+// before them complete (whenever the engine reaps: Poll, Wait, Prepare).
 #ifndef FOREACTOR_ENGINE_IO_URING_ENGINE_H_
 #define FOREACTOR_ENGINE_IO_URING_ENGINE_H_
 
@@ -92,8 +96,18 @@ class IoUringEngine final : public Engine {
   // Submits every pending SQE.  Returns the number of requests submitted,
   // or -errno after completing the requests left unsubmitted with it.
   int SubmitPending();
-  // Records every CQE already in the CQ ring.
+  // Records every CQE already in the CQ ring, then starts held streamed
+  // requests where there is room.
   void ReapAvailable();
+  // Moves held streamed requests, oldest first, into the ring while fewer
+  // than kStreamedRequestsAtOnce streamed requests are there and the rings
+  // have room, and submits them.
+  void StartHeldStreamed();
+  // When `request` is held, removes it and completes it with -ECANCELED (it
+  // never ran) and returns true; otherwise returns false.
+  bool DropHeld(Request* request);
+  // Completes a request whose SQE the kernel never consumed with -ECANCELED.
+  void CompleteUnsubmitted(Request* request);
   // True once this engine must not use its ring any more (after fork, or
   // after the ring failed).
   bool Unusable() const;
@@ -113,6 +127,11 @@ class IoUringEngine final : public Engine {
   unsigned completion_capacity_ = 0;
   unsigned owed_completions_ = 0;    // CQEs of submitted SQEs not yet reaped
   std::vector<PendingSqe> pending_;  // capacity reserved to the SQ size
+  // Streamed requests with an SQE (pending or submitted) not yet completed.
+  unsigned streamed_in_ring_ = 0;
+  // Streamed requests prepared while kStreamedRequestsAtOnce were in the
+  // ring: kPrepared, no SQE yet, in the order they were prepared.
+  std::vector<Request*> held_streamed_;
 };
 
 }  // namespace foreactor

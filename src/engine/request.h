@@ -12,6 +12,11 @@
 
 namespace foreactor {
 
+// The most streamed requests (Request::streamed) one engine has in flight
+// at once: four of a copy's 1 MiB direct reads keep a device streaming
+// (docs/DESIGN.md §5 gives the measurements).
+inline constexpr unsigned kStreamedRequestsAtOnce = 4;
+
 // Life of a request: kIdle -> (Engine::Prepare) kPrepared -> (Engine::Submit)
 // kSubmitted [-> kAwaited] -> kCompleted.  Only the engine moves a request
 // from kPrepared onwards; only the owner (the runtime) moves it back to
@@ -103,11 +108,12 @@ struct Request {
   // order it hands them over (the coalesced direct reads of a copy,
   // coalesced_reads.h).  A few in flight keep a device streaming; more,
   // run side by side, only share its bandwidth among reads the owner
-  // waits for one after another, so the first finishes later.  The thread
-  // pool runs at most WorkerPool::kStreamedJobsAtOnce of an engine's
-  // streamed requests at once, in order; io_uring submits in order and
-  // ignores it.  A hint: it never changes a result.  Never ordered (the
-  // pool counts a held job as ordered or as streamed, not both).
+  // waits for one after another, so the first finishes later.  Every
+  // engine has at most kStreamedRequestsAtOnce of its streamed requests
+  // in flight at once, and starts them in the order they were prepared;
+  // the others wait in the engine.  A hint: it never changes a result.
+  // Never ordered (the pool counts a held job as ordered or as streamed,
+  // not both), never linked.
   bool streamed = false;
 
   std::atomic<RequestState> state{RequestState::kIdle};

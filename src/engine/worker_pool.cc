@@ -146,7 +146,7 @@ WorkerPool::Job WorkerPool::TakeJobLocked() {
 
 bool WorkerPool::MayRunLocked(const Job& job) {
   if (job.head->ordered && job.submitter->ordered_running_) return false;
-  return !job.head->streamed || job.submitter->streamed_running_ < kStreamedJobsAtOnce;
+  return !job.head->streamed || job.submitter->streamed_running_ < kStreamedRequestsAtOnce;
 }
 
 void WorkerPool::DropFrontTombstonesLocked() {
@@ -260,7 +260,7 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
   if (waiting_in_lane > 0 && !submitter->ordered_running_) --waiting_in_lane;
   // Streamed jobs beyond the submitter's free places wait likewise.
   submitter->streamed_queued_ += streamed;
-  const size_t streamed_places = kStreamedJobsAtOnce - submitter->streamed_running_;
+  const size_t streamed_places = kStreamedRequestsAtOnce - submitter->streamed_running_;
   const size_t streamed_waiting = submitter->streamed_queued_ > streamed_places
                                       ? submitter->streamed_queued_ - streamed_places
                                       : 0;

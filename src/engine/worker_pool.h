@@ -30,7 +30,7 @@
 // next one at once: a lane streams without waking its submitter.
 //
 // Streamed jobs (Request::streamed) of one submitter run at most
-// kStreamedJobsAtOnce at a time, taken in the order they were pushed; the
+// kStreamedRequestsAtOnce at a time, taken in the order they were pushed; the
 // others wait in the queue (the owner may still run one itself,
 // RunIfQueued()).
 #ifndef FOREACTOR_ENGINE_WORKER_POOL_H_
@@ -118,10 +118,6 @@ class WorkerPool {
   void RestartOrder(Submitter* submitter);
 
   static constexpr unsigned kMaxWorkers = 1024;
-  // The most streamed jobs of one submitter that workers run at once: four
-  // of a copy's 1 MiB direct reads keep a device streaming (docs/DESIGN.md
-  // §5 gives the measurements).
-  static constexpr size_t kStreamedJobsAtOnce = 4;
   // How long a worker waits for a job before it exits.
   static constexpr std::chrono::milliseconds kIdleWorkerLifetime{20};
   // The name every worker thread carries (/proc/self/task/*/comm).
@@ -135,7 +131,7 @@ class WorkerPool {
 
   // Takes the first queued job a worker may run now (an ordered one only
   // while its submitter has none running, a streamed one only while fewer
-  // than kStreamedJobsAtOnce of its submitter's run) and leaves a tombstone
+  // than kStreamedRequestsAtOnce of its submitter's run) and leaves a tombstone
   // in its place; returns a job with a null head when there is none.
   Job TakeJobLocked();
   // Whether a worker may take the queued job `job` now (TakeJobLocked).

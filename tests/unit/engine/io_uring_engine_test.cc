@@ -120,6 +120,79 @@ TEST(IoUringEngineTest, DestructorCancelsBlockedRequests) {
   }
 }
 
+// Streamed requests (a copy's coalesced direct reads) are in the ring at
+// most kStreamedRequestsAtOnce at a time; the others wait in the engine, in
+// order, and go in as those before them complete.  Each streamed request
+// here reads its own pipe, which blocks until the test writes to it.
+TEST(IoUringEngineTest, StreamedRequestsAreInTheRingAFewAtATimeInOrder) {
+  constexpr size_t kAtOnce = kStreamedRequestsAtOnce;
+  constexpr size_t kRequests = kAtOnce + 3;
+  std::unique_ptr<IoUringEngine> engine = MakeEngine();
+  ASSERT_NE(engine, nullptr);
+  Pipe pipes[kRequests];
+  char buffers[kRequests][4] = {};
+  Request requests[kRequests];
+  for (size_t i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(pipes[i].ok());
+    SetUpRead(&requests[i], pipes[i].read_end(), buffers[i], sizeof(buffers[i]), 0);
+    requests[i].streamed = true;
+    ASSERT_TRUE(engine->Prepare(&requests[i]));
+  }
+  ASSERT_EQ(engine->Submit(), static_cast<int>(kAtOnce));
+  for (size_t i = 0; i < kRequests; ++i) {
+    EXPECT_EQ(requests[i].state.load(),
+              i < kAtOnce ? RequestState::kSubmitted : RequestState::kPrepared)
+        << "request " << i;
+  }
+  // A request that is not streamed goes into the ring at once.
+  char byte = 'x';
+  Request other;
+  const int zero = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(zero, 0);
+  SetUpRead(&other, zero, &byte, 1, 0);
+  ASSERT_TRUE(engine->Prepare(&other));
+  ASSERT_EQ(engine->Submit(), 1);
+  engine->Wait(&other);
+  EXPECT_EQ(other.result, 1);
+  close(zero);
+  // The first completes: the next in order takes its place, and only it.
+  ASSERT_EQ(write(pipes[0].write_end(), "r0", 2), 2);
+  engine->Wait(&requests[0]);
+  EXPECT_EQ(requests[0].result, 2);
+  EXPECT_EQ(requests[kAtOnce].state.load(), RequestState::kSubmitted);
+  for (size_t i = kAtOnce + 1; i < kRequests; ++i) {
+    EXPECT_EQ(requests[i].state.load(), RequestState::kPrepared) << "request " << i;
+  }
+  // A held request never ran: cancelled, it completes at once.
+  engine->Cancel(&requests[kAtOnce + 1]);
+  EXPECT_EQ(requests[kAtOnce + 1].state.load(), RequestState::kCompleted);
+  EXPECT_EQ(requests[kAtOnce + 1].result, -ECANCELED);
+  // Waiting for a held request lets those before it complete first.
+  for (size_t i = 1; i < kRequests; ++i) {
+    if (i == kAtOnce + 1) continue;
+    ASSERT_EQ(write(pipes[i].write_end(), "rr", 2), 2);
+  }
+  engine->Wait(&requests[kRequests - 1]);
+  for (size_t i = 1; i < kRequests; ++i) {
+    if (i == kAtOnce + 1) continue;
+    engine->Wait(&requests[i]);
+    EXPECT_EQ(requests[i].result, 2) << "request " << i;
+  }
+  // The destructor completes held requests as never run.
+  Request late[kAtOnce + 1];
+  for (size_t i = 0; i <= kAtOnce; ++i) {
+    SetUpRead(&late[i], pipes[0].read_end(), buffers[i], sizeof(buffers[i]), 0);
+    late[i].streamed = true;
+    ASSERT_TRUE(engine->Prepare(&late[i]));
+  }
+  ASSERT_EQ(engine->Submit(), static_cast<int>(kAtOnce));
+  engine.reset();
+  for (const Request& request : late) {
+    EXPECT_EQ(request.state.load(), RequestState::kCompleted);
+    EXPECT_EQ(request.result, -ECANCELED);
+  }
+}
+
 // The SQ holds queue_size entries and the CQ twice as many: Prepare must
 // refuse before either could overflow (keeping one CQ slot for a
 // cancellation), and accept again once room is back.

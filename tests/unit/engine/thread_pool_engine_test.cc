@@ -360,13 +360,13 @@ TEST(ThreadPoolEngineTest, OrderedRequestsRunOneAtATimeInOrder) {
 }
 
 // Streamed requests (a copy's coalesced direct reads) run at most
-// kStreamedJobsAtOnce at a time, taken in the order they were handed over,
+// kStreamedRequestsAtOnce at a time, taken in the order they were handed over,
 // however many workers are free; other requests run beside them.  Each
 // streamed request here is an open of its own FIFO, which blocks until a
 // writer opens it; a non-blocking writer's open fails with ENXIO while no
 // reader is in the FIFO's open, so it tells which requests a worker runs.
 TEST(ThreadPoolEngineTest, StreamedRequestsRunAFewAtATimeInOrder) {
-  constexpr size_t kAtOnce = WorkerPool::kStreamedJobsAtOnce;
+  constexpr size_t kAtOnce = kStreamedRequestsAtOnce;
   constexpr size_t kRequests = 2 * kAtOnce;
   TempDir dir;
   std::vector<std::string> fifos;
