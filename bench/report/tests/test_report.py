@@ -185,6 +185,15 @@ def test_every_du_tree_of_the_run_gets_rows():
         ["deep, cold", "wide-100k, cold", "wide-400k, cold"]
 
 
+def test_a_hot_scan_is_read_beside_the_plugin_tool_with_foreactor_off():
+    # Linking the plugins alone moves the host's layout: that time is said.
+    summary = {name: configuration(1.04, 1.0, 1.06) for name in report.ENGINES_AUTO}
+    data = {"run": RUN, "results": {"scan-insert-hot": {"256": summary}}}
+    assert report.bptree_rows(data)[0].cells()[5:] == ["-", "-"]
+    summary[report.BPTREE_LINKED_OFF] = configuration(1.03, 1.01, 1.05)
+    assert report.bptree_rows(data)[0].cells()[5:] == ["plugin tool, foreactor off 1.03x", "-"]
+
+
 def test_the_bulk_loaded_cold_scan_is_read_beside_reading_its_leaves_alone():
     # Issue 21 asks 1.3x the speed; no buffered scan ends before its leaves are read.
     summary = {name: configuration(0.95, 0.9, 1.0) for name in report.ENGINES_AUTO}
