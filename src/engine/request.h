@@ -111,7 +111,9 @@ struct Request {
   // waits for one after another, so the first finishes later.  Every
   // engine has at most kStreamedRequestsAtOnce of its streamed requests
   // in flight at once, and starts them in the order they were prepared;
-  // the others wait in the engine.  A hint: it never changes a result.
+  // the others wait in the engine (the thread pool's owner may still run a
+  // waiting one itself when it waits for it, WorkerPool::RunIfQueued).  A
+  // hint: it never changes a result.
   // Never ordered (the pool counts a held job as ordered or as streamed,
   // not both), never linked.
   bool streamed = false;
