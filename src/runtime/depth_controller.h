@@ -128,7 +128,7 @@ class DepthController {
   // home below it moves up to it (its rate then measured anew).  0 lifts
   // the floor.  For a scope whose reads stream a file past the page cache,
   // which at a shallower depth would go through the cache again
-  // (graph_runner.h, kMinDirectDepthBytes): a probe there measures another
+  // (graph_runner.h, kMinDirectReadBytesAhead): a probe there measures another
   // way of reading, and ends the stream.  Nothing happens for an exact
   // depth.
   void KeepAtLeast(unsigned depth);

@@ -62,6 +62,21 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         branch_states_[node.dense_index].choices.reset(new int[ring_size_ + 1]);
       }
     }
+    for (int id = 0; id < graph.node_count(); ++id) {
+      const Node& node = graph.node(id);
+      if (node.kind != NodeKind::kSyscall || node.loops.empty()) continue;
+      const int innermost = node.loops.back();
+      unsigned in_loop = 0;
+      for (int other = 0; other < graph.node_count(); ++other) {
+        const Node& candidate = graph.node(other);
+        if (candidate.kind == NodeKind::kSyscall &&
+            std::find(candidate.loops.begin(), candidate.loops.end(), innermost) !=
+                candidate.loops.end()) {
+          in_loop++;
+        }
+      }
+      syscall_states_[node.dense_index].visits_per_pass = in_loop;
+    }
     pending_accesses_.Reserve(ring_size_);
     if (graph.has_write_behind() && settings.write_behind && !settings.check && engine != nullptr) {
       write_behind_.reset(new WriteBehind(engine, &file_kinds_, &statistics_,
@@ -347,8 +362,11 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   // device fills the slot directly, and no probe starts the kernel's
   // read-ahead of a range the slot will serve.
   bool direct = false;
+  const uint64_t visits_for_direct_reads =
+      (kMinDirectReadBytesAhead + slot.request.call.length - 1) /
+      std::max<uint64_t>(slot.request.call.length, 1) * state.visits_per_pass;
   if (cacheable_read && issue && settings_.direct_reads &&
-      uint64_t{depth_controller_.depth()} * slot.request.call.length >= kMinDirectDepthBytes) {
+      settings_.depth >= visits_for_direct_reads) {
     if (slot.request.call.length >= DirectReads::kMinLength) streaming_past_cache_ = false;
     const int descriptor =
         direct_reads_.DescriptorFor(call.fd, kind, slot.request.call.offset,
@@ -359,9 +377,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
       streaming_past_cache_ = true;
       // The scope streams past the cache from here on: the automatic
       // depth keeps what direct reads need.
-      const uint64_t length = slot.request.call.length;
-      depth_controller_.KeepAtLeast(
-          static_cast<unsigned>((kMinDirectDepthBytes + length - 1) / length));
+      depth_controller_.KeepAtLeast(static_cast<unsigned>(visits_for_direct_reads));
     }
   }
   slot.direct_read = direct;

@@ -115,6 +115,26 @@ inline std::unique_ptr<Graph> OneCallLoop(const char* name, foreactor_call_type 
   return graph;
 }
 
+// start -> `first` -> `second` -> branch `more` -> {`first` (loop), end}.
+inline std::unique_ptr<Graph> TwoCallLoop(const char* name, foreactor_call_type first_type,
+                                          foreactor_arguments_fn first_arguments,
+                                          foreactor_call_type second_type,
+                                          foreactor_arguments_fn second_arguments,
+                                          foreactor_choice_fn more_choice) {
+  auto graph = std::make_unique<Graph>(name);
+  const int first = graph->AddSyscall("first", first_type, first_arguments, nullptr, nullptr);
+  const int second = graph->AddSyscall("second", second_type, second_arguments, nullptr, nullptr);
+  const int more = graph->AddBranch("more", more_choice, nullptr);
+  graph->SetNext(FOREACTOR_START_NODE, first, false);
+  graph->SetNext(first, second, false);
+  graph->SetNext(second, more, false);
+  graph->AddChild(more, first, false);
+  graph->AddChild(more, FOREACTOR_END_NODE, false);
+  std::string error;
+  EXPECT_TRUE(graph->Finish(&error)) << error;
+  return graph;
+}
+
 // The loop over LoopState::offsets.
 inline std::unique_ptr<Graph> LoopGraph(foreactor_call_type type, foreactor_arguments_fn arguments,
                                         bool weak = false) {
