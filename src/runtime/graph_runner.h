@@ -157,9 +157,9 @@ class GraphRunner {
   // only the node's own visits among the visits of its loop (a copy loop's
   // writes take half the depth); an automatic depth is then kept at least
   // that deep.  A cold 1 GiB copy (cp, 128 KiB chunks gathered to 1 MiB
-  // requests, thread pool, exact depths, 8 alternating rounds) ran 1.58x of
-  // stock cp with 4 MiB of reads ahead, 1.05x with 8 MiB, 0.86x with
-  // 16 MiB, and 1.05x with 4 MiB through the page cache.
+  // requests, thread pool, exact depths, 8 alternating rounds) ran 1.16x of
+  // stock cp with 4 MiB of reads ahead, 0.91x with 8 MiB, 0.80x with
+  // 16 MiB, and 0.99x with 4 MiB through the page cache.
   static constexpr uint64_t kMaxDirectBytesAhead = uint64_t{16} << 20;
   static constexpr uint64_t kMinDirectReadBytesAhead = uint64_t{8} << 20;
 
