@@ -363,10 +363,11 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
   // read-ahead of a range the slot will serve.
   bool direct = false;
   const uint64_t visits_for_direct_reads =
-      (kMinDirectReadBytesAhead + slot.request.call.length - 1) /
-      std::max<uint64_t>(slot.request.call.length, 1) * state.visits_per_pass;
-  if (cacheable_read && issue && settings_.direct_reads &&
-      settings_.depth >= visits_for_direct_reads) {
+      cacheable_read && issue && settings_.direct_reads
+          ? (kMinDirectReadBytesAhead + slot.request.call.length - 1) /
+                std::max<uint64_t>(slot.request.call.length, 1) * state.visits_per_pass
+          : 0;
+  if (visits_for_direct_reads > 0 && settings_.depth >= visits_for_direct_reads) {
     if (slot.request.call.length >= DirectReads::kMinLength) streaming_past_cache_ = false;
     const int descriptor =
         direct_reads_.DescriptorFor(call.fd, kind, slot.request.call.offset,

@@ -309,7 +309,7 @@ Statistics ReadAndStatAll(GraphRunner& scope, LoopState* state, int fd) {
 // Reads that share their loop's visits with another call have a share of
 // the depth only: at the depth that sends a lone read loop direct they
 // stay on the program's descriptor (a copy at exact depth 64 had 4 MiB of
-// reads ahead, counted as 8, and ran 1.58x of stock), at twice it they go
+// reads ahead, counted as 8, and ran 1.16x of stock), at twice it they go
 // direct.
 TEST_F(GraphRunnerDirectReadsTest, OnlyTheReadsShareOfTheDepthCountsForDirectReads) {
   if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
