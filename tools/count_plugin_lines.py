@@ -25,7 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASE_STUDIES = [
     ("du (directory walk)", ["apps/coreutils/plugins/du_walk_*"], 199),
     ("cp (copy loop)", ["apps/coreutils/plugins/cp_copy_*"], 175),
-    ("B+-tree scan", ["apps/bptree/plugins/scan_plugin.cc"], 103),
+    ("B+-tree scan", ["apps/bptree/plugins/leaf_planner.*", "apps/bptree/plugins/scan_plugin.cc"],
+     103),
     ("B+-tree load", ["apps/bptree/plugins/load_plugin.cc"], 112),
     ("LevelDB Get", ["apps/leveldb/plugin/*"], 401),
     ("example random_read", ["examples/random_read/random_read_plugin.cc"], None),

@@ -249,6 +249,20 @@ FOREACTOR_API void foreactor_scope_enter(foreactor_graph *graph, void *scope_sta
  */
 FOREACTOR_API void foreactor_scope_exit(foreactor_graph *graph);
 
+/*
+ * Tells the innermost open scope of `graph` on the calling thread that
+ * arguments or branch choices its callbacks answered not-yet may be known
+ * now: the plugin learned them outside an intercepted call (from a function
+ * it wraps), and the program may next work a while without system calls.
+ * foreactor then walks ahead at once, as it does at each of the program's
+ * calls, and may start a read-ahead stream of the graph's next preads
+ * (docs/DESIGN.md §5), so that the device works while the program computes.
+ * What the program observes does not change.  Does nothing when no scope of
+ * `graph` speculates on this thread.  Cost when it does nothing: a few
+ * thread-local loads.
+ */
+FOREACTOR_API void foreactor_scope_look_ahead(foreactor_graph *graph);
+
 /* What one scope did with the graph's calls (foreactor_last_scope_outcome). */
 typedef struct foreactor_scope_outcome {
   uint64_t calls;           /* calls of the program that matched the graph */

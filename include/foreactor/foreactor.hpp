@@ -456,6 +456,9 @@ class Graph {
   foreactor_speculation ScopeSpeculation() const noexcept {
     return foreactor_scope_speculation(graph_);
   }
+  // foreactor_scope_look_ahead() for this graph: what the callbacks
+  // answered not-yet may be known now; the open scope walks ahead at once.
+  void LookAhead() const noexcept { foreactor_scope_look_ahead(graph_); }
   // foreactor_scope_gate() for this graph: whether the next unit runs with a scope.
   bool ScopeGate() const noexcept { return foreactor_scope_gate(graph_) != 0; }
   // foreactor_scope_gate_units() for this graph: the answer for the next

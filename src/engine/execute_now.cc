@@ -37,6 +37,12 @@ int64_t RunCall(Request* request) {
     errno = saved_errno;
     return answer;
   }
+  if (request->operation == RequestOperation::kStartReadAhead) {
+    result = syscall(SYS_readahead, call.fd, call.offset, call.length);
+    const int64_t answer = result == -1 ? -static_cast<int64_t>(errno) : result;
+    errno = saved_errno;
+    return answer;
+  }
   switch (call.type) {
     case FOREACTOR_CALL_OPEN:
       result = syscall(SYS_openat, AT_FDCWD, call.path, call.flags, call.mode);

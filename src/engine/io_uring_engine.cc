@@ -194,6 +194,7 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
   };
   // Optional: without it, write-back hints are refused (Runnable).
   starts_write_back_ = io_uring_opcode_supported(probe, IORING_OP_SYNC_FILE_RANGE) != 0;
+  starts_read_ahead_ = io_uring_opcode_supported(probe, IORING_OP_FADVISE) != 0;
   for (const Needed& operation : needed) {
     if (!io_uring_opcode_supported(probe, operation.opcode)) {
       io_uring_free_probe(probe);
@@ -302,6 +303,9 @@ bool IoUringEngine::Runnable(const Request& request) const {
     // The SQE's length is 32 bits.
     return starts_write_back_ && request.call.offset >= 0 && request.call.length <= UINT32_MAX;
   }
+  if (request.operation == RequestOperation::kStartReadAhead) {
+    return starts_read_ahead_ && request.call.offset >= 0 && request.call.length <= UINT32_MAX;
+  }
   return Supports(request.call.type) && Expressible(request.call);
 }
 
@@ -385,6 +389,15 @@ void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to
     // when the program may have closed it.  Never linked either.
     io_uring_prep_sync_file_range(sqe, call.fd, static_cast<unsigned>(call.length), offset,
                                   SYNC_FILE_RANGE_WRITE);
+    io_uring_sqe_set_flags(sqe, 0);
+    io_uring_sqe_set_data(sqe, request);
+    return;
+  }
+  if (request->operation == RequestOperation::kStartReadAhead) {
+    // No IOSQE_ASYNC needed: the kernel punts POSIX_FADV_WILLNEED to io-wq
+    // itself.  Never linked.
+    io_uring_prep_fadvise(sqe, call.fd, offset, static_cast<off_t>(call.length),
+                          POSIX_FADV_WILLNEED);
     io_uring_sqe_set_flags(sqe, 0);
     io_uring_sqe_set_data(sqe, request);
     return;

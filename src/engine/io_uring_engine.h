@@ -17,7 +17,8 @@
 // hints (RequestOperation::kStartWriteBack) run as IORING_OP_SYNC_FILE_RANGE
 // when the kernel has it, never with IOSQE_ASYNC, so the kernel takes its
 // own reference on the file when they are submitted and a later close() by
-// the program cannot redirect them.
+// the program cannot redirect them.  Read-ahead hints
+// (RequestOperation::kStartReadAhead) run as IORING_OP_FADVISE.
 //
 // The engine is used by the thread that created it only.  When the kernel
 // allows, the ring is single-issuer with deferred task work: completions are
@@ -121,6 +122,7 @@ class IoUringEngine final : public Engine {
   bool resting_ = false;  // the ring was closed by Rest(); Prepare() makes a new one
   bool deferred_task_work_ = false;
   bool starts_write_back_ = false;  // the kernel has IORING_OP_SYNC_FILE_RANGE
+  bool starts_read_ahead_ = false;  // the kernel has IORING_OP_FADVISE
   bool broken_ = false;
   const bool async_;
   unsigned fork_generation_ = 0;

@@ -60,12 +60,26 @@ enum class RequestOperation : unsigned char {
   // pool worker does): the runtime keeps it open until the request
   // completed.  The sync engine refuses it, as every request.
   kReadAhead,
+  // readahead(2) of bytes [call.offset, call.offset + call.length) of
+  // call.fd: starts the device reads that bring the range into the page
+  // cache and completes once they are started, before they finish, with
+  // the call's result (0).  No program call stands behind it, nothing is
+  // copied, and it may not be linked.  A read-ahead stream started ahead of
+  // the program (ReadAheadStream::LookAhead) hints its regions so: one
+  // worker starts many megabytes of reads in a few calls and the kernel
+  // merges them into requests as large as its own read-ahead's, where
+  // kReadAhead's buffered reads would each hold a worker until their pages
+  // arrive.  io_uring runs it as IORING_OP_FADVISE (POSIX_FADV_WILLNEED),
+  // which the kernel always hands to an io-wq worker; the descriptor is
+  // then looked up when that worker runs it, as for kReadAhead.  The sync
+  // engine refuses it, as every request.
+  kStartReadAhead,
 };
 
 struct Request {
-  // What to run: `call` itself (also for kReadAhead), or the write-back
-  // hint kStartWriteBack describes (which reads only call.fd, call.offset
-  // and call.length).
+  // What to run: `call` itself (also for kReadAhead), or the hint
+  // kStartWriteBack or kStartReadAhead describes (which reads only call.fd,
+  // call.offset and call.length).
   RequestOperation operation = RequestOperation::kCall;
 
   // The call to execute, as the engine must run it:

@@ -42,8 +42,9 @@ bool ThreadPoolEngine::Prepare(Request* request) {
   if (batch_.size() >= batch_capacity_) return false;
   if (request->ordered && request->linked_next != nullptr) return false;
   for (Request* link = request; link != nullptr; link = link->linked_next) {
-    const bool runnable =
-        link->operation == RequestOperation::kStartWriteBack || IsValidCallType(link->call.type);
+    const bool runnable = link->operation == RequestOperation::kStartWriteBack ||
+                          link->operation == RequestOperation::kStartReadAhead ||
+                          IsValidCallType(link->call.type);
     if (!runnable) return false;
     if (link->state.load(std::memory_order_relaxed) != RequestState::kIdle) return false;
   }

@@ -1004,6 +1004,16 @@ void GraphRunner::NoteMisprediction() {
   statistics_.speculation_stopped++;
 }
 
+void GraphRunner::LookAhead() {
+  if (!speculating_ || abandoned_) return;
+  // The stream first: its large reads of the regions ahead go out before
+  // the peek head probes the first visits one by one, and the probes then
+  // find those pages coming in.
+  if (read_ahead_ != nullptr && !misprediction_guard_.suspended())
+    read_ahead_->LookAhead(frontier_);
+  Fill();
+}
+
 void GraphRunner::RetrySpeculation() {
   if (misprediction_guard_.suspended()) ResumeSpeculation();
   if (depth_controller_.home_depth() == 0) depth_controller_.Restart();

@@ -82,7 +82,8 @@
 // (read_ahead_stream.h), which, when they jump about a file, reads the
 // regions of the graph's next preads whole, off the program's thread.  While it runs, a scope does
 // not stop following the graph for reads found cached (it needs the program's position), and the
-// program's close() of its descriptor waits for it.
+// program's close() of its descriptor waits for it.  A plugin's look-ahead (LookAhead) may start
+// it before the program's first read, from the graph's next preads.
 //
 // Check mode (GraphSettings::check): nothing is issued early; every call
 // that belongs to the graph is compared with the visit the graph predicts,
@@ -232,6 +233,11 @@ class GraphRunner {
   bool serving_quick_calls_only() const {
     return (lookups_only_ && lookup_mode_.serving()) || (writes_only_ && write_mode_.serving());
   }
+
+  // foreactor_scope_look_ahead(): the plugin learned arguments or choices
+  // outside an intercepted call.  Starts a read-ahead stream of the graph's
+  // next preads (ReadAheadStream::LookAhead), then walks the peek head.
+  void LookAhead();
 
   // Called between scopes after a long time without any (the scope gate
   // rested because a scope would issue nothing): lifts a suspension as a run

@@ -74,14 +74,46 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
     }
     if (!found_cached) watched_reads_++;
     watched_end_ = offset + result;
-    if (watched_reads_ >= kArmingReads && watched_jumps_ >= kArmingJumps) Arm(fd, after);
+    if (watched_reads_ >= kArmingReads && watched_jumps_ >= kArmingJumps)
+      Arm(fd, after, kMaxInFlight);
     return;
   }
   if (fd == fd_) program_reads_++;
   Pump();
 }
 
-void ReadAheadStream::Arm(int fd, const Cursor& after) {
+void ReadAheadStream::LookAhead(const Cursor& from) {
+  if (phase_ == Phase::kStreaming) {
+    Pump();
+    return;
+  }
+  if (phase_ != Phase::kWatching) return;
+  // The next kArmingReads pread visits on the descriptor of the first one
+  // must jump as the program's reads must (kArmingJumps): reads in file
+  // order are left to the kernel's read-ahead, which starts at the
+  // program's first read.  (Measured on a bulk-loaded tree's scan, hinting
+  // its leaves while the tree zero-filled its result buffer made the scan
+  // slower: the zero-fill slowed by more than the leaf loop gained.)
+  Cursor cursor = from;
+  int stream_fd = -1;
+  int64_t previous_end = -1;
+  unsigned reads = 0, jumps = 0;
+  for (unsigned passed = 0; passed < 4 * kBatchVisits && reads < kArmingReads; ++passed) {
+    Range range;
+    int fd = -1;
+    const Step step = WalkStep(&cursor, &range, &fd);
+    if (step == Step::kStop) break;
+    if (step == Step::kWait) return;  // not known yet: a later look-ahead tries again
+    if (step != Step::kRange || (stream_fd >= 0 && fd != stream_fd)) continue;
+    stream_fd = fd;
+    if (reads > 0 && range.start != previous_end) jumps++;
+    previous_end = range.end;
+    reads++;
+  }
+  if (stream_fd >= 0 && jumps >= kArmingJumps) Arm(stream_fd, from, kMaxInFlightAhead);
+}
+
+void ReadAheadStream::Arm(int fd, const Cursor& after, int max_in_flight) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
   const int64_t size = kind.regular && !kind.direct ? FileSize(fd) : -1;
   // A file wholly in the page cache needs no walk.
@@ -116,17 +148,26 @@ void ReadAheadStream::Arm(int fd, const Cursor& after) {
   batch_cached_ = 0;
   batch_all_taken_ = false;
   refusals_in_a_row_ = 0;
+  max_in_flight_ = max_in_flight;
+  // Started ahead of the program, the stream hints its regions
+  // (RequestOperation::kStartReadAhead says why); watching a scattered
+  // scan, it reads them.
+  const RequestOperation operation = max_in_flight == kMaxInFlightAhead
+                                         ? RequestOperation::kStartReadAhead
+                                         : RequestOperation::kReadAhead;
+  for (Request& request : requests_) request.operation = operation;
   phase_ = Phase::kStreaming;
   statistics_->read_ahead_streams++;
+  if (max_in_flight == kMaxInFlightAhead) statistics_->read_ahead_streams_ahead++;
   Pump();
 }
 
 void ReadAheadStream::Pump() {
   if (phase_ != Phase::kStreaming) return;
   Reap(false);
-  if (in_flight_ >= kMaxInFlight) Reap(true);
+  if (in_flight_ >= max_in_flight_) Reap(true);
   bool prepared = false;
-  while (in_flight_ < kMaxInFlight) {
+  while (in_flight_ < max_in_flight_) {
     if (regions_.empty()) {
       // Every region of the batch went, or was found cached.
       if (batch_regions_ > 0 && batch_cached_ == batch_regions_) {
@@ -170,13 +211,14 @@ bool ReadAheadStream::GatherBatch() {
   unsigned passed = 0;
   while (!walk_ended_ && needs_.size() < kBatchVisits && passed < 4 * kBatchVisits) {
     Range range;
-    const Step step = WalkStep(&range);
+    int fd = -1;
+    const Step step = WalkStep(&cursor_, &range, &fd);
     if (step == Step::kWait) break;
     if (step == Step::kStop) {
       walk_ended_ = true;
       break;
     }
-    if (step == Step::kPassed) {
+    if (step == Step::kPassed || fd != fd_) {
       ++passed;
       continue;
     }
@@ -222,34 +264,35 @@ bool ReadAheadStream::GatherBatch() {
   return true;
 }
 
-ReadAheadStream::Step ReadAheadStream::WalkStep(Range* range) {
-  const Node& node = graph_.node(cursor_.node);
+ReadAheadStream::Step ReadAheadStream::WalkStep(Cursor* cursor, Range* range, int* fd) {
+  const Node& node = graph_.node(cursor->node);
   uint64_t iteration[FOREACTOR_MAX_LOOPS];
   if (node.kind == NodeKind::kBranch) {
-    const foreactor_visit visit = VisitAt(graph_, cursor_, scope_state_, iteration);
+    const foreactor_visit visit = VisitAt(graph_, *cursor, scope_state_, iteration);
     const int choice = node.choice(&visit);
     if (choice < 0 || choice >= static_cast<int>(node.children.size())) return Step::kWait;
-    cursor_.Take(node.children[choice]);
+    cursor->Take(node.children[choice]);
     return Step::kPassed;
   }
   if (node.kind != NodeKind::kSyscall) return Step::kStop;  // the end
   // After an open or a close, a descriptor number may name another file.
   if (IsOpen(node.call_type) || node.call_type == FOREACTOR_CALL_CLOSE) return Step::kStop;
   if (node.call_type != FOREACTOR_CALL_PREAD) {
-    cursor_.Take(node.next);
+    cursor->Take(node.next);
     return Step::kPassed;
   }
-  const foreactor_visit visit = VisitAt(graph_, cursor_, scope_state_, iteration);
+  const foreactor_visit visit = VisitAt(graph_, *cursor, scope_state_, iteration);
   foreactor_call call{};
   call.type = FOREACTOR_CALL_PREAD;
   const foreactor_readiness readiness = node.arguments(&visit, &call);
   if (readiness == FOREACTOR_NEVER) return Step::kStop;
   if (readiness != FOREACTOR_READY) return Step::kWait;
-  cursor_.Take(node.next);
-  if (call.fd != fd_ || call.offset < 0 || call.length == 0 ||
+  cursor->Take(node.next);
+  if (call.offset < 0 || call.length == 0 ||
       call.length > static_cast<size_t>(INT64_MAX - call.offset)) {
     return Step::kPassed;
   }
+  *fd = call.fd;
   range->start = call.offset;
   range->end = call.offset + static_cast<int64_t>(call.length);
   return Step::kRange;
@@ -257,8 +300,8 @@ ReadAheadStream::Step ReadAheadStream::WalkStep(Range* range) {
 
 bool ReadAheadStream::Issue(const Range& region) {
   int slot = 0;
-  while (slot < kMaxInFlight && slot_busy_[slot]) ++slot;
-  if (slot == kMaxInFlight) return false;
+  while (slot < max_in_flight_ && slot_busy_[slot]) ++slot;
+  if (slot == max_in_flight_) return false;
   Request& request = requests_[slot];
   request.call.fd = fd_;
   request.call.buffer = scratch_.get();
@@ -276,7 +319,7 @@ bool ReadAheadStream::Issue(const Range& region) {
 void ReadAheadStream::Reap(bool poll) {
   if (in_flight_ == 0) return;
   if (poll) engine_->Poll();
-  for (int slot = 0; slot < kMaxInFlight; ++slot) {
+  for (int slot = 0; slot < kMaxInFlightAhead; ++slot) {
     if (slot_busy_[slot] &&
         requests_[slot].state.load(std::memory_order_acquire) == RequestState::kCompleted) {
       Release(slot);
@@ -294,11 +337,11 @@ void ReadAheadStream::Release(int slot) {
 
 void ReadAheadStream::CancelAndWait() {
   if (in_flight_ == 0) return;
-  for (int slot = 0; slot < kMaxInFlight; ++slot) {
+  for (int slot = 0; slot < kMaxInFlightAhead; ++slot) {
     if (slot_busy_[slot]) engine_->Cancel(&requests_[slot]);
   }
   const uint64_t start = MonotonicNanoseconds();
-  for (int slot = 0; slot < kMaxInFlight; ++slot) {
+  for (int slot = 0; slot < kMaxInFlightAhead; ++slot) {
     if (!slot_busy_[slot]) continue;
     engine_->Wait(&requests_[slot]);
     Release(slot);

@@ -30,8 +30,20 @@
 // already streams them, and measured on a bulk-loaded tree a second stream
 // beside it made the cold scan slower.
 //
+// Started ahead of the program.  When a plugin says that the program is
+// about to compute without system calls (foreactor_scope_look_ahead), a
+// stream whose graph's next preads jump about (as the program's must to
+// start one) starts at once, before the program's first read, instead of
+// after kArmingReads of them: the insert-built B+-tree's scan sets up its
+// result buffer between its inner walk and its leaf loop.  Such a stream
+// hints its regions with readahead(2) (RequestOperation::kStartReadAhead)
+// rather than reading them, up to kMaxInFlightAhead at once (nothing reaps
+// them until the program's next call).  Reads in file order get no stream
+// here either: measured on the bulk-loaded tree's scan, hinting its leaves
+// during that set-up slowed the set-up by more than the leaf loop gained.
+//
 // Bounds and costs:
-//  - at most kMaxInFlight requests of at most kRegionBytes, one scratch
+//  - at most kMaxInFlight requests (kMaxInFlightAhead) of at most kRegionBytes, one scratch
 //    buffer of kRegionBytes, room for kBatchVisits ranges and a bit per
 //    region for the first kTrackedRegions regions of the file per stream
 //    (made at its first start and kept for the runner's life; regions
@@ -80,8 +92,10 @@ class ReadAheadStream {
   static constexpr uint64_t kRegionBytes = uint64_t{1} << 20;
   // Bytes of a region a batch must need for the region to be read whole.
   static constexpr uint64_t kMinRegionNeedBytes = uint64_t{64} << 10;
-  // Requests of the stream in flight at once.
+  // Requests of the stream in flight at once; a stream started by
+  // LookAhead() may have kMaxInFlightAhead.
   static constexpr int kMaxInFlight = 8;
+  static constexpr int kMaxInFlightAhead = 32;
   // Pread visits on the descriptor gathered per batch.
   static constexpr unsigned kBatchVisits = 2048;
   // The program's reads on one descriptor, and how many of them started
@@ -113,6 +127,14 @@ class ReadAheadStream {
   void NoteProgramRead(int fd, int64_t offset, int64_t result, const Cursor& after,
                        bool found_cached);
 
+  // The plugin learned the graph's next arguments outside a call, and the
+  // program is about to work without reading (foreactor_scope_look_ahead):
+  // while the stream only watches, starts it on the descriptor of the first
+  // pread visit the graph gives from `from` when the next kArmingReads
+  // preads on it jump kArmingJumps times, whatever the program's reads
+  // looked like.  A started stream is pumped.
+  void LookAhead(const Cursor& from);
+
   // The program is about to close `fd`: when the stream reads it, waits for
   // its requests and stops it for the scope.
   void BeforeClose(int fd);
@@ -143,8 +165,9 @@ class ReadAheadStream {
     uint32_t order = 0;
   };
 
-  // Starts the stream on `fd`, walking from `after`.
-  void Arm(int fd, const Cursor& after);
+  // Starts the stream on `fd`, walking from `after`, with at most
+  // `max_in_flight` requests in flight.
+  void Arm(int fd, const Cursor& after, int max_in_flight);
   // Gathers the next batch when it is time, and issues its regions while a
   // request slot is free; submits them as one batch.
   void Pump();
@@ -153,8 +176,9 @@ class ReadAheadStream {
   // before (batch_all_taken_ when that left none).  False when the walk
   // found nothing (it waits or has ended).
   bool GatherBatch();
-  // One visit of the walk; on kRange, `*range` is a pread on the descriptor.
-  Step WalkStep(Range* range);
+  // One visit of the walk from `*cursor`; on kRange, `*range` is a pread on
+  // descriptor `*fd`.
+  Step WalkStep(Cursor* cursor, Range* range, int* fd);
   // True when region `index` of the file was read or found cached since
   // the stream started; false for regions past kTrackedRegions.
   bool RegionTaken(int64_t index) const {
@@ -201,9 +225,10 @@ class ReadAheadStream {
   std::unique_ptr<uint64_t[]> taken_regions_;  // kTrackedRegions bits: RegionTaken()
 
   std::unique_ptr<char[]> scratch_;  // kRegionBytes; what the reads bring is never looked at
-  Request requests_[kMaxInFlight];
-  bool slot_busy_[kMaxInFlight] = {};
+  Request requests_[kMaxInFlightAhead];
+  bool slot_busy_[kMaxInFlightAhead] = {};
   int in_flight_ = 0;
+  int max_in_flight_ = kMaxInFlight;  // of this stream (Arm)
   unsigned refusals_in_a_row_ = 0;
 };
 

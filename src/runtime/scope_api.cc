@@ -403,6 +403,19 @@ void foreactor_scope_exit(foreactor_graph* graph) {
   state->RestEnginesIfIdle();
 }
 
+void foreactor_scope_look_ahead(foreactor_graph* graph) {
+  ThreadState* state = foreactor::tls_state;
+  if (state == nullptr || graph == nullptr || state->forked_child) return;
+  for (int i = state->depth - 1; i >= 0; --i) {
+    if (state->stack[i].graph != graph) continue;
+    foreactor::GraphRunner* runner = state->stack[i].runner;
+    if (runner == nullptr || !runner->speculating()) return;
+    InsideForeactor inside;
+    runner->LookAhead();
+    return;
+  }
+}
+
 int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_outcome* outcome) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);

@@ -87,6 +87,7 @@ constexpr CounterField kCounterFields[] = {
     {"reads_started", &Statistics::reads_started},
     {"gate_stretches_lengthened", &Statistics::gate_stretches_lengthened},
     {"gate_streaming_stretches", &Statistics::gate_streaming_stretches},
+    {"read_ahead_streams_ahead", &Statistics::read_ahead_streams_ahead},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -60,6 +60,7 @@ struct Statistics {
   uint64_t reads_started = 0;  // cold reads left to the program after readahead(2) started them
   uint64_t gate_stretches_lengthened = 0;  // scope gate: trials too close to call
   uint64_t gate_streaming_stretches = 0;   // scope gate: stretches kept for a stream past the cache
+  uint64_t read_ahead_streams_ahead = 0;   // read-ahead streams started ahead of the program
 
   void Add(const Statistics& other);
 };

@@ -46,8 +46,11 @@ def parse_dot(text):
     return nodes, edges
 
 
-def structure(text):
-    """The canonical shape of a DOT text: (node list, sorted edge list)."""
+def structure(text, from_first_call=False):
+    """The canonical shape of a DOT text: (node list, sorted edge list).
+    With `from_first_call`, the shape of what is reachable from the first
+    syscall node the walk from the start meets, numbered from it: a draft of
+    an inner function against a graph whose scope opens earlier."""
     nodes, edges = parse_dot(text)
     outgoing = {}
     for edge in edges:
@@ -55,6 +58,8 @@ def structure(text):
     for node_id in outgoing:
         outgoing[node_id].sort(key=lambda edge: -1 if edge[2] is None else edge[2])
     start = next(node_id for node_id, (kind, _) in nodes.items() if kind == "start")
+    if from_first_call:
+        start = _first_call(start, nodes, outgoing)
     number, order, stack = {}, [], [start]
     while stack:
         node_id = stack.pop()
@@ -67,3 +72,18 @@ def structure(text):
     shape_edges = sorted((number[a], number[b], child, weak, loop)
                          for a, b, child, weak, loop in edges if a in number and b in number)
     return shape_nodes, shape_edges
+
+
+def _first_call(start, nodes, outgoing):
+    """The first syscall node a depth-first walk from `start` meets, child 0
+    first (`start` itself when there is none)."""
+    seen, stack = set(), [start]
+    while stack:
+        node_id = stack.pop()
+        if node_id in seen:
+            continue
+        seen.add(node_id)
+        if nodes[node_id][0] == "syscall":
+            return node_id
+        stack.extend(reversed([edge[1] for edge in outgoing.get(node_id, [])]))
+    return start

@@ -7,6 +7,9 @@ page cache first:
 
   - the scan prints the plain tool's count and checksum, with a stream
     started and region reads made, none of them failing;
+  - the stream starts ahead of the scan's leaf loop, once its inner walk is
+    done (the scan plugin's foreactor_scope_look_ahead), and hints its
+    regions;
   - a bulk-loaded tree, whose leaves the scan reads in file order, starts
     no stream (the kernel's read-ahead streams it);
   - FOREACTOR_READ_AHEAD=0 turns streams off;
@@ -90,6 +93,8 @@ def test_a_scattered_scan_reads_its_regions_ahead_and_prints_the_same(trees, tmp
     assert cold_scan(trees["insert"], bptree_test_support.environment(engine, stats)) == expected
     scan = graph_statistics(stats, "bptree_scan")
     assert scan["read_ahead_streams"] >= 1, scan
+    # Started when the inner walk ended, before the leaf loop's first read.
+    assert scan["read_ahead_streams_ahead"] == scan["read_ahead_streams"], scan
     assert scan["read_ahead_requests"] >= 1, scan
     assert scan["read_ahead_bytes"] >= scan["read_ahead_requests"] * 64 * 1024
     assert scan["read_ahead_errors"] == 0

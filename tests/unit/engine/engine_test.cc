@@ -611,6 +611,33 @@ TEST_P(CallTypeTest, StartWriteBackMatchesDirectSyncFileRange) {
   close(pipe_fds[1]);
 }
 
+// A read-ahead hint: readahead(2) (io_uring: fadvise WILLNEED) of a range
+// succeeds with 0 and changes no byte; on a closed descriptor it fails.
+TEST_P(CallTypeTest, StartReadAheadHintsARangeAndFailsOnABadDescriptor) {
+  const int fd = OpenData();
+  ASSERT_GE(fd, 0);
+  const std::string before = dir_.ReadAll("data");
+  Request request;
+  ResetRequest(&request);
+  request.operation = RequestOperation::kStartReadAhead;
+  request.call.type = FOREACTOR_CALL_PREAD;
+  request.call.fd = fd;
+  request.call.offset = 4096;
+  request.call.length = 8192;
+  ASSERT_TRUE(runner_->Run(&request));
+  EXPECT_EQ(request.result, 0);
+  EXPECT_EQ(dir_.ReadAll("data"), before);
+  close(fd);
+
+  ResetRequest(&request);
+  request.operation = RequestOperation::kStartReadAhead;
+  request.call.type = FOREACTOR_CALL_PREAD;
+  request.call.fd = fd;  // closed
+  request.call.length = 4096;
+  ASSERT_TRUE(runner_->Run(&request));
+  EXPECT_EQ(request.result, -EBADF);
+}
+
 // A read-ahead read: pread into the request's buffer, with the direct
 // call's result; a failure is the call's.
 TEST_P(CallTypeTest, ReadAheadMatchesDirectPread) {

@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,15 @@ namespace {
 constexpr int64_t kRegion = static_cast<int64_t>(ReadAheadStream::kRegionBytes);
 constexpr int64_t kFileRegions = 8;
 constexpr int64_t kFileBlocks = kFileRegions * kRegion / static_cast<int64_t>(kBlock);
+
+// Every block of the file once, in file order.
+std::vector<int64_t> SequentialOffsets() {
+  std::vector<int64_t> offsets;
+  for (int64_t block = 0; block < kFileBlocks; ++block) {
+    offsets.push_back(block * static_cast<int64_t>(kBlock));
+  }
+  return offsets;
+}
 
 // Every block of the file once, in an order that jumps between regions:
 // block (i * 257) mod kFileBlocks.
@@ -70,13 +81,28 @@ class GraphRunnerReadAheadTest : public GraphRunnerTest {
     }
   }
 
-  // The read-ahead requests the engine was given, in order.
-  std::vector<testing::FakeEngine::PreparedCall> ReadAheads() const {
+  // The read-ahead requests the engine was given, in order: reads, or
+  // with `operation` kStartReadAhead, hints.
+  std::vector<testing::FakeEngine::PreparedCall> ReadAheads(
+      RequestOperation operation = RequestOperation::kReadAhead) const {
     std::vector<testing::FakeEngine::PreparedCall> reads;
     for (const auto& prepared : engine_.prepared()) {
-      if (prepared.operation == RequestOperation::kReadAhead) reads.push_back(prepared);
+      if (prepared.operation == operation) reads.push_back(prepared);
     }
     return reads;
+  }
+
+  // A look-ahead at the start of a scope of `state` starts no stream; the
+  // program's reads then run unchanged.  Closes state.fd.
+  void ExpectLookAheadStartsNoStream(LoopState& state) {
+    GraphRunner scope(*graph_, Depth(4), &engine_);
+    scope.Enter(&state);
+    scope.LookAhead();
+    EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
+    EXPECT_TRUE(ReadAheads(RequestOperation::kStartReadAhead).empty());
+    RunReads(scope, state);
+    scope.Exit();
+    ::close(state.fd);
   }
 
   // The program's pread loop over LoopState::offsets.
@@ -162,9 +188,7 @@ TEST_F(GraphRunnerReadAheadTest, ARegionIsReadOnceWhateverPartsOfItLaterBatchesN
 TEST_F(GraphRunnerReadAheadTest, SequentialReadsStartNoStream) {
   LoopState state;
   state.fd = MakeFile("cold", /*written=*/false);
-  for (int64_t block = 0; block < kFileBlocks; ++block) {
-    state.offsets.push_back(block * static_cast<int64_t>(kBlock));
-  }
+  state.offsets = SequentialOffsets();
   GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
   RunReads(scope, state);
@@ -172,6 +196,104 @@ TEST_F(GraphRunnerReadAheadTest, SequentialReadsStartNoStream) {
   EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
   scope.Exit();
   ::close(state.fd);
+}
+
+// Every block of a file of `regions` regions once, in an order that jumps
+// between regions: block (i * 257) mod blocks.
+std::vector<int64_t> ScatteredOffsetsOver(int64_t regions) {
+  const int64_t blocks = regions * kRegion / static_cast<int64_t>(kBlock);
+  std::vector<int64_t> offsets;
+  for (int64_t i = 0; i < blocks; ++i) {
+    offsets.push_back((i * 257) % blocks * static_cast<int64_t>(kBlock));
+  }
+  return offsets;
+}
+
+// foreactor_scope_look_ahead(): before the program's first read, the
+// regions of the graph's next preads, which jump about, are hinted at once,
+// in the order they are needed, up to kMaxInFlightAhead; the program's
+// reads then pump the stream on, and its results are unchanged.
+TEST_F(GraphRunnerReadAheadTest, LookAheadHintsTheNextRegionsBeforeTheProgramReads) {
+  constexpr int64_t kRegions = 2 * ReadAheadStream::kMaxInFlightAhead;
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false, kRegions);
+  state.offsets = ScatteredOffsetsOver(kRegions);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
+  scope.Enter(&state);
+  ASSERT_TRUE(ReadAheads(RequestOperation::kStartReadAhead).empty());
+  scope.LookAhead();
+  const auto hints = ReadAheads(RequestOperation::kStartReadAhead);
+  ASSERT_EQ(hints.size(), static_cast<size_t>(ReadAheadStream::kMaxInFlightAhead));
+  std::vector<int64_t> needed_regions;  // in the order of first need
+  for (int64_t offset : state.offsets) {
+    const int64_t region = offset / kRegion;
+    if (std::find(needed_regions.begin(), needed_regions.end(), region) == needed_regions.end())
+      needed_regions.push_back(region);
+  }
+  for (size_t i = 0; i < hints.size(); ++i) {
+    EXPECT_EQ(hints[i].call.fd, state.fd);
+    EXPECT_EQ(hints[i].call.offset, needed_regions[i] * kRegion) << "hint " << i;
+    EXPECT_EQ(hints[i].call.length, static_cast<size_t>(kRegion));
+  }
+  EXPECT_TRUE(ReadAheads().empty()) << "no buffered read-ahead reads";
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
+  // The program's reads, while hints complete (as they do once their
+  // device reads are started), pump the stream on.
+  std::vector<char> got(kBlock), expected(kBlock);
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    if (i % 64 == 0) engine_.CompleteAll();
+    const int64_t result =
+        ProgramCall(scope, Pread(state.fd, got.data(), kBlock, state.offsets[i]));
+    ASSERT_EQ(result, ::pread(state.fd, expected.data(), kBlock, state.offsets[i]));
+    ASSERT_EQ(got, expected) << "read " << i;
+  }
+  // No region is hinted twice.
+  const auto all_hints = ReadAheads(RequestOperation::kStartReadAhead);
+  EXPECT_EQ(all_hints.size(), static_cast<size_t>(kRegions));
+  std::set<int64_t> regions;
+  for (const auto& hint : all_hints) {
+    EXPECT_TRUE(regions.insert(hint.call.offset / kRegion).second) << hint.call.offset;
+  }
+  scope.Exit();
+  ::close(state.fd);
+}
+
+// Reads in file order are left to the kernel's read-ahead: a look-ahead
+// starts no stream for them.
+TEST_F(GraphRunnerReadAheadTest, LookAheadLeavesReadsInFileOrderToTheKernel) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  state.offsets = SequentialOffsets();
+  ExpectLookAheadStartsNoStream(state);
+}
+
+// Until the graph gives the next pread's arguments, a look-ahead starts
+// nothing; once it does, the next look-ahead starts the stream.
+TEST_F(GraphRunnerReadAheadTest, LookAheadWaitsForTheArguments) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  state.offsets = ScatteredOffsets();
+  state.known = 0;
+  GraphRunner scope(*graph_, Depth(4), &engine_);
+  scope.Enter(&state);
+  scope.LookAhead();
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
+  EXPECT_TRUE(engine_.prepared().empty());
+  state.known = state.offsets.size();
+  scope.LookAhead();
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
+  EXPECT_FALSE(ReadAheads(RequestOperation::kStartReadAhead).empty());
+  RunReads(scope, state);
+  scope.Exit();
+  ::close(state.fd);
+}
+
+// A file wholly in the page cache gets no stream from a look-ahead either.
+TEST_F(GraphRunnerReadAheadTest, LookAheadOnACachedFileStartsNoStream) {
+  LoopState state;
+  state.fd = MakeFile("hot", /*written=*/true);
+  state.offsets = ScatteredOffsets();
+  ExpectLookAheadStartsNoStream(state);
 }
 
 TEST_F(GraphRunnerReadAheadTest, ACachedFileIsNotReadAgain) {

@@ -215,7 +215,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.found_present,
                           &statistics.reads_started,
                           &statistics.gate_stretches_lengthened,
-                          &statistics.gate_streaming_stretches};
+                          &statistics.gate_streaming_stretches,
+                          &statistics.read_ahead_streams_ahead};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -268,7 +269,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "found_present",
                                     "reads_started",
                                     "gate_stretches_lengthened",
-                                    "gate_streaming_stretches"};
+                                    "gate_streaming_stretches",
+                                    "read_ahead_streams_ahead"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -323,6 +325,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.reads_started, 145u + 1045u);
   EXPECT_EQ(total.gate_stretches_lengthened, 146u + 1046u);
   EXPECT_EQ(total.gate_streaming_stretches, 147u + 1047u);
+  EXPECT_EQ(total.read_ahead_streams_ahead, 148u + 1048u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
