@@ -296,6 +296,27 @@ TEST_F(GraphRunnerReadAheadTest, LookAheadOnACachedFileStartsNoStream) {
   ExpectLookAheadStartsNoStream(state);
 }
 
+// Nor when the program's next read is in the page cache: the scan is most
+// likely hot, and the look-ahead does not pay for a check of the whole
+// file.  Reads found cold later still start a stream as they go.
+TEST_F(GraphRunnerReadAheadTest, LookAheadStartsNoStreamWhenTheNextReadIsCached) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  state.offsets = ScatteredOffsets();
+  std::vector<char> block(kBlock);
+  ASSERT_EQ(::pread(state.fd, block.data(), kBlock, state.offsets[0]),
+            static_cast<ssize_t>(kBlock));  // now cached: that block alone
+  GraphRunner scope(*graph_, Depth(4), &engine_);
+  scope.Enter(&state);
+  scope.LookAhead();
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
+  RunReads(scope, state);
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 1u) << "started by the program's cold reads";
+  EXPECT_EQ(scope.statistics().read_ahead_streams_ahead, 0u);
+  scope.Exit();
+  ::close(state.fd);
+}
+
 TEST_F(GraphRunnerReadAheadTest, ACachedFileIsNotReadAgain) {
   LoopState state;
   state.fd = MakeFile("hot", /*written=*/true);
