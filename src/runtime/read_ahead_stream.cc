@@ -75,7 +75,7 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
     if (!found_cached) watched_reads_++;
     watched_end_ = offset + result;
     if (watched_reads_ >= kArmingReads && watched_jumps_ >= kArmingJumps)
-      Arm(fd, after, kMaxInFlight);
+      Arm(fd, after, /*ahead=*/false);
     return;
   }
   if (fd == fd_) program_reads_++;
@@ -121,10 +121,10 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
                   static_cast<uint64_t>(first.end - first.start))) {
     return;
   }
-  Arm(stream_fd, from, kMaxInFlightAhead);
+  Arm(stream_fd, from, /*ahead=*/true);
 }
 
-void ReadAheadStream::Arm(int fd, const Cursor& after, int max_in_flight) {
+void ReadAheadStream::Arm(int fd, const Cursor& after, bool ahead) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
   const int64_t size = kind.regular && !kind.direct ? FileSize(fd) : -1;
   // A file wholly in the page cache needs no walk.
@@ -159,17 +159,16 @@ void ReadAheadStream::Arm(int fd, const Cursor& after, int max_in_flight) {
   batch_cached_ = 0;
   batch_all_taken_ = false;
   refusals_in_a_row_ = 0;
-  max_in_flight_ = max_in_flight;
+  max_in_flight_ = ahead ? kMaxInFlightAhead : kMaxInFlight;
   // Started ahead of the program, the stream hints its regions
-  // (RequestOperation::kStartReadAhead says why); watching a scattered
-  // scan, it reads them.
-  const RequestOperation operation = max_in_flight == kMaxInFlightAhead
-                                         ? RequestOperation::kStartReadAhead
-                                         : RequestOperation::kReadAhead;
+  // (RequestOperation::kStartReadAhead says why); started by a scattered
+  // scan's reads, it reads them.
+  const RequestOperation operation =
+      ahead ? RequestOperation::kStartReadAhead : RequestOperation::kReadAhead;
   for (Request& request : requests_) request.operation = operation;
   phase_ = Phase::kStreaming;
   statistics_->read_ahead_streams++;
-  if (max_in_flight == kMaxInFlightAhead) statistics_->read_ahead_streams_ahead++;
+  if (ahead) statistics_->read_ahead_streams_ahead++;
   Pump();
 }
 

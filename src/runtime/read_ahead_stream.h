@@ -166,9 +166,10 @@ class ReadAheadStream {
     uint32_t order = 0;
   };
 
-  // Starts the stream on `fd`, walking from `after`, with at most
-  // `max_in_flight` requests in flight.
-  void Arm(int fd, const Cursor& after, int max_in_flight);
+  // Starts the stream on `fd`, walking from `after`: `ahead` of the
+  // program (LookAhead), with hints, at most kMaxInFlightAhead in flight;
+  // otherwise with reads, at most kMaxInFlight.
+  void Arm(int fd, const Cursor& after, bool ahead);
   // Gathers the next batch when it is time, and issues its regions while a
   // request slot is free; submits them as one batch.
   void Pump();
