@@ -65,11 +65,10 @@ enum class RequestOperation : unsigned char {
   // cache and completes once they are started, before they finish, with
   // the call's result (0).  No program call stands behind it, nothing is
   // copied, and it may not be linked.  A read-ahead stream started ahead of
-  // the program (ReadAheadStream::LookAhead) hints its regions so: one
-  // worker starts many megabytes of reads in a few calls and the kernel
-  // merges them into requests as large as its own read-ahead's, where
-  // kReadAhead's buffered reads would each hold a worker until their pages
-  // arrive.  io_uring runs it as IORING_OP_FADVISE (POSIX_FADV_WILLNEED),
+  // the program (ReadAheadStream::LookAhead) hints its regions so: a
+  // worker starts megabytes of reads in a few calls, where kReadAhead's
+  // buffered reads would each hold a worker until their pages arrive.  io_uring runs it as
+  // IORING_OP_FADVISE (POSIX_FADV_WILLNEED),
   // which the kernel always hands to an io-wq worker; the descriptor is
   // then looked up when that worker runs it, as for kReadAhead.  The sync
   // engine refuses it, as every request.

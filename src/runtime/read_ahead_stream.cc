@@ -96,7 +96,7 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
   // slower: the zero-fill slowed by more than the leaf loop gained.)
   Cursor cursor = from;
   int stream_fd = -1;
-  Range first;
+  Range walked[kArmingReads];
   int64_t previous_end = -1;
   unsigned reads = 0, jumps = 0;
   for (unsigned passed = 0; passed < 4 * kBatchVisits && reads < kArmingReads; ++passed) {
@@ -107,20 +107,25 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
     if (step == Step::kWait) return;  // not known yet: a later look-ahead tries again
     if (step != Step::kRange || (stream_fd >= 0 && fd != stream_fd)) continue;
     stream_fd = fd;
-    if (reads == 0) first = range;
+    walked[reads] = range;
     if (reads > 0 && range.start != previous_end) jumps++;
     previous_end = range.end;
     reads++;
   }
   if (stream_fd < 0 || jumps < kArmingJumps) return;
-  // The program's next read found in the page cache says the scan is most
-  // likely hot: then no stream (whose start checks the whole file, which
-  // takes a while for a large cached file); if the reads turn out cold,
-  // they start one as they go.
-  if (RangeCached(stream_fd, static_cast<uint64_t>(first.start),
-                  static_cast<uint64_t>(first.end - first.start))) {
-    return;
+  // Most of those reads in the page cache say the scan is most likely hot:
+  // then no stream (whose start checks the whole file, which takes a while
+  // for a large cached file); if the reads turn out cold, they start one as
+  // they go.  (One cached page says little: the kernel's read-ahead of the
+  // scan's inner pages may have brought in a leaf beside them.)
+  unsigned cached = 0;
+  for (unsigned i = 0; i < reads; ++i) {
+    if (RangeCached(stream_fd, static_cast<uint64_t>(walked[i].start),
+                    static_cast<uint64_t>(walked[i].end - walked[i].start))) {
+      cached++;
+    }
   }
+  if (2 * cached >= reads) return;
   Arm(stream_fd, from, /*ahead=*/true);
 }
 

@@ -132,8 +132,8 @@ class ReadAheadStream {
   // while the stream only watches, starts it on the descriptor of the first
   // pread visit the graph gives from `from` when the next kArmingReads
   // preads on it jump kArmingJumps times, whatever the program's reads
-  // looked like, unless the first of them is in the page cache.  A started
-  // stream is pumped.
+  // looked like, unless half of them or more are in the page cache.  A
+  // started stream is pumped.
   void LookAhead(const Cursor& from);
 
   // The program is about to close `fd`: when the stream reads it, waits for
