@@ -1006,9 +1006,9 @@ void GraphRunner::NoteMisprediction() {
 
 void GraphRunner::LookAhead() {
   if (!speculating_ || abandoned_) return;
-  // The stream first: its large reads of the regions ahead go out before
-  // the peek head probes the first visits one by one, and the probes then
-  // find those pages coming in.
+  // The stream first: its hints of the regions ahead go out before the
+  // peek head probes the first visits one by one, and the probes then find
+  // those pages coming in.
   if (read_ahead_ != nullptr && !misprediction_guard_.suspended())
     read_ahead_->LookAhead(frontier_);
   Fill();

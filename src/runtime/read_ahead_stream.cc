@@ -29,10 +29,8 @@ int64_t FileSize(int fd) {
 ReadAheadStream::ReadAheadStream(const Graph& graph, Engine* engine, FileKindCache* file_kinds,
                                  Statistics* statistics)
     : graph_(graph), engine_(engine), file_kinds_(file_kinds), statistics_(statistics) {
-  for (Request& request : requests_) {
-    request.operation = RequestOperation::kReadAhead;
-    request.call.type = FOREACTOR_CALL_PREAD;
-  }
+  // (Arm() sets their operation.)
+  for (Request& request : requests_) request.call.type = FOREACTOR_CALL_PREAD;
 }
 
 ReadAheadStream::~ReadAheadStream() {

@@ -29,7 +29,6 @@
 // The edges into the loop and after each read are weak: an I/O error or a
 // corrupt page ends the scan early, and reads issued beyond it are simply
 // never used.
-#include <new>
 #include <optional>
 #include <vector>
 
@@ -50,6 +49,15 @@ struct ScanState {
   // Inside Tree::Scan: the walk of its inner levels (empty for a scope of
   // bptree_read_leaves() alone).
   std::optional<bptree_plugin::LeafPlanner> planner;
+
+  // The scan reads `leaf_count` leaves `leaf_pages` of `fd`: leaves_known?
+  // now leads into the loop.
+  void KnowLeaves(int leaf_fd, const uint64_t* pages, size_t count) {
+    fd = leaf_fd;
+    leaf_pages = pages;
+    leaf_count = count;
+    leaves_known = true;
+  }
 };
 
 const foreactor::Graph<ScanState> scan_graph = [] {
@@ -91,20 +99,14 @@ extern "C" int64_t __wrap_bptree_read_leaves(int fd, const uint64_t* leaf_pages,
                                              size_t out_capacity) {
   if (tree_scan != nullptr) {
     // Inside Tree::Scan's scope: the tree's own list replaces the plan.
-    tree_scan->fd = fd;
-    tree_scan->leaf_pages = leaf_pages;
-    tree_scan->leaf_count = leaf_count;
-    tree_scan->leaves_known = true;
+    tree_scan->KnowLeaves(fd, leaf_pages, leaf_count);
     tree_scan->planner.reset();
     return __real_bptree_read_leaves(fd, leaf_pages, leaf_count, low, high, out, out_capacity);
   }
   if (leaf_count == 0)
     return __real_bptree_read_leaves(fd, leaf_pages, 0, low, high, out, out_capacity);
   ScanState scan;
-  scan.fd = fd;
-  scan.leaf_pages = leaf_pages;
-  scan.leaf_count = leaf_count;
-  scan.leaves_known = true;
+  scan.KnowLeaves(fd, leaf_pages, leaf_count);
   foreactor::Scope scope(scan_graph, scan);
   return __real_bptree_read_leaves(fd, leaf_pages, leaf_count, low, high, out, out_capacity);
 }
@@ -124,10 +126,7 @@ extern "C" bptree::Status __wrap__ZNK6bptree5Pager8ReadPageEmPNS_4PageE(const bp
     return status;
   }
   // The last inner page of the walk: the leaves are known.
-  scan->fd = pager->fd();
-  scan->leaf_pages = scan->planner->leaves().data();
-  scan->leaf_count = scan->planner->leaves().size();
-  scan->leaves_known = true;
+  scan->KnowLeaves(pager->fd(), scan->planner->leaves().data(), scan->planner->leaves().size());
   scan_graph.LookAhead();
   return status;
 }
