@@ -37,15 +37,16 @@ and of the throughput, their ratios to plain, and foreactor's statistics
 --bound adds, per point, one plain run under `foreactor bound` (perf
 uprobes on DBImpl::Get, the preads inside it): preads per Get, the share of
 Get time spent in them, and the latency the Gets would have if each waited
-only for its longest pread.  No depth can beat that: it is the floor of
-what the graph of Version::Get can reach on the point.  Only the driver
+only for its longest pread.  No depth can go far below that: it estimates
+the floor of what the graph of Version::Get can reach on the point.  Only the driver
 runs in the point's memory cgroup; the tool and perf run outside it.  The
 tables show the bound beside each result, and the share of the bound's gain
 each configuration realizes: (1 - ratio) / (1 - bound), on the average.
 Beside it, the bound of device reads only (--cached-below, default 15 us):
 preads shorter than that were served from the page cache and keep their
-time, only the others overlap.  On two cores the copies of cached blocks
-cannot overlap the Get's own work, so this one is the floor within reach.
+time, only the others overlap.  It is no floor (on the level-0 image the
+automatic depth's runs have come well below it).  Both bounds come from
+one traced run: the device's speed at that moment moves them.
 
 Sweeps (defaults in brackets: 1 KiB values, YCSB-C Zipfian 0.99, 1 client
 thread, 10% memory):

@@ -26,8 +26,8 @@ between the measured depths (depth 1 has gain 1) and the deepest one's
 beyond it.  Where invocations make two or three calls (a key-value Get),
 the gain at depth 2 or 3, not at 64, is what the device can give them.
 It is still optimistic (every call as if served by the device at its best
-rate, cached ones included), so a target below it cannot be reached on
-that device.
+rate, cached ones included), so a target well below it is out of reach on
+that device (tracing's own time makes every bound lean toward 1).
 
 With --cached-below US, a third bound keeps the time of every call shorter
 than US microseconds (a read the page cache served: a memory copy, which
