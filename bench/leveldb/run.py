@@ -38,10 +38,11 @@ and of the throughput, their ratios to plain, and foreactor's statistics
 uprobes on DBImpl::Get, the preads inside it): preads per Get, the share of
 Get time spent in them, and the latency the Gets would have if each waited
 only for its longest pread.  No depth can go far below that: it estimates
-the floor of what the graph of Version::Get can reach on the point.  Only the driver
-runs in the point's memory cgroup; the tool and perf run outside it.  The
-tables show the bound beside each result, and the share of the bound's gain
-each configuration realizes: (1 - ratio) / (1 - bound), on the average.
+the floor of what the graph of Version::Get can reach on the point.  Only
+the driver runs in the point's memory cgroup; the tool and perf run
+outside it.  The tables show the bound beside each result, and the share
+of the bound's gain each configuration realizes: (1 - ratio) / (1 - bound),
+on the average.
 Beside it, the bound of device reads only (--cached-below, default 15 us):
 preads shorter than that were served from the page cache and keep their
 time, only the others overlap.  It is no floor (on the level-0 image the

@@ -67,11 +67,11 @@ enum class RequestOperation : unsigned char {
   // copied, and it may not be linked.  A read-ahead stream started ahead of
   // the program (ReadAheadStream::LookAhead) hints its regions so: a
   // worker starts megabytes of reads in a few calls, where kReadAhead's
-  // buffered reads would each hold a worker until their pages arrive.  io_uring runs it as
-  // IORING_OP_FADVISE (POSIX_FADV_WILLNEED),
-  // which the kernel always hands to an io-wq worker; the descriptor is
-  // then looked up when that worker runs it, as for kReadAhead.  The sync
-  // engine refuses it, as every request.
+  // buffered reads would each hold a worker until their pages arrive.
+  // io_uring runs it as IORING_OP_FADVISE (POSIX_FADV_WILLNEED), which the
+  // kernel always hands to an io-wq worker; the descriptor is then looked
+  // up when that worker runs it, as for kReadAhead.  The sync engine
+  // refuses it, as every request.
   kStartReadAhead,
 };
 
