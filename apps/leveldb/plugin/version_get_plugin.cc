@@ -15,10 +15,11 @@
 // objects: the Version's files (its public GetOverlappingInputs), and per
 // table the index and filter blocks LevelDB keeps in memory, seen as
 // ReadBlock returns them inside Table::Open, with LevelDB's own Block and
-// FilterBlockReader code.  The plan ends before the first table LevelDB has
-// not opened: opening it makes calls the plugin does not predict; the
-// index of every table on the Get's path LevelDB has not opened is read
-// ahead instead (foreactor_read_ahead_file), so that opening the table (two
+// FilterBlockReader code.  A table on the Get's path LevelDB has not opened
+// has no planned read: opening it makes calls the plugin does not predict,
+// which pass by the scope (an open, then reads of a descriptor no planned
+// read uses), as does the read of its data block; its index is read ahead
+// instead (foreactor_read_ahead_file), so that opening the table (two
 // reads, one after the other) finds index and footer cached.  Reads
 // of blocks the page cache holds are left out (foreactor::RangesInCache,
 // asked per block): they pass by the scope (another descriptor than the
@@ -133,7 +134,7 @@ struct Plan {
 };
 // A plan with one read is worth a scope after this many tables left out
 // (LevelDB's work in one table from memory, a few µs, is about a scope's
-// cost).
+// cost), or after one table LevelDB opens (device reads).
 constexpr int kLeftOutForOneRead = 4;
 
 // True when the block cache holds the block at `offset` of `table`
@@ -179,21 +180,21 @@ const VersionFiles& FilesOf(leveldb::Version* version) {
 // 1 / kIndexShare of the table and kIndexMargin bytes hold both.
 constexpr uint64_t kIndexShare = 64, kIndexMargin = 16384;
 
-// With a `plan`, adds the read the Get of `key` makes in table `file` to
-// `plan`, if any (Table::InternalGet: the index entry Seek() finds, none past
-// the last block, unless the Bloom filter rules the key out or the block
-// cache holds the block), unless the table's reads are left out (see the
-// top).  False when LevelDB has not opened the table: its index is then read
-// ahead.  Call it under the shared lock.
-bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key, Plan* plan) {
+// Adds the read the Get of `key` makes in table `file` to `plan`, if any
+// (Table::InternalGet: the index entry Seek() finds, none past the last
+// block, unless the Bloom filter rules the key out or the block cache holds
+// the block), unless the table's reads are left out (see the top).  When
+// LevelDB has not opened the table, reads its index ahead instead.  Call it
+// under the shared lock.
+void PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key, Plan* plan) {
   const auto found = tables.find(file.number);
   if (found == tables.end() || found->second.file_size != file.file_size) {
     const uint64_t length = std::min(file.file_size, file.file_size / kIndexShare + kIndexMargin);
     foreactor_read_ahead_file(RealTableFileName(std::string(database), file.number).c_str(),
                               file.file_size - length, length);
-    return false;
+    plan->left_out_before_first_read += plan->reads.empty() ? kLeftOutForOneRead : 0;
+    return;
   }
-  if (plan == nullptr) return true;
   const Table& table = found->second;
   std::unique_ptr<leveldb::Iterator> entry(table.index->NewIterator(&comparator));
   entry->Seek(key.internal_key());
@@ -210,14 +211,12 @@ bool PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
       plan->left_out_before_first_read += plan->reads.empty();
     }
   }
-  return true;
 }
 
-// Plans the Get of `key` in `version`: its reads, in order, up to the first
-// table LevelDB has not opened (the indexes of those it has not opened read
-// ahead).  True when the plan is worth a scope: its
-// reads can overlap another planned read, or LevelDB's work in the tables
-// left out before the first.
+// Plans the Get of `key` in `version`: its reads in the tables LevelDB has
+// open, in order (the indexes of those it has not opened read ahead).  True
+// when the plan is worth a scope: its reads can overlap another planned
+// read, or LevelDB's work in the tables left out or opened before the first.
 bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* plan) {
   plan->reads.clear();
   plan->left_out_before_first_read = 0;
@@ -228,18 +227,17 @@ bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* pla
   // first file whose largest key is >= the lookup key, unless it starts
   // after the user key.
   const leveldb::Slice user_key = key.user_key();
-  bool opened = true;  // every table so far is open
   for (const leveldb::FileMetaData* file : files.levels[0])
     if (user_key.compare(file->smallest.user_key()) >= 0 &&
         user_key.compare(file->largest.user_key()) <= 0)
-      opened = PlanTable(*file, key, opened ? plan : nullptr) && opened;
+      PlanTable(*file, key, plan);
   for (int level = 1; level < leveldb::config::kNumLevels; ++level) {
     // leveldb::FindFile's binary search (it takes a std::vector).
     const auto first = std::ranges::partition_point(files.levels[level], [&](const auto* file) {
       return comparator.Compare(file->largest.Encode(), key.internal_key()) < 0;
     });
     if (first != files.levels[level].end() && user_key.compare((*first)->smallest.user_key()) >= 0)
-      opened = PlanTable(**first, key, opened ? plan : nullptr) && opened;
+      PlanTable(**first, key, plan);
   }
   return plan->reads.size() >= 2 ||
          (plan->reads.size() == 1 && plan->left_out_before_first_read >= kLeftOutForOneRead);
