@@ -51,6 +51,13 @@ WARM_SEED = 11
 DEGREE = 256
 FULL_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
 QUICK_FRACTIONS = (0.0, 0.5, 1.0)
+# The graph's counters summed over a configuration's runs.  Cold reads
+# started early (readahead(2) on the program's thread) count in
+# reads_started, not issued_early; the scope gate's units say how many units
+# (Gets, scans) ran plain and in a scope.
+STAT_NAMES = ("scopes", "issued_early", "reads_started", "consumed", "wasted", "synchronous",
+              "found_cached", "served_from_cache", "cache_mode_changes", "depth_changes",
+              "gate_trials", "gate_plain_units", "gate_scope_units")
 FULL_CONFIGURATIONS = [("plain", None, None), ("io_uring auto", "io_uring", "auto"),
                        ("io_uring 16", "io_uring", 16), ("io_uring 64", "io_uring", 64),
                        ("threads auto", "threads", "auto")]
@@ -224,10 +231,7 @@ def fraction_summary(values, statistics, cached, configurations):
             "time_ratio": ratios.paired_ratio(values["plain"], values[name]),
             "mean_auto_depth": (sum(s.get("depth_window_sum", 0) for s in stats) / windows
                                 if windows else None),
-            "statistics": runs.sum_counters(stats, ("issued_early", "consumed", "wasted",
-                                                    "found_cached", "served_from_cache",
-                                                    "cache_mode_changes", "depth_changes"))
-            if stats else None,
+            "statistics": runs.sum_counters(stats, STAT_NAMES) if stats else None,
         }
     measured = [value for value in cached if value is not None]
     return {"measured_cached_fraction": sum(measured) / len(measured) if measured else None,
