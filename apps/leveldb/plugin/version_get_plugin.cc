@@ -130,7 +130,9 @@ foreactor::RangesInCache ranges_in_cache;
 // The preads of a Get, in order.
 struct Plan {
   foreactor::PrivateVector<foreactor_call> reads;
-  int left_out_before_first_read = 0;  // tables whose reads are left out
+  // LevelDB's work before the first read, in tables left out: each table
+  // whose read is left out counts 1, each it opens kLeftOutForOneRead.
+  int left_out_before_first_read = 0;
 };
 // A plan with one read is worth a scope after this many tables left out
 // (LevelDB's work in one table from memory, a few µs, is about a scope's

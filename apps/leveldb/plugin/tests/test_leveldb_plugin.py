@@ -231,7 +231,7 @@ def test_reads_after_a_table_leveldb_opens_are_issued_early(program, tmp_path, e
     assert result == {"gets": 2, "found": 2, "mismatches": 0}
     counters = graph_statistics(stats)["leveldb_get"]
     assert counters["scopes"] == 1, counters
-    assert counters["intercepted"] == 1 and counters["consumed"] == 1, str(counters)
+    assert counters["intercepted"] == 1 and counters["consumed"] == 1, counters
     assert counters["mispredicted"] == 0 and counters["wasted"] == 0, counters
 
 
