@@ -20,13 +20,19 @@
 // which pass by the scope (an open, then reads of a descriptor no planned
 // read uses), as does the read of its data block; its index is read ahead
 // instead (foreactor_read_ahead_file), so that opening the table (two
-// reads, one after the other) finds index and footer cached.  Reads
-// of blocks the page cache holds are left out (foreactor::RangesInCache,
-// asked per block): they pass by the scope (another descriptor than the
-// next planned read's) while the planned reads of colder blocks after them
-// are in flight.  Tables are known by file number and size: a table of another
-// database open in the same process with both equal only costs a
-// misprediction (its descriptor is not the one the Get reads).
+// reads, one after the other) finds index and footer cached.  When
+// LevelDB's table cache can hold every table of the Version (it then keeps
+// each open from its first Get on), the first planned Get after LevelDB
+// opened a table reads ahead the index of every table not opened yet, so
+// that later Gets opening a table wait for their data block alone: at most
+// one index per table in a process (for tables of 2 MiB, 2.4% of the
+// database; kIndexShare).  Reads of blocks the page cache holds are left
+// out (foreactor::RangesInCache, asked per block): they pass by the scope
+// (another descriptor than the next planned read's) while the planned reads
+// of colder blocks after them are in flight.  Tables are known by file
+// number and size: a table of another database open in the same process
+// with both equal only costs a misprediction (its descriptor is not the one
+// the Get reads).
 #include <sys/types.h>
 
 #include <algorithm>
@@ -151,10 +157,33 @@ bool BlockCached(const Table& table, uint64_t offset) {
   return handle != nullptr;
 }
 
+// Table::Open reads the footer at the end of the table, then the index just
+// before it: about 0.9% of a table of 4 KiB blocks, so the last
+// 1 / kIndexShare of the table and kIndexMargin bytes hold both.
+constexpr uint64_t kIndexShare = 64, kIndexMargin = 16384;
+
+// The tables LevelDB's table cache holds (DBImpl's TableCacheSize: the
+// sanitized max_open_files less the 10 files it keeps for others) in the
+// database of the table opened last; 0 until a table is opened.
+std::atomic<int> table_cache_capacity{0};
+// Set once FilesOf has read ahead the indexes of every table not opened.
+std::atomic<bool> indexes_read_ahead{false};
+
+// Reads the footer and index of table `file` ahead.  Call it under the
+// shared lock.
+void ReadIndexAhead(const leveldb::FileMetaData& file) {
+  const uint64_t length = std::min(file.file_size, file.file_size / kIndexShare + kIndexMargin);
+  foreactor_read_ahead_file(RealTableFileName(std::string(database), file.number).c_str(),
+                            file.file_size - length, length);
+}
+
 // The files of one Version per level, taken with the public
 // Version::GetOverlappingInputs(level, nullptr, nullptr): every file, level
 // 0 sorted newest (highest number) first, deeper levels by key.  Valid while
-// the epoch is unchanged (the Version cannot have been replaced).
+// the epoch is unchanged (the Version cannot have been replaced).  The first
+// lists LevelDB's table cache can hold all of in a process also have the
+// index of each table LevelDB has not opened read ahead.  Call it under the
+// shared lock.
 struct VersionFiles {
   const leveldb::Version* version = nullptr;
   uint64_t epoch = 0;
@@ -166,21 +195,22 @@ const VersionFiles& FilesOf(leveldb::Version* version) {
   const uint64_t now = epoch.load(std::memory_order_relaxed);
   if (files.version == version && files.epoch == now) return files;
   files.version = nullptr;  // until the lists are complete: an allocation below may throw
+  int count = 0;
   for (int level = 0; level < leveldb::config::kNumLevels; ++level) {
     std::vector<leveldb::FileMetaData*> inputs;  // freed at once: the lists are kept privately
     version->GetOverlappingInputs(level, nullptr, nullptr, &inputs);
     files.levels[level].assign(inputs.begin(), inputs.end());
+    count += static_cast<int>(inputs.size());
   }
   std::ranges::sort(files.levels[0], std::greater{}, &leveldb::FileMetaData::number);
   files.version = version;
   files.epoch = now;
+  if (count > table_cache_capacity.load() || indexes_read_ahead.exchange(true)) return files;
+  for (const auto& level : files.levels)
+    for (const leveldb::FileMetaData* file : level)
+      if (!tables.contains(file->number)) ReadIndexAhead(*file);
   return files;
 }
-
-// Table::Open reads the footer at the end of the table, then the index just
-// before it: about 0.9% of a table of 4 KiB blocks, so the last
-// 1 / kIndexShare of the table and kIndexMargin bytes hold both.
-constexpr uint64_t kIndexShare = 64, kIndexMargin = 16384;
 
 // Adds the read the Get of `key` makes in table `file` to `plan`, if any
 // (Table::InternalGet: the index entry Seek() finds, none past the last
@@ -191,9 +221,7 @@ constexpr uint64_t kIndexShare = 64, kIndexMargin = 16384;
 void PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key, Plan* plan) {
   const auto found = tables.find(file.number);
   if (found == tables.end() || found->second.file_size != file.file_size) {
-    const uint64_t length = std::min(file.file_size, file.file_size / kIndexShare + kIndexMargin);
-    foreactor_read_ahead_file(RealTableFileName(std::string(database), file.number).c_str(),
-                              file.file_size - length, length);
+    ReadIndexAhead(file);
     plan->left_out_before_first_read += plan->reads.empty() ? kLeftOutForOneRead : 0;
     return;
   }
@@ -206,12 +234,10 @@ void PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
       (table.filter == nullptr || table.filter->KeyMayMatch(handle.offset(), key.internal_key())) &&
       !BlockCached(table, handle.offset())) {
     const uint64_t length = handle.size() + leveldb::kBlockTrailerSize;
-    if (!ranges_in_cache.InCache(table.fd, handle.offset(), length)) {
-      plan->reads.push_back(
-          foreactor::Pread(table.fd, length, static_cast<int64_t>(handle.offset())));
-    } else {
+    if (!ranges_in_cache.InCache(table.fd, handle.offset(), length))
+      plan->reads.push_back(foreactor::Pread(table.fd, length, int64_t(handle.offset())));
+    else
       plan->left_out_before_first_read += plan->reads.empty();
-    }
   }
 }
 
@@ -222,8 +248,8 @@ void PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
 bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* plan) {
   plan->reads.clear();
   plan->left_out_before_first_read = 0;
-  const VersionFiles& files = FilesOf(version);
   std::shared_lock lock(mutex);
+  const VersionFiles& files = FilesOf(version);
   // The files Version::ForEachOverlapping visits: level-0 files whose
   // user-key range holds the key, newest first; then per deeper level the
   // first file whose largest key is >= the lookup key, unless it starts
@@ -241,28 +267,24 @@ bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* pla
     if (first != files.levels[level].end() && user_key.compare((*first)->smallest.user_key()) >= 0)
       PlanTable(**first, key, plan);
   }
-  return plan->reads.size() >= 2 ||
-         (plan->reads.size() == 1 && plan->left_out_before_first_read >= kLeftOutForOneRead);
+  return plan->reads.size() + (plan->left_out_before_first_read >= kLeftOutForOneRead) >= 2;
 }
 
 const foreactor::Graph<Plan> graph = [] {
-  using foreactor::Visit;
   foreactor::GraphBuilder<Plan> builder("leveldb_get");
-  auto next_table = builder.Branch("next_table", [](Plan& plan, const Visit& visit) {
-    return visit.iteration(0) < plan.reads.size() ? 0 : 1;
-  });
+  using foreactor::Visit;
   auto read_block = builder.Syscall("read_block", FOREACTOR_CALL_PREAD,
                                     [](Plan& plan, const Visit& visit, foreactor_call& call) {
                                       call = plan.reads[visit.iteration(0)];
                                       return FOREACTOR_READY;
                                     });
-  auto more = builder.Branch("more", [](Plan&, const Visit&) { return 0; });
-  builder.start().Then(next_table);
-  // Weak into the read too: a block cache hit the plan did not foresee lets
-  // the Get skip it.
-  next_table.Children({{read_block, foreactor::kWeak}, builder.end()});
-  read_block.Then(more, foreactor::kWeak);
-  more.Children({next_table});
+  auto more = builder.Branch("more", [](Plan& plan, const Visit& visit) {
+    return visit.iteration(0) + 1 < plan.reads.size() ? 0 : 1;
+  });
+  // Weak into the first read too: a block cache hit the plan did not foresee
+  // lets the Get skip it (a scope's plan holds at least one read).
+  builder.start().Then(read_block, foreactor::kWeak).Then(more, foreactor::kWeak);
+  more.Children({read_block, builder.end()});
   return builder.Build();
 }();
 
@@ -329,11 +351,10 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
   // (ids need only be unique: taking one more changes nothing LevelDB does).
   // Only the tables of a database (keys compared by LevelDB's internal key
   // comparator) whose user keys are ordered bytewise.
-  const bool bytewise =
-      options.comparator->Name() == std::string_view("leveldb.InternalKeyComparator") &&
-      static_cast<const leveldb::InternalKeyComparator*>(options.comparator)->user_comparator() ==
-          leveldb::BytewiseComparator();
-  if (!status.ok() || !bytewise || opened.number == 0 || opened.fd < 0 || opened.blocks.empty())
+  if (!status.ok() || opened.number == 0 || opened.fd < 0 || opened.blocks.empty() ||
+      options.comparator->Name() != std::string_view("leveldb.InternalKeyComparator") ||
+      static_cast<const leveldb::InternalKeyComparator*>(options.comparator)->user_comparator() !=
+          leveldb::BytewiseComparator())
     return status;
   NoThrow([&] {
     Table entry{*table, opened.fd, options.block_cache, file_size, 0, nullptr, nullptr};
@@ -347,15 +368,17 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     std::unique_lock lock(mutex);
     tables.insert_or_assign(opened.number, std::move(entry));
     database.assign(*opened.database);
+    // Known now: the next Gets take their file lists afresh (FilesOf).
+    if (table_cache_capacity.exchange(options.max_open_files - 10) == 0) epoch.fetch_add(1);
   });
   return status;
 }
 
 void WrapTableDelete(leveldb::Table* table) {
-  {  // first: no plan reads the table's blocks from now on
-    std::unique_lock lock(mutex);
-    std::erase_if(tables, [&](const auto& entry) { return entry.second.table == table; });
-  }
+  // First (and under the lock, which ~Table does not take): no plan reads the
+  // table's blocks from now on.
+  std::unique_lock lock(mutex);
+  std::erase_if(tables, [&](const auto& entry) { return entry.second.table == table; });
   RealTableDelete(table);
 }
 
@@ -363,8 +386,7 @@ void WrapTableDelete(leveldb::Table* table) {
 // file's name first (db/table_cache.cc).  The number is kept until the
 // Table::Open that follows ends.
 std::string WrapTableFileName(const std::string& dbname, uint64_t number) {
-  opening.number = number;
-  opening.database = &dbname;
+  opening = OpeningTable{number, &dbname, -1, false, {}};  // nothing read yet
   return RealTableFileName(dbname, number);
 }
 
