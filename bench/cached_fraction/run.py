@@ -18,9 +18,15 @@ Workloads:
            of every file of the image (its tables, and the log of its last
            writes, which the run turns into a table); no memory limit, so
            pages the run reads stay cached.  Every Get is checked by the driver.
+           LevelDB's own compactions run (the image's mode) unless
+           --leveldb-compactions held holds them (bench/leveldb: the
+           compactions YCSB-C's reads trigger take milliseconds each and
+           make most of a run's average, the same with foreactor or
+           without).  Each Get's median latency (p50) is reported beside
+           the average, paired the same way.
 
 Usage: run.py [--quick] [--rounds N] [--fractions 0,0.5,1] [--workloads bptree,leveldb]
-       [--leveldb-ops N]
+       [--leveldb-ops N] [--leveldb-compactions own|held]
        (or: ./run bench cached_fraction [--quick])
 Writes bench/results/cached_fraction[-quick].json (with --workloads naming
 one: cached_fraction[-quick]-WORKLOAD.json) and a PNG plot per workload,
@@ -90,6 +96,9 @@ def parse_arguments():
                         help="comma-separated workloads (default: %(default)s)")
     parser.add_argument("--leveldb-ops", type=int, default=LEVELDB_OPERATIONS,
                         help="Gets per LevelDB run (default: %(default)s)")
+    parser.add_argument("--leveldb-compactions", choices=("own", "held"), default="own",
+                        help="LevelDB's compactions during the Gets: its own (default, the "
+                             "default image's mode) or held")
     parser.add_argument("--leveldb-records", type=int,
                         help="records of the LevelDB image instead of about 1 GiB (quick: "
                              "256 MiB), for trying things out")
@@ -123,12 +132,14 @@ def sweep(title, files, fractions, configurations, rounds, report, run_once):
     configuration `rounds` times in alternating order, each run after the
     page cache was emptied and that share of the pages of `files` read back.
     `run_once(engine, depth, label)` makes one run and returns (its value,
-    lower is faster; the graph's statistics or None).  Returns
+    lower is faster; the graph's statistics or None; a dict of other
+    measures of the run, lower is faster, or None).  Returns
     {fraction: fraction_summary()}."""
     per_fraction = {}
     for fraction in fractions:
         values = {name: [] for name, _, _ in configurations}
         statistics = {name: [] for name, _, _ in configurations}
+        others = {name: {} for name, _, _ in configurations}
         cached = []
         for round_index in range(rounds):
             for name, engine, depth in runs.alternating_order(configurations, round_index):
@@ -137,12 +148,14 @@ def sweep(title, files, fractions, configurations, rounds, report, run_once):
                 for path in files:
                     cache.warm_fraction(path, fraction, PAGE_BYTES, WARM_SEED)
                 cached.append(cached_share(files))
-                value, graph = run_once(engine, depth, label)
+                value, graph, other = run_once(engine, depth, label)
                 values[name].append(value)
+                for measure, measured in (other or {}).items():
+                    others[name].setdefault(measure, []).append(measured)
                 if graph:
                     statistics[name].append(graph)
                 report.step(label)
-        per_fraction[f"{fraction:g}"] = fraction_summary(values, statistics, cached,
+        per_fraction[f"{fraction:g}"] = fraction_summary(values, statistics, others, cached,
                                                          configurations)
     return per_fraction
 
@@ -167,23 +180,25 @@ def sweep_bptree(bptree, fractions, configurations, rounds, work_dir, report):
         if outcome != reference or "elapsed_ms" not in words:
             raise bptree.MismatchError(f"{label}: printed {stdout!r}, expected count "
                                        f"{reference[0]} checksum {reference[1]}")
-        return float(words["elapsed_ms"]), (graphs or {}).get(bptree.SCAN_GRAPH)
+        return float(words["elapsed_ms"]), (graphs or {}).get(bptree.SCAN_GRAPH), None
 
     per_fraction = sweep("bptree scan", [tree], fractions, configurations, rounds, report, scan)
     return {"records": int(reference[0]), "tree": str(tree.relative_to(ROOT)),
             "unit": "ms, time of the scan", "per_fraction": per_fraction, "messages": messages}
 
 
-def sweep_leveldb(leveldb, fractions, configurations, rounds, records, operations, report):
-    """Measures YCSB-C Gets at each fraction; returns the workload's results
-    (per_fraction as sweep() gives it, the values being average Get
-    latencies in µs)."""
+def sweep_leveldb(leveldb, fractions, configurations, rounds, records, operations, compactions,
+                  report):
+    """Measures YCSB-C Gets at each fraction, with LevelDB's `compactions`
+    ("own" or "held"); returns the workload's results (per_fraction as
+    sweep() gives it, the values being average Get latencies in µs, the
+    other measure "p50" the Gets' median latency)."""
     images = leveldb.images
     image = images.ensure_image(1024, records)
     trace = images.ensure_trace("run", records, "c", images.operations_for(1024), 1024)
     files = [path for path in images.image_files(image) if path.stat().st_size > 0]
-    # The default image in its own run mode (LevelDB's compactions, fill_cache on).
-    compactions, fill_cache = leveldb.IMAGE_MODES["default"]
+    # The default image (fill_cache on).
+    _, fill_cache = leveldb.IMAGE_MODES["default"]
     point = {"threads": 1, "compactions": compactions, "fill_cache": fill_cache}
 
     def gets(engine, depth, label):
@@ -195,14 +210,16 @@ def sweep_leveldb(leveldb, fractions, configurations, rounds, records, operation
                 runs.foreactor_environment(engine, depth, stats_file))
             summary = leveldb.driver_summary(completed, label)
             graph = runs.read_graph_statistics(stats_file, leveldb.GRAPH) if engine else None
-            return summary["latency_us"]["average"], graph
+            latency = summary["latency_us"]
+            return latency["average"], graph, {"p50": latency["p50"]}
 
     try:
         per_fraction = sweep("leveldb Get", files, fractions, configurations, rounds, report, gets)
     finally:
         shutil.rmtree(leveldb.RUN_DIR, ignore_errors=True)
     return {"records": records, "operations": operations, "image": str(image.relative_to(ROOT)),
-            "unit": "µs, average Get latency", "per_fraction": per_fraction}
+            "compactions": compactions, "unit": "µs, average Get latency",
+            "per_fraction": per_fraction}
 
 
 def cached_share(files):
@@ -214,11 +231,13 @@ def cached_share(files):
     return sum(share * size for share, size in shares) / total if total else None
 
 
-def fraction_summary(values, statistics, cached, configurations):
+def fraction_summary(values, statistics, others, cached, configurations):
     """One fraction's entry: per configuration its values (one per run, lower
     is faster), their median, its speed relative to plain (plain's median /
-    its median), the mean automatic depth and summed counters; and the share
-    of the data found cached before the runs."""
+    its median), the mean automatic depth and summed counters, and per other
+    measure (`others`: configuration -> measure -> values) its values,
+    median and time ratio to plain; and the share of the data found cached
+    before the runs."""
     plain = runs.median_or_none(values["plain"])
     summary = {}
     for name, _, _ in configurations:
@@ -232,6 +251,11 @@ def fraction_summary(values, statistics, cached, configurations):
             "mean_auto_depth": (sum(s.get("depth_window_sum", 0) for s in stats) / windows
                                 if windows else None),
             "statistics": runs.sum_counters(stats, STAT_NAMES) if stats else None,
+            "other_measures": {
+                measure: {"values": measured, "median": runs.median_or_none(measured),
+                          "time_ratio": ratios.paired_ratio(others["plain"].get(measure, []),
+                                                            measured)}
+                for measure, measured in others[name].items()},
         }
     measured = [value for value in cached if value is not None]
     return {"measured_cached_fraction": sum(measured) / len(measured) if measured else None,
@@ -262,6 +286,19 @@ def print_table(title, unit, per_fraction, configurations):
             cells.append(cell)
         shown = f"{float(fraction):.0%} / " + ("?" if measured is None else f"{measured:.0%}")
         print(f"| {shown} | " + " | ".join(cells) + " |")
+        for measure in entry["configurations"]["plain"].get("other_measures", {}):
+            cells = []
+            for name in names:
+                other = entry["configurations"][name]["other_measures"][measure]
+                cell = f"{other['median']:.1f}"
+                ratio = other.get("time_ratio") or {}
+                if name != "plain" and ratio.get("ratio") is not None:
+                    cell += f" (time {ratio['ratio']:.2f}x"
+                    if ratio.get("low") is not None:
+                        cell += f" [{ratio['low']:.2f}, {ratio['high']:.2f}]"
+                    cell += ")"
+                cells.append(cell)
+            print(f"| {float(fraction):.0%}, {measure} | " + " | ".join(cells) + " |")
 
 
 def plot(title, per_fraction, configurations, path):
@@ -322,7 +359,8 @@ def main():
                 module.QUICK_IMAGE_BYTES // (1024 + module.images.KEY_BYTES) if arguments.quick
                 else module.images.records_for(1024))
             measured["leveldb"] = sweep_leveldb(module, fractions, configurations, rounds, records,
-                                                arguments.leveldb_ops, report)
+                                                arguments.leveldb_ops,
+                                                arguments.leveldb_compactions, report)
     except (RuntimeError, cache.CacheError) as error:
         report.finish()
         print(f"\nFAILED, benchmark aborted: {error}", file=sys.stderr)
@@ -332,7 +370,8 @@ def main():
         "bptree": lambda r: (f"B+-tree scan (insert-built tree, degree {DEGREE}, "
                              f"{r['records']:,} records per scan)"),
         "leveldb": lambda r: (f"LevelDB YCSB-C Get (1 KiB values, {r['records']:,} records, "
-                              f"{r['operations']:,} Gets per run)"),
+                              f"{r['operations']:,} Gets per run, compactions "
+                              f"{r['compactions']})"),
     }
     # Results of a subset of the workloads go to a file of their own, so that
     # a run of one workload keeps the other's results.

@@ -407,6 +407,8 @@ def cached_fraction_lines(data):
         sweep = data.get(key)
         if not sweep:
             continue
+        if sweep.get("compactions"):
+            workload += f" (compactions {sweep['compactions']})"
         names = [name for name in next(iter(sweep["per_fraction"].values()))["configurations"]
                  if name != "plain"]
         for name in names:
