@@ -267,6 +267,7 @@ bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* pla
     if (first != files.levels[level].end() && user_key.compare((*first)->smallest.user_key()) >= 0)
       PlanTable(**first, key, plan);
   }
+  // Two reads, or one after enough of LevelDB's work (it counts as a second).
   return plan->reads.size() + (plan->left_out_before_first_read >= kLeftOutForOneRead) >= 2;
 }
 
