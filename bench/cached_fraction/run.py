@@ -291,12 +291,8 @@ def print_table(title, unit, per_fraction, configurations):
             for name in names:
                 other = entry["configurations"][name]["other_measures"][measure]
                 cell = f"{other['median']:.1f}"
-                ratio = other.get("time_ratio") or {}
-                if name != "plain" and ratio.get("ratio") is not None:
-                    cell += f" (time {ratio['ratio']:.2f}x"
-                    if ratio.get("low") is not None:
-                        cell += f" [{ratio['low']:.2f}, {ratio['high']:.2f}]"
-                    cell += ")"
+                if name != "plain" and (other.get("time_ratio") or {}).get("ratio") is not None:
+                    cell += f" (time {ratios.format_ratio(other['time_ratio'])})"
                 cells.append(cell)
             print(f"| {float(fraction):.0%}, {measure} | " + " | ".join(cells) + " |")
 
