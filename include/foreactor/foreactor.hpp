@@ -58,6 +58,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -773,6 +774,82 @@ PrivatePtr<T> MakePrivate(Arguments&&... arguments) {
   }
 }
 
+namespace detail {
+
+// A table of keys each remembered for a bounded count of recalls, for the
+// plugin helpers below: kEntries words, one per key, at the entry the top
+// bits of the key's 64-bit hash pick; another key hashed to the same entry
+// replaces it.  Thread-safe: relaxed atomic words, so threads racing on one
+// entry may lose a remembering or a count.  Constant-initialized.
+template <unsigned kEntryBits>
+class RecallTable {
+ public:
+  static constexpr size_t kEntries = size_t{1} << kEntryBits;
+
+  constexpr RecallTable() = default;
+  RecallTable(const RecallTable&) = delete;
+  RecallTable& operator=(const RecallTable&) = delete;
+
+  // True when `hash` is remembered and was recalled fewer than `recalls`
+  // times since (at most 255): counts this recall.
+  bool Recall(uint64_t hash, int recalls) noexcept {
+    std::atomic<uint64_t>& entry = EntryOf(hash);
+    const uint64_t remembered = entry.load(std::memory_order_relaxed);
+    if ((remembered & ~kCountMask) != TagOf(hash) ||
+        (remembered & kCountMask) >= static_cast<uint64_t>(recalls))
+      return false;
+    entry.store(remembered + 1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Remembers `hash`, with no recall counted.
+  void Remember(uint64_t hash) noexcept {
+    EntryOf(hash).store(TagOf(hash), std::memory_order_relaxed);
+  }
+
+  // Forgets `hash`, if its entry holds it.
+  void Forget(uint64_t hash) noexcept {
+    std::atomic<uint64_t>& entry = EntryOf(hash);
+    if ((entry.load(std::memory_order_relaxed) & ~kCountMask) == TagOf(hash))
+      entry.store(0, std::memory_order_relaxed);
+  }
+
+ private:
+  static constexpr uint64_t kCountMask = 0xff;
+
+  std::atomic<uint64_t>& EntryOf(uint64_t hash) noexcept {
+    return entries_[hash >> (64 - kEntryBits)];
+  }
+  // An entry: the key's tag in the high bits (never 0, so a zero entry
+  // remembers nothing), its recalls since remembered in the low 8.
+  static uint64_t TagOf(uint64_t hash) noexcept { return (hash | (kCountMask + 1)) & ~kCountMask; }
+
+  std::atomic<uint64_t> entries_[kEntries] = {};
+};
+
+// A 64-bit mix of `value` (each input bit moves about half of the output's).
+constexpr uint64_t MixBits(uint64_t value) noexcept {
+  value ^= value >> 31;
+  value *= 0xbf58476d1ce4e5b9u;
+  value ^= value >> 29;
+  value *= 0x94d049bb133111ebu;
+  return value ^ (value >> 32);
+}
+
+}  // namespace detail
+
+// Runs `action`, dropping any exception it throws.  For plugin code that
+// runs inside the host program's functions: a host built without
+// exceptions (LevelDB) cannot unwind through them, and what a plugin can
+// fail at (memory for a plan) only loses a prediction.
+template <class Action>
+void NoThrow(Action&& action) noexcept {
+  try {
+    action();
+  } catch (...) {
+  }
+}
+
 // Whether the ranges a plugin plans to read are in the page cache, for
 // plugins that plan a unit's reads before its scope (LevelDB's table
 // reads): a read the page cache holds has no device time to overlap, and
@@ -813,43 +890,94 @@ class RangesInCache {
   RangesInCache& operator=(const RangesInCache&) = delete;
 
   bool InCache(int fd, uint64_t offset, uint64_t length) noexcept {
-    const uint64_t hash = Hash(fd, offset, length);
-    std::atomic<uint64_t>& entry = entries_[hash >> (64 - kEntryBits)];
-    // An entry: the range's tag in the high bits (never 0, so a zero entry
-    // remembers nothing), the answers given since the kernel's in the low 8.
-    const uint64_t tag = (hash | (kCountMask + 1)) & ~kCountMask;
-    const uint64_t remembered = entry.load(std::memory_order_relaxed);
-    if ((remembered & ~kCountMask) == tag && (remembered & kCountMask) < kAnswersPerCheck) {
-      entry.store(remembered + 1, std::memory_order_relaxed);
-      return true;
-    }
+    const uint64_t hash =
+        detail::MixBits(offset * 0x9e3779b97f4a7c15u ^ length * 0xc2b2ae3d27d4eb4fu ^
+                        static_cast<uint64_t>(static_cast<uint32_t>(fd)));
+    if (held_.Recall(hash, kAnswersPerCheck)) return true;
     uint64_t cached = 0, pages = 0;
     const bool held =
         foreactor_pages_cached(fd, offset, length, &cached, &pages) == 0 && cached == pages;
     if (held) {
-      entry.store(tag, std::memory_order_relaxed);
-    } else if ((remembered & ~kCountMask) == tag) {
-      entry.store(0, std::memory_order_relaxed);
+      held_.Remember(hash);
+    } else {
+      held_.Forget(hash);
     }
     return held;
   }
 
  private:
-  static constexpr uint64_t kCountMask = 0xff;
+  detail::RecallTable<kEntryBits> held_;
+};
 
-  // A 64-bit mix of the range (each bit of the inputs moves about half of
-  // the output's): the entry is its top bits, the tag the rest.
-  static uint64_t Hash(int fd, uint64_t offset, uint64_t length) noexcept {
-    uint64_t hash = offset * 0x9e3779b97f4a7c15u ^ length * 0xc2b2ae3d27d4eb4fu ^
-                    static_cast<uint64_t>(static_cast<uint32_t>(fd));
-    hash ^= hash >> 31;
-    hash *= 0xbf58476d1ce4e5b9u;
-    hash ^= hash >> 29;
-    hash *= 0x94d049bb133111ebu;
-    return hash ^ (hash >> 32);
+// The units whose last plan held nothing worth a scope, for plugins that
+// plan a unit before its scope (LevelDB's Gets): a unit of a key planned so
+// (its blocks cached, say) is likely planned so again on its next run, and
+// planning it costs about as much as the unit's own lookups.  PlanUnit()
+// asks the scope gate, skips or makes the plan, and remembers the keys
+// whose plans were not worth a scope; Skip() and Remember() are its parts.
+//
+// A remembered key is skipped on its next kSkipsPerPlan askings, then
+// planned again: a unit whose data turned cold meanwhile runs plain at most
+// that many times, as without foreactor.  `generation` is the plugin's
+// count of changes that make every plan stale (a new LevelDB Version):
+// keys are remembered per generation.  kEntries keys are remembered, one
+// word each, at the entry a hash of (key, generation) picks; another key
+// hashed to the same entry replaces it (one plan more, no other cost).
+//
+// Thread-safe as RangesInCache is.  Not copyable; constant-initialized
+// (kEntries words), so a plugin can keep one as a global.
+class PlansWithoutOverlap {
+ public:
+  static constexpr int kSkipsPerPlan = 8;
+  static constexpr unsigned kEntryBits = 14;
+  static constexpr size_t kEntries = size_t{1} << kEntryBits;
+
+  constexpr PlansWithoutOverlap() = default;
+  PlansWithoutOverlap(const PlansWithoutOverlap&) = delete;
+  PlansWithoutOverlap& operator=(const PlansWithoutOverlap&) = delete;
+
+  // True when the last plan of `key` in `generation` was not worth a scope
+  // and was skipped fewer than kSkipsPerPlan times since: run the unit
+  // plain, without planning it.
+  bool Skip(std::string_view key, uint64_t generation) noexcept {
+    return skipped_.Recall(Hash(key, generation), kSkipsPerPlan);
   }
 
-  std::atomic<uint64_t> entries_[kEntries] = {};
+  // The plan of `key` in `generation` just made is not worth a scope.
+  void Remember(std::string_view key, uint64_t generation) noexcept {
+    skipped_.Remember(Hash(key, generation));
+  }
+
+  // What a unit's plan came to (PlanUnit's planner returns it).
+  enum class Outcome {
+    kScope,      // worth a scope: the unit runs in one
+    kPlain,      // not worth one: the unit runs plain, its key is remembered
+    kPlainOnce,  // not worth one as planned, but the plan lacked what the
+                 // unit's next plan will know (a table not opened yet): the
+                 // unit runs plain, its key is not remembered
+  };
+
+  // Whether the unit of `key` in `generation` runs with a scope of `graph`.
+  // True when the graph's scope gate asks for one (Graph::ScopeGate), the
+  // key is not skipped (Skip) and plan_unit(), which plans the unit, says
+  // Outcome::kScope.  A key whose plan says kPlain is remembered (Remember);
+  // an exception plan_unit() throws counts as kPlainOnce.
+  template <class State, class Planner>
+  bool PlanUnit(const Graph<State>& graph, std::string_view key, uint64_t generation,
+                Planner&& plan_unit) noexcept {
+    if (!graph.ScopeGate() || Skip(key, generation)) return false;
+    Outcome outcome = Outcome::kPlainOnce;
+    NoThrow([&] { outcome = plan_unit(); });
+    if (outcome == Outcome::kPlain) Remember(key, generation);
+    return outcome == Outcome::kScope;
+  }
+
+ private:
+  static uint64_t Hash(std::string_view key, uint64_t generation) noexcept {
+    return detail::MixBits(std::hash<std::string_view>{}(key) ^ generation * 0x9e3779b97f4a7c15u);
+  }
+
+  detail::RecallTable<kEntryBits> skipped_;
 };
 
 }  // namespace plugin

@@ -12,11 +12,11 @@
 //
 // (-w-: weak edge, the Get may return there.)  The plan of a Get (the data
 // block reads, in order) is made before the scope from LevelDB's own
-// objects: the Version's files (its public GetOverlappingInputs), and per
-// table the index and filter blocks LevelDB keeps in memory, seen as
-// ReadBlock returns them inside Table::Open, with LevelDB's own Block and
-// FilterBlockReader code.  A table on the Get's path LevelDB has not opened
-// has no planned read: opening it makes calls the plugin does not predict,
+// objects and code: the tables Version::Get visits (its own walk,
+// Version::ForEachOverlapping), and per table the index and filter blocks
+// LevelDB keeps in memory, seen as ReadBlock returns them inside
+// Table::Open, read with LevelDB's own Block and FilterBlockReader code.  A table on the Get's path
+// LevelDB has not opened has no planned read: opening it makes calls the plugin does not predict,
 // which pass by the scope (an open, then reads of a descriptor no planned
 // read uses), as does the read of its data block; its index is read ahead
 // instead (foreactor_read_ahead_file), so that opening the table (two
@@ -29,7 +29,11 @@
 // database; kIndexShare).  Reads of blocks the page cache holds are left
 // out (foreactor::RangesInCache, asked per block): they pass by the scope
 // (another descriptor than the next planned read's) while the planned reads
-// of colder blocks after them are in flight.  Tables are known by file
+// of colder blocks after them are in flight.  The last table of a Get's
+// path is sought in only when its read can make the plan worth a scope, and
+// a key whose plan was not worth one is planned again only after a few Gets
+// (foreactor::PlansWithoutOverlap): planning costs about what LevelDB's own
+// index seeks cost.  Tables are known by file
 // number and size: a table of another database open in the same process
 // with both equal only costs a misprediction (its descriptor is not the one
 // the Get reads).
@@ -38,7 +42,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -69,9 +72,6 @@ WRAPPED(VersionGet,
         "IcSt11char_traitsIcESaIcEEEPNS0_8GetStatsE",
         leveldb::Version*, const leveldb::ReadOptions&, const leveldb::LookupKey&, std::string*,
         void*);
-WRAPPED(LogAndApply, "_ZN7leveldb10VersionSet11LogAndApplyEPNS_11VersionEditEPNS_4port5MutexE",
-        leveldb::VersionSet*, leveldb::VersionEdit*, leveldb::port::Mutex*);
-WRAPPED(Recover, "_ZN7leveldb10VersionSet7RecoverEPb", leveldb::VersionSet*, bool*);
 WRAPPED(TableOpen, "_ZN7leveldb5Table4OpenERKNS_7OptionsEPNS_16RandomAccessFileEmPPS0_",
         const leveldb::Options&, leveldb::RandomAccessFile*, uint64_t, leveldb::Table**);
 WRAPPED(ReadBlock,
@@ -85,6 +85,13 @@ std::string RealTableFileName(const std::string& dbname, uint64_t number) asm(
     "__real__ZN7leveldb13TableFileNameERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEm");
 std::string WrapTableFileName(const std::string& dbname, uint64_t number) asm(
     "__wrap__ZN7leveldb13TableFileNameERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEm");
+// Version::ForEachOverlapping (private): calls visit(arg, level, file) for
+// each table Version::Get visits for the key, in its order, while it returns true.
+using ForEachOverlapping = void(leveldb::Version*, leveldb::Slice user_key,
+                                leveldb::Slice internal_key, void* arg,
+                                bool (*visit)(void* arg, int level, leveldb::FileMetaData*));
+ForEachOverlapping VersionForEachOverlapping asm(
+    "_ZN7leveldb7Version18ForEachOverlappingENS_5SliceES1_PvPFbS2_iPNS_12FileMetaDataEE");
 extern "C" ssize_t __real_pread(int fd, void* buffer, size_t length, off_t offset);
 extern "C" int __real_close(int fd);
 
@@ -123,8 +130,6 @@ struct OpeningTable {
 // The open tables by file number, shared by all threads, under `mutex`.
 std::shared_mutex mutex;
 foreactor::PrivateUnorderedMap<uint64_t, Table> tables;
-// Counts the calls that make Versions: file lists are taken afresh.
-std::atomic<uint64_t> epoch{0};
 thread_local OpeningTable opening;
 // The directory of the database whose table was opened last, under `mutex`
 // (a process with several databases may read ahead in another's table of
@@ -132,6 +137,13 @@ thread_local OpeningTable opening;
 std::basic_string<char, std::char_traits<char>, foreactor::PrivateAllocator<char>> database;
 // The data blocks Gets find in the page cache: their reads are left out.
 foreactor::RangesInCache ranges_in_cache;
+// The Gets whose plans were not worth a scope: planned again only now and then.
+foreactor::PlansWithoutOverlap plans_without_overlap;
+
+// A plan with one read is worth a scope after this many tables left out
+// (LevelDB's work in one table from memory, a few µs, is about a scope's
+// cost), or after one table LevelDB opens (device reads).
+constexpr int kLeftOutForOneRead = 4;
 
 // The preads of a Get, in order.
 struct Plan {
@@ -139,11 +151,11 @@ struct Plan {
   // LevelDB's work before the first read, in tables left out: each table
   // whose read is left out counts 1, each it opens kLeftOutForOneRead.
   int left_out_before_first_read = 0;
+  bool met_unopened_table = false;  // its plan is then to be made again
+  // While planning: the Get's key, and the table met last.
+  const leveldb::LookupKey* key = nullptr;
+  const leveldb::FileMetaData* last = nullptr;
 };
-// A plan with one read is worth a scope after this many tables left out
-// (LevelDB's work in one table from memory, a few µs, is about a scope's
-// cost), or after one table LevelDB opens (device reads).
-constexpr int kLeftOutForOneRead = 4;
 
 // True when the block cache holds the block at `offset` of `table`
 // (Table::BlockReader's key: the table's cache id, offset; fixed64 each).
@@ -166,7 +178,7 @@ constexpr uint64_t kIndexShare = 64, kIndexMargin = 16384;
 // sanitized max_open_files less the 10 files it keeps for others) in the
 // database of the table opened last; 0 until a table is opened.
 std::atomic<int> table_cache_capacity{0};
-// Set once FilesOf has read ahead the indexes of every table not opened.
+// Set once a Get has asked for the indexes of every table not opened.
 std::atomic<bool> indexes_read_ahead{false};
 
 // Reads the footer and index of table `file` ahead.  Call it under the
@@ -177,39 +189,23 @@ void ReadIndexAhead(const leveldb::FileMetaData& file) {
                             file.file_size - length, length);
 }
 
-// The files of one Version per level, taken with the public
-// Version::GetOverlappingInputs(level, nullptr, nullptr): every file, level
-// 0 sorted newest (highest number) first, deeper levels by key.  Valid while
-// the epoch is unchanged (the Version cannot have been replaced).  The first
-// lists LevelDB's table cache can hold all of in a process also have the
-// index of each table LevelDB has not opened read ahead.  Call it under the
-// shared lock.
-struct VersionFiles {
-  const leveldb::Version* version = nullptr;
-  uint64_t epoch = 0;
-  foreactor::PrivateVector<leveldb::FileMetaData*> levels[leveldb::config::kNumLevels];
-};
-
-const VersionFiles& FilesOf(leveldb::Version* version) {
-  thread_local VersionFiles files;
-  const uint64_t now = epoch.load(std::memory_order_relaxed);
-  if (files.version == version && files.epoch == now) return files;
-  files.version = nullptr;  // until the lists are complete: an allocation below may throw
-  int count = 0;
+// The first time in a process that LevelDB has opened a table, reads ahead
+// the index of every table of `version` it has not opened, when its table
+// cache can hold them all (the files of each level taken with the public
+// Version::GetOverlappingInputs(level, nullptr, nullptr)).  Call it under
+// the shared lock.
+void ReadIndexesAheadOnce(leveldb::Version* version) {
+  if (table_cache_capacity.load() == 0 || indexes_read_ahead.exchange(true)) return;
+  std::vector<leveldb::FileMetaData*> levels[leveldb::config::kNumLevels];
+  size_t count = 0;
   for (int level = 0; level < leveldb::config::kNumLevels; ++level) {
-    std::vector<leveldb::FileMetaData*> inputs;  // freed at once: the lists are kept privately
-    version->GetOverlappingInputs(level, nullptr, nullptr, &inputs);
-    files.levels[level].assign(inputs.begin(), inputs.end());
-    count += static_cast<int>(inputs.size());
+    version->GetOverlappingInputs(level, nullptr, nullptr, &levels[level]);
+    count += levels[level].size();
   }
-  std::ranges::sort(files.levels[0], std::greater{}, &leveldb::FileMetaData::number);
-  files.version = version;
-  files.epoch = now;
-  if (count > table_cache_capacity.load() || indexes_read_ahead.exchange(true)) return files;
-  for (const auto& level : files.levels)
+  if (count > static_cast<size_t>(table_cache_capacity.load())) return;
+  for (const auto& level : levels)
     for (const leveldb::FileMetaData* file : level)
       if (!tables.contains(file->number)) ReadIndexAhead(*file);
-  return files;
 }
 
 // Adds the read the Get of `key` makes in table `file` to `plan`, if any
@@ -222,6 +218,7 @@ void PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
   const auto found = tables.find(file.number);
   if (found == tables.end() || found->second.file_size != file.file_size) {
     ReadIndexAhead(file);
+    plan->met_unopened_table = true;
     plan->left_out_before_first_read += plan->reads.empty() ? kLeftOutForOneRead : 0;
     return;
   }
@@ -242,33 +239,41 @@ void PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key,
 }
 
 // Plans the Get of `key` in `version`: its reads in the tables LevelDB has
-// open, in order (the indexes of those it has not opened read ahead).  True
-// when the plan is worth a scope: its reads can overlap another planned
-// read, or LevelDB's work in the tables left out or opened before the first.
-bool PlanGet(leveldb::Version* version, const leveldb::LookupKey& key, Plan* plan) {
+// open, in order (the indexes of those it has not opened read ahead).  The
+// plan is worth a scope when its reads can overlap another planned read, or
+// LevelDB's work in the tables left out or opened before the first; a plan
+// that met a table LevelDB had not opened is made again next time.
+foreactor::PlansWithoutOverlap::Outcome PlanGet(leveldb::Version* version,
+                                                const leveldb::LookupKey& key, Plan* plan) {
+  using Outcome = foreactor::PlansWithoutOverlap::Outcome;
   plan->reads.clear();
   plan->left_out_before_first_read = 0;
+  plan->met_unopened_table = false;
+  plan->key = &key;
+  plan->last = nullptr;
   std::shared_lock lock(mutex);
-  const VersionFiles& files = FilesOf(version);
-  // The files Version::ForEachOverlapping visits: level-0 files whose
-  // user-key range holds the key, newest first; then per deeper level the
-  // first file whose largest key is >= the lookup key, unless it starts
-  // after the user key.
-  const leveldb::Slice user_key = key.user_key();
-  for (const leveldb::FileMetaData* file : files.levels[0])
-    if (user_key.compare(file->smallest.user_key()) >= 0 &&
-        user_key.compare(file->largest.user_key()) <= 0)
-      PlanTable(*file, key, plan);
-  for (int level = 1; level < leveldb::config::kNumLevels; ++level) {
-    // leveldb::FindFile's binary search (it takes a std::vector).
-    const auto first = std::ranges::partition_point(files.levels[level], [&](const auto* file) {
-      return comparator.Compare(file->largest.Encode(), key.internal_key()) < 0;
-    });
-    if (first != files.levels[level].end() && user_key.compare((*first)->smallest.user_key()) >= 0)
-      PlanTable(**first, key, plan);
-  }
+  ReadIndexesAheadOnce(version);
+  // The tables Version::Get visits, in its order, from LevelDB's own walk;
+  // each is planned once the next is known.
+  VersionForEachOverlapping(version, key.user_key(), key.internal_key(), plan,
+                            [](void* arg, int, leveldb::FileMetaData* file) {
+                              Plan* plan = static_cast<Plan*>(arg);
+                              if (plan->last != nullptr) PlanTable(*plan->last, *plan->key, plan);
+                              plan->last = file;
+                              return true;
+                            });
+  // The last table is sought in only when its read can make the plan worth
+  // a scope (a second read, or one after enough of LevelDB's work: a Get
+  // whose blocks are all cached seeks one index less), or its index is to
+  // be read ahead.
+  const leveldb::FileMetaData* last = plan->last;
+  if (last != nullptr && (!plan->reads.empty() || !tables.contains(last->number) ||
+                          plan->left_out_before_first_read + 1 >= kLeftOutForOneRead))
+    PlanTable(*last, key, plan);
   // Two reads, or one after enough of LevelDB's work (it counts as a second).
-  return plan->reads.size() + (plan->left_out_before_first_read >= kLeftOutForOneRead) >= 2;
+  if (plan->reads.size() + (plan->left_out_before_first_read >= kLeftOutForOneRead) >= 2)
+    return Outcome::kScope;
+  return plan->met_unopened_table ? Outcome::kPlainOnce : Outcome::kPlain;
 }
 
 const foreactor::Graph<Plan> graph = [] {
@@ -289,52 +294,29 @@ const foreactor::Graph<Plan> graph = [] {
   return builder.Build();
 }();
 
-// Runs `action`.  No exception may reach LevelDB (built without them): out
-// of memory in the plugin only loses a prediction.
-template <class Action>
-void NoThrow(Action&& action) try {
-  action();
-} catch (...) {
-}
-
 }  // namespace
 
 leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats) {
   // The runtime's scope gate times Gets with and without a plan and scope
   // (a fixed depth or check mode plans every Get; foreactor off, none).
+  // Keys whose plans were not worth a scope are remembered per Version, by
+  // its address: a Version at a freed one's address costs a few Gets
+  // unplanned.
   thread_local Plan plan;
-  bool planned = false;
-  if (graph.ScopeGate()) NoThrow([&] { planned = PlanGet(version, key, &plan); });
-  if (!planned) return RealVersionGet(version, options, key, value, stats);
+  const std::string_view user_key(key.user_key().data(), key.user_key().size());
+  if (!plans_without_overlap.PlanUnit(graph, user_key, reinterpret_cast<uintptr_t>(version),
+                                      [&] { return PlanGet(version, key, &plan); }))
+    return RealVersionGet(version, options, key, value, stats);
   foreactor::Scope scope(graph, plan);
   return RealVersionGet(version, options, key, value, stats);
-}
-
-// Calls that make Versions; a Version may reuse the address of a freed one.
-// After each, every thread takes its file lists afresh: a Get sees a new
-// Version only after the call that made it returned (DBImpl reads
-// VersionSet::current() under its mutex, which the caller holds through the
-// call).  Recover installs a database's first Version (without LogAndApply
-// when it reuses the logs).
-leveldb::Status WrapLogAndApply(leveldb::VersionSet* versions, leveldb::VersionEdit* edit,
-                                leveldb::port::Mutex* mutex) {
-  const leveldb::Status status = RealLogAndApply(versions, edit, mutex);
-  epoch.fetch_add(1, std::memory_order_relaxed);
-  return status;
-}
-
-leveldb::Status WrapRecover(leveldb::VersionSet* versions, bool* save_manifest) {
-  const leveldb::Status status = RealRecover(versions, save_manifest);
-  epoch.fetch_add(1, std::memory_order_relaxed);
-  return status;
 }
 
 leveldb::Status WrapReadBlock(leveldb::RandomAccessFile* file, const leveldb::ReadOptions& options,
                               const leveldb::BlockHandle& handle, leveldb::BlockContents* result) {
   leveldb::Status status = RealReadBlock(file, options, handle, result);
   if (opening.in_table_open && status.ok())
-    NoThrow([&] { opening.blocks.push_back(result->data); });
+    foreactor::NoThrow([&] { opening.blocks.push_back(result->data); });
   return status;
 }
 
@@ -357,7 +339,7 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
       static_cast<const leveldb::InternalKeyComparator*>(options.comparator)->user_comparator() !=
           leveldb::BytewiseComparator())
     return status;
-  NoThrow([&] {
+  foreactor::NoThrow([&] {
     Table entry{*table, opened.fd, options.block_cache, file_size, 0, nullptr, nullptr};
     entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
     // BlockContents: data, cachable, heap_allocated (the view does not own the data).
@@ -369,8 +351,7 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     std::unique_lock lock(mutex);
     tables.insert_or_assign(opened.number, std::move(entry));
     database.assign(*opened.database);
-    // Known now: the next Gets take their file lists afresh (FilesOf).
-    if (table_cache_capacity.exchange(options.max_open_files - 10) == 0) epoch.fetch_add(1);
+    table_cache_capacity.store(options.max_open_files - 10);
   });
   return status;
 }
