@@ -222,16 +222,6 @@ def say(message):
     print(message, file=sys.stderr, flush=True)
 
 
-class EngineSetup(str):
-    """An engine name with settings of its own for the runs (a str, so that
-    the code that only names the engine is unchanged)."""
-
-    def __new__(cls, engine, environment):
-        setup = super().__new__(cls, engine)
-        setup.environment = dict(environment)
-        return setup
-
-
 WRITE_BEHIND_OFF = "write-behind off"
 
 
@@ -242,13 +232,13 @@ def configurations(depths, with_auto, write_behind_off=False):
     FOREACTOR_WRITE_BEHIND=0 (its name ends in ", write-behind off")."""
     all_depths = list(depths) + ([AUTO_DEPTH] if with_auto else [])
     configs = [("plain", None, None),
-               (LINKED_OFF, EngineSetup(ENGINES[0], {"FOREACTOR": "0"}), AUTO_DEPTH)]
+               (LINKED_OFF, runs.EngineSetup(ENGINES[0], {"FOREACTOR": "0"}), AUTO_DEPTH)]
     for engine in ENGINES:
         for depth in all_depths:
             configs.append((f"{engine} {depth}", engine, depth))
             if write_behind_off:
                 configs.append((f"{engine} {depth}, {WRITE_BEHIND_OFF}",
-                                EngineSetup(engine, {"FOREACTOR_WRITE_BEHIND": "0"}), depth))
+                                runs.EngineSetup(engine, {"FOREACTOR_WRITE_BEHIND": "0"}), depth))
     return configs
 
 
@@ -273,8 +263,7 @@ def tool_environment(engine, depth, stats_file, direct):
     environment = runs.foreactor_environment(engine, depth, stats_file)
     if engine is not None and direct:
         environment.update(DIRECT_IO_ENVIRONMENT)
-    if engine is not None:
-        environment.update(getattr(engine, "environment", {}))
+        environment.update(getattr(engine, "environment", {}))  # its settings stay last
     return environment
 
 

@@ -23,19 +23,33 @@ def clean_environment(base=None):
             if not name.startswith("FOREACTOR") and name != "LD_PRELOAD"}
 
 
+class EngineSetup(str):
+    """An engine name with settings of its own for the runs (a str, so that
+    the code that only names the engine is unchanged): foreactor_environment
+    applies them last, so {"FOREACTOR": "0"} runs the foreactor build with
+    foreactor off."""
+
+    def __new__(cls, engine, environment):
+        setup = super().__new__(cls, engine)
+        setup.environment = dict(environment)
+        return setup
+
+
 def foreactor_environment(engine, depth, stats_file, base=None):
     """The environment of one run: plain when `engine` is None, else foreactor
-    on with that engine and depth, its statistics written to `stats_file`.
-    A depth "exactN" is depth N kept whatever it costs
-    (FOREACTOR_EXACT_DEPTH=1: every scope runs, the depth never moves)."""
+    on with that engine and depth, its statistics written to `stats_file`,
+    and then the settings of an EngineSetup.  A depth "exactN" is depth N
+    kept whatever it costs (FOREACTOR_EXACT_DEPTH=1: every scope runs, the
+    depth never moves)."""
     environment = clean_environment(base)
     if engine is not None:
         exact = is_exact_depth(depth)
-        environment.update({"FOREACTOR": "1", "FOREACTOR_ENGINE": engine,
+        environment.update({"FOREACTOR": "1", "FOREACTOR_ENGINE": str(engine),
                             "FOREACTOR_DEPTH": str(depth)[len("exact"):] if exact else str(depth),
                             "FOREACTOR_STATS": str(stats_file)})
         if exact:
             environment["FOREACTOR_EXACT_DEPTH"] = "1"
+        environment.update(getattr(engine, "environment", {}))
     return environment
 
 

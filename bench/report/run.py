@@ -397,6 +397,10 @@ def overhead_lines(data):
     return lines
 
 
+# bench/cached_fraction/run.py's LINKED_OFF.
+CACHED_FRACTION_LINKED_OFF = "plugin build, foreactor off"
+
+
 def cached_fraction_lines(data):
     """The slowest point of each sweep per configuration (speed vs plain)."""
     if data is None:
@@ -420,8 +424,11 @@ def cached_fraction_lines(data):
                     worst = (interval, fraction)
             if worst is None:
                 continue
-            # Issue 22: auto within 2% of plain at every point, a fixed depth within 5%.
-            target = "at most 1.02x" if name.endswith(" auto") else "at most 1.05x"
+            # Issue 22: auto within 2% of plain at every point, a fixed depth within 5%;
+            # the plugin build with foreactor off is the reference the runtime's
+            # cost is read against (bench/cached_fraction/run.py, LINKED_OFF).
+            target = ("none (reference)" if name == CACHED_FRACTION_LINKED_OFF
+                      else "at most 1.02x" if name.endswith(" auto") else "at most 1.05x")
             row = Row(workload, name, target, worst[0]).cells()
             lines.append(f"| {workload} | {name} | {row[3]} | {row[4]} | "
                          f"{float(worst[1]):.0%} | {target} |")

@@ -60,6 +60,16 @@ def test_foreactor_environment_plain_and_on():
                   "FOREACTOR_DEPTH": "16", "FOREACTOR_STATS": "s.json"}
 
 
+def test_an_engine_setup_s_settings_come_last():
+    off = runs.foreactor_environment(runs.EngineSetup("io_uring", {"FOREACTOR": "0"}), "auto",
+                                     "s.json", {"PATH": "/bin"})
+    assert off == {"PATH": "/bin", "FOREACTOR": "0", "FOREACTOR_ENGINE": "io_uring",
+                   "FOREACTOR_DEPTH": "auto", "FOREACTOR_STATS": "s.json"}
+    write_behind_off = runs.foreactor_environment(
+        runs.EngineSetup("threads", {"FOREACTOR_WRITE_BEHIND": "0"}), 8, "s.json", {})
+    assert write_behind_off["FOREACTOR"] == "1" and write_behind_off["FOREACTOR_WRITE_BEHIND"] == "0"
+
+
 def test_an_exact_depth_keeps_the_depth_whatever_it_costs():
     on = runs.foreactor_environment("io_uring", "exact32", "s.json", {"PATH": "/bin"})
     assert on["FOREACTOR_DEPTH"] == "32"
