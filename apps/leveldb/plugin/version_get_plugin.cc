@@ -11,32 +11,32 @@
 //                 \--1--> end
 //
 // (-w-: weak edge, the Get may return there.)  The plan of a Get (the data
-// block reads, in order) is made before the scope from LevelDB's own
-// objects and code: the tables Version::Get visits (its own walk,
+// block reads, in order) is made before the scope from LevelDB's own objects
+// and code: the tables Version::Get visits (its own walk,
 // Version::ForEachOverlapping), and per table the index and filter blocks
 // LevelDB keeps in memory, seen as ReadBlock returns them inside
-// Table::Open, read with LevelDB's own Block and FilterBlockReader code.  A table on the Get's path
-// LevelDB has not opened has no planned read: opening it makes calls the plugin does not predict,
-// which pass by the scope (an open, then reads of a descriptor no planned
-// read uses), as does the read of its data block; its index is read ahead
-// instead (foreactor_read_ahead_file), so that opening the table (two
-// reads, one after the other) finds index and footer cached.  When
-// LevelDB's table cache can hold every table of the Version (it then keeps
-// each open from its first Get on), the first planned Get after LevelDB
-// opened a table reads ahead the index of every table not opened yet, so
-// that later Gets opening a table wait for their data block alone: at most
-// one index per table in a process (for tables of 2 MiB, 2.4% of the
-// database; kIndexShare).  Reads of blocks the page cache holds are left
-// out (foreactor::RangesInCache, asked per block): they pass by the scope
-// (another descriptor than the next planned read's) while the planned reads
-// of colder blocks after them are in flight.  The last table of a Get's
-// path is sought in only when its read can make the plan worth a scope, and
-// a key whose plan was not worth one is planned again only after a few Gets
-// (foreactor::PlansWithoutOverlap): planning costs about what LevelDB's own
-// index seeks cost.  Tables are known by file
-// number and size: a table of another database open in the same process
-// with both equal only costs a misprediction (its descriptor is not the one
-// the Get reads).
+// Table::Open, read with LevelDB's own Block and FilterBlockReader code.  A
+// table on the Get's path LevelDB has not opened has no planned read:
+// opening it makes calls the plugin does not predict, which pass by the
+// scope (an open, then reads of a descriptor no planned read uses), as does
+// the read of its data block; its index is read ahead instead
+// (foreactor_read_ahead_file), so that opening the table (two reads, one
+// after the other) finds index and footer cached.  When LevelDB's table cache
+// can hold every table of the Version (it then keeps each open from its
+// first Get on), the first planned Get after LevelDB opened a table reads
+// ahead the index of every table not opened yet, so that later Gets opening
+// a table wait for their data block alone: at most one index per table in a
+// process (for tables of 2 MiB, 2.4% of the database; kIndexShare).  Reads of
+// blocks the page cache holds are left out (foreactor::RangesInCache, asked
+// per block): they pass by the scope (another descriptor than the next
+// planned read's) while the planned reads of colder blocks after them are in
+// flight.  The last table of a Get's path is sought in only when its read can
+// make the plan worth a scope, and a key whose plan was not worth one is
+// planned again only after a few Gets (foreactor::PlansWithoutOverlap):
+// planning costs about what LevelDB's own index seeks cost.  Tables are known
+// by file number and size: a table of another database open in the same
+// process with both equal only costs a misprediction (its descriptor is not
+// the one the Get reads).
 #include <sys/types.h>
 
 #include <algorithm>
@@ -195,7 +195,10 @@ void ReadIndexAhead(const leveldb::FileMetaData& file) {
 // Version::GetOverlappingInputs(level, nullptr, nullptr)).  Call it under
 // the shared lock.
 void ReadIndexesAheadOnce(leveldb::Version* version) {
-  if (table_cache_capacity.load() == 0 || indexes_read_ahead.exchange(true)) return;
+  // A load first: every planned Get comes here, and only the first may write.
+  if (table_cache_capacity.load() == 0 || indexes_read_ahead.load(std::memory_order_relaxed) ||
+      indexes_read_ahead.exchange(true))
+    return;
   std::vector<leveldb::FileMetaData*> levels[leveldb::config::kNumLevels];
   size_t count = 0;
   for (int level = 0; level < leveldb::config::kNumLevels; ++level) {
