@@ -271,10 +271,25 @@ def fraction_summary(values, statistics, others, cached, configurations):
             "configurations": summary}
 
 
+def paired_speed(result):
+    """A configuration's speed relative to plain as (speed, low, high): the
+    inverse of the median of its paired rounds' time ratios, with the 95%
+    interval inverted too (low and high None below three pairs); without a
+    paired ratio, plain's median over its median, with no interval.  The
+    median of the pairs, not the ratio of the two medians: its interval is
+    the one printed beside it, and on a noisy point the two can differ by
+    more than that interval's width."""
+    time_ratio = result.get("time_ratio") or {}
+    if time_ratio.get("ratio"):
+        low, high = time_ratio.get("low"), time_ratio.get("high")
+        return (1 / time_ratio["ratio"], 1 / high if high else None, 1 / low if low else None)
+    return (result.get("speed_vs_plain"), None, None)
+
+
 def print_table(title, unit, per_fraction, configurations):
     names = [name for name, _, _ in configurations]
-    print(f"\n{title} (median of runs, {unit}; speed vs plain = plain / this, "
-          "[95% interval over the paired rounds])\n")
+    print(f"\n{title} (median of runs, {unit}; speed vs plain = the inverse of the median "
+          "of the paired rounds' time ratios [its 95% interval])\n")
     print("| cached (asked / measured) | " + " | ".join(names) + " |")
     print("|---" * (len(names) + 1) + "|")
     for fraction, entry in per_fraction.items():
@@ -283,12 +298,11 @@ def print_table(title, unit, per_fraction, configurations):
         for name in names:
             result = entry["configurations"][name]
             cell = f"{result['median']:.1f}"
-            if name != "plain" and result["speed_vs_plain"] is not None:
-                cell += f" ({result['speed_vs_plain']:.2f}x"
-                interval = result.get("time_ratio") or {}
-                if interval.get("low") is not None:
-                    # The speed interval is the inverse of the time ratio's.
-                    cell += f" [{1 / interval['high']:.2f}, {1 / interval['low']:.2f}]"
+            speed, low, high = paired_speed(result)
+            if name != "plain" and speed is not None:
+                cell += f" ({speed:.2f}x"
+                if low is not None and high is not None:
+                    cell += f" [{low:.2f}, {high:.2f}]"
                 cell += ")"
             if result.get("mean_auto_depth") is not None:
                 cell += f", depth ~{result['mean_auto_depth']:.0f}"
@@ -314,12 +328,12 @@ def plot(title, per_fraction, configurations, path):
     fractions = [float(fraction) for fraction in per_fraction]
     figure, axes = plt.subplots(figsize=(6.4, 4.2))
     for name, _, _ in configurations:
-        speeds = [per_fraction[key]["configurations"][name]["speed_vs_plain"] or 0
+        speeds = [paired_speed(per_fraction[key]["configurations"][name])[0] or 0
                   for key in per_fraction]
         axes.plot([100 * f for f in fractions], speeds, marker="o", label=name)
     axes.axhline(1.0, color="grey", linewidth=0.8)
     axes.set_xlabel("share of the file in the page cache before the run (%)")
-    axes.set_ylabel("speed relative to plain (median)")
+    axes.set_ylabel("speed relative to plain (median of paired rounds)")
     axes.set_title(title, fontsize=10)
     axes.legend(fontsize=7)
     figure.tight_layout()
