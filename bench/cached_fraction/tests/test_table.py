@@ -5,10 +5,13 @@ is printed beside it, not plain's median over its median."""
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def load_sweep():
+@pytest.fixture(scope="module")
+def sweep():
     spec = importlib.util.spec_from_file_location(
         "cached_fraction_run", ROOT / "bench" / "cached_fraction" / "run.py")
     module = importlib.util.module_from_spec(spec)
@@ -16,8 +19,7 @@ def load_sweep():
     return module
 
 
-def test_the_table_prints_the_paired_median_and_its_interval(capsys):
-    sweep = load_sweep()
+def test_the_table_prints_the_paired_median_and_its_interval(sweep, capsys):
     configurations = [("plain", None, None), ("io_uring auto", "io_uring", "auto")]
     # Per-round time ratios 1.5, 0.5, 1.1 (median 1.1: speed 0.91x), while
     # the medians alone, 20 and 15, would say 1.33x.
@@ -34,7 +36,6 @@ def test_the_table_prints_the_paired_median_and_its_interval(capsys):
     assert "(0.91x [" in row and "1.33x" not in row, row
 
 
-def test_without_pairs_the_ratio_of_medians_is_shown_without_an_interval():
-    sweep = load_sweep()
+def test_without_pairs_the_ratio_of_medians_is_shown_without_an_interval(sweep):
     assert sweep.paired_speed({"speed_vs_plain": 1.25, "time_ratio": {"ratio": None}}) == (
         1.25, None, None)
