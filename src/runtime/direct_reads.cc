@@ -4,12 +4,10 @@
 #include <sys/statfs.h>
 
 #include <algorithm>
-#include <cstdio>
 
-#include "engine/high_descriptors.h"
-#include "runtime/descriptor_parking.h"
 #include "runtime/pages_cached.h"
 #include "runtime/raw_syscalls.h"
+#include "runtime/reopened_file.h"
 
 namespace foreactor {
 
@@ -73,31 +71,11 @@ DirectReads::Entry* DirectReads::EntryFor(int fd, const FileKindCache::Kind& kin
 void DirectReads::Open(int fd, Entry& entry) {
   struct statfs filesystem {};
   if (raw::Fstatfs(fd, &filesystem) != 0 || !TakesDirectReads(filesystem.f_type)) return;
-  // The high range's floor, as early opens are parked (descriptor_parking.h).
-  const long floor = DescriptorParking::FloorBelow(HighDescriptorCeiling());
-  if (floor < 0) return;
-  // Reads on the program's descriptor leave the access time alone when it
-  // was opened O_NOATIME: so do ours.
-  const int64_t program_flags = raw::Fcntl(fd, F_GETFL, 0);
-  if (program_flags < 0) return;
-  const uint64_t no_access_time = (program_flags & O_NOATIME) != 0 ? O_NOATIME : 0;
-  char path[40];
-  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-  const int64_t opened =
-      raw::Openat2(AT_FDCWD, path, O_RDONLY | O_DIRECT | O_CLOEXEC | no_access_time, 0);
-  if (opened < 0) return;
-  const int direct = static_cast<int>(opened);
-  const int64_t moved = raw::Fcntl(direct, F_DUPFD_CLOEXEC, floor);
-  raw::Close(direct);
-  if (moved < 0) return;
-  const int descriptor = static_cast<int>(moved);
-  // The reopened file must be the one the program's descriptor names (it
-  // is, unless the number changed meaning since the runner looked), and the
-  // kernel must say how direct reads of it are aligned.
   struct stat status {};
-  if (raw::Fstat(descriptor, &status) != 0 || status.st_dev != entry.device ||
-      status.st_ino != entry.inode ||
-      !DirectIoAlignment(descriptor, &entry.memory_align, &entry.offset_align)) {
+  const int descriptor = ReopenReadOnly(fd, O_DIRECT, entry.device, entry.inode, &status);
+  if (descriptor < 0) return;
+  // The kernel must say how direct reads of the file are aligned.
+  if (!DirectIoAlignment(descriptor, &entry.memory_align, &entry.offset_align)) {
     raw::Close(descriptor);
     return;
   }

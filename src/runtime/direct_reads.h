@@ -12,9 +12,8 @@
 //
 // DescriptorFor() answers, for one early PREAD about to be issued, the
 // descriptor to issue it on: one of ours, opened O_DIRECT on the same file
-// (reopened through /proc/self/fd/N, read-only, close-on-exec, O_NOATIME
-// where the program's descriptor has it, moved to a high number), or -1 to
-// leave it on the program's descriptor.  It answers
+// (ReopenReadOnly(), reopened_file.h), or -1 to leave it on the program's
+// descriptor.  It answers
 // -1 unless all of these hold:
 //  - the file is a regular file on a local block-device file system known
 //    to take direct reads (ext2/3/4, XFS, btrfs, F2FS), not opened

@@ -34,11 +34,11 @@ bool IsLookupType(foreactor_call_type type) { return InfoOf(type).fills_stat; }
 // ------------------------------------------------------------ construction
 
 GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engine* engine,
-                         Engine* write_engine)
+                         Engine* chain_engine)
     : graph_(graph),
       settings_(settings),
       engine_(engine),
-      write_engine_(write_engine != nullptr ? write_engine : engine),
+      chain_engine_(chain_engine != nullptr ? chain_engine : engine),
       ring_size_(settings.depth + 1),
       depth_controller_(DepthPolicyOf(settings), settings.depth),
       check_report_(graph) {
@@ -85,10 +85,11 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
     }
     if (has_pread && settings.read_ahead && !settings.check && settings.depth > 0 &&
         engine != nullptr) {
-      read_ahead_.reset(new ReadAheadStream(graph, engine, &file_kinds_, &statistics_));
+      read_ahead_.reset(
+          new ReadAheadStream(graph, engine, chain_engine_, &file_kinds_, &statistics_));
     }
     if (WritePipelineWanted(graph, settings) && engine != nullptr) {
-      write_pipeline_.reset(new WritePipeline(write_engine_, ring_size_));
+      write_pipeline_.reset(new WritePipeline(chain_engine_, ring_size_));
     }
   });
 }
@@ -904,9 +905,9 @@ bool GraphRunner::FinishServedFromCache(int node, const foreactor_call& real, in
   FinishFrontierVisit(node, real, done, false);
   Fill();
   *result = done;
-  // (A read-ahead stream that runs needs the program's position.)
+  // (A read-ahead stream may need the program's calls.)
   if (cache_mode_.ServedRunLeavesScope() && visits_ahead_ == 0 &&
-      (read_ahead_ == nullptr || !read_ahead_->busy())) {
+      (read_ahead_ == nullptr || !read_ahead_->follows_program())) {
     speculating_ = false;  // OfferCall passes the rest of the scope by
     statistics_.scopes_left_to_cache++;
   }

@@ -137,12 +137,14 @@ namespace foreactor {
 class GraphRunner {
  public:
   // `graph` must be finished and valid and outlive the instance; `engine`
-  // is shared by the thread's instances and outlives them.  `write_engine`
-  // (null: `engine`), which outlives the instance too, runs the writes of
-  // the write pipeline: the thread pool, where `engine` is io_uring, whose
-  // linked requests each go back through the submitting thread.
+  // is shared by the thread's instances and outlives them.  `chain_engine`
+  // (null: `engine`), which outlives the instance too, runs the chains of
+  // linked requests: the writes of the write pipeline and the reads of an
+  // in-order read-ahead stream.  The thread pool, where `engine` is
+  // io_uring, whose linked requests each go back through the submitting
+  // thread.
   GraphRunner(const Graph& graph, const GraphSettings& settings, Engine* engine,
-              Engine* write_engine = nullptr);
+              Engine* chain_engine = nullptr);
   ~GraphRunner();
 
   GraphRunner(const GraphRunner&) = delete;
@@ -349,11 +351,11 @@ class GraphRunner {
   const Graph& graph_;
   const GraphSettings settings_;
   Engine* const engine_;
-  Engine* const write_engine_;  // the write pipeline's (never null)
-  // The engine a request of this runner was handed to: the write
-  // pipeline's requests, the only ordered ones, went to write_engine_.
+  Engine* const chain_engine_;  // see the constructor (never null)
+  // The engine a request of this runner's slots was handed to: the write
+  // pipeline's requests, the only ordered ones, went to chain_engine_.
   Engine* EngineOf(const Request& request) const {
-    return request.ordered ? write_engine_ : engine_;
+    return request.ordered ? chain_engine_ : engine_;
   }
   const unsigned ring_size_;        // the largest depth the controller may choose, plus one
   unsigned slots_in_use_ = 1;       // every node's SlotRing::length(), at most ring_size_

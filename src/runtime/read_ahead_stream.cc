@@ -10,6 +10,7 @@
 #include "runtime/monotonic_clock.h"
 #include "runtime/pages_cached.h"
 #include "runtime/raw_syscalls.h"
+#include "runtime/reopened_file.h"
 
 namespace foreactor {
 namespace {
@@ -26,15 +27,21 @@ int64_t FileSize(int fd) {
 
 }  // namespace
 
-ReadAheadStream::ReadAheadStream(const Graph& graph, Engine* engine, FileKindCache* file_kinds,
-                                 Statistics* statistics)
-    : graph_(graph), engine_(engine), file_kinds_(file_kinds), statistics_(statistics) {
+ReadAheadStream::ReadAheadStream(const Graph& graph, Engine* engine, Engine* chain_engine,
+                                 FileKindCache* file_kinds, Statistics* statistics)
+    : graph_(graph),
+      scattered_engine_(engine),
+      chain_engine_(chain_engine),
+      engine_(engine),
+      file_kinds_(file_kinds),
+      statistics_(statistics) {
   // (Arm() sets their operation.)
   for (Request& request : requests_) request.call.type = FOREACTOR_CALL_PREAD;
 }
 
 ReadAheadStream::~ReadAheadStream() {
   if (!abandoned_) CancelAndWait();
+  CloseOwnDescriptor();
 }
 
 void ReadAheadStream::StartScope(void* scope_state) {
@@ -49,6 +56,7 @@ void ReadAheadStream::StartScope(void* scope_state) {
 void ReadAheadStream::EndScope() {
   if (abandoned_) return;
   CancelAndWait();
+  CloseOwnDescriptor();
   phase_ = Phase::kDone;
   scope_state_ = nullptr;
 }
@@ -56,6 +64,7 @@ void ReadAheadStream::EndScope() {
 void ReadAheadStream::BeforeClose(int fd) {
   if (abandoned_ || fd != fd_ || !busy()) return;
   CancelAndWait();
+  CloseOwnDescriptor();
   phase_ = Phase::kDone;
 }
 
@@ -73,7 +82,7 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
     if (!found_cached) watched_reads_++;
     watched_end_ = offset + result;
     if (watched_reads_ >= kArmingReads && watched_jumps_ >= kArmingJumps)
-      Arm(fd, after, /*ahead=*/false);
+      Arm(fd, after, Start::kByProgramReads);
     return;
   }
   if (fd == fd_) program_reads_++;
@@ -86,12 +95,9 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
     return;
   }
   if (phase_ != Phase::kWatching) return;
-  // The next kArmingReads pread visits on the descriptor of the first one
-  // must jump as the program's reads must (kArmingJumps): reads in file
-  // order are left to the kernel's read-ahead, which starts at the
-  // program's first read.  (Measured on a bulk-loaded tree's scan, hinting
-  // its leaves while the tree zero-filled its result buffer made the scan
-  // slower: the zero-fill slowed by more than the leaf loop gained.)
+  // The next kArmingReads pread visits on the descriptor of the first one:
+  // a stream of hints when they jump as the program's reads must
+  // (kArmingJumps), an in-order stream otherwise.
   Cursor cursor = from;
   int stream_fd = -1;
   Range walked[kArmingReads];
@@ -110,7 +116,7 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
     previous_end = range.end;
     reads++;
   }
-  if (stream_fd < 0 || jumps < kArmingJumps) return;
+  if (stream_fd < 0) return;
   // Most of those reads in the page cache say the scan is most likely hot:
   // then no stream (whose start checks the whole file, which takes a while
   // for a large cached file); if the reads turn out cold, they start one as
@@ -124,16 +130,25 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
     }
   }
   if (2 * cached >= reads) return;
-  Arm(stream_fd, from, /*ahead=*/true);
+  Arm(stream_fd, from, jumps >= kArmingJumps ? Start::kAheadScattered : Start::kAheadInOrder);
 }
 
-void ReadAheadStream::Arm(int fd, const Cursor& after, bool ahead) {
+void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
   const int64_t size = kind.regular && !kind.direct ? FileSize(fd) : -1;
   // A file wholly in the page cache needs no walk.
   if (size <= 0 || RangeCached(fd, 0, static_cast<uint64_t>(size))) {
     phase_ = Phase::kDone;
     return;
+  }
+  in_order_ = start == Start::kAheadInOrder;
+  if (in_order_) {
+    struct stat status {};
+    own_fd_ = ReopenReadOnly(fd, 0, kind.device, kind.inode, &status);
+    if (own_fd_ < 0) {
+      phase_ = Phase::kDone;
+      return;
+    }
   }
   if (scratch_ == nullptr) {
     const bool made = AllocationSucceeds([&] {
@@ -162,16 +177,20 @@ void ReadAheadStream::Arm(int fd, const Cursor& after, bool ahead) {
   batch_cached_ = 0;
   batch_all_taken_ = false;
   refusals_in_a_row_ = 0;
-  max_in_flight_ = ahead ? kMaxInFlightAhead : kMaxInFlight;
-  // Started ahead of the program, the stream hints its regions
-  // (RequestOperation::kStartReadAhead says why); started by a scattered
-  // scan's reads, it reads them.
-  const RequestOperation operation =
-      ahead ? RequestOperation::kStartReadAhead : RequestOperation::kReadAhead;
+  chain_length_ = 0;
+  engine_ = in_order_ ? chain_engine_ : scattered_engine_;
+  max_in_flight_ = start == Start::kByProgramReads ? kMaxInFlight : kMaxInFlightAhead;
+  // A look-ahead at scattered reads hints their regions
+  // (RequestOperation::kStartReadAhead says why); a scattered scan's reads,
+  // and an in-order look-ahead (see the top), read them.
+  const RequestOperation operation = start == Start::kAheadScattered
+                                         ? RequestOperation::kStartReadAhead
+                                         : RequestOperation::kReadAhead;
   for (Request& request : requests_) request.operation = operation;
   phase_ = Phase::kStreaming;
   statistics_->read_ahead_streams++;
-  if (ahead) statistics_->read_ahead_streams_ahead++;
+  if (start != Start::kByProgramReads) statistics_->read_ahead_streams_ahead++;
+  if (in_order_) statistics_->read_ahead_streams_in_order++;
   Pump();
 }
 
@@ -199,8 +218,8 @@ void ReadAheadStream::Pump() {
     const Need region = regions_.back();
     regions_.pop_back();
     const int64_t index = region.range.start / static_cast<int64_t>(kRegionBytes);
-    if (RangeCached(fd_, static_cast<uint64_t>(region.range.start),
-                    static_cast<uint64_t>(region.range.end - region.range.start))) {
+    if (!in_order_ && RangeCached(fd_, static_cast<uint64_t>(region.range.start),
+                                  static_cast<uint64_t>(region.range.end - region.range.start))) {
       statistics_->read_ahead_cached_regions++;
       batch_cached_++;
       TakeRegion(index);
@@ -215,7 +234,35 @@ void ReadAheadStream::Pump() {
     refusals_in_a_row_ = 0;
     prepared = true;
   }
+  if (in_order_) {
+    // One batch, as one chain: then the kernel's read-ahead (see the top).
+    phase_ = Phase::kDone;
+    prepared = PrepareChain();
+  }
   if (prepared) engine_->Submit();  // a failure completes the requests with -ECANCELED
+}
+
+bool ReadAheadStream::PrepareChain() {
+  if (chain_length_ == 0) return false;
+  for (int i = 0; i < chain_length_; ++i) {
+    requests_[chain_slots_[i]].linked_next =
+        i + 1 < chain_length_ ? &requests_[chain_slots_[i + 1]] : nullptr;
+  }
+  const bool taken = engine_->Prepare(&requests_[chain_slots_[0]]);
+  if (!taken) {
+    for (int i = 0; i < chain_length_; ++i) {
+      requests_[chain_slots_[i]].linked_next = nullptr;
+      slot_busy_[chain_slots_[i]] = false;
+      in_flight_--;
+    }
+  }
+  chain_length_ = 0;
+  return taken;
+}
+
+void ReadAheadStream::CloseOwnDescriptor() {
+  if (own_fd_ >= 0) raw::Close(own_fd_);
+  own_fd_ = -1;
 }
 
 bool ReadAheadStream::GatherBatch() {
@@ -316,12 +363,16 @@ bool ReadAheadStream::Issue(const Range& region) {
   while (slot < max_in_flight_ && slot_busy_[slot]) ++slot;
   if (slot == max_in_flight_) return false;
   Request& request = requests_[slot];
-  request.call.fd = fd_;
+  request.call.fd = in_order_ ? own_fd_ : fd_;
   request.call.buffer = scratch_.get();
   request.call.length = static_cast<size_t>(region.end - region.start);
   request.call.offset = region.start;
   request.linked_next = nullptr;
-  if (!engine_->Prepare(&request)) return false;
+  if (in_order_) {
+    chain_slots_[chain_length_++] = slot;  // prepared as one chain (PrepareChain)
+  } else if (!engine_->Prepare(&request)) {
+    return false;
+  }
   slot_busy_[slot] = true;
   in_flight_++;
   statistics_->read_ahead_requests++;

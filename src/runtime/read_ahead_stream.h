@@ -26,9 +26,9 @@
 // It delivers nothing: its only trace is a warmer page cache and, where the
 // mount updates it, the file's access time.
 //
-// Sequential reads do not start a stream: the kernel's own read-ahead
-// already streams them, and measured on a bulk-loaded tree a second stream
-// beside it made the cold scan slower.
+// The program's sequential reads do not start a stream: the kernel's own
+// read-ahead already streams them, and measured on a bulk-loaded tree a
+// second stream beside it made the cold scan slower.
 //
 // Started ahead of the program.  When a plugin says that the program is
 // about to compute without system calls (foreactor_scope_look_ahead), a
@@ -38,9 +38,36 @@
 // result buffer between its inner walk and its leaf loop.  Such a stream
 // hints its regions with readahead(2) (RequestOperation::kStartReadAhead)
 // rather than reading them, up to kMaxInFlightAhead at once (nothing reaps
-// them until the program's next call).  Reads in file order get no stream
-// here either: measured on the bulk-loaded tree's scan, hinting its leaves
-// during that set-up slowed the set-up by more than the leaf loop gained.
+// them until the program's next call).
+//
+// In file order, ahead of the program.  When the graph's next preads run in
+// file order instead (a bulk-loaded tree's leaves) and most are not cached,
+// no read of the program's has started the kernel's read-ahead yet: the
+// look-ahead starts an in-order stream, which reads the regions of one
+// batch, at most kMaxInFlightAhead, while the program computes:
+//  - as one chain of buffered reads (kReadAhead, linked), run one after the
+//    other by one worker of the chain engine (the thread pool also under
+//    io_uring, whose links each come back through the program's thread:
+//    that slowed the set-up they overlap by 30-40%, against 11-21% with
+//    the pool), so the kernel's read-ahead streams ahead of each read, as for a
+//    program reading the file;
+//  - through a descriptor of the stream's own (ReopenReadOnly(),
+//    reopened_file.h): the kernel keeps read-ahead state per open file
+//    description, and on the program's descriptor the chain's reads and
+//    the program's shaped one state, which made one scan in three about
+//    1.4x as slow;
+//  - without asking cachestat(2) per region: regions the kernel's
+//    read-ahead of the chain's descriptor brought in are read from memory
+//    in a few microseconds, and skipping them broke the chain's sequence,
+//    which that read-ahead follows;
+//  - then the stream is done: it bridges the program's set-up, and the
+//    kernel's read-ahead on the program's descriptor streams the rest from
+//    the program's first reads.  Chains of two batches, or batches started
+//    as the program read on, made the scan slower than one (measured on the
+//    bulk-loaded tree: its leaf loop and the device raced two read-aheads).
+// Its requests need nothing of the program's calls (follows_program() is
+// false once the chain is issued), so a scope that leaves its graph for the
+// page cache (all reads cached: the chain is ahead) does not wait for it.
 //
 // Bounds and costs:
 //  - at most kMaxInFlight requests (kMaxInFlightAhead) of at most kRegionBytes, one scratch
@@ -61,12 +88,15 @@
 //  - the walk stops for the scope at an open or a close node (descriptor
 //    numbers may change meaning after them), at the end node and where an
 //    arguments callback answers never; it waits where one answers not-yet;
-//  - O_DIRECT descriptors and anything but regular files get no stream.
+//  - O_DIRECT descriptors and anything but regular files get no stream;
+//  - an in-order stream holds one descriptor from its start to the end of
+//    its scope (or the program's close of the file it reads).
 //
 // Descriptors.  A worker looks the descriptor up when it runs the read, so
 // the program's close() of it in the scope waits for the stream's requests
 // (BeforeClose), and every request has completed when the scope ends
-// (EndScope cancels, then waits).  A close the engine runs early for the
+// (EndScope cancels, then waits; an in-order stream's own descriptor is
+// closed then).  A close the engine runs early for the
 // graph, or a dup2() onto the number, may still race with a request: the
 // read then fails or warms another file's pages, which costs time only.
 //
@@ -106,9 +136,11 @@ class ReadAheadStream {
   static constexpr int64_t kTrackedRegions = 65536;
 
   // Every pointer and reference outlives this object; `statistics`
-  // receives the read_ahead_* counters.
-  ReadAheadStream(const Graph& graph, Engine* engine, FileKindCache* file_kinds,
-                  Statistics* statistics);
+  // receives the read_ahead_* counters.  `engine` runs the requests of
+  // streams of scattered reads, `chain_engine` those of in-order streams
+  // (see the top).
+  ReadAheadStream(const Graph& graph, Engine* engine, Engine* chain_engine,
+                  FileKindCache* file_kinds, Statistics* statistics);
   // Waits for the requests in flight, unless abandoned.
   ~ReadAheadStream();
 
@@ -130,10 +162,11 @@ class ReadAheadStream {
   // The plugin learned the graph's next arguments outside a call, and the
   // program is about to work without reading (foreactor_scope_look_ahead):
   // while the stream only watches, starts it on the descriptor of the first
-  // pread visit the graph gives from `from` when the next kArmingReads
-  // preads on it jump kArmingJumps times, whatever the program's reads
-  // looked like, unless half of them or more are in the page cache.  A
-  // started stream is pumped.
+  // pread visit the graph gives from `from`, unless half or more of the
+  // next kArmingReads preads on it are in the page cache: a stream of
+  // hints when they jump kArmingJumps times, whatever the program's reads
+  // looked like, an in-order stream otherwise (see the top).  A started
+  // stream is pumped.
   void LookAhead(const Cursor& from);
 
   // The program is about to close `fd`: when the stream reads it, waits for
@@ -146,10 +179,18 @@ class ReadAheadStream {
   // True while the stream reads ahead or has requests in flight.
   bool busy() const { return phase_ == Phase::kStreaming || in_flight_ > 0; }
 
+  // True while the stream needs to see the program's calls at the frontier:
+  // it reads ahead of the program's reads (NoteProgramRead pumps it), or
+  // has requests in flight on the program's descriptor (BeforeClose).
+  bool follows_program() const {
+    return phase_ == Phase::kStreaming || (in_flight_ > 0 && own_fd_ < 0);
+  }
+
   // After fork() in the child: never touch the engine again.
   void Abandon() {
     abandoned_ = true;
     phase_ = Phase::kDone;
+    CloseOwnDescriptor();  // no request runs in the child
   }
 
  private:
@@ -166,10 +207,18 @@ class ReadAheadStream {
     uint32_t order = 0;
   };
 
-  // Starts the stream on `fd`, walking from `after`: `ahead` of the
-  // program (LookAhead), with hints, at most kMaxInFlightAhead in flight;
-  // otherwise with reads, at most kMaxInFlight.
-  void Arm(int fd, const Cursor& after, bool ahead);
+  // How a stream was started (Arm).
+  enum class Start {
+    kByProgramReads,  // scattered reads of the program's: reads, at most kMaxInFlight
+    kAheadScattered,  // a look-ahead at scattered reads: hints, at most kMaxInFlightAhead
+    kAheadInOrder,    // a look-ahead at reads in file order: one chain (see the top)
+  };
+  // Starts the stream on `fd`, walking from `after`, as `start` says.
+  void Arm(int fd, const Cursor& after, Start start);
+  // Hands the chain of the in-order stream's requests gathered by Issue()
+  // to the chain engine; true when it took them.
+  bool PrepareChain();
+  void CloseOwnDescriptor();
   // Gathers the next batch when it is time, and issues its regions while a
   // request slot is free; submits them as one batch.
   void Pump();
@@ -198,7 +247,9 @@ class ReadAheadStream {
   void CancelAndWait();
 
   const Graph& graph_;
-  Engine* const engine_;
+  Engine* const scattered_engine_;
+  Engine* const chain_engine_;
+  Engine* engine_;  // the engine of the stream in progress: one of the two
   FileKindCache* const file_kinds_;
   Statistics* const statistics_;
   void* scope_state_ = nullptr;
@@ -213,6 +264,8 @@ class ReadAheadStream {
 
   // Streaming.
   int fd_ = -1;
+  bool in_order_ = false;         // Start::kAheadInOrder
+  int own_fd_ = -1;               // an in-order stream's descriptor (see the top), or -1
   Cursor cursor_;                 // the next visit the walk looks at
   bool walk_ended_ = false;       // the walk will find nothing more this scope
   uint64_t walked_reads_ = 0;     // pread visits on fd_ the walk passed since the start
@@ -231,6 +284,9 @@ class ReadAheadStream {
   bool slot_busy_[kMaxInFlightAhead] = {};
   int in_flight_ = 0;
   int max_in_flight_ = kMaxInFlight;  // of this stream (Arm)
+  // An in-order stream's requests, by slot, in file order, until PrepareChain().
+  int chain_slots_[kMaxInFlightAhead] = {};
+  int chain_length_ = 0;
   unsigned refusals_in_a_row_ = 0;
 };
 

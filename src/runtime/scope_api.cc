@@ -348,18 +348,18 @@ void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
     foreactor::GraphRunner*& runner = state->runners[model.id()];
     if (runner == nullptr) {
       foreactor::Engine* engine = state->EngineFor(runtime->settings.engine);
-      // The write pipeline's writes go to the thread pool when the graph's
+      // Chains of linked requests go to the thread pool when the graph's
       // engine is io_uring (GraphRunner's constructor says why).
-      foreactor::Engine* write_engine = engine;
+      foreactor::Engine* chain_engine = engine;
       if (runtime->settings.engine.kind == foreactor::EngineKind::kIoUring) {
         foreactor::EngineOptions pool = runtime->settings.engine;
         pool.kind = foreactor::EngineKind::kThreads;
         foreactor::Engine* threads = state->EngineFor(pool);
-        if (threads != nullptr) write_engine = threads;
+        if (threads != nullptr) chain_engine = threads;
       }
       if (engine != nullptr) {
         runner = foreactor::NewOrNull<foreactor::GraphRunner>(model, runtime->settings, engine,
-                                                              write_engine);
+                                                              chain_engine);
         if (runner != nullptr && !runner->ok()) {
           delete runner;
           runner = nullptr;

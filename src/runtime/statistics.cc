@@ -88,6 +88,7 @@ constexpr CounterField kCounterFields[] = {
     {"gate_stretches_lengthened", &Statistics::gate_stretches_lengthened},
     {"gate_streaming_stretches", &Statistics::gate_streaming_stretches},
     {"read_ahead_streams_ahead", &Statistics::read_ahead_streams_ahead},
+    {"read_ahead_streams_in_order", &Statistics::read_ahead_streams_in_order},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -61,6 +61,7 @@ struct Statistics {
   uint64_t gate_stretches_lengthened = 0;  // scope gate: trials too close to call
   uint64_t gate_streaming_stretches = 0;   // scope gate: stretches kept for a stream past the cache
   uint64_t read_ahead_streams_ahead = 0;   // read-ahead streams started ahead of the program
+  uint64_t read_ahead_streams_in_order = 0;  // of them, in file order (read_ahead_stream.h)
 
   void Add(const Statistics& other);
 };

@@ -10,8 +10,9 @@ page cache first:
   - the stream starts ahead of the scan's leaf loop, once its inner walk is
     done (the scan plugin's foreactor_scope_look_ahead), and hints its
     regions;
-  - a bulk-loaded tree, whose leaves the scan reads in file order, starts
-    no stream (the kernel's read-ahead streams it);
+  - a bulk-loaded tree, whose leaves the scan reads in file order, gets
+    one in-order stream from the look-ahead, whose one chain reads its
+    first regions, and prints the same;
   - FOREACTOR_READ_AHEAD=0 turns streams off;
   - a scan of a tree in the page cache reads no region.
 
@@ -95,16 +96,30 @@ def test_a_scattered_scan_reads_its_regions_ahead_and_prints_the_same(trees, tmp
     assert scan["read_ahead_streams"] >= 1, scan
     # Started when the inner walk ended, before the leaf loop's first read.
     assert scan["read_ahead_streams_ahead"] == scan["read_ahead_streams"], scan
+    assert scan["read_ahead_streams_in_order"] == 0, scan
     assert scan["read_ahead_requests"] >= 1, scan
     assert scan["read_ahead_bytes"] >= scan["read_ahead_requests"] * 64 * 1024
     assert scan["read_ahead_errors"] == 0
     assert scan["mispredicted"] == 0
 
 
-def test_a_scan_in_file_order_starts_no_stream(trees, tmp_path):
+@pytest.mark.parametrize("engine", ["io_uring", "threads"])
+def test_a_scan_in_file_order_reads_its_first_regions_ahead_and_prints_the_same(
+        trees, tmp_path, engine):
+    expected = scan_result(run(PLAIN_TOOL, "scan", trees["bulk"], *FULL_RANGE,
+                               env=bptree_test_support.environment()))
     stats = tmp_path / "stats.json"
-    cold_scan(trees["bulk"], bptree_test_support.environment("io_uring", stats))
-    assert graph_statistics(stats, "bptree_scan")["read_ahead_streams"] == 0
+    assert cold_scan(trees["bulk"], bptree_test_support.environment(engine, stats)) == expected
+    scan = graph_statistics(stats, "bptree_scan")
+    assert scan["read_ahead_streams"] == 1, scan
+    assert scan["read_ahead_streams_in_order"] == 1, scan
+    assert scan["read_ahead_streams_ahead"] == 1, scan
+    # One batch of 2,048 leaves of 8 KiB: 16 regions of 1 MiB, and one more
+    # where the batch does not start on a region's first byte.
+    assert 1 <= scan["read_ahead_requests"] <= 17, scan
+    assert scan["read_ahead_bytes"] <= scan["read_ahead_requests"] * 1024 * 1024
+    assert scan["read_ahead_errors"] == 0
+    assert scan["mispredicted"] == 0
 
 
 def test_the_setting_turns_streams_off(trees, tmp_path):

@@ -1,9 +1,12 @@
 // Tests of GraphRunner's read-ahead streams (read_ahead_stream.h): a scan
 // whose preads jump about a file gets the regions they fall in read as a few
-// large requests, needed first going first, each region once; sequential reads, cached files,
-// reads found cached, sparse needs and the settings get none; a close and the scope's end wait
-// for them.  The program's results never change.
+// large requests, needed first going first, each region once; a look-ahead
+// at reads in file order gets the next batch's regions read as one chain on
+// a descriptor of the stream's own; the program's sequential reads, cached
+// files, reads found cached, sparse needs and the settings get none; a close
+// and the scope's end wait for them.  The program's results never change.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -258,13 +261,137 @@ TEST_F(GraphRunnerReadAheadTest, LookAheadHintsTheNextRegionsBeforeTheProgramRea
   ::close(state.fd);
 }
 
-// Reads in file order are left to the kernel's read-ahead: a look-ahead
-// starts no stream for them.
-TEST_F(GraphRunnerReadAheadTest, LookAheadLeavesReadsInFileOrderToTheKernel) {
+// The regions of the next batch of reads in file order, read by a
+// look-ahead's in-order stream: one chain of kReadAhead reads, in file
+// order, on `engine`, through a descriptor of the stream's own on the
+// program's file.  Returns the chain's descriptor.
+int ExpectOneInOrderChain(const testing::FakeEngine& engine, const LoopState& state,
+                          int64_t regions) {
+  std::vector<testing::FakeEngine::PreparedCall> reads;
+  for (const auto& prepared : engine.prepared()) {
+    if (prepared.operation == RequestOperation::kReadAhead) reads.push_back(prepared);
+  }
+  EXPECT_EQ(reads.size(), static_cast<size_t>(regions));
+  if (reads.empty()) return -1;
+  const int descriptor = reads[0].call.fd;
+  EXPECT_NE(descriptor, state.fd);
+  struct stat ours {
+  }, program{};
+  EXPECT_EQ(::fstat(descriptor, &ours), 0);
+  EXPECT_EQ(::fstat(state.fd, &program), 0);
+  EXPECT_EQ(ours.st_ino, program.st_ino) << "the program's file";
+  EXPECT_EQ(ours.st_dev, program.st_dev);
+  EXPECT_EQ(::fcntl(descriptor, F_GETFL) & O_ACCMODE, O_RDONLY);
+  EXPECT_NE(::fcntl(descriptor, F_GETFD) & FD_CLOEXEC, 0);
+  for (size_t i = 0; i < reads.size(); ++i) {
+    EXPECT_EQ(reads[i].call.fd, descriptor);
+    EXPECT_EQ(reads[i].call.offset, static_cast<int64_t>(i) * kRegion) << "read " << i;
+    EXPECT_EQ(reads[i].call.length, static_cast<size_t>(kRegion));
+    // Linked, each to the next: one chain, run one read after the other.
+    EXPECT_EQ(reads[i].request->linked_next, i + 1 < reads.size() ? reads[i + 1].request : nullptr)
+        << "read " << i;
+  }
+  return descriptor;
+}
+
+// A look-ahead at reads in file order that are not cached reads the
+// regions of the next batch before the program's first read, as one chain
+// on a descriptor of its own, and then leaves the rest to the kernel's
+// read-ahead: the program's reads start nothing more, and get what they
+// would get.  The descriptor is closed at the scope's end.
+TEST_F(GraphRunnerReadAheadTest, LookAheadReadsTheNextRegionsInFileOrderAsOneChain) {
   LoopState state;
   state.fd = MakeFile("cold", /*written=*/false);
   state.offsets = SequentialOffsets();
-  ExpectLookAheadStartsNoStream(state);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
+  scope.Enter(&state);
+  scope.LookAhead();
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
+  EXPECT_EQ(scope.statistics().read_ahead_streams_ahead, 1u);
+  EXPECT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
+  // The file's 8 regions hold 2,048 blocks: the batch's first kBatchVisits.
+  constexpr int64_t kBatchRegions =
+      static_cast<int64_t>(ReadAheadStream::kBatchVisits) * static_cast<int64_t>(kBlock) / kRegion;
+  static_assert(kBatchRegions == kFileRegions);
+  const int descriptor = ExpectOneInOrderChain(engine_, state, kBatchRegions);
+  EXPECT_TRUE(ReadAheads(RequestOperation::kStartReadAhead).empty()) << "no hints";
+  for (const auto& prepared : ReadAheads()) EXPECT_TRUE(prepared.submitted);
+  RunReads(scope, state);
+  EXPECT_EQ(ReadAheads().size(), static_cast<size_t>(kBatchRegions)) << "nothing read twice";
+  scope.Exit();
+  EXPECT_EQ(::fcntl(descriptor, F_GETFD), -1) << "closed at the scope's end";
+  ::close(state.fd);
+}
+
+// The chain goes to the runner's chain engine (the thread pool under
+// io_uring), not to the engine of its early calls.
+TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamRunsOnTheChainEngine) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  state.offsets = SequentialOffsets();
+  testing::FakeEngine chain_engine;
+  GraphRunner scope(*graph_, Depth(4), &engine_, &chain_engine);
+  scope.Enter(&state);
+  scope.LookAhead();
+  ExpectOneInOrderChain(chain_engine, state, kFileRegions);
+  EXPECT_TRUE(ReadAheads().empty());
+  RunReads(scope, state);
+  scope.Exit();
+  for (const auto& prepared : chain_engine.prepared())
+    EXPECT_TRUE(prepared.completed) << "the scope's end cancels and waits";
+  ::close(state.fd);
+}
+
+// The stream's descriptor takes a number the program would not take next:
+// the program's next open gets the number it would have got.
+TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamsDescriptorLeavesTheProgramsNumbersAlone) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  state.offsets = SequentialOffsets();
+  const int free_before = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(free_before, 0);
+  ::close(free_before);
+  GraphRunner scope(*graph_, Depth(4), &engine_);
+  scope.Enter(&state);
+  scope.LookAhead();
+  ASSERT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
+  const int next = ::open("/dev/null", O_RDONLY);
+  EXPECT_EQ(next, free_before);
+  ::close(next);
+  RunReads(scope, state);
+  scope.Exit();
+  ::close(state.fd);
+}
+
+// An in-order stream needs nothing of the program's calls once its chain is
+// issued: a scope whose reads are all found cached leaves its graph for the
+// page cache while the chain is still in flight (the engine here never runs
+// it).  A stream that followed the program's reads would have kept the
+// scope following the graph to the end.
+TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamLetsTheScopeLeaveForThePageCache) {
+  constexpr int64_t kRegions = 4 * kFileRegions;
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false, kRegions);
+  for (int64_t block = 0; block < kRegions * kRegion / static_cast<int64_t>(kBlock); ++block)
+    state.offsets.push_back(block * static_cast<int64_t>(kBlock));
+  // As the B+-tree's scan plugin does: the graph's reads are not known
+  // when the scope opens (no probe of them starts the kernel's read-ahead),
+  // and are when it looks ahead.
+  state.known = 0;
+  GraphRunner scope(*graph_, CacheAware(4), &engine_);
+  scope.Enter(&state);
+  state.known = state.offsets.size();
+  scope.LookAhead();
+  ASSERT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
+  // The program's first read makes the kernel read ahead of it: most of its
+  // reads after that are found cached.
+  RunReads(scope, state);
+  EXPECT_EQ(scope.statistics().scopes_left_to_cache, 1u);
+  EXPECT_TRUE(std::none_of(engine_.prepared().begin(), engine_.prepared().end(),
+                           [](const auto& prepared) { return prepared.completed; }))
+      << "the chain was in flight when the scope left";
+  scope.Exit();
+  ::close(state.fd);
 }
 
 // Until the graph gives the next pread's arguments, a look-ahead starts

@@ -216,7 +216,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.reads_started,
                           &statistics.gate_stretches_lengthened,
                           &statistics.gate_streaming_stretches,
-                          &statistics.read_ahead_streams_ahead};
+                          &statistics.read_ahead_streams_ahead,
+                          &statistics.read_ahead_streams_in_order};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -270,7 +271,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "reads_started",
                                     "gate_stretches_lengthened",
                                     "gate_streaming_stretches",
-                                    "read_ahead_streams_ahead"};
+                                    "read_ahead_streams_ahead",
+                                    "read_ahead_streams_in_order"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -326,6 +328,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.gate_stretches_lengthened, 146u + 1046u);
   EXPECT_EQ(total.gate_streaming_stretches, 147u + 1047u);
   EXPECT_EQ(total.read_ahead_streams_ahead, 148u + 1048u);
+  EXPECT_EQ(total.read_ahead_streams_in_order, 149u + 1049u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {

@@ -1,0 +1,36 @@
+#include "runtime/reopened_file.h"
+
+#include <fcntl.h>
+
+#include <cstdio>
+
+#include "engine/high_descriptors.h"
+#include "runtime/descriptor_parking.h"
+#include "runtime/raw_syscalls.h"
+
+namespace foreactor {
+
+int ReopenReadOnly(int fd, uint64_t flags, dev_t device, ino_t inode, struct stat* status) {
+  // The high range's floor, as early opens are parked.
+  const long floor = DescriptorParking::FloorBelow(HighDescriptorCeiling());
+  if (floor < 0) return -1;
+  const int64_t program_flags = raw::Fcntl(fd, F_GETFL, 0);
+  if (program_flags < 0) return -1;
+  const uint64_t no_access_time = (program_flags & O_NOATIME) != 0 ? O_NOATIME : 0;
+  char path[40];
+  std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  const int64_t opened =
+      raw::Openat2(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | flags | no_access_time, 0);
+  if (opened < 0) return -1;
+  const int64_t moved = raw::Fcntl(static_cast<int>(opened), F_DUPFD_CLOEXEC, floor);
+  raw::Close(static_cast<int>(opened));
+  if (moved < 0) return -1;
+  const int descriptor = static_cast<int>(moved);
+  if (raw::Fstat(descriptor, status) != 0 || status->st_dev != device || status->st_ino != inode) {
+    raw::Close(descriptor);
+    return -1;
+  }
+  return descriptor;
+}
+
+}  // namespace foreactor

@@ -1,0 +1,94 @@
+// Tests of ReopenReadOnly(): the descriptor names the program's file, is
+// read-only, close-on-exec and in the high range (the program's next open
+// gets the number it would have got), carries the program's O_NOATIME, and
+// none is made when the file is not the one the caller named.
+#include "runtime/reopened_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "engine/high_descriptors.h"
+#include "engine/test_files.h"
+#include "gtest/gtest.h"
+#include "runtime/descriptor_parking.h"
+
+namespace foreactor {
+namespace {
+
+class ReopenedFileTest : public ::testing::Test {
+ protected:
+  // Opens `name`, written with `bytes`, with `flags`; fills `status_`.
+  int OpenFile(const std::string& name, const std::string& bytes, int flags = O_RDWR) {
+    const int writer = ::open(temp_.Path(name).c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    EXPECT_EQ(::write(writer, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    ::close(writer);
+    const int fd = ::open(temp_.Path(name).c_str(), flags);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(::fstat(fd, &status_), 0);
+    return fd;
+  }
+
+  testing::TempDir temp_;
+  struct stat status_ {};
+};
+
+TEST_F(ReopenedFileTest, ReadsTheSameFileReadOnlyFromAHighNumber) {
+  const int fd = OpenFile("data", "the program's bytes");
+  const int free_before = ::dup(fd);
+  ::close(free_before);
+  struct stat status {};
+  const int ours = ReopenReadOnly(fd, 0, status_.st_dev, status_.st_ino, &status);
+  ASSERT_GE(ours, 0);
+  EXPECT_EQ(status.st_ino, status_.st_ino);
+  EXPECT_EQ(status.st_size, status_.st_size);
+  EXPECT_GE(ours, DescriptorParking::FloorBelow(HighDescriptorCeiling()));
+  EXPECT_EQ(::fcntl(ours, F_GETFL) & O_ACCMODE, O_RDONLY);
+  EXPECT_NE(::fcntl(ours, F_GETFD) & FD_CLOEXEC, 0);
+  char bytes[64] = {};
+  EXPECT_EQ(::pread(ours, bytes, sizeof(bytes), 4), 15);
+  EXPECT_EQ(std::string(bytes), "program's bytes");
+  // A descriptor of its own: its file position and the program's are apart.
+  EXPECT_EQ(::read(ours, bytes, 3), 3);
+  EXPECT_EQ(::lseek(fd, 0, SEEK_CUR), 0);
+  const int next = ::dup(fd);
+  EXPECT_EQ(next, free_before) << "the program's next number is unchanged";
+  ::close(next);
+  ::close(ours);
+  ::close(fd);
+}
+
+TEST_F(ReopenedFileTest, AddsTheFlagsAskedForAndTheProgramsNoAccessTime) {
+  const int fd = OpenFile("data", "bytes", O_RDONLY | O_NOATIME);
+  struct stat status {};
+  const int ours = ReopenReadOnly(fd, O_NONBLOCK, status_.st_dev, status_.st_ino, &status);
+  ASSERT_GE(ours, 0);
+  EXPECT_NE(::fcntl(ours, F_GETFL) & O_NOATIME, 0);
+  EXPECT_NE(::fcntl(ours, F_GETFL) & O_NONBLOCK, 0);
+  ::close(ours);
+  ::close(fd);
+}
+
+TEST_F(ReopenedFileTest, MakesNoneForAnotherFile) {
+  const int fd = OpenFile("data", "bytes");
+  struct stat other {};
+  ASSERT_EQ(::stat(temp_.Path(".").c_str(), &other), 0);
+  struct stat status {};
+  EXPECT_EQ(ReopenReadOnly(fd, 0, status_.st_dev, other.st_ino, &status), -1);
+  // Nothing was left open: the next number is the lowest free one.
+  const int next = ::dup(fd);
+  EXPECT_EQ(next, fd + 1);
+  ::close(next);
+  ::close(fd);
+}
+
+TEST_F(ReopenedFileTest, MakesNoneForAClosedDescriptor) {
+  const int fd = OpenFile("data", "bytes");
+  ::close(fd);
+  struct stat status {};
+  EXPECT_EQ(ReopenReadOnly(fd, 0, status_.st_dev, status_.st_ino, &status), -1);
+}
+
+}  // namespace
+}  // namespace foreactor
