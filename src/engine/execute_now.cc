@@ -104,6 +104,7 @@ bool ExecuteNow(Request* request) {
     // Everything needed from the request is read before it is completed:
     // afterwards its owner may reuse it.
     Request* next = request->linked_next;
+    run = run && !request->cancel_requested.load(std::memory_order_acquire);
     const int64_t result = run ? RunCall(request) : -ECANCELED;
     request->result = result;
     run = run && LinkContinues(*request);

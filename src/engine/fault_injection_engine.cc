@@ -77,6 +77,7 @@ bool FaultInjectionEngine::Prepare(Request* request) {
   if (request->ordered && ChainHasFault(request)) return false;
   held_[held_count_++] = request;
   for (Request* link = request; link != nullptr; link = link->linked_next) {
+    link->cancel_requested.store(false, std::memory_order_relaxed);  // (runs with ExecuteNow)
     link->state.store(RequestState::kPrepared, std::memory_order_relaxed);
   }
   return true;

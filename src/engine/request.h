@@ -108,6 +108,15 @@ struct Request {
   // The engine prepares and submits it together with this one.
   Request* linked_next = nullptr;
 
+  // Set by ThreadPoolEngine::Cancel() of a submitted request that is not
+  // queued as a job of its own (a link of a chain, or a head a worker has
+  // taken): ExecuteNow() completes it, and every link after it, with
+  // -ECANCELED instead of running them, unless it has started it already.
+  // Cleared by the Prepare() of the engines that run requests with
+  // ExecuteNow() (thread pool, fault injection).  io_uring cancels a
+  // chain's links itself and ignores it.
+  std::atomic<bool> cancel_requested{false};
+
   // Ordered: runs only after every ordered request its engine was handed
   // before it has finished, and only if the last of them transferred its
   // full length (LinkContinues); otherwise, and after an ordered request

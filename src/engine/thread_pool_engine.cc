@@ -49,6 +49,7 @@ bool ThreadPoolEngine::Prepare(Request* request) {
     if (link->state.load(std::memory_order_relaxed) != RequestState::kIdle) return false;
   }
   for (Request* link = request; link != nullptr; link = link->linked_next) {
+    link->cancel_requested.store(false, std::memory_order_relaxed);
     link->state.store(RequestState::kPrepared, std::memory_order_relaxed);
   }
   batch_.push_back(request);  // within the reserved capacity: no allocation
@@ -99,7 +100,10 @@ void ThreadPoolEngine::Cancel(Request* request) {
     }
     return;  // a linked request: it runs (or not) with its head
   }
-  if (state == RequestState::kSubmitted) pool_->CancelQueued(request);
+  // Not queued as a job of its own: a link, or a head a worker has taken.
+  // A worker that has not reached it yet skips it (ExecuteNow).
+  if (state == RequestState::kSubmitted && !pool_->CancelQueued(request))
+    request->cancel_requested.store(true, std::memory_order_release);
 }
 
 }  // namespace foreactor

@@ -55,8 +55,10 @@ class ThreadPoolEngine final : public Engine {
   // Workers record completions themselves; nothing to do.
   void Poll() override {}
   // A chain head still queued (or only prepared) completes at once with
-  // -ECANCELED, its linked requests too.  A running request, or a linked
-  // request whose head is not cancelled, runs to its real result.
+  // -ECANCELED, its linked requests too.  A request a worker has started
+  // runs to its real result; a linked request it has not reached yet (or a
+  // head taken but not started) completes with -ECANCELED when the worker
+  // gets to it, and so do the links after it (Request::cancel_requested).
   void Cancel(Request* request) override;
   // Ordered requests (Request::ordered) are the pool's lane of this
   // engine's submitter (WorkerPool).

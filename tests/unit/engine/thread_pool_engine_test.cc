@@ -257,6 +257,55 @@ TEST_F(QueuedRequestsTest, TheOwnerRunsAChainStillQueuedWhenItWaitsForIt) {
   EXPECT_EQ(linked.result, 8);
 }
 
+// Cancelling the links of a chain a worker runs: the link it has started
+// finishes, the ones it has not reached complete with -ECANCELED without
+// running (the read-ahead stream's chain, cancelled at its scope's end).
+TEST(ThreadPoolEngineTest, CancelledLinksOfARunningChainDoNotRun) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  auto engine = ThreadPoolEngine::Create(EngineOptions{});
+  ASSERT_NE(engine, nullptr);
+  const int zero = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(zero, 0);
+  // The head blocks in open(2) of the FIFO until a writer opens it.
+  Request head, linked, last;
+  SetUpCall(&head, FOREACTOR_CALL_OPEN);
+  const std::string fifo = dir.Path("fifo");
+  head.call.path = fifo.c_str();
+  head.call.flags = O_RDONLY;
+  char buffers[2][8] = {{1}, {1}};
+  SetUpRead(&linked, zero, buffers[0], 8, 0);
+  SetUpRead(&last, zero, buffers[1], 8, 0);
+  head.linked_next = &linked;
+  linked.linked_next = &last;
+  ASSERT_TRUE(engine->Prepare(&head));
+  ASSERT_EQ(engine->Submit(), 3);
+  engine->Cancel(&linked);
+  engine->Cancel(&last);
+  const int writer = open(fifo.c_str(), O_WRONLY);  // the head's open returns
+  ASSERT_GE(writer, 0);
+  engine->Wait(&head);
+  EXPECT_GE(head.result, 0) << "the head ran to its real result";
+  if (head.result >= 0) close(static_cast<int>(head.result));
+  engine->Wait(&linked);
+  engine->Wait(&last);
+  EXPECT_EQ(linked.result, -ECANCELED);
+  EXPECT_EQ(last.result, -ECANCELED);
+  EXPECT_EQ(buffers[0][0], 1) << "the cancelled read did not run";
+  EXPECT_EQ(buffers[1][0], 1);
+  // Prepared again, the same requests run.
+  head.linked_next = nullptr;
+  linked.linked_next = nullptr;
+  linked.state.store(RequestState::kIdle);
+  ASSERT_TRUE(engine->Prepare(&linked));
+  ASSERT_EQ(engine->Submit(), 1);
+  engine->Wait(&linked);
+  EXPECT_EQ(linked.result, 8);
+  EXPECT_EQ(buffers[0][0], 0);
+  close(writer);
+  close(zero);
+}
+
 // An ordered request keeps its place in its lane: its owner waits for it.
 TEST_F(QueuedRequestsTest, TheOwnerLeavesAQueuedOrderedRequestToTheLane) {
   char buffer[8];
