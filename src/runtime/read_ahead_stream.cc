@@ -45,6 +45,7 @@ ReadAheadStream::~ReadAheadStream() {
 }
 
 void ReadAheadStream::StartScope(void* scope_state) {
+  in_order_start_ = in_order_end_ = 0;
   scope_state_ = scope_state;
   phase_ = abandoned_ ? Phase::kDone : Phase::kWatching;
   watched_fd_ = -1;
@@ -208,6 +209,17 @@ void ReadAheadStream::Pump() {
       }
       if (walk_ended_ || program_reads_ < batch_middle_) break;
       if (!GatherBatch()) break;
+      if (in_order_ && walk_ended_ && needs_.size() < kBatchVisits) {
+        // A run in file order shorter than a batch: the program's own
+        // read-ahead reads it as fast as a chain (see the top).  Its reads
+        // are left to the program all the same.
+        CloseOwnDescriptor();
+        in_order_start_ = needs_.front().range.start;
+        for (const Need& need : needs_) in_order_end_ = std::max(in_order_end_, need.range.end);
+        regions_.clear();
+        phase_ = Phase::kDone;
+        break;
+      }
       if (regions_.empty()) {
         // Unless its regions were all taken before, the batch is too sparse
         // for regions: the peek head's reads are best.
@@ -244,12 +256,21 @@ void ReadAheadStream::Pump() {
 
 bool ReadAheadStream::PrepareChain() {
   if (chain_length_ == 0) return false;
+  in_order_start_ = INT64_MAX;
+  in_order_end_ = 0;
+  for (int i = 0; i < chain_length_; ++i) {
+    const Request& read = requests_[chain_slots_[i]];
+    in_order_start_ = std::min(in_order_start_, read.call.offset);
+    in_order_end_ =
+        std::max(in_order_end_, read.call.offset + static_cast<int64_t>(read.call.length));
+  }
   for (int i = 0; i < chain_length_; ++i) {
     requests_[chain_slots_[i]].linked_next =
         i + 1 < chain_length_ ? &requests_[chain_slots_[i + 1]] : nullptr;
   }
   const bool taken = engine_->Prepare(&requests_[chain_slots_[0]]);
   if (!taken) {
+    in_order_start_ = in_order_end_ = 0;
     for (int i = 0; i < chain_length_; ++i) {
       requests_[chain_slots_[i]].linked_next = nullptr;
       slot_busy_[chain_slots_[i]] = false;
@@ -263,6 +284,7 @@ bool ReadAheadStream::PrepareChain() {
 void ReadAheadStream::CloseOwnDescriptor() {
   if (own_fd_ >= 0) raw::Close(own_fd_);
   own_fd_ = -1;
+  in_order_start_ = in_order_end_ = 0;
 }
 
 bool ReadAheadStream::GatherBatch() {

@@ -13,6 +13,8 @@ page cache first:
   - a bulk-loaded tree, whose leaves the scan reads in file order, gets
     one in-order stream from the look-ahead, whose one chain reads its
     first regions, and prints the same;
+  - a short scan of it gets no chain, and its leaf reads are left to the
+    kernel's read-ahead (no probe or early read of a single leaf);
   - FOREACTOR_READ_AHEAD=0 turns streams off;
   - a scan of a tree in the page cache reads no region.
 
@@ -32,6 +34,9 @@ import bptree_test_support
 from bptree_test_support import FOREACTOR_TOOL, PLAIN_TOOL, graph_statistics, run, scan_result
 
 KEYS = 100_000
+# The bulk-loaded tree's full scan must outlast a batch of the read-ahead
+# stream (2,048 reads) to get a chain: 3,125 leaves.
+BULK_KEYS = 200_000
 DEGREE = 64
 FULL_RANGE = ("0", "0xffffffffffffffff")
 
@@ -71,7 +76,7 @@ def trees(tmp_path_factory):
     directory = tmp_path_factory.mktemp("bptree_read_ahead")
     plain = bptree_test_support.environment()
     paths = {"bulk": directory / "bulk.db", "insert": directory / "insert.db"}
-    run(PLAIN_TOOL, "load", paths["bulk"], "--count", KEYS, "--degree", DEGREE, env=plain)
+    run(PLAIN_TOOL, "load", paths["bulk"], "--count", BULK_KEYS, "--degree", DEGREE, env=plain)
     run(PLAIN_TOOL, "insert", paths["insert"], "--count", KEYS, "--degree", DEGREE, env=plain)
     evict(paths["insert"])
     if cached_bytes(paths["insert"]) > 0:
@@ -115,11 +120,32 @@ def test_a_scan_in_file_order_reads_its_first_regions_ahead_and_prints_the_same(
     assert scan["read_ahead_streams_in_order"] == 1, scan
     assert scan["read_ahead_streams_ahead"] == 1, scan
     # One batch of 2,048 leaves of 8 KiB: 16 regions of 1 MiB, and one more
-    # where the batch does not start on a region's first byte.
+    # where the batch does not start on a region's first byte.  (A shorter
+    # scan gets none: the next test.)
     assert 1 <= scan["read_ahead_requests"] <= 17, scan
     assert scan["read_ahead_bytes"] <= scan["read_ahead_requests"] * 1024 * 1024
     assert scan["read_ahead_errors"] == 0
     assert scan["mispredicted"] == 0
+
+
+@pytest.mark.parametrize("engine", ["io_uring", "threads"])
+def test_a_short_scan_in_file_order_is_left_to_the_kernels_read_ahead(trees, tmp_path, engine):
+    # A few leaves in file order: no chain, and no probe or early read of
+    # a single leaf breaks the kernel's read-ahead of the scan.
+    short_range = ("0x1000000000000000", "0x1300000000000000")
+    expected = scan_result(run(PLAIN_TOOL, "scan", trees["bulk"], *short_range,
+                               env=bptree_test_support.environment()))
+    stats = tmp_path / "stats.json"
+    evict(trees["bulk"])
+    got = scan_result(run(FOREACTOR_TOOL, "scan", trees["bulk"], *short_range,
+                          env=bptree_test_support.environment(engine, stats)))
+    assert got == expected
+    scan = graph_statistics(stats, "bptree_scan")
+    assert scan["read_ahead_streams_in_order"] == 1, scan
+    assert scan["read_ahead_requests"] == 0, scan
+    assert scan["issued_early"] == 0, scan
+    assert scan["found_cached"] == 0 and scan["reads_started"] == 0, scan
+    assert scan["found_present"] >= 2, scan
 
 
 def test_the_setting_turns_streams_off(trees, tmp_path):
