@@ -143,14 +143,6 @@ void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
     return;
   }
   in_order_ = start == Start::kAheadInOrder;
-  if (in_order_) {
-    struct stat status {};
-    own_fd_ = ReopenReadOnly(fd, 0, kind.device, kind.inode, &status);
-    if (own_fd_ < 0) {
-      phase_ = Phase::kDone;
-      return;
-    }
-  }
   if (scratch_ == nullptr) {
     const bool made = AllocationSucceeds([&] {
       needs_.reserve(kBatchVisits);
@@ -213,7 +205,6 @@ void ReadAheadStream::Pump() {
         // A run in file order shorter than a batch: the program's own
         // read-ahead reads it as fast as a chain (see the top).  Its reads
         // are left to the program all the same.
-        CloseOwnDescriptor();
         in_order_start_ = needs_.front().range.start;
         for (const Need& need : needs_) in_order_end_ = std::max(in_order_end_, need.range.end);
         regions_.clear();
@@ -256,25 +247,31 @@ void ReadAheadStream::Pump() {
 
 bool ReadAheadStream::PrepareChain() {
   if (chain_length_ == 0) return false;
+  // The descriptor is opened only now, for a chain (see the top): a run
+  // too short for one opens none.
+  const FileKindCache::Kind kind = file_kinds_->Lookup(fd_);
+  struct stat status {};
+  own_fd_ = kind.known ? ReopenReadOnly(fd_, 0, kind.device, kind.inode, &status) : -1;
   in_order_start_ = INT64_MAX;
   in_order_end_ = 0;
   for (int i = 0; i < chain_length_; ++i) {
-    const Request& read = requests_[chain_slots_[i]];
+    Request& read = requests_[chain_slots_[i]];
+    read.call.fd = own_fd_;
+    read.linked_next = i + 1 < chain_length_ ? &requests_[chain_slots_[i + 1]] : nullptr;
     in_order_start_ = std::min(in_order_start_, read.call.offset);
     in_order_end_ =
         std::max(in_order_end_, read.call.offset + static_cast<int64_t>(read.call.length));
   }
-  for (int i = 0; i < chain_length_; ++i) {
-    requests_[chain_slots_[i]].linked_next =
-        i + 1 < chain_length_ ? &requests_[chain_slots_[i + 1]] : nullptr;
-  }
-  const bool taken = engine_->Prepare(&requests_[chain_slots_[0]]);
+  const bool taken = own_fd_ >= 0 && engine_->Prepare(&requests_[chain_slots_[0]]);
   if (!taken) {
-    in_order_start_ = in_order_end_ = 0;
+    CloseOwnDescriptor();  // (and no range is left to the program)
     for (int i = 0; i < chain_length_; ++i) {
-      requests_[chain_slots_[i]].linked_next = nullptr;
+      Request& read = requests_[chain_slots_[i]];
+      read.linked_next = nullptr;
       slot_busy_[chain_slots_[i]] = false;
       in_flight_--;
+      statistics_->read_ahead_requests--;
+      statistics_->read_ahead_bytes -= read.call.length;
     }
   }
   chain_length_ = 0;
@@ -385,7 +382,7 @@ bool ReadAheadStream::Issue(const Range& region) {
   while (slot < max_in_flight_ && slot_busy_[slot]) ++slot;
   if (slot == max_in_flight_) return false;
   Request& request = requests_[slot];
-  request.call.fd = in_order_ ? own_fd_ : fd_;
+  request.call.fd = fd_;  // an in-order chain's: its own (PrepareChain)
   request.call.buffer = scratch_.get();
   request.call.length = static_cast<size_t>(region.end - region.start);
   request.call.offset = region.start;

@@ -96,8 +96,8 @@
 //    numbers may change meaning after them), at the end node and where an
 //    arguments callback answers never; it waits where one answers not-yet;
 //  - O_DIRECT descriptors and anything but regular files get no stream;
-//  - an in-order stream holds one descriptor from its start to the end of
-//    its scope (or the program's close of the file it reads).
+//  - an in-order stream holds one descriptor from its chain's start to the
+//    end of its scope (or the program's close of the file it reads).
 //
 // Descriptors.  A worker looks the descriptor up when it runs the read, so
 // the program's close() of it in the scope waits for the stream's requests
@@ -231,8 +231,10 @@ class ReadAheadStream {
   };
   // Starts the stream on `fd`, walking from `after`, as `start` says.
   void Arm(int fd, const Cursor& after, Start start);
-  // Hands the chain of the in-order stream's requests gathered by Issue()
-  // to the chain engine; true when it took them.
+  // Opens the in-order stream's descriptor and hands the chain of its
+  // requests gathered by Issue() to the chain engine, on that descriptor;
+  // true when it took them.  Otherwise the requests are released (and not
+  // counted in read_ahead_requests) and the descriptor closed.
   bool PrepareChain();
   void CloseOwnDescriptor();
   // Gathers the next batch when it is time, and issues its regions while a
