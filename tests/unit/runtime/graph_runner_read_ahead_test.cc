@@ -118,6 +118,16 @@ class GraphRunnerReadAheadTest : public GraphRunnerTest {
     scope.LookAhead();
   }
 
+  // Every read of `state` that the program made through `scope` was left
+  // to it: none probed, started with readahead(2) or issued early.
+  static void ExpectEveryReadLeftToTheProgram(const GraphRunner& scope, const LoopState& state) {
+    const Statistics& statistics = scope.statistics();
+    EXPECT_EQ(statistics.found_cached + statistics.probes_waited, 0u) << "no probe";
+    EXPECT_EQ(statistics.reads_started, 0u) << "no readahead(2) of single reads";
+    EXPECT_EQ(statistics.issued_early, 0u);
+    EXPECT_EQ(statistics.found_present, state.offsets.size());
+  }
+
   // The program's pread loop over LoopState::offsets.
   std::unique_ptr<Graph> graph_ = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
 };
@@ -345,11 +355,7 @@ TEST_F(GraphRunnerReadAheadTest, ReadsInAnInOrderStreamsRegionsAreLeftToTheProgr
   EnterThenLookAhead(scope, state);
   ASSERT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
   RunReads(scope, state);
-  const Statistics& statistics = scope.statistics();
-  EXPECT_EQ(statistics.found_cached + statistics.probes_waited, 0u) << "no probe";
-  EXPECT_EQ(statistics.reads_started, 0u) << "no readahead(2) of single reads";
-  EXPECT_EQ(statistics.issued_early, 0u);
-  EXPECT_EQ(statistics.found_present, state.offsets.size());
+  ExpectEveryReadLeftToTheProgram(scope, state);
   for (const auto& prepared : engine_.prepared())
     EXPECT_EQ(prepared.operation, RequestOperation::kReadAhead) << "only the chain";
   scope.Exit();
@@ -375,11 +381,7 @@ TEST_F(GraphRunnerReadAheadTest, AShortRunInFileOrderIsLeftToTheProgramWithoutAC
   EXPECT_EQ(next, free_before) << "no descriptor of the stream's left open";
   ::close(next);
   RunReads(scope, state);
-  const Statistics& statistics = scope.statistics();
-  EXPECT_EQ(statistics.found_cached + statistics.probes_waited, 0u);
-  EXPECT_EQ(statistics.reads_started, 0u);
-  EXPECT_EQ(statistics.issued_early, 0u);
-  EXPECT_EQ(statistics.found_present, state.offsets.size());
+  ExpectEveryReadLeftToTheProgram(scope, state);
   EXPECT_TRUE(engine_.prepared().empty());
   scope.Exit();
   ::close(state.fd);
