@@ -110,6 +110,7 @@ void GraphRunner::Enter(void* scope_state) {
   frontier_ = Cursor{};
   frontier_.Take(graph_.node(FOREACTOR_START_NODE).next);
   peek_ = frontier_;
+  frontier_read_end_ = peek_read_end_ = ReadEnd{};
   issue_rules_.StartScope(graph_.node(FOREACTOR_START_NODE).next.weak);
   visits_ahead_ = 0;
   bytes_ahead_ = 0;
@@ -383,20 +384,36 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     }
   }
   slot.direct_read = direct;
+  bool cold_read = false;  // went through the page cache's checks and was not found there
+  bool left_in_file_order = false;
   if (cacheable_read && issue && !direct) {
+    cold_read = true;
+    // A cold run in file order: the pread before it on the descriptor was
+    // cold and ended where this one starts, or an in-order stream reads
+    // the range (read_ahead_stream.h).  The kernel's read-ahead of the
+    // program's descriptor streams such a run as the program reads it.  A
+    // probe (RWF_NOWAIT starts a read of the missing pages) or a
+    // readahead(2) of this one read would start them as for a random read,
+    // of this read's pages alone, and early reads would be small random
+    // reads too: each read then waits for a device read of its own (a cold
+    // scan of 64 leaves of 8 KiB in file order took 7x plain's time so).
+    // The program's read finds the pages or waits for them, as without
+    // foreactor.  Now and then one is asked of cachestat(2) instead
+    // (kColdRunCheckInterval): found in the page cache, it is probed.
     if (!feeds_pipeline && read_ahead_ != nullptr &&
         read_ahead_->ReadsInOrder(call.fd, call.offset, call.length)) {
-      // An in-order stream reads the range (read_ahead_stream.h).  A probe
-      // or a readahead(2) of this one read would start the kernel's
-      // read-ahead as for a random read, and early reads would be small
-      // random reads too: a cold scan of 64 leaves in file order took 7x
-      // plain's time so.  The program's read finds the pages or waits for
-      // them, and its kernel read-ahead follows its own reads.
+      left_in_file_order = true;
+    } else if (!feeds_pipeline && peek_read_end_.ContinuedColdBy(call)) {
+      left_in_file_order = (peek_read_end_.left_in_a_row + 1) % kColdRunCheckInterval != 0 ||
+                           !RangeCached(call.fd, static_cast<uint64_t>(call.offset), call.length);
+    }
+    if (left_in_file_order) {
       issue = false;
-      statistics_.found_present++;
+      statistics_.left_in_file_order++;
     } else if (TryReadFromCache(slot)) {
       issue = false;
       slot.state = SlotState::kCached;
+      cold_read = slot.probe_waited;
       (slot.probe_waited ? statistics_.probes_waited : statistics_.found_cached)++;
     } else if (!feeds_pipeline && call.offset >= 0) {
       if (RangeCached(call.fd, static_cast<uint64_t>(call.offset), call.length)) {
@@ -501,6 +518,11 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     visits_ahead_++;
   };
   pass(slot, state, held_back);
+  if (call.type == FOREACTOR_CALL_PREAD) {
+    const unsigned left_in_a_row = left_in_file_order ? peek_read_end_.left_in_a_row + 1 : 0;
+    peek_read_end_ =
+        ReadEnd{call.fd, call.offset + static_cast<int64_t>(call.length), cold_read, left_in_a_row};
+  }
   TakeEdgeAhead(info.next);
   if (partner != nullptr) {
     if (partner->state != SlotState::kHeld) {  // held: counted when the pipeline sends it
@@ -557,6 +579,7 @@ bool GraphRunner::AdvanceFrontierThroughBranches() {
     if (!peek_passed) {
       state.peek_count = state.frontier_count;
       peek_ = frontier_;
+      peek_read_end_ = frontier_read_end_;
       issue_rules_.PeekAtFrontier();
     }
   }
@@ -783,9 +806,14 @@ void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int6
   frontier_.Take(info.next);
   frontier_weak_since_call_ = info.next.weak;
   if (info.next.weak) issue_rules_.FrontierCrossedWeakEdge();
+  if (real.type == FOREACTOR_CALL_PREAD) {
+    frontier_read_end_ =
+        result > 0 ? ReadEnd{real.fd, real.offset + result, !found_cached} : ReadEnd{};
+  }
   if (!peek_passed) {
     state.peek_count = state.frontier_count;
     peek_ = frontier_;
+    peek_read_end_ = frontier_read_end_;
     issue_rules_.PeekAtFrontier();
   }
   if (read_ahead_ != nullptr && real.type == FOREACTOR_CALL_PREAD) {
@@ -989,6 +1017,7 @@ void GraphRunner::DrainAhead() {
   }
   for (BranchNodeState& state : branch_states_) state.peek_count = state.frontier_count;
   peek_ = frontier_;
+  peek_read_end_ = frontier_read_end_;
   issue_rules_.PeekAtFrontier();
   visits_ahead_ = 0;
   bytes_ahead_ = 0;

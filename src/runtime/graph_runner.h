@@ -33,12 +33,16 @@
 // slot and the engine is not used.  A read the probe missed or skipped whose
 // pages cachestat(2) finds all in the page cache, some still being read in
 // (the probe's own read, the kernel's read-ahead), is left to the program:
-// the device already has it (`found_present`).  Any other such read of a
-// regular file is cold: the peek head starts it with readahead(2) and
-// leaves it to the program too (`reads_started`), whose own read waits for
-// the pages coming in and copies them once; only the head of a pair whose
-// write the pipeline runs, and direct reads, go to the engine (adjacent
-// direct reads as one vectored read: CoalescedReads).
+// the device already has it (`found_present`).  A cold read that continues
+// a run in file order on its descriptor is not probed at all but left to
+// the program, whose kernel read-ahead streams the run
+// (`left_in_file_order`; one in kColdRunCheckInterval is asked of
+// cachestat(2) instead, to notice the run coming from the cache).  Any
+// other such read of a regular file is cold: the peek head starts it with
+// readahead(2) and leaves it to the program too (`reads_started`), whose
+// own read waits for the pages coming in and copies them once; only the
+// head of a pair whose write the pipeline runs, and direct reads, go to the
+// engine (adjacent direct reads as one vectored read: CoalescedReads).
 // After a run of hits the runner serves reads at the frontier straight
 // into the program's buffer and the peek head rests; the first checked read
 // that would block switches speculation back on.  After a long run of reads
@@ -378,6 +382,27 @@ class GraphRunner {
 
   Cursor frontier_;
   Cursor peek_;
+  // Where a pread in program order ended, and whether it was cold (not
+  // found in the page cache): a cold pread followed by one that starts
+  // where it ended is a cold run in file order, which the kernel's
+  // read-ahead of the program's descriptor streams (see PeekSyscall).
+  struct ReadEnd {
+    int fd = -1;
+    int64_t end = -1;
+    bool cold = false;
+    unsigned left_in_a_row = 0;  // reads of the run left to the program since one was checked
+    // True when `call` is a pread that continues a cold run.
+    bool ContinuedColdBy(const foreactor_call& call) const {
+      return cold && call.type == FOREACTOR_CALL_PREAD && call.fd == fd && call.offset == end;
+    }
+  };
+  // One read in this many of a cold run in file order is asked of
+  // cachestat(2), which starts no read: once the kernel's read-ahead is
+  // ahead of the program, the run's reads are probed again, and a run of
+  // hits serves them from the cache (and may end the scope's following).
+  static constexpr unsigned kColdRunCheckInterval = 8;
+  ReadEnd frontier_read_end_;  // the program's last pread at the frontier in this scope
+  ReadEnd peek_read_end_;      // the last pread visit the peek head passed (the frontier's there)
   // Whether the visit at the peek head is certain (weak edges, guesses
   // ahead, following the program), and whether a call can run early at all.
   IssueRules issue_rules_{engine_, &file_kinds_, &descriptor_parking_};

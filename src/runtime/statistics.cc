@@ -89,6 +89,7 @@ constexpr CounterField kCounterFields[] = {
     {"gate_streaming_stretches", &Statistics::gate_streaming_stretches},
     {"read_ahead_streams_ahead", &Statistics::read_ahead_streams_ahead},
     {"read_ahead_streams_in_order", &Statistics::read_ahead_streams_in_order},
+    {"left_in_file_order", &Statistics::left_in_file_order},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -145,7 +145,27 @@ def test_a_short_scan_in_file_order_is_left_to_the_kernels_read_ahead(trees, tmp
     assert scan["read_ahead_requests"] == 0, scan
     assert scan["issued_early"] == 0, scan
     assert scan["found_cached"] == 0 and scan["reads_started"] == 0, scan
-    assert scan["found_present"] >= 2, scan
+    assert scan["left_in_file_order"] >= 2, scan
+
+
+def test_a_short_scan_in_file_order_without_streams_is_left_to_the_kernels_read_ahead(
+        trees, tmp_path):
+    # With read-ahead streams off, the peek head still sees the cold run in
+    # file order and leaves its reads to the program (before: each leaf
+    # probed and read on its own, 7x plain's time).
+    short_range = ("0x1000000000000000", "0x1300000000000000")
+    expected = scan_result(run(PLAIN_TOOL, "scan", trees["bulk"], *short_range,
+                               env=bptree_test_support.environment()))
+    stats = tmp_path / "stats.json"
+    evict(trees["bulk"])
+    got = scan_result(run(FOREACTOR_TOOL, "scan", trees["bulk"], *short_range,
+                          env=bptree_test_support.environment("io_uring", stats, read_ahead=0)))
+    assert got == expected
+    scan = graph_statistics(stats, "bptree_scan")
+    assert scan["read_ahead_streams"] == 0, scan
+    assert scan["issued_early"] == 0, scan
+    probed_or_started = scan["found_cached"] + scan["found_present"] + scan["reads_started"]
+    assert scan["left_in_file_order"] > probed_or_started, scan
 
 
 def test_the_setting_turns_streams_off(trees, tmp_path):

@@ -125,7 +125,7 @@ class GraphRunnerReadAheadTest : public GraphRunnerTest {
     EXPECT_EQ(statistics.found_cached + statistics.probes_waited, 0u) << "no probe";
     EXPECT_EQ(statistics.reads_started, 0u) << "no readahead(2) of single reads";
     EXPECT_EQ(statistics.issued_early, 0u);
-    EXPECT_EQ(statistics.found_present, state.offsets.size());
+    EXPECT_EQ(statistics.left_in_file_order, state.offsets.size());
   }
 
   // The program's pread loop over LoopState::offsets.
