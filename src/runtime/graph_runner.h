@@ -313,7 +313,21 @@ class GraphRunner {
                         const std::string& hint);
   void CheckForeignCall(int node, const foreactor_call& real);
 
-  // Page cache.  Probes the read of `slot` with RWF_NOWAIT; true when it
+  // Page cache.  True when the cacheable pread `call` at the peek head
+  // continues a cold run in file order and is left to the program (counted
+  // in left_in_file_order): the pread before it on the descriptor was cold
+  // and ended where this one starts, or an in-order stream covers it
+  // (read_ahead_stream.h); at most kMaxInOrderReadBytes.  The kernel's
+  // read-ahead of the program's descriptor streams such a run as the
+  // program reads it.  A probe (RWF_NOWAIT starts a read of the missing
+  // pages) or a readahead(2) of this one read would start its pages alone,
+  // as for a random read, and early reads would be small random reads too:
+  // each read then waits for a device read of its own (a cold scan of 64
+  // leaves of 8 KiB in file order took 7x plain's time so).  One read in
+  // kColdRunCheckInterval is asked of cachestat(2) instead, which starts
+  // nothing: found in the page cache, it is not left.
+  bool LeftInFileOrder(const foreactor_call& call);
+  // Probes the read of `slot` with RWF_NOWAIT; true when it
   // returned all its bytes, which the slot then holds (`probe_waited` when
   // the probe waited for the device all the same).
   bool TryReadFromCache(VisitSlot& slot);
@@ -401,6 +415,11 @@ class GraphRunner {
   // ahead of the program, the run's reads are probed again, and a run of
   // hits serves them from the cache (and may end the scope's following).
   static constexpr unsigned kColdRunCheckInterval = 8;
+  // Larger reads in file order are probed and started as any other: the
+  // kernel's read-ahead window is often 128 KiB (read_ahead_kb), which
+  // holds only a few of them, while early starts keep up to the depth in
+  // flight.  32 KiB reads fill such a window four times over.
+  static constexpr uint64_t kMaxInOrderReadBytes = uint64_t{32} << 10;
   ReadEnd frontier_read_end_;  // the program's last pread at the frontier in this scope
   ReadEnd peek_read_end_;      // the last pread visit the peek head passed (the frontier's there)
   // Whether the visit at the peek head is certain (weak edges, guesses

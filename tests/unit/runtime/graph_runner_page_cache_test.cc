@@ -311,6 +311,34 @@ TEST_F(GraphRunnerPageCacheTest, AColdRunInFileOrderIsLeftToTheKernelsReadAhead)
   scope.Exit();
 }
 
+// Reads in file order larger than kMaxInOrderReadBytes are probed and
+// started as any other: the kernel's read-ahead window holds few of them.
+TEST_F(GraphRunnerPageCacheTest, LargeColdReadsInFileOrderAreStillStarted) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LargeLoopPreadArguments);  // 64 KiB each
+  GraphSettings settings = CacheAware(4);
+  settings.read_ahead = false;
+  settings.direct_reads = false;
+  GraphRunner scope(*graph, settings, &engine_);
+  ASSERT_EQ(::posix_fadvise(data_fd_, 0, 0, POSIX_FADV_RANDOM), 0);
+  if (!EvictBlocksForSure(data_path_, 0, kBlocks - 1)) GTEST_SKIP() << "cannot evict the file";
+  LoopState state = ReadLoopState({0, 16, 32, 48});  // the whole file, in order
+  scope.Enter(&state);
+  std::vector<char> got(16 * kBlock), expected(16 * kBlock);
+  for (size_t i = 0; i < state.offsets.size(); ++i) {
+    ASSERT_EQ(ProgramCall(scope, Pread(data_fd_, got.data(), got.size(), state.offsets[i])),
+              static_cast<int64_t>(got.size()));
+    ASSERT_EQ(::pread(data_fd_, expected.data(), expected.size(), state.offsets[i]),
+              static_cast<ssize_t>(expected.size()));
+    EXPECT_EQ(got, expected) << "visit " << i;
+  }
+  const Statistics& statistics = scope.statistics();
+  EXPECT_EQ(statistics.left_in_file_order, 0u);
+  EXPECT_EQ(statistics.found_cached + statistics.probes_waited + statistics.found_present +
+                statistics.reads_started,
+            state.offsets.size());
+  scope.Exit();
+}
+
 // A run in file order whose reads are cached is probed read by read as
 // before: the hits switch the runner to serving reads from the cache.
 TEST_F(GraphRunnerPageCacheTest, ACachedRunInFileOrderIsStillServedFromTheCache) {
