@@ -45,6 +45,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
   lookups_only_ = graph.syscall_count() > 0;
   writes_only_ = graph.syscall_count() > 0;
   bool has_pread = false;
+  bool has_plain_read = false;
   ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
@@ -55,6 +56,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         if (!IsLookupType(node.call_type)) lookups_only_ = false;
         if (!InfoOf(node.call_type).writes_data) writes_only_ = false;
         if (node.call_type == FOREACTOR_CALL_PREAD) has_pread = true;
+        if (IsPlainRead(node.call_type)) has_plain_read = true;
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
         state.slots.Allocate(ring_size_);
@@ -91,6 +93,8 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
     if (WritePipelineWanted(graph, settings) && engine != nullptr) {
       write_pipeline_.reset(new WritePipeline(chain_engine_, ring_size_));
     }
+    lead_capped_ = has_plain_read && settings.page_cache_aware && write_pipeline_ == nullptr &&
+                   DepthPolicyOf(settings) != DepthPolicy::kExact;
   });
 }
 
@@ -257,8 +261,9 @@ void GraphRunner::Fill() {
   }
   const unsigned depth = depth_controller_.depth();
   if (!SlotRingsHold(depth)) return;
-  while (!peek_blocked_for_scope_ && visits_ahead_ < depth && bytes_ahead_ < kMaxBytesAhead &&
-         !WriteProbeAhead()) {
+  while (!peek_blocked_for_scope_ &&
+         visits_ahead_ < (lead_capped_ ? std::min(depth, kLeadBeforeColdCall) : depth) &&
+         bytes_ahead_ < kMaxBytesAhead && !WriteProbeAhead()) {
     const Node& node = graph_.node(peek_.node);
     PeekStep step = PeekStep::kStop;
     if (node.kind == NodeKind::kBranch) {
@@ -382,6 +387,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     issue = false;
     left_in_file_order = true;
   }
+  if (issue && slot.data.capacity() == 0) slot.data.Swap(state.spare_buffer);
   if (issue && !PrepareEarlyRequest(slot)) return PeekStep::kStop;
   // A read of a cold range goes past the page cache when it can: the
   // device fills the slot directly, and no probe starts the kernel's
@@ -527,6 +533,7 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     visits_ahead_++;
   };
   pass(slot, state, held_back);
+  if (issue || cold_read) lead_capped_ = false;
   if (call.type == FOREACTOR_CALL_PREAD) {
     const unsigned left_in_a_row = left_in_file_order ? peek_read_end_.left_in_a_row + 1 : 0;
     peek_read_end_ =
@@ -797,6 +804,9 @@ void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int6
   slot.unconfirmed_guess = false;
   if (info.call_type == FOREACTOR_CALL_CLOSE && slot.state != SlotState::kEmpty) {
     file_kinds_.Forget(slot.predicted.fd);
+  }
+  if (lead_capped_ && slot.state == SlotState::kCached && state.spare_buffer.capacity() == 0) {
+    state.spare_buffer.Swap(slot.data);  // delivered: the next slot reads into it
   }
   slot.state = SlotState::kEmpty;
   slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);

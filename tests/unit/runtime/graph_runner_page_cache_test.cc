@@ -339,6 +339,37 @@ TEST_F(GraphRunnerPageCacheTest, LargeColdReadsInFileOrderAreStillStarted) {
   scope.Exit();
 }
 
+// Until the graph's first cold call the peek head probes at most four
+// reads ahead: a cached read gains nothing from a probe far ahead, and each
+// slot ahead holds a buffer of its own.  A cold read lifts the cap.
+TEST_F(GraphRunnerPageCacheTest, CachedReadsAreProbedAFewAheadUntilTheFirstColdOne) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphSettings settings = CacheAware(16);
+  settings.exact_depth = false;  // at most 16: an exact depth is never capped
+  GraphRunner scope(*graph, settings, &engine_);
+  const std::vector<int64_t> blocks = ScatteredBlocks(kBlocks);
+  LoopState state = ReadLoopState(blocks);  // the data file was just written: all cached
+  scope.Enter(&state);
+  EXPECT_EQ(scope.statistics().found_cached, 4u) << "four probes ahead of the program";
+  for (size_t i = 0; i < 8; ++i) ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[i], i);
+  EXPECT_EQ(scope.statistics().found_cached, 12u) << "still four ahead";
+  scope.Exit();
+
+  // Evicted: the first read is cold, and the peek head walks the depth.
+  ASSERT_EQ(::posix_fadvise(data_fd_, 0, 0, POSIX_FADV_RANDOM), 0);
+  if (!EvictBlocksForSure(data_path_, 0, kBlocks - 1)) GTEST_SKIP() << "cannot evict the file";
+  GraphRunner cold(*graph, settings, &engine_);
+  cold.Enter(&state);
+  const Statistics& statistics = cold.statistics();
+  EXPECT_EQ(statistics.found_cached + statistics.probes_waited + statistics.found_present +
+                statistics.reads_started + statistics.issued_early,
+            16u)
+      << "sixteen ahead once a read was cold";
+  for (size_t i = 0; i < blocks.size(); ++i)
+    ReadThroughScopeAndCompare(cold, data_fd_, state.offsets[i], i);
+  cold.Exit();
+}
+
 // A run in file order whose reads are cached is probed read by read as
 // before: the hits switch the runner to serving reads from the cache.
 TEST_F(GraphRunnerPageCacheTest, ACachedRunInFileOrderIsStillServedFromTheCache) {
