@@ -243,6 +243,10 @@ BPTREE_PHASES = (("scan-insert-cold", "toward the device bound"),
                  # 1.3x the speed (issue 21), beside reading the scans' leaves alone.
                  ("scan-bulk-cold", "at most 0.77x"),
                  ("scan-insert-hot", "at most 1.02x"),
+                 # One short scan per process (issue 22: never slower).
+                 ("short-bulk-cold", "at most 1.02x"),
+                 ("short-insert-cold", "at most 1.02x"),
+                 ("short-bulk-hot", "at most 1.02x"),
                  # Load + fsync: 1.3x the speed on io_uring (issue 21).
                  ("load-buffered", "at most 0.77x"))
 
@@ -252,8 +256,9 @@ def bptree_rows(data, degree="256"):
     cold and O_DIRECT against the device bound; the bulk-loaded tree's cold
     scan against 1.3x the speed, beside reading its leaves alone (the
     "read only (...)" row) and the floor of its leaf loop (the "floor of the
-    leaf loop (...)" row), where the run had them; the hot scan against no
-    slowdown; the buffered bulk load + fsync against 1.3x the speed."""
+    leaf loop (...)" row), where the run had them; the hot scan and the short
+    scans (one per process) against no slowdown; the buffered bulk load +
+    fsync against 1.3x the speed."""
     if data is None:
         return []
     bound = run_record_bound(data)

@@ -59,3 +59,20 @@ def test_waste_is_judged_only_where_something_was_issued_early(bench):
     targets = bench.evaluate_targets({"scan-bulk-hot": {"256": summary}})
     wasted = next(target for target in targets if "wasted" in target["target"])
     assert not wasted["met"] and "2.00%" in wasted["measured"]
+
+
+def test_short_scans_cover_a_hundredth_of_the_keys_and_full_ones_nine_tenths(bench):
+    for fraction in (bench.RANGE_FRACTION, bench.SHORT_RANGE_FRACTION):
+        for low, high in bench.scan_ranges(5, 2024, fraction):
+            assert high - low + 1 == int(bench.KEY_SPACE * fraction)
+    short = [phase for phase in bench.PHASES if bench.is_short(phase)]
+    assert {phase.key for phase in short} == {"short-bulk-cold", "short-insert-cold",
+                                              "short-bulk-hot"}
+    assert not any(bench.reads_leaves_alone(phase) for phase in short)
+
+
+def test_short_scans_are_judged_by_never_slower_alone(bench):
+    summary = hot_summary(bench, linked_off_ratio=1.0, foreactor_ratio=0.60)
+    targets = bench.evaluate_targets({"short-bulk-cold": {"256": summary}})
+    assert [target["met"] for target in targets] == [False]
+    assert "at most 3% slower" in targets[0]["target"] and "0.60x" in targets[0]["measured"]
