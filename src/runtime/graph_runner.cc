@@ -93,8 +93,14 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
     if (WritePipelineWanted(graph, settings) && engine != nullptr) {
       write_pipeline_.reset(new WritePipeline(chain_engine_, ring_size_));
     }
-    lead_capped_ = has_plain_read && settings.page_cache_aware && write_pipeline_ == nullptr &&
-                   DepthPolicyOf(settings) != DepthPolicy::kExact;
+    // The page-cache trial (PageCacheMode::StartTrial): for a graph of
+    // plain reads whose calls need not all be issued (not an exact depth,
+    // not check mode), and whose reads feed no write pipeline (which
+    // needs them read into its slots).
+    if (has_plain_read && settings.page_cache_aware && !settings.check &&
+        write_pipeline_ == nullptr && DepthPolicyOf(settings) != DepthPolicy::kExact) {
+      cache_mode_.StartTrial();
+    }
   });
 }
 
@@ -261,9 +267,8 @@ void GraphRunner::Fill() {
   }
   const unsigned depth = depth_controller_.depth();
   if (!SlotRingsHold(depth)) return;
-  while (!peek_blocked_for_scope_ &&
-         visits_ahead_ < (lead_capped_ ? std::min(depth, kLeadBeforeColdCall) : depth) &&
-         bytes_ahead_ < kMaxBytesAhead && !WriteProbeAhead()) {
+  while (!peek_blocked_for_scope_ && visits_ahead_ < depth && bytes_ahead_ < kMaxBytesAhead &&
+         !WriteProbeAhead()) {
     const Node& node = graph_.node(peek_.node);
     PeekStep step = PeekStep::kStop;
     if (node.kind == NodeKind::kBranch) {
@@ -387,7 +392,6 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     issue = false;
     left_in_file_order = true;
   }
-  if (issue && slot.data.capacity() == 0) slot.data.Swap(state.spare_buffer);
   if (issue && !PrepareEarlyRequest(slot)) return PeekStep::kStop;
   // A read of a cold range goes past the page cache when it can: the
   // device fills the slot directly, and no probe starts the kernel's
@@ -533,7 +537,6 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     visits_ahead_++;
   };
   pass(slot, state, held_back);
-  if (issue || cold_read) lead_capped_ = false;
   if (call.type == FOREACTOR_CALL_PREAD) {
     const unsigned left_in_a_row = left_in_file_order ? peek_read_end_.left_in_a_row + 1 : 0;
     peek_read_end_ =
@@ -805,9 +808,6 @@ void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int6
   if (info.call_type == FOREACTOR_CALL_CLOSE && slot.state != SlotState::kEmpty) {
     file_kinds_.Forget(slot.predicted.fd);
   }
-  if (lead_capped_ && slot.state == SlotState::kCached && state.spare_buffer.capacity() == 0) {
-    state.spare_buffer.Swap(slot.data);  // delivered: the next slot reads into it
-  }
   slot.state = SlotState::kEmpty;
   slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
 
@@ -912,14 +912,26 @@ bool GraphRunner::TryReadFromCache(VisitSlot& slot) {
   return true;
 }
 
+void GraphRunner::LeaveServing() {
+  if (cache_mode_.in_trial()) {
+    cache_mode_.EndTrial();
+    return;
+  }
+  cache_mode_.LeaveServing();
+  statistics_.cache_mode_changes++;
+}
+
 bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result) {
   const foreactor_call& real = intercepted->call;
   const FileKindCache::Kind kind = file_kinds_.Lookup(real.fd);
-  if (cache_mode_.nowait_unsupported() || !kind.regular || kind.direct) return false;
+  if (cache_mode_.nowait_unsupported() || !kind.regular || kind.direct ||
+      (real.type == FOREACTOR_CALL_PREAD && real.offset < 0)) {
+    // (A negative PREAD offset is an error the plain call must report.)
+    if (cache_mode_.in_trial()) cache_mode_.EndTrial();
+    return false;
+  }
   // The program's own call, made without blocking: READ at the file
-  // position (offset -1 to preadv2), PREAD at its offset.  A negative PREAD
-  // offset is an error the plain call must report itself.
-  if (real.type == FOREACTOR_CALL_PREAD && real.offset < 0) return false;
+  // position (offset -1 to preadv2), PREAD at its offset.
   const int64_t offset = real.type == FOREACTOR_CALL_PREAD ? real.offset : -1;
   char* buffer = static_cast<char*>(real.buffer);
   if (!cache_mode_.CheckThisRead()) {
@@ -934,8 +946,7 @@ bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t
   if (done < 0) {
     if (done == -EAGAIN || done == -EOPNOTSUPP) {
       // Not cached: speculate again; this call runs as the program made it.
-      cache_mode_.LeaveServing();
-      statistics_.cache_mode_changes++;
+      LeaveServing();
     }
     return false;
   }
@@ -949,8 +960,10 @@ bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t
   if (!cache_mode_.FromMemory(real.length, took)) {
     // It waited for the device: what it read is the program's, and the
     // data is cold: speculate again.
-    cache_mode_.LeaveServing();
-    statistics_.cache_mode_changes++;
+    LeaveServing();
+  } else if (cache_mode_.in_trial() && static_cast<uint64_t>(done) == real.length &&
+             cache_mode_.NoteTrialHit(real.length)) {
+    statistics_.cache_mode_changes++;  // the trial found the streak: serving
   }
   return FinishServedFromCache(node, real, done, result);
 }
@@ -1068,8 +1081,14 @@ void GraphRunner::LookAhead() {
   // The stream first: its hints of the regions ahead go out before the
   // peek head probes the first visits one by one, and the probes then find
   // those pages coming in.
-  if (read_ahead_ != nullptr && !misprediction_guard_.suspended())
+  if (read_ahead_ != nullptr && !misprediction_guard_.suspended()) {
+    const uint64_t started = statistics_.read_ahead_streams_ahead;
     read_ahead_->LookAhead(frontier_);
+    // The stream found the next reads cold: the peek head starts them
+    // while the program computes, rather than the frontier one by one.
+    if (statistics_.read_ahead_streams_ahead != started && cache_mode_.in_trial())
+      cache_mode_.EndTrial();
+  }
   Fill();
 }
 

@@ -43,8 +43,10 @@
 // own read waits for the pages coming in and copies them once; only the
 // head of a pair whose write the pipeline runs, and direct reads, go to the
 // engine (adjacent direct reads as one vectored read: CoalescedReads).
-// Until the graph's first call not found in the page cache, the peek head
-// probes only a few reads ahead (lead_capped_).
+// A runner of a graph of plain reads starts with a trial of serving them
+// from the page cache at the frontier (PageCacheMode::StartTrial): a read
+// that is not cached, or a look-ahead that finds the next ones cold, ends
+// it, and the peek head starts.
 // After a run of hits the runner serves reads at the frontier straight
 // into the program's buffer and the peek head rests; the first checked read
 // that would block switches speculation back on.  After a long run of reads
@@ -278,9 +280,6 @@ class GraphRunner {
     // Syscall nodes in the node's innermost loop, itself included (1 for a
     // node in no loop): the visits ahead that one of its visits comes with.
     unsigned visits_per_pass = 1;
-    // A buffer the frontier gave back while the lead is capped, for the
-    // next slot that has none (lead_capped_).
-    GrowingBuffer spare_buffer;
   };
   struct BranchNodeState {
     std::unique_ptr<int[]> choices;
@@ -348,6 +347,8 @@ class GraphRunner {
   // A write probe (write_mode_) the frontier has not passed yet: the peek
   // head waits for it.  Forgets a probe the frontier has passed.
   bool WriteProbeAhead();
+  // Serving from the cache found a read not cached: back to speculating.
+  void LeaveServing();
   bool ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result);
   // The frontier visit `node` was served with `done` (its result): counts
   // it, moves the frontier on, stores the result.  Returns true.
@@ -383,17 +384,6 @@ class GraphRunner {
   const unsigned ring_size_;        // the largest depth the controller may choose, plus one
   unsigned slots_in_use_ = 1;       // every node's SlotRing::length(), at most ring_size_
   bool slot_rings_waited_ = false;  // visits ahead kept the rings from growing
-  // Until the graph's first call that is not found in the page cache (a
-  // cold read, or any call issued early), the peek head runs at most
-  // kLeadBeforeColdCall visits ahead in a graph of plain reads, and the
-  // frontier gives the buffer of each cached read it takes to the node's
-  // next slot: a read found cached gains nothing from being probed far
-  // ahead, and each slot's buffer costs a process its first touches (a
-  // hot short scan of 64 leaves took 2x plain's time with 32 probes ahead
-  // into 32 fresh buffers).  Not with an exact depth, nor beside a write
-  // pipeline.
-  bool lead_capped_ = false;
-  static constexpr unsigned kLeadBeforeColdCall = 4;
   DepthController depth_controller_;
   bool depth_measuring_ = false;  // the controller's window counts calls that ran speculatively
   uint64_t reported_depth_changes_ = 0;  // controller counters already in statistics_

@@ -82,6 +82,39 @@ class PageCacheMode {
   // Reads are served from the page cache at the frontier; the peek head
   // issues none.
   bool serving_from_cache() const { return serving_from_cache_; }
+
+  // The trial a runner starts with (StartTrial): reads are served from the
+  // page cache at the frontier, every one checked with RWF_NOWAIT into the
+  // program's buffer, and the peek head rests, until the streak needed has
+  // been found cached (NoteTrialHit: serving as usual from then on) or one
+  // is not (EndTrial: speculating, the streak needed unchanged).  Probes
+  // ahead would find cached reads at the cost of a copy into a slot of
+  // the runner's and a copy out, and a fresh slot buffer each in a new
+  // process; a cold start loses the overlap of its first read alone.
+  void StartTrial() {
+    trial_ = true;
+    serving_from_cache_ = true;
+  }
+  bool in_trial() const { return trial_; }
+  // A checked read of `bytes` in the trial was found cached.  Returns true
+  // when the trial ends with it (serving as usual).
+  bool NoteTrialHit(uint64_t bytes) {
+    const uint64_t units = std::max<uint64_t>(1, bytes / kCacheHitUnitBytes);
+    consecutive_hits_ =
+        static_cast<unsigned>(std::min<uint64_t>(consecutive_hits_ + units, kMaxCachedStreak));
+    if (consecutive_hits_ < streak_.needed()) return false;
+    trial_ = false;
+    served_since_switch_ = 0;
+    return true;
+  }
+  // A read in the trial was not found cached, or cannot be served from the
+  // cache: back to speculating.
+  void EndTrial() {
+    trial_ = false;
+    serving_from_cache_ = false;
+    consecutive_hits_ = 0;
+    served_in_a_row_ = 0;
+  }
   // Hit units in a row that switch to serving from the cache.
   unsigned cached_streak_needed() const { return streak_.needed(); }
 
@@ -120,11 +153,15 @@ class PageCacheMode {
 
   // While serving from the cache, asked for each read: true when this one
   // is made with RWF_NOWAIT to see whether the data is still cached.
-  bool CheckThisRead() { return ++reads_since_check_ % kCacheCheckInterval == 0; }
+  bool CheckThisRead() { return trial_ || ++reads_since_check_ % kCacheCheckInterval == 0; }
 
   // A checked read found the data not cached (it would block, or it
   // waited: FromMemory): back to speculating.
   void LeaveServing() {
+    if (trial_) {
+      EndTrial();
+      return;
+    }
     served_in_a_row_ = 0;
     serving_from_cache_ = false;
     consecutive_hits_ = 0;
@@ -145,6 +182,7 @@ class PageCacheMode {
 
  private:
   bool serving_from_cache_ = false;
+  bool trial_ = false;
   bool nowait_unsupported_ = false;
   unsigned consecutive_hits_ = 0;  // in kCacheHitUnitBytes: a hit of 128 KiB counts 16
   unsigned consecutive_misses_ = 0;

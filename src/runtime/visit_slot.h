@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <memory>
 #include <new>
-#include <utility>
 
 #include "base/io_buffers.h"
 #include "engine/request.h"
@@ -27,10 +26,6 @@ class GrowingBuffer {
   GrowingBuffer() = default;
   GrowingBuffer(const GrowingBuffer&) = delete;
   GrowingBuffer& operator=(const GrowingBuffer&) = delete;
-  GrowingBuffer(GrowingBuffer&& other) noexcept : data_(other.data_), capacity_(other.capacity_) {
-    other.data_ = nullptr;
-    other.capacity_ = 0;
-  }
   ~GrowingBuffer() { FreeIoBuffer(data_, capacity_); }
 
   // Makes room for `size` bytes, its pages faulted in; returns false when
@@ -53,12 +48,6 @@ class GrowingBuffer {
     return true;
   }
   char* data() const { return data_; }
-  size_t capacity() const { return capacity_; }
-  // Exchanges the memory of the two buffers.
-  void Swap(GrowingBuffer& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(capacity_, other.capacity_);
-  }
 
  private:
   char* data_ = nullptr;

@@ -339,34 +339,46 @@ TEST_F(GraphRunnerPageCacheTest, LargeColdReadsInFileOrderAreStillStarted) {
   scope.Exit();
 }
 
-// Until the graph's first cold call the peek head probes at most four
-// reads ahead: a cached read gains nothing from a probe far ahead, and each
-// slot ahead holds a buffer of its own.  A cold read lifts the cap.
-TEST_F(GraphRunnerPageCacheTest, CachedReadsAreProbedAFewAheadUntilTheFirstColdOne) {
+// A runner (not at an exact depth) starts with a trial of serving reads
+// from the page cache at the frontier: cached reads are checked there, into
+// the program's buffer, and nothing is probed ahead; after the streak
+// needed it serves as usual.
+TEST_F(GraphRunnerPageCacheTest, ARunnersFirstCachedReadsAreServedWithoutProbesAhead) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
   GraphSettings settings = CacheAware(16);
-  settings.exact_depth = false;  // at most 16: an exact depth is never capped
+  settings.exact_depth = false;  // at most 16: an exact depth issues every call
   GraphRunner scope(*graph, settings, &engine_);
-  const std::vector<int64_t> blocks = ScatteredBlocks(kBlocks);
-  LoopState state = ReadLoopState(blocks);  // the data file was just written: all cached
-  scope.Enter(&state);
-  EXPECT_EQ(scope.statistics().found_cached, 4u) << "four probes ahead of the program";
-  for (size_t i = 0; i < 8; ++i) ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[i], i);
-  EXPECT_EQ(scope.statistics().found_cached, 12u) << "still four ahead";
+  LoopState state = ReadLoopState(ScatteredBlocks(kBlocks));  // just written: all cached
+  ReadEveryOffsetThroughScope(scope, data_fd_, &state);
+  const Statistics& statistics = scope.statistics();
+  EXPECT_EQ(statistics.found_cached, 0u) << "no probe ahead";
+  EXPECT_EQ(statistics.served_from_cache, static_cast<uint64_t>(kBlocks));
+  EXPECT_EQ(statistics.cache_mode_changes, 1u) << "the trial found the streak";
+  EXPECT_EQ(engine_.prepared().size(), 0u);
   scope.Exit();
+}
 
-  // Evicted: the next scope's first read is cold, and the peek head walks
-  // the depth from there.
+// A cold read ends the trial, and the peek head walks the depth from there.
+TEST_F(GraphRunnerPageCacheTest, AColdReadEndsTheTrialAndThePeekHeadWalksTheDepth) {
+  auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
+  GraphSettings settings = CacheAware(16);
+  settings.exact_depth = false;
+  GraphRunner scope(*graph, settings, &engine_);
   ASSERT_EQ(::posix_fadvise(data_fd_, 0, 0, POSIX_FADV_RANDOM), 0);
   if (!EvictBlocksForSure(data_path_, 0, kBlocks - 1)) GTEST_SKIP() << "cannot evict the file";
-  auto judged = [](const Statistics& statistics) {
+  const std::vector<int64_t> blocks = ScatteredBlocks(kBlocks);
+  LoopState state = ReadLoopState(blocks);
+  scope.Enter(&state);
+  const Statistics& statistics = scope.statistics();
+  auto judged = [&statistics] {
     return statistics.found_cached + statistics.probes_waited + statistics.found_present +
            statistics.reads_started + statistics.issued_early;
   };
-  const uint64_t before = judged(scope.statistics());
-  scope.Enter(&state);
-  EXPECT_EQ(judged(scope.statistics()) - before, 16u) << "sixteen ahead once a read was cold";
-  for (size_t i = 0; i < blocks.size(); ++i) {
+  EXPECT_EQ(judged(), 0u) << "the trial: nothing ahead yet";
+  ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[0], 0);
+  EXPECT_EQ(statistics.served_from_cache, 0u);
+  EXPECT_EQ(judged(), 16u) << "sixteen ahead once a read was cold";
+  for (size_t i = 1; i < blocks.size(); ++i) {
     ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[i], i);
   }
   scope.Exit();

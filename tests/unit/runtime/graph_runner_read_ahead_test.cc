@@ -452,6 +452,28 @@ TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamLetsTheScopeLeaveForThePageCache
   ::close(state.fd);
 }
 
+// A runner's page-cache trial (reads served at the frontier, the peek head
+// resting) ends when a look-ahead starts a stream: the next reads are cold,
+// and the peek head starts them while the program computes.
+TEST_F(GraphRunnerReadAheadTest, ALookAheadThatStartsAStreamEndsTheCacheTrial) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  state.offsets = ScatteredOffsets();
+  GraphSettings settings = CacheAware(16);
+  settings.exact_depth = false;  // the trial is for depths that are bounds
+  GraphRunner scope(*graph_, settings, &engine_);
+  EnterThenLookAhead(scope, state);
+  const Statistics& statistics = scope.statistics();
+  ASSERT_EQ(statistics.read_ahead_streams_ahead, 1u);
+  EXPECT_GT(statistics.found_cached + statistics.probes_waited + statistics.found_present +
+                statistics.reads_started + statistics.issued_early,
+            0u)
+      << "the peek head walked ahead before the program's first read";
+  RunReads(scope, state);
+  scope.Exit();
+  ::close(state.fd);
+}
+
 // Until the graph gives the next pread's arguments, a look-ahead starts
 // nothing; once it does, the next look-ahead starts the stream.
 TEST_F(GraphRunnerReadAheadTest, LookAheadWaitsForTheArguments) {
