@@ -45,7 +45,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
   lookups_only_ = graph.syscall_count() > 0;
   writes_only_ = graph.syscall_count() > 0;
   bool has_pread = false;
-  bool has_plain_read = false;
+  bool reads_only = graph.syscall_count() > 0;
   ok_ = AllocationSucceeds([&] {
     syscall_states_.resize(graph.syscall_count());
     branch_states_.resize(graph.branch_count());
@@ -56,7 +56,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
         if (!IsLookupType(node.call_type)) lookups_only_ = false;
         if (!InfoOf(node.call_type).writes_data) writes_only_ = false;
         if (node.call_type == FOREACTOR_CALL_PREAD) has_pread = true;
-        if (IsPlainRead(node.call_type)) has_plain_read = true;
+        if (!IsPlainRead(node.call_type)) reads_only = false;
         dense_to_node_[node.dense_index] = id;
         SyscallNodeState& state = syscall_states_[node.dense_index];
         state.slots.Allocate(ring_size_);
@@ -94,11 +94,11 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
       write_pipeline_.reset(new WritePipeline(chain_engine_, ring_size_));
     }
     // The page-cache trial (PageCacheMode::StartTrial): for a graph of
-    // plain reads whose calls need not all be issued (not an exact depth,
-    // not check mode), and whose reads feed no write pipeline (which
-    // needs them read into its slots).
-    if (has_plain_read && settings.page_cache_aware && !settings.check &&
-        write_pipeline_ == nullptr && DepthPolicyOf(settings) != DepthPolicy::kExact) {
+    // plain reads alone (while it lasts the peek head rests, and would
+    // start no other call early), whose calls need not all be issued (not
+    // an exact depth, not check mode).
+    if (reads_only && settings.page_cache_aware && !settings.check &&
+        DepthPolicyOf(settings) != DepthPolicy::kExact) {
       cache_mode_.StartTrial();
     }
   });

@@ -43,10 +43,10 @@
 // own read waits for the pages coming in and copies them once; only the
 // head of a pair whose write the pipeline runs, and direct reads, go to the
 // engine (adjacent direct reads as one vectored read: CoalescedReads).
-// A runner of a graph of plain reads starts with a trial of serving them
-// from the page cache at the frontier (PageCacheMode::StartTrial): a read
-// that is not cached, or a look-ahead that finds the next ones cold, ends
-// it, and the peek head starts.
+// A runner of a graph of plain reads alone starts with a trial of serving
+// them from the page cache at the frontier (PageCacheMode::StartTrial): a
+// read that is not cached, or a look-ahead that finds the next ones cold,
+// ends it, and the peek head starts.
 // After a run of hits the runner serves reads at the frontier straight
 // into the program's buffer and the peek head rests; the first checked read
 // that would block switches speculation back on.  After a long run of reads

@@ -358,6 +358,27 @@ TEST_F(GraphRunnerPageCacheTest, ARunnersFirstCachedReadsAreServedWithoutProbesA
   scope.Exit();
 }
 
+// The fd of the loop's file, for an fstat in the loop.
+foreactor_readiness LoopFileStatArguments(const foreactor_visit* visit, foreactor_call* call) {
+  call->fd = static_cast<LoopState*>(visit->scope_state)->fd;
+  return FOREACTOR_READY;
+}
+
+// A graph with calls besides its reads gets no trial: while it lasted, the
+// peek head would start none of them early.
+TEST_F(GraphRunnerPageCacheTest, AGraphWithOtherCallsThanReadsGetsNoTrial) {
+  auto graph = TwoCallLoop("read_then_stat", FOREACTOR_CALL_PREAD, LoopPreadArguments,
+                           FOREACTOR_CALL_FSTAT, LoopFileStatArguments, LoopMore);
+  GraphSettings settings = CacheAware(16);
+  settings.exact_depth = false;
+  GraphRunner scope(*graph, settings, &engine_);
+  LoopState state = ReadLoopState(ScatteredBlocks(kBlocks));  // all cached
+  scope.Enter(&state);
+  EXPECT_GT(scope.statistics().found_cached, 0u) << "the peek head probed ahead at once";
+  EXPECT_EQ(scope.statistics().served_from_cache, 0u);
+  scope.Exit();
+}
+
 // A cold read ends the trial, and the peek head walks the depth from there.
 TEST_F(GraphRunnerPageCacheTest, AColdReadEndsTheTrialAndThePeekHeadWalksTheDepth) {
   auto graph = LoopGraph(FOREACTOR_CALL_PREAD, LoopPreadArguments);
