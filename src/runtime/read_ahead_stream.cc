@@ -131,7 +131,42 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
     }
   }
   if (2 * cached >= reads) return;
+  if (jumps < kArmingJumps && LeaveShortRunInOrder(stream_fd, from)) return;
   Arm(stream_fd, from, jumps >= kArmingJumps ? Start::kAheadScattered : Start::kAheadInOrder);
+}
+
+bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
+  const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
+  if (!kind.regular || kind.direct) return false;  // Arm() starts no stream either
+  Cursor cursor = from;
+  int64_t start = INT64_MAX;
+  int64_t end = 0;
+  unsigned reads = 0;
+  for (unsigned passed = 0; reads < kBatchVisits && passed < 4 * kBatchVisits;) {
+    Range range;
+    int walked_fd = -1;
+    const Step step = WalkStep(&cursor, &range, &walked_fd);
+    if (step == Step::kWait) return false;  // not known yet: it may be longer
+    if (step == Step::kStop) {
+      if (reads == 0) return false;
+      fd_ = fd;
+      in_order_start_ = start;
+      in_order_end_ = end;
+      phase_ = Phase::kDone;
+      statistics_->read_ahead_streams++;
+      statistics_->read_ahead_streams_ahead++;
+      statistics_->read_ahead_streams_in_order++;
+      return true;
+    }
+    if (step == Step::kPassed || walked_fd != fd) {
+      ++passed;
+      continue;
+    }
+    reads++;
+    start = std::min(start, range.start);
+    end = std::max(end, range.end);
+  }
+  return false;
 }
 
 void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {

@@ -62,7 +62,9 @@
 //    which that read-ahead follows;
 //  - only for a run of at least a batch: a shorter one (a scan of a few
 //    hundred leaves) the program's own read-ahead reads as fast, without a
-//    chain's 1 MiB reads beyond what the program needs;
+//    chain's 1 MiB reads beyond what the program needs; the look-ahead
+//    walks the run first, so a short one costs no start of a stream
+//    (LeaveShortRunInOrder()), and a long one is walked twice;
 //  - then the stream is done: it bridges the program's set-up, and the
 //    kernel's read-ahead on the program's descriptor streams the rest from
 //    the program's first reads.  Chains of two batches, or batches started
@@ -231,6 +233,13 @@ class ReadAheadStream {
   };
   // Starts the stream on `fd`, walking from `after`, as `start` says.
   void Arm(int fd, const Cursor& after, Start start);
+  // A look-ahead at reads in file order on `fd`: when the graph's walk
+  // from `from` ends before kBatchVisits preads on `fd`, the run gets no
+  // chain (see the top) and no stream's start (Arm's check of the whole
+  // file, its buffers): ReadsInOrder() answers for the run's bytes, the
+  // stream is done for the scope, and the result is true.  False when
+  // the walk waits, goes on past a batch, or the file takes no stream.
+  bool LeaveShortRunInOrder(int fd, const Cursor& from);
   // Opens the in-order stream's descriptor and hands the chain of its
   // requests gathered by Issue() to the chain engine, on that descriptor;
   // true when it took them.  Otherwise the requests are released (and not
