@@ -84,11 +84,26 @@ def trees(tmp_path_factory):
     return paths
 
 
-def cold_scan(path, environment):
-    """A full scan of `path` with its pages evicted first; its output."""
+def cold_scan(path, environment, key_range=FULL_RANGE):
+    """A scan of `key_range` (all keys by default) of `path` with its pages
+    evicted first; its output."""
     evict(path)
     assert cached_bytes(path) == 0, f"{path} is still in the page cache after eviction"
-    return scan_result(run(FOREACTOR_TOOL, "scan", path, *FULL_RANGE, env=environment))
+    return scan_result(run(FOREACTOR_TOOL, "scan", path, *key_range, env=environment))
+
+
+# A few leaves of the bulk-loaded tree, in file order.
+SHORT_RANGE = ("0x1000000000000000", "0x1300000000000000")
+
+
+def short_cold_scan_statistics(trees, environment, stats):
+    """A cold scan of SHORT_RANGE of the bulk-loaded tree under
+    `environment`, checked against plain's output; the scan graph's
+    statistics, from `stats`."""
+    expected = scan_result(run(PLAIN_TOOL, "scan", trees["bulk"], *SHORT_RANGE,
+                               env=bptree_test_support.environment()))
+    assert cold_scan(trees["bulk"], environment, SHORT_RANGE) == expected
+    return graph_statistics(stats, "bptree_scan")
 
 
 @pytest.mark.parametrize("engine", ["io_uring", "threads"])
@@ -132,15 +147,8 @@ def test_a_scan_in_file_order_reads_its_first_regions_ahead_and_prints_the_same(
 def test_a_short_scan_in_file_order_is_left_to_the_kernels_read_ahead(trees, tmp_path, engine):
     # A few leaves in file order: no chain, and no probe or early read of
     # a single leaf breaks the kernel's read-ahead of the scan.
-    short_range = ("0x1000000000000000", "0x1300000000000000")
-    expected = scan_result(run(PLAIN_TOOL, "scan", trees["bulk"], *short_range,
-                               env=bptree_test_support.environment()))
     stats = tmp_path / "stats.json"
-    evict(trees["bulk"])
-    got = scan_result(run(FOREACTOR_TOOL, "scan", trees["bulk"], *short_range,
-                          env=bptree_test_support.environment(engine, stats)))
-    assert got == expected
-    scan = graph_statistics(stats, "bptree_scan")
+    scan = short_cold_scan_statistics(trees, bptree_test_support.environment(engine, stats), stats)
     assert scan["read_ahead_streams_in_order"] == 1, scan
     assert scan["read_ahead_requests"] == 0, scan
     assert scan["issued_early"] == 0, scan
@@ -153,15 +161,9 @@ def test_a_short_scan_in_file_order_without_streams_is_left_to_the_kernels_read_
     # With read-ahead streams off, the peek head still sees the cold run in
     # file order and leaves its reads to the program (before: each leaf
     # probed and read on its own, 7x plain's time).
-    short_range = ("0x1000000000000000", "0x1300000000000000")
-    expected = scan_result(run(PLAIN_TOOL, "scan", trees["bulk"], *short_range,
-                               env=bptree_test_support.environment()))
     stats = tmp_path / "stats.json"
-    evict(trees["bulk"])
-    got = scan_result(run(FOREACTOR_TOOL, "scan", trees["bulk"], *short_range,
-                          env=bptree_test_support.environment("io_uring", stats, read_ahead=0)))
-    assert got == expected
-    scan = graph_statistics(stats, "bptree_scan")
+    scan = short_cold_scan_statistics(
+        trees, bptree_test_support.environment("io_uring", stats, read_ahead=0), stats)
     assert scan["read_ahead_streams"] == 0, scan
     assert scan["issued_early"] == 0, scan
     probed_or_started = scan["found_cached"] + scan["found_present"] + scan["reads_started"]
