@@ -913,12 +913,9 @@ bool GraphRunner::TryReadFromCache(VisitSlot& slot) {
 }
 
 void GraphRunner::LeaveServing() {
-  if (cache_mode_.in_trial()) {
-    cache_mode_.EndTrial();
-    return;
-  }
-  cache_mode_.LeaveServing();
-  statistics_.cache_mode_changes++;
+  // (The end of the trial is not counted in cache_mode_changes.)
+  if (!cache_mode_.in_trial()) statistics_.cache_mode_changes++;
+  cache_mode_.LeaveServing();  // in the trial: EndTrial()
 }
 
 bool GraphRunner::ServeFromCache(int node, InterceptedCall* intercepted, int64_t* result) {
