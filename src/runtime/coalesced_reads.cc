@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "base/out_of_memory.h"
+
 namespace foreactor {
 
 bool CoalescedReads::Continues(const Group& group, const VisitSlot& slot) {
@@ -13,6 +15,10 @@ bool CoalescedReads::Continues(const Group& group, const VisitSlot& slot) {
 
 bool CoalescedReads::Join(VisitSlot* slot) {
   if (!engine_->Supports(FOREACTOR_CALL_PREADV)) return false;
+  if (groups_ == nullptr) {
+    groups_.reset(NewArrayOrNull<Group>(kGroups));
+    if (groups_ == nullptr) return false;
+  }
   if (open_ >= 0 && !Continues(groups_[open_], *slot)) Send(open_);
   if (open_ < 0) {
     for (int index = 0; index < kGroups; ++index) {
@@ -78,7 +84,8 @@ unsigned CoalescedReads::FinishWalk() {
 
 int CoalescedReads::SentGroupsWaiting() const {
   int waiting = 0;
-  for (const Group& group : groups_) waiting += group.state == GroupState::kSent ? 1 : 0;
+  for (int index = 0; index < kGroups; ++index)
+    waiting += groups_[index].state == GroupState::kSent ? 1 : 0;
   return waiting;
 }
 

@@ -34,10 +34,7 @@ ReadAheadStream::ReadAheadStream(const Graph& graph, Engine* engine, Engine* cha
       chain_engine_(chain_engine),
       engine_(engine),
       file_kinds_(file_kinds),
-      statistics_(statistics) {
-  // (Arm() sets their operation.)
-  for (Request& request : requests_) request.call.type = FOREACTOR_CALL_PREAD;
-}
+      statistics_(statistics) {}
 
 ReadAheadStream::~ReadAheadStream() {
   if (!abandoned_) CancelAndWait();
@@ -185,12 +182,17 @@ void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
     });
     scratch_.reset(NewArrayOrNull<char>(kRegionBytes));
     taken_regions_.reset(NewArrayOrNull<uint64_t>(kTrackedRegions / 64));
-    if (!made || scratch_ == nullptr || taken_regions_ == nullptr) {
+    requests_.reset(NewArrayOrNull<Request>(kMaxInFlightAhead));
+    if (!made || scratch_ == nullptr || taken_regions_ == nullptr || requests_ == nullptr) {
       scratch_.reset();
       taken_regions_.reset();
+      requests_.reset();
       phase_ = Phase::kDone;
       return;
     }
+    // (Their operation is set below.)
+    for (int slot = 0; slot < kMaxInFlightAhead; ++slot)
+      requests_[slot].call.type = FOREACTOR_CALL_PREAD;
   }
   std::fill_n(taken_regions_.get(), kTrackedRegions / 64, uint64_t{0});
   file_size_ = size;
@@ -214,7 +216,7 @@ void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
   const RequestOperation operation = start == Start::kAheadScattered
                                          ? RequestOperation::kStartReadAhead
                                          : RequestOperation::kReadAhead;
-  for (Request& request : requests_) request.operation = operation;
+  for (int slot = 0; slot < kMaxInFlightAhead; ++slot) requests_[slot].operation = operation;
   phase_ = Phase::kStreaming;
   statistics_->read_ahead_streams++;
   if (start != Start::kByProgramReads) statistics_->read_ahead_streams_ahead++;

@@ -307,7 +307,9 @@ class ReadAheadStream {
   std::unique_ptr<uint64_t[]> taken_regions_;  // kTrackedRegions bits: RegionTaken()
 
   std::unique_ptr<char[]> scratch_;  // kRegionBytes; what the reads bring is never looked at
-  Request requests_[kMaxInFlightAhead];
+  // kMaxInFlightAhead, allocated with scratch_ by the first Arm (11 KiB: a
+  // runner whose graph never streams does not touch them).
+  std::unique_ptr<Request[]> requests_;
   bool slot_busy_[kMaxInFlightAhead] = {};
   int in_flight_ = 0;
   int max_in_flight_ = kMaxInFlight;  // of this stream (Arm)
