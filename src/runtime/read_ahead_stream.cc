@@ -120,14 +120,24 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
   // for a large cached file); if the reads turn out cold, they start one as
   // they go.  (One cached page says little: the kernel's read-ahead of the
   // scan's inner pages may have brought in a leaf beside them.)
-  unsigned cached = 0;
-  for (unsigned i = 0; i < reads; ++i) {
-    if (RangeCached(stream_fd, static_cast<uint64_t>(walked[i].start),
-                    static_cast<uint64_t>(walked[i].end - walked[i].start))) {
-      cached++;
+  // Reads that follow each other without a gap are asked of the page cache
+  // as one span: half its pages cached counts as half the reads (one
+  // cachestat(2) instead of one a read, about 0.3 us each here).
+  uint64_t cached_pages = 0, span_pages = 0;
+  if (jumps == 0 && CountCachedPages(stream_fd, static_cast<uint64_t>(walked[0].start),
+                                     static_cast<uint64_t>(walked[reads - 1].end - walked[0].start),
+                                     &cached_pages, &span_pages) == 0) {
+    if (2 * cached_pages >= span_pages) return;
+  } else {
+    unsigned cached = 0;
+    for (unsigned i = 0; i < reads; ++i) {
+      if (RangeCached(stream_fd, static_cast<uint64_t>(walked[i].start),
+                      static_cast<uint64_t>(walked[i].end - walked[i].start))) {
+        cached++;
+      }
     }
+    if (2 * cached >= reads) return;
   }
-  if (2 * cached >= reads) return;
   if (jumps < kArmingJumps && LeaveShortRunInOrder(stream_fd, from)) return;
   Arm(stream_fd, from, jumps >= kArmingJumps ? Start::kAheadScattered : Start::kAheadInOrder);
 }
