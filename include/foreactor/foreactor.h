@@ -237,8 +237,9 @@ FOREACTOR_API const char *foreactor_graph_name(const foreactor_graph *graph);
  * Enters a scope of `graph` on the calling thread: the function the graph
  * describes starts now.  `scope_state` is passed to every callback.  Scopes
  * of different graphs may nest; a scope of a graph already active on this
- * thread nests as an inactive scope.  When foreactor is off (FOREACTOR unset,
- * graph invalid, depth 0, io failure) this only records that a scope is open.
+ * thread nests as an inactive scope.  When foreactor is off for the process
+ * (FOREACTOR unset or 0), this does nothing; when the graph cannot speculate
+ * (graph invalid, depth 0, io failure) it only records that a scope is open.
  */
 FOREACTOR_API void foreactor_scope_enter(foreactor_graph *graph, void *scope_state);
 

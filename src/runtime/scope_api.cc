@@ -92,7 +92,10 @@ struct ThreadState {
   };
 
   GraphRunner* runners[kMaxGraphs] = {};
-  ScopeGate* gates[kMaxGraphs] = {};  // made by the graph's first foreactor_scope_gate()
+  // kMaxGraphs entries, made with the first scope gate of the thread (each
+  // gate by its graph's first foreactor_scope_gate()): a thread whose
+  // plugins ask no gate does not write them.
+  std::unique_ptr<ScopeGate*[]> gates;
   std::unique_ptr<Engine> engines[3];
   bool engine_failed[3] = {};
   Frame stack[kMaxScopeDepth];
@@ -118,7 +121,8 @@ struct ThreadState {
       return;
     }
     for (GraphRunner* runner : runners) delete runner;
-    for (ScopeGate* gate : gates) delete gate;
+    if (gates != nullptr)
+      std::for_each(gates.get(), gates.get() + kMaxGraphs, [](ScopeGate* gate) { delete gate; });
   }
 
   // When rest_engines_when_idle is set and no scope is open on the thread,
@@ -330,7 +334,10 @@ using foreactor::tls_context;
 extern "C" {
 
 void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
-  if (graph == nullptr) return;
+  // Foreactor off (for the whole life of the process): no scope is tracked,
+  // and foreactor_scope_exit finds no thread state either.  A process that
+  // never speculates builds none (about 5 us in a new process).
+  if (graph == nullptr || !foreactor::Enabled()) return;
   InsideForeactor inside;
   ThreadState* state = foreactor::GetThreadState();
   if (state == nullptr) return;
@@ -457,6 +464,11 @@ __attribute__((noinline)) int FirstGateQuestion(const foreactor_graph* graph, in
   InsideForeactor inside;
   ThreadState* state = GetThreadState();
   if (state == nullptr) return 0;
+  if (state->gates == nullptr) {
+    state->gates.reset(NewArrayOrNull<ScopeGate*>(kMaxGraphs));
+    if (state->gates == nullptr) return 0;
+    std::fill_n(state->gates.get(), kMaxGraphs, nullptr);
+  }
   ScopeGate* gate = NewOrNull<ScopeGate>(graph, &foreactor_scope_speculation, &RetrySpeculation);
   if (gate == nullptr) return 0;
   gate->KeepWhileStreaming(&ScopesStream);
@@ -497,7 +509,7 @@ __attribute__((always_inline)) inline int AskScopeGate(const foreactor_graph* gr
     return 0;
   }
   ThreadState* state = tls_state;
-  ScopeGate* gate = state != nullptr ? state->gates[id] : nullptr;
+  ScopeGate* gate = state != nullptr && state->gates != nullptr ? state->gates[id] : nullptr;
   if (gate == nullptr) {
     if (units != nullptr) *units = 1;  // the gate is made now; the next unit asks it
     return FirstGateQuestion(graph, id);
@@ -521,7 +533,7 @@ int foreactor_scope_gate_units(const foreactor_graph* graph, uint32_t* units) {
 void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanoseconds) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || id < 0 || state->gates[id] == nullptr) return;
+  if (state == nullptr || id < 0 || state->gates == nullptr || state->gates[id] == nullptr) return;
   state->gates[id]->ExcludeTime(nanoseconds);
   foreactor::GraphRunner* runner = state->runners[id];
   if (runner != nullptr) runner->ExcludeTime(nanoseconds);
@@ -530,7 +542,8 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
 int foreactor_scope_gate_measuring(const foreactor_graph* graph) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || id < 0 || state->gates[id] == nullptr) return 0;
+  if (state == nullptr || id < 0 || state->gates == nullptr || state->gates[id] == nullptr)
+    return 0;
   return state->gates[id]->measuring() ? 1 : 0;
 }
 

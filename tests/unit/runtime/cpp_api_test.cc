@@ -10,7 +10,10 @@
 
 #include "foreactor/foreactor.hpp"
 
+#include "config/settings.h"
+
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -355,12 +358,33 @@ TEST(CppApiTest, MovedGraphKeepsItsCallbacks) {
   EXPECT_EQ(call.offset, 3 * 8192);
 }
 
-// Leaves two nested scopes, the inner one by an exception.  The runtime
-// reports (once per process) a scope exit that does not match its innermost
-// open scope: leaving the outer scope with the inner one still open would
-// be reported, and an extra exit afterwards must be reported because both
-// scopes are closed.
+// FOREACTOR set to `value` (unset when null) for the life of this object,
+// the settings reloaded both ways.
+class ForeactorSetting {
+ public:
+  explicit ForeactorSetting(const char* value) { Set(value); }
+  ~ForeactorSetting() { Set(nullptr); }
+  ForeactorSetting(const ForeactorSetting&) = delete;
+  ForeactorSetting& operator=(const ForeactorSetting&) = delete;
+
+ private:
+  static void Set(const char* value) {
+    if (value == nullptr) {
+      unsetenv("FOREACTOR");
+    } else {
+      setenv("FOREACTOR", value, 1);
+    }
+    foreactor::ReloadSettingsForTesting();
+  }
+};
+
+// Leaves two nested scopes, the inner one by an exception, with foreactor
+// on.  The runtime reports (once per process) a scope exit that does not
+// match its innermost open scope: leaving the outer scope with the inner
+// one still open would be reported, and an extra exit afterwards must be
+// reported because both scopes are closed.
 TEST(CppApiTest, ScopesAreLeftOnException) {
+  const ForeactorSetting on("1");
   auto outer_graph = BuildScanGraph();
   foreactor::GraphBuilder<ScanState> b("inner");
   b.start().Then(b.end());
@@ -368,7 +392,7 @@ TEST(CppApiTest, ScopesAreLeftOnException) {
   ASSERT_TRUE(outer_graph.valid());
   ASSERT_TRUE(inner_graph.valid());
   const uint64_t pages[] = {0};
-  ScanState state{-1, pages, 1, {}};  // usable even if FOREACTOR=1 makes the scope speculate
+  ScanState state{-1, pages, 1, {}};  // usable though the scope speculates
   testing::internal::CaptureStderr();
   {
     foreactor::Scope outer(outer_graph, state);
@@ -383,6 +407,25 @@ TEST(CppApiTest, ScopesAreLeftOnException) {
   foreactor_scope_exit(inner_graph.handle());
   EXPECT_NE(testing::internal::GetCapturedStderr().find("does not match the innermost open scope"),
             std::string::npos);
+}
+
+// With foreactor off for the process, scopes are not tracked at all (a new
+// process builds no thread state for them): an exit without its enter
+// changes nothing and reports nothing.
+TEST(CppApiTest, ForeactorOffTracksNoScope) {
+  const ForeactorSetting off("0");
+  foreactor::GraphBuilder<ScanState> b("untracked");
+  b.start().Then(b.end());
+  auto graph = b.Build();
+  ASSERT_TRUE(graph.valid());
+  const uint64_t pages[] = {0};
+  ScanState state{-1, pages, 1, {}};
+  testing::internal::CaptureStderr();
+  { foreactor::Scope scope(graph, state); }
+  foreactor_scope_exit(graph.handle());
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  foreactor_scope_outcome outcome{};
+  EXPECT_EQ(foreactor_last_scope_outcome(graph.handle(), &outcome), 0);
 }
 
 TEST(CppApiTest, VisitIterationOutOfRangeIsZero) {
