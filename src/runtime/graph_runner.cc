@@ -1081,6 +1081,14 @@ void GraphRunner::LookAhead() {
   if (read_ahead_ != nullptr && !misprediction_guard_.suspended()) {
     const uint64_t started = statistics_.read_ahead_streams_ahead;
     read_ahead_->LookAhead(frontier_);
+    // The rest of the scope is a short run of reads in file order left to
+    // the program (the kernel's read-ahead streams it): nothing is left to
+    // follow, and the program's calls take the idle path from here on.
+    if (read_ahead_->RunEndsScope(kMaxInOrderReadBytes) && visits_ahead_ == 0) {
+      speculating_ = false;
+      statistics_.scopes_left_in_file_order++;
+      return;
+    }
     // The stream found the next reads cold: the peek head starts them
     // while the program computes, rather than the frontier one by one.
     if (statistics_.read_ahead_streams_ahead != started && cache_mode_.in_trial())

@@ -247,6 +247,10 @@ class GraphRunner {
   // foreactor_scope_look_ahead(): the plugin learned arguments or choices
   // outside an intercepted call.  Starts a read-ahead stream of the graph's
   // next preads (ReadAheadStream::LookAhead), then walks the peek head.
+  // When the rest of the scope is a short run in file order left to the
+  // program (ReadAheadStream::RunEndsScope) and nothing is ahead, stops
+  // speculating instead: the scope follows its graph no more
+  // (scopes_left_in_file_order).
   void LookAhead();
 
   // Called between scopes after a long time without any (the scope gate

@@ -43,6 +43,8 @@ ReadAheadStream::~ReadAheadStream() {
 
 void ReadAheadStream::StartScope(void* scope_state) {
   in_order_start_ = in_order_end_ = 0;
+  run_ends_scope_ = false;
+  run_longest_read_ = 0;
   scope_state_ = scope_state;
   phase_ = abandoned_ ? Phase::kDone : Phase::kWatching;
   watched_fd_ = -1;
@@ -149,9 +151,12 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
   int64_t start = INT64_MAX;
   int64_t end = 0;
   unsigned reads = 0;
+  bool reads_alone = true;  // every call walked is a pread of `fd`
+  uint64_t longest = 0;
   for (unsigned passed = 0; reads < kBatchVisits && passed < 4 * kBatchVisits;) {
     Range range;
     int walked_fd = -1;
+    const bool at_call = graph_.node(cursor.node).kind == NodeKind::kSyscall;
     const Step step = WalkStep(&cursor, &range, &walked_fd);
     if (step == Step::kWait) return false;  // not known yet: it may be longer
     if (step == Step::kStop) {
@@ -159,6 +164,10 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
       fd_ = fd;
       in_order_start_ = start;
       in_order_end_ = end;
+      // (WalkStep stops at a call only for an open, a close or a read that
+      // never comes; otherwise at the graph's end.)
+      run_ends_scope_ = reads_alone && graph_.node(cursor.node).kind != NodeKind::kSyscall;
+      run_longest_read_ = longest;
       phase_ = Phase::kDone;
       statistics_->read_ahead_streams++;
       statistics_->read_ahead_streams_ahead++;
@@ -166,12 +175,14 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
       return true;
     }
     if (step == Step::kPassed || walked_fd != fd) {
+      if (at_call) reads_alone = false;
       ++passed;
       continue;
     }
     reads++;
     start = std::min(start, range.start);
     end = std::max(end, range.end);
+    longest = std::max(longest, static_cast<uint64_t>(range.end - range.start));
   }
   return false;
 }

@@ -197,6 +197,16 @@ class ReadAheadStream {
            length <= static_cast<uint64_t>(in_order_end_ - offset);
   }
 
+  // True when this scope's last look-ahead left a run shorter than a batch
+  // to the program (ReadsInOrder() answers for it) and that run is all the
+  // scope has left to do: from the look-ahead, the graph's walk met preads
+  // of the run's descriptor alone, none longer than `max_read_bytes`, and
+  // then the graph's end (not an open, a close or a read that never
+  // comes).  The runner then has nothing to follow in the scope.
+  bool RunEndsScope(uint64_t max_read_bytes) const {
+    return run_ends_scope_ && run_longest_read_ <= max_read_bytes;
+  }
+
   // True while the stream needs to see the program's calls at the frontier:
   // it reads ahead of the program's reads (NoteProgramRead pumps it), or
   // has requests in flight on the program's descriptor (BeforeClose).
@@ -319,6 +329,10 @@ class ReadAheadStream {
   // The bytes ReadsInOrder() answers for in this scope (none: both 0).
   int64_t in_order_start_ = 0;
   int64_t in_order_end_ = 0;
+  // RunEndsScope(): the short run left is the rest of the scope, and the
+  // length of its longest read.
+  bool run_ends_scope_ = false;
+  uint64_t run_longest_read_ = 0;
   unsigned refusals_in_a_row_ = 0;
 };
 

@@ -421,6 +421,11 @@ void foreactor_scope_look_ahead(foreactor_graph* graph) {
     if (runner == nullptr || !runner->speculating()) return;
     InsideForeactor inside;
     runner->LookAhead();
+    // A runner that left the rest of its scope (GraphRunner::LookAhead)
+    // leaves the list of speculating scopes when it is the innermost, as
+    // in OfferCall.
+    if (!runner->speculating() && tls_context.innermost == runner)
+      tls_context.innermost = runner->outer;
     return;
   }
 }

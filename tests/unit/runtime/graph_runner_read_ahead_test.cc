@@ -380,9 +380,53 @@ TEST_F(GraphRunnerReadAheadTest, AShortRunInFileOrderIsLeftToTheProgramWithoutAC
   const int next = ::open("/dev/null", O_RDONLY);
   EXPECT_EQ(next, free_before) << "no descriptor of the stream's left open";
   ::close(next);
+  // The run is all the graph has left: the scope follows it no more, and
+  // the program's reads run as its own.
+  EXPECT_FALSE(scope.speculating());
+  EXPECT_EQ(scope.statistics().scopes_left_in_file_order, 1u);
   RunReads(scope, state);
-  ExpectEveryReadLeftToTheProgram(scope, state);
+  const Statistics& statistics = scope.statistics();
+  EXPECT_EQ(statistics.intercepted, 0u);
+  EXPECT_EQ(statistics.found_cached + statistics.probes_waited + statistics.reads_started, 0u);
+  EXPECT_EQ(statistics.issued_early, 0u);
   EXPECT_TRUE(engine_.prepared().empty());
+  scope.Exit();
+  ::close(state.fd);
+}
+
+// The same short run with an fstat of the file after each read: the run is
+// not all the scope has left, so the scope goes on following its graph
+// (its reads are still left to the program, one by one).
+TEST_F(GraphRunnerReadAheadTest, AShortRunWithOtherCallsKeepsItsScope) {
+  LoopState state;
+  state.fd = MakeFile("cold", /*written=*/false);
+  for (int64_t block = 64; block < 128; ++block)
+    state.offsets.push_back(block * static_cast<int64_t>(kBlock));
+  auto graph = TwoCallLoop(
+      "read_then_fstat", FOREACTOR_CALL_PREAD, LoopPreadArguments, FOREACTOR_CALL_FSTAT,
+      [](const foreactor_visit* visit, foreactor_call* call) {
+        call->fd = static_cast<LoopState*>(visit->scope_state)->fd;
+        return FOREACTOR_READY;
+      },
+      LoopMore);
+  GraphRunner scope(*graph, CacheAware(4), &engine_);
+  EnterThenLookAhead(scope, state);
+  EXPECT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
+  EXPECT_TRUE(scope.speculating());
+  EXPECT_EQ(scope.statistics().scopes_left_in_file_order, 0u);
+  std::vector<char> got(kBlock), expected(kBlock);
+  struct stat status;
+  for (int64_t offset : state.offsets) {
+    ASSERT_EQ(ProgramCall(scope, Pread(state.fd, got.data(), kBlock, offset)),
+              ::pread(state.fd, expected.data(), kBlock, offset));
+    ASSERT_EQ(got, expected);
+    foreactor_call fstat_call{};
+    fstat_call.type = FOREACTOR_CALL_FSTAT;
+    fstat_call.fd = state.fd;
+    fstat_call.buffer = &status;
+    ASSERT_EQ(ProgramCall(scope, fstat_call), 0);
+  }
+  EXPECT_EQ(scope.statistics().left_in_file_order, state.offsets.size());
   scope.Exit();
   ::close(state.fd);
 }

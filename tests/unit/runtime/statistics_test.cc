@@ -218,7 +218,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.gate_streaming_stretches,
                           &statistics.read_ahead_streams_ahead,
                           &statistics.read_ahead_streams_in_order,
-                          &statistics.left_in_file_order};
+                          &statistics.left_in_file_order,
+                          &statistics.scopes_left_in_file_order};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -274,7 +275,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "gate_streaming_stretches",
                                     "read_ahead_streams_ahead",
                                     "read_ahead_streams_in_order",
-                                    "left_in_file_order"};
+                                    "left_in_file_order",
+                                    "scopes_left_in_file_order"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);
@@ -332,6 +334,7 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.read_ahead_streams_ahead, 148u + 1048u);
   EXPECT_EQ(total.read_ahead_streams_in_order, 149u + 1049u);
   EXPECT_EQ(total.left_in_file_order, 150u + 1050u);
+  EXPECT_EQ(total.scopes_left_in_file_order, 151u + 1051u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
