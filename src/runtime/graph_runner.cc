@@ -1081,10 +1081,13 @@ void GraphRunner::LookAhead() {
   if (read_ahead_ != nullptr && !misprediction_guard_.suspended()) {
     const uint64_t started = statistics_.read_ahead_streams_ahead;
     read_ahead_->LookAhead(frontier_);
-    // The rest of the scope is a short run of reads in file order left to
-    // the program (the kernel's read-ahead streams it): nothing is left to
-    // follow, and the program's calls take the idle path from here on.
-    if (read_ahead_->RunEndsScope(kMaxInOrderReadBytes) && visits_ahead_ == 0) {
+    // The rest of the scope is a run of reads in file order the page cache
+    // or the kernel's read-ahead serve as well as anything issued early
+    // would: nothing is left to follow, and the program's calls take the
+    // idle path from here on.  (Not when page-cache awareness is off: then
+    // every read is issued.)
+    if (settings_.page_cache_aware && read_ahead_->RunEndsScope(kMaxInOrderReadBytes) &&
+        visits_ahead_ == 0) {
       speculating_ = false;
       statistics_.scopes_left_in_file_order++;
       return;

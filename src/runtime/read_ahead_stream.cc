@@ -129,7 +129,10 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
   if (jumps == 0 && CountCachedPages(stream_fd, static_cast<uint64_t>(walked[0].start),
                                      static_cast<uint64_t>(walked[reads - 1].end - walked[0].start),
                                      &cached_pages, &span_pages) == 0) {
-    if (2 * cached_pages >= span_pages) return;
+    if (2 * cached_pages >= span_pages) {
+      NoteCachedRunEndsScope(stream_fd, from);
+      return;
+    }
   } else {
     unsigned cached = 0;
     for (unsigned i = 0; i < reads; ++i) {
@@ -138,53 +141,68 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
         cached++;
       }
     }
-    if (2 * cached >= reads) return;
+    if (2 * cached >= reads) {
+      if (jumps < kArmingJumps) NoteCachedRunEndsScope(stream_fd, from);
+      return;
+    }
   }
   if (jumps < kArmingJumps && LeaveShortRunInOrder(stream_fd, from)) return;
   Arm(stream_fd, from, jumps >= kArmingJumps ? Start::kAheadScattered : Start::kAheadInOrder);
 }
 
-bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
-  const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
-  if (!kind.regular || kind.direct) return false;  // Arm() starts no stream either
+bool ReadAheadStream::WalkRun(int fd, const Cursor& from, unsigned max_reads, Run* run) {
   Cursor cursor = from;
-  int64_t start = INT64_MAX;
-  int64_t end = 0;
-  unsigned reads = 0;
-  bool reads_alone = true;  // every call walked is a pread of `fd`
-  uint64_t longest = 0;
-  for (unsigned passed = 0; reads < kBatchVisits && passed < 4 * kBatchVisits;) {
+  *run = Run{};
+  for (unsigned passed = 0; run->reads < max_reads && passed < 4 * max_reads;) {
     Range range;
     int walked_fd = -1;
     const bool at_call = graph_.node(cursor.node).kind == NodeKind::kSyscall;
     const Step step = WalkStep(&cursor, &range, &walked_fd);
     if (step == Step::kWait) return false;  // not known yet: it may be longer
     if (step == Step::kStop) {
-      if (reads == 0) return false;
-      fd_ = fd;
-      in_order_start_ = start;
-      in_order_end_ = end;
       // (WalkStep stops at a call only for an open, a close or a read that
       // never comes; otherwise at the graph's end.)
-      run_ends_scope_ = reads_alone && graph_.node(cursor.node).kind != NodeKind::kSyscall;
-      run_longest_read_ = longest;
-      phase_ = Phase::kDone;
-      statistics_->read_ahead_streams++;
-      statistics_->read_ahead_streams_ahead++;
-      statistics_->read_ahead_streams_in_order++;
-      return true;
+      run->rest_of_scope =
+          run->rest_of_scope && graph_.node(cursor.node).kind != NodeKind::kSyscall;
+      return run->reads > 0;
     }
     if (step == Step::kPassed || walked_fd != fd) {
-      if (at_call) reads_alone = false;
+      if (at_call) run->rest_of_scope = false;
       ++passed;
       continue;
     }
-    reads++;
-    start = std::min(start, range.start);
-    end = std::max(end, range.end);
-    longest = std::max(longest, static_cast<uint64_t>(range.end - range.start));
+    run->reads++;
+    run->start = std::min(run->start, range.start);
+    run->end = std::max(run->end, range.end);
+    run->longest_read = std::max(run->longest_read, static_cast<uint64_t>(range.end - range.start));
   }
   return false;
+}
+
+bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
+  const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
+  if (!kind.regular || kind.direct) return false;  // Arm() starts no stream either
+  Run run;
+  if (!WalkRun(fd, from, kBatchVisits, &run)) return false;
+  fd_ = fd;
+  in_order_start_ = run.start;
+  in_order_end_ = run.end;
+  run_ends_scope_ = run.rest_of_scope;
+  run_longest_read_ = run.longest_read;
+  phase_ = Phase::kDone;
+  statistics_->read_ahead_streams++;
+  statistics_->read_ahead_streams_ahead++;
+  statistics_->read_ahead_streams_in_order++;
+  return true;
+}
+
+void ReadAheadStream::NoteCachedRunEndsScope(int fd, const Cursor& from) {
+  const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
+  if (!kind.regular || kind.direct) return;  // O_DIRECT reads never find the cache
+  Run run;
+  if (!WalkRun(fd, from, kShortCachedRunVisits, &run)) return;
+  run_ends_scope_ = run.rest_of_scope;
+  run_longest_read_ = run.longest_read;
 }
 
 void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {

@@ -137,6 +137,11 @@ class ReadAheadStream {
   static constexpr int kMaxInFlightAhead = 32;
   // Pread visits on the descriptor gathered per batch.
   static constexpr unsigned kBatchVisits = 2048;
+  // The longest mostly cached run in file order NoteCachedRunEndsScope()
+  // walks: the runner's page-cache mode leaves a scope after 256 reads
+  // served from the cache in a row (PageCacheMode, at its first streak), so
+  // a longer run is left so at little more cost than walking it here.
+  static constexpr unsigned kShortCachedRunVisits = 256;
   // The program's reads on one descriptor, and how many of them started
   // elsewhere than where the one before ended, that start a stream.
   static constexpr unsigned kArmingReads = 16;
@@ -197,12 +202,14 @@ class ReadAheadStream {
            length <= static_cast<uint64_t>(in_order_end_ - offset);
   }
 
-  // True when this scope's last look-ahead left a run shorter than a batch
-  // to the program (ReadsInOrder() answers for it) and that run is all the
-  // scope has left to do: from the look-ahead, the graph's walk met preads
-  // of the run's descriptor alone, none longer than `max_read_bytes`, and
-  // then the graph's end (not an open, a close or a read that never
-  // comes).  The runner then has nothing to follow in the scope.
+  // True when this scope's last look-ahead found that a run in file order
+  // is all the scope has left to do, and left it to the program: a cold run
+  // shorter than a batch (ReadsInOrder() answers for it), or a mostly
+  // cached one of at most kShortCachedRunVisits reads.  From the
+  // look-ahead, the graph's walk met preads of the run's descriptor alone,
+  // none longer than `max_read_bytes`, and then the graph's end (not an
+  // open, a close or a read that never comes).  The runner then has
+  // nothing to follow in the scope.
   bool RunEndsScope(uint64_t max_read_bytes) const {
     return run_ends_scope_ && run_longest_read_ <= max_read_bytes;
   }
@@ -250,6 +257,29 @@ class ReadAheadStream {
   // stream is done for the scope, and the result is true.  False when
   // the walk waits, goes on past a batch, or the file takes no stream.
   bool LeaveShortRunInOrder(int fd, const Cursor& from);
+  // A look-ahead found the next reads, in file order, mostly cached: when
+  // the graph's walk from `from` meets at most kShortCachedRunVisits preads
+  // of `fd`, then its end, with no other call, the page cache (and for
+  // pages not in it, the kernel's read-ahead on the program's descriptor)
+  // serves the rest of the scope: RunEndsScope() says so.  Nothing else
+  // changes.
+  void NoteCachedRunEndsScope(int fd, const Cursor& from);
+  // The pread visits on one descriptor from a cursor, as WalkRun() finds
+  // them.
+  struct Run {
+    int64_t start = INT64_MAX;  // the lowest offset read
+    int64_t end = 0;            // the highest end
+    unsigned reads = 0;
+    uint64_t longest_read = 0;
+    // No other call was met, and the walk ended at the graph's end.
+    bool rest_of_scope = true;
+  };
+  // Walks the graph from `from` over at most `max_reads` pread visits on
+  // `fd` (and 4 x `max_reads` other steps) into `*run`.  True when the
+  // walk ended within them (the graph's end, an open, a close or a read
+  // that never comes) after at least one read; false when it waits for
+  // arguments not known yet or goes on past them.
+  bool WalkRun(int fd, const Cursor& from, unsigned max_reads, Run* run);
   // Opens the in-order stream's descriptor and hands the chain of its
   // requests gathered by Issue() to the chain engine, on that descriptor;
   // true when it took them.  Otherwise the requests are released (and not

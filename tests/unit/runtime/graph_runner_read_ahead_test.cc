@@ -431,6 +431,49 @@ TEST_F(GraphRunnerReadAheadTest, AShortRunWithOtherCallsKeepsItsScope) {
   ::close(state.fd);
 }
 
+// A short run in file order whose pages are in the page cache, and which
+// is all the scope has left: the cache serves it, and the scope stops
+// following its graph at the look-ahead.  A run longer than
+// kShortCachedRunVisits is followed (the page-cache mode may leave it later).
+TEST_F(GraphRunnerReadAheadTest, AShortCachedRunEndsItsScopeALongOneDoesNot) {
+  for (const int64_t blocks : {int64_t{64}, int64_t{ReadAheadStream::kShortCachedRunVisits + 1}}) {
+    SCOPED_TRACE(blocks);
+    LoopState state;
+    state.fd = MakeFile("hot", /*written=*/true);
+    for (int64_t block = 0; block < blocks; ++block)
+      state.offsets.push_back(block * static_cast<int64_t>(kBlock));
+    GraphRunner scope(*graph_, CacheAware(4), &engine_);
+    EnterThenLookAhead(scope, state);
+    const bool short_run = blocks <= ReadAheadStream::kShortCachedRunVisits;
+    EXPECT_EQ(scope.speculating(), !short_run);
+    EXPECT_EQ(scope.statistics().scopes_left_in_file_order, short_run ? 1u : 0u);
+    EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
+    RunReads(scope, state);
+    EXPECT_EQ(scope.statistics().intercepted, short_run ? 0u : state.offsets.size());
+    EXPECT_EQ(scope.statistics().issued_early, 0u);
+    scope.Exit();
+    ::close(state.fd);
+  }
+}
+
+// With page-cache awareness off every read is to be issued: a short run
+// in file order, cached or cold, keeps its scope.
+TEST_F(GraphRunnerReadAheadTest, WithoutPageCacheAwarenessNoRunEndsItsScope) {
+  for (const bool written : {true, false}) {
+    SCOPED_TRACE(written ? "cached" : "cold");
+    LoopState state;
+    state.fd = MakeFile("run", written);
+    for (int64_t block = 64; block < 128; ++block)
+      state.offsets.push_back(block * static_cast<int64_t>(kBlock));
+    GraphRunner scope(*graph_, Depth(4), &engine_);
+    EnterThenLookAhead(scope, state);
+    EXPECT_TRUE(scope.speculating());
+    EXPECT_EQ(scope.statistics().scopes_left_in_file_order, 0u);
+    scope.Exit();
+    ::close(state.fd);
+  }
+}
+
 // The chain goes to the runner's chain engine (the thread pool under
 // io_uring), not to the engine of its early calls.
 TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamRunsOnTheChainEngine) {
