@@ -1079,8 +1079,7 @@ void GraphRunner::LookAhead() {
   // peek head probes the first visits one by one, and the probes then find
   // those pages coming in.
   if (read_ahead_ != nullptr && !misprediction_guard_.suspended()) {
-    const uint64_t started = statistics_.read_ahead_streams_ahead;
-    read_ahead_->LookAhead(frontier_);
+    const bool found_cold = read_ahead_->LookAhead(frontier_);
     // The rest of the scope is a run of reads in file order the page cache
     // or the kernel's read-ahead serve as well as anything issued early
     // would: nothing is left to follow, and the program's calls take the
@@ -1094,8 +1093,7 @@ void GraphRunner::LookAhead() {
     }
     // The stream found the next reads cold: the peek head starts them
     // while the program computes, rather than the frontier one by one.
-    if (statistics_.read_ahead_streams_ahead != started && cache_mode_.in_trial())
-      cache_mode_.EndTrial();
+    if (found_cold && cache_mode_.in_trial()) cache_mode_.EndTrial();
   }
   Fill();
 }

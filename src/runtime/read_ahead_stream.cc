@@ -89,12 +89,12 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
   Pump();
 }
 
-void ReadAheadStream::LookAhead(const Cursor& from) {
+bool ReadAheadStream::LookAhead(const Cursor& from) {
   if (phase_ == Phase::kStreaming) {
     Pump();
-    return;
+    return false;
   }
-  if (phase_ != Phase::kWatching) return;
+  if (phase_ != Phase::kWatching) return false;
   // The next kArmingReads pread visits on the descriptor of the first one:
   // a stream of hints when they jump as the program's reads must
   // (kArmingJumps), an in-order stream otherwise.
@@ -108,7 +108,7 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
     int fd = -1;
     const Step step = WalkStep(&cursor, &range, &fd);
     if (step == Step::kStop) break;
-    if (step == Step::kWait) return;  // not known yet: a later look-ahead tries again
+    if (step == Step::kWait) return false;  // not known yet: a later look-ahead tries again
     if (step != Step::kRange || (stream_fd >= 0 && fd != stream_fd)) continue;
     stream_fd = fd;
     walked[reads] = range;
@@ -116,7 +116,7 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
     previous_end = range.end;
     reads++;
   }
-  if (stream_fd < 0) return;
+  if (stream_fd < 0) return false;
   // Most of those reads in the page cache say the scan is most likely hot:
   // then no stream (whose start checks the whole file, which takes a while
   // for a large cached file); if the reads turn out cold, they start one as
@@ -131,7 +131,7 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
                                      &cached_pages, &span_pages) == 0) {
     if (2 * cached_pages >= span_pages) {
       NoteCachedRunEndsScope(stream_fd, from);
-      return;
+      return false;
     }
   } else {
     unsigned cached = 0;
@@ -143,11 +143,12 @@ void ReadAheadStream::LookAhead(const Cursor& from) {
     }
     if (2 * cached >= reads) {
       if (jumps < kArmingJumps) NoteCachedRunEndsScope(stream_fd, from);
-      return;
+      return false;
     }
   }
-  if (jumps < kArmingJumps && LeaveShortRunInOrder(stream_fd, from)) return;
-  Arm(stream_fd, from, jumps >= kArmingJumps ? Start::kAheadScattered : Start::kAheadInOrder);
+  if (jumps < kArmingJumps && LeaveShortRunInOrder(stream_fd, from)) return true;
+  return Arm(stream_fd, from,
+             jumps >= kArmingJumps ? Start::kAheadScattered : Start::kAheadInOrder);
 }
 
 bool ReadAheadStream::WalkRun(int fd, const Cursor& from, unsigned max_reads, Run* run) {
@@ -205,13 +206,13 @@ void ReadAheadStream::NoteCachedRunEndsScope(int fd, const Cursor& from) {
   run_longest_read_ = run.longest_read;
 }
 
-void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
+bool ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
   const int64_t size = kind.regular && !kind.direct ? FileSize(fd) : -1;
   // A file wholly in the page cache needs no walk.
   if (size <= 0 || RangeCached(fd, 0, static_cast<uint64_t>(size))) {
     phase_ = Phase::kDone;
-    return;
+    return false;
   }
   in_order_ = start == Start::kAheadInOrder;
   if (scratch_ == nullptr) {
@@ -227,7 +228,7 @@ void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
       taken_regions_.reset();
       requests_.reset();
       phase_ = Phase::kDone;
-      return;
+      return false;
     }
     // (Their operation is set below.)
     for (int slot = 0; slot < kMaxInFlightAhead; ++slot)
@@ -261,6 +262,7 @@ void ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
   if (start != Start::kByProgramReads) statistics_->read_ahead_streams_ahead++;
   if (in_order_) statistics_->read_ahead_streams_in_order++;
   Pump();
+  return true;
 }
 
 void ReadAheadStream::Pump() {

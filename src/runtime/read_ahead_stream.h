@@ -180,8 +180,10 @@ class ReadAheadStream {
   // next kArmingReads preads on it are in the page cache: a stream of
   // hints when they jump kArmingJumps times, whatever the program's reads
   // looked like, an in-order stream otherwise (see the top).  A started
-  // stream is pumped.
-  void LookAhead(const Cursor& from);
+  // stream is pumped.  Returns true when this call started a stream ahead
+  // of the program or left a short run in file order to it
+  // (LeaveShortRunInOrder): the next reads were found cold.
+  bool LookAhead(const Cursor& from);
 
   // The program is about to close `fd`: when the stream reads it, waits for
   // its requests and stops it for the scope.
@@ -249,7 +251,9 @@ class ReadAheadStream {
     kAheadInOrder,    // a look-ahead at reads in file order: one chain (see the top)
   };
   // Starts the stream on `fd`, walking from `after`, as `start` says.
-  void Arm(int fd, const Cursor& after, Start start);
+  // Returns false when it does not start: the file is not a regular one
+  // read through the page cache, it is all cached, or memory is short.
+  bool Arm(int fd, const Cursor& after, Start start);
   // A look-ahead at reads in file order on `fd`: when the graph's walk
   // from `from` ends before kBatchVisits preads on `fd`, the run gets no
   // chain (see the top) and no stream's start (Arm's check of the whole
