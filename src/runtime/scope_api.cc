@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bitset>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -105,14 +106,17 @@ struct ThreadState {
   // about 1.3 us on the development VM, a process's first scope pays for
   // every page of this object it writes).
   foreactor_scope_outcome last_outcomes[kMaxGraphs];
-  uint64_t has_outcome[kMaxGraphs / 64] = {};
-  static_assert(kMaxGraphs % 64 == 0);
+  std::bitset<kMaxGraphs> has_outcome;
   int depth = 0;
   int untracked_depth = 0;  // scopes opened beyond kMaxScopeDepth
   bool forked_child = false;
   // A scope gate started to rest: once no scope is open on the thread, the
   // engines release what they can make again (RestEnginesIfIdle).
   bool rest_engines_when_idle = false;
+
+  // The scope gate of graph `id` on this thread, or null before its first
+  // foreactor_scope_gate().
+  ScopeGate* GateOf(int id) const { return gates != nullptr ? gates[id] : nullptr; }
 
   ~ThreadState() {
     if (forked_child) {
@@ -404,7 +408,7 @@ void foreactor_scope_exit(foreactor_graph* graph) {
     frame.runner->outer = nullptr;
     const foreactor::Statistics& statistics = frame.runner->statistics();
     const int id = graph->graph.id();
-    state->has_outcome[id / 64] |= uint64_t{1} << (id % 64);
+    state->has_outcome.set(static_cast<size_t>(id));
     state->last_outcomes[id] = {statistics.intercepted, statistics.issued_early,
                                 statistics.found_cached + statistics.served_from_cache};
     frame.runner->Exit();
@@ -434,7 +438,7 @@ int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_o
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
   if (state == nullptr || outcome == nullptr || id < 0 ||
-      (state->has_outcome[id / 64] & (uint64_t{1} << (id % 64))) == 0) {
+      !state->has_outcome.test(static_cast<size_t>(id))) {
     return 0;
   }
   *outcome = state->last_outcomes[id];
@@ -514,7 +518,7 @@ __attribute__((always_inline)) inline int AskScopeGate(const foreactor_graph* gr
     return 0;
   }
   ThreadState* state = tls_state;
-  ScopeGate* gate = state != nullptr && state->gates != nullptr ? state->gates[id] : nullptr;
+  ScopeGate* gate = state != nullptr ? state->GateOf(id) : nullptr;
   if (gate == nullptr) {
     if (units != nullptr) *units = 1;  // the gate is made now; the next unit asks it
     return FirstGateQuestion(graph, id);
@@ -538,8 +542,9 @@ int foreactor_scope_gate_units(const foreactor_graph* graph, uint32_t* units) {
 void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanoseconds) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || id < 0 || state->gates == nullptr || state->gates[id] == nullptr) return;
-  state->gates[id]->ExcludeTime(nanoseconds);
+  foreactor::ScopeGate* gate = state != nullptr && id >= 0 ? state->GateOf(id) : nullptr;
+  if (gate == nullptr) return;
+  gate->ExcludeTime(nanoseconds);
   foreactor::GraphRunner* runner = state->runners[id];
   if (runner != nullptr) runner->ExcludeTime(nanoseconds);
 }
@@ -547,9 +552,8 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
 int foreactor_scope_gate_measuring(const foreactor_graph* graph) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || id < 0 || state->gates == nullptr || state->gates[id] == nullptr)
-    return 0;
-  return state->gates[id]->measuring() ? 1 : 0;
+  const foreactor::ScopeGate* gate = state != nullptr && id >= 0 ? state->GateOf(id) : nullptr;
+  return gate != nullptr && gate->measuring() ? 1 : 0;
 }
 
 int foreactor_enabled(void) { return foreactor::Enabled() ? 1 : 0; }
