@@ -1,7 +1,6 @@
 #include "engine/worker_pool.h"
 
 #include <pthread.h>
-#include <signal.h>
 
 #include <atomic>
 #include <cerrno>
@@ -9,6 +8,7 @@
 
 #include "base/fork.h"
 #include "base/out_of_memory.h"
+#include "base/quiet_thread.h"
 #include "engine/engine.h"
 #include "engine/request_rules.h"
 
@@ -68,21 +68,12 @@ unsigned WorkerPool::worker_limit() {
 }
 
 bool WorkerPool::StartWorkerLocked() {
-  pthread_attr_t attributes;
-  if (pthread_attr_init(&attributes) != 0) return false;
-  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attributes, kWorkerStackBytes);
-  // The new thread inherits the creator's signal mask: block everything
-  // around the creation so that no signal can ever be delivered to a worker.
-  sigset_t all_signals;
-  sigset_t previous_mask;
-  sigfillset(&all_signals);
-  pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
+  // No signal is ever delivered to a worker (quiet_thread.h).
   pthread_t thread;
-  const int error = pthread_create(&thread, &attributes, &WorkerPool::WorkerMain, this);
-  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-  pthread_attr_destroy(&attributes);
-  if (error != 0) return false;
+  if (StartQuietThread(&WorkerPool::WorkerMain, this, kWorkerStackBytes, /*detached=*/true,
+                       &thread) != 0) {
+    return false;
+  }
   pthread_setname_np(thread, kWorkerThreadName);  // for people reading ps/top
   ++workers_;
   ++starting_workers_;

@@ -87,8 +87,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
     }
     if (has_pread && settings.read_ahead && !settings.check && settings.depth > 0 &&
         engine != nullptr) {
-      read_ahead_.reset(
-          new ReadAheadStream(graph, engine, chain_engine_, &file_kinds_, &statistics_));
+      read_ahead_.reset(new ReadAheadStream(graph, engine, &file_kinds_, &statistics_));
     }
     if (WritePipelineWanted(graph, settings) && engine != nullptr) {
       write_pipeline_.reset(new WritePipeline(chain_engine_, ring_size_));
@@ -642,6 +641,10 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   intercepted->claimed_node = node;
   // The program went on past any weak edge behind the frontier.
   issue_rules_.ProgramMadeGraphCall();
+  // A read an in-order stream's fill brings in waits for it (served from
+  // the cache or made as the program's own, it must start no read-ahead).
+  if (read_ahead_ != nullptr && real.type == FOREACTOR_CALL_PREAD)
+    read_ahead_->WaitForFill(real.fd, real.offset, real.length);
 
   if (cache_mode_.serving_from_cache() && IsPlainRead(real.type) &&
       slot.state != SlotState::kIssued && slot.state != SlotState::kCached &&

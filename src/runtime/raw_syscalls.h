@@ -106,6 +106,12 @@ inline int64_t Statfs(const char* path, struct statfs* out) {
 inline int64_t Readlink(const char* path, char* buffer, size_t length) {
   return Result(syscall(SYS_readlink, path, buffer, length));
 }
+// sendfile(2) of up to `length` bytes at `offset` of `in` to `out`, leaving
+// the file position of `in` alone.
+inline int64_t Sendfile(int out, int in, int64_t offset, size_t length) {
+  off_t at = static_cast<off_t>(offset);
+  return Result(syscall(SYS_sendfile, out, in, &at, length));
+}
 // close_range(2); with CLOSE_RANGE_UNSHARE the calling thread first gets a
 // descriptor table of its own, and the closing happens only there.
 inline int64_t CloseRange(unsigned first, unsigned last, unsigned flags) {

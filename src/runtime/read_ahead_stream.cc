@@ -1,5 +1,6 @@
 #include "runtime/read_ahead_stream.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include "runtime/monotonic_clock.h"
 #include "runtime/pages_cached.h"
 #include "runtime/raw_syscalls.h"
-#include "runtime/reopened_file.h"
 
 namespace foreactor {
 namespace {
@@ -27,18 +27,12 @@ int64_t FileSize(int fd) {
 
 }  // namespace
 
-ReadAheadStream::ReadAheadStream(const Graph& graph, Engine* engine, Engine* chain_engine,
-                                 FileKindCache* file_kinds, Statistics* statistics)
-    : graph_(graph),
-      scattered_engine_(engine),
-      chain_engine_(chain_engine),
-      engine_(engine),
-      file_kinds_(file_kinds),
-      statistics_(statistics) {}
+ReadAheadStream::ReadAheadStream(const Graph& graph, Engine* engine, FileKindCache* file_kinds,
+                                 Statistics* statistics)
+    : graph_(graph), engine_(engine), file_kinds_(file_kinds), statistics_(statistics) {}
 
 ReadAheadStream::~ReadAheadStream() {
   if (!abandoned_) CancelAndWait();
-  CloseOwnDescriptor();
 }
 
 void ReadAheadStream::StartScope(void* scope_state) {
@@ -56,7 +50,6 @@ void ReadAheadStream::StartScope(void* scope_state) {
 void ReadAheadStream::EndScope() {
   if (abandoned_) return;
   CancelAndWait();
-  CloseOwnDescriptor();
   phase_ = Phase::kDone;
   scope_state_ = nullptr;
 }
@@ -64,7 +57,6 @@ void ReadAheadStream::EndScope() {
 void ReadAheadStream::BeforeClose(int fd) {
   if (abandoned_ || fd != fd_ || !busy()) return;
   CancelAndWait();
-  CloseOwnDescriptor();
   phase_ = Phase::kDone;
 }
 
@@ -216,8 +208,8 @@ bool ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
   in_order_ = start == Start::kAheadInOrder;
   if (scratch_ == nullptr) {
     const bool made = AllocationSucceeds([&] {
-      needs_.reserve(kBatchVisits);
-      regions_.reserve(kBatchVisits);
+      needs_.reserve(kInOrderFillVisits);
+      regions_.reserve(kInOrderFillVisits);
     });
     scratch_.reset(NewArrayOrNull<char>(kRegionBytes));
     taken_regions_.reset(NewArrayOrNull<uint64_t>(kTrackedRegions / 64));
@@ -246,8 +238,7 @@ bool ReadAheadStream::Arm(int fd, const Cursor& after, Start start) {
   batch_cached_ = 0;
   batch_all_taken_ = false;
   refusals_in_a_row_ = 0;
-  chain_length_ = 0;
-  engine_ = in_order_ ? chain_engine_ : scattered_engine_;
+  fill_count_ = 0;
   max_in_flight_ = start == Start::kByProgramReads ? kMaxInFlight : kMaxInFlightAhead;
   // A look-ahead at scattered reads hints their regions
   // (RequestOperation::kStartReadAhead says why); a scattered scan's reads,
@@ -280,7 +271,7 @@ void ReadAheadStream::Pump() {
       if (!GatherBatch()) break;
       if (in_order_ && walk_ended_ && needs_.size() < kBatchVisits) {
         // A run in file order shorter than a batch: the program's own
-        // read-ahead reads it as fast as a chain (see the top).  Its reads
+        // read-ahead reads it as fast as a fill (see the top).  Its reads
         // are left to the program all the same.
         in_order_start_ = needs_.front().range.start;
         for (const Need& need : needs_) in_order_end_ = std::max(in_order_end_, need.range.end);
@@ -295,6 +286,7 @@ void ReadAheadStream::Pump() {
         break;
       }
     }
+    if (in_order_ && fill_count_ == CacheFill::kMaxRanges) break;
     const Need region = regions_.back();
     regions_.pop_back();
     const int64_t index = region.range.start / static_cast<int64_t>(kRegionBytes);
@@ -303,6 +295,13 @@ void ReadAheadStream::Pump() {
       statistics_->read_ahead_cached_regions++;
       batch_cached_++;
       TakeRegion(index);
+      continue;
+    }
+    if (in_order_) {
+      fill_ranges_[fill_count_++] = {region.range.start,
+                                     static_cast<uint64_t>(region.range.end - region.range.start)};
+      TakeRegion(index);
+      prepared = true;
       continue;
     }
     if (!Issue(region.range)) {
@@ -315,57 +314,68 @@ void ReadAheadStream::Pump() {
     prepared = true;
   }
   if (in_order_) {
-    // One batch, as one chain: then the kernel's read-ahead (see the top).
+    // One fill, ahead of the program to the end of its run or of
+    // CacheFill::kMaxRanges regions (see the top).
     phase_ = Phase::kDone;
-    prepared = PrepareChain();
+    if (prepared) StartFill();
+    return;
   }
   if (prepared) engine_->Submit();  // a failure completes the requests with -ECANCELED
 }
 
-bool ReadAheadStream::PrepareChain() {
-  if (chain_length_ == 0) return false;
-  // The descriptor is opened only now, for a chain (see the top): a run
-  // too short for one opens none.
+void ReadAheadStream::StartFill() {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd_);
-  struct stat status {};
-  own_fd_ = kind.known ? ReopenReadOnly(fd_, 0, kind.device, kind.inode, &status) : -1;
-  in_order_start_ = INT64_MAX;
-  in_order_end_ = 0;
-  for (int i = 0; i < chain_length_; ++i) {
-    Request& read = requests_[chain_slots_[i]];
-    read.call.fd = own_fd_;
-    read.linked_next = i + 1 < chain_length_ ? &requests_[chain_slots_[i + 1]] : nullptr;
-    in_order_start_ = std::min(in_order_start_, read.call.offset);
-    in_order_end_ =
-        std::max(in_order_end_, read.call.offset + static_cast<int64_t>(read.call.length));
+  const int64_t program_flags = raw::Fcntl(fd_, F_GETFL, 0);
+  const bool no_access_time = program_flags >= 0 && (program_flags & O_NOATIME) != 0;
+  if (!kind.known || program_flags < 0 ||
+      !fill_.Start(fd_, kind.device, kind.inode, no_access_time, fill_ranges_, fill_count_)) {
+    fill_count_ = 0;  // (and no range is left to the program)
+    return;
   }
-  const bool taken = own_fd_ >= 0 && engine_->Prepare(&requests_[chain_slots_[0]]);
-  if (!taken) {
-    CloseOwnDescriptor();  // (and no range is left to the program)
-    for (int i = 0; i < chain_length_; ++i) {
-      Request& read = requests_[chain_slots_[i]];
-      read.linked_next = nullptr;
-      slot_busy_[chain_slots_[i]] = false;
-      in_flight_--;
-      statistics_->read_ahead_requests--;
-      statistics_->read_ahead_bytes -= read.call.length;
-    }
-  }
-  chain_length_ = 0;
-  return taken;
+  fill_next_ = 0;
+  in_order_start_ = fill_ranges_[0].offset;
+  const CacheFill::Range& last = fill_ranges_[fill_count_ - 1];
+  in_order_end_ = last.offset + static_cast<int64_t>(last.length);
+  statistics_->read_ahead_requests += static_cast<uint64_t>(fill_count_);
+  for (int i = 0; i < fill_count_; ++i) statistics_->read_ahead_bytes += fill_ranges_[i].length;
 }
 
-void ReadAheadStream::CloseOwnDescriptor() {
-  if (own_fd_ >= 0) raw::Close(own_fd_);
-  own_fd_ = -1;
-  in_order_start_ = in_order_end_ = 0;
+void ReadAheadStream::WaitForFill(int fd, int64_t offset, uint64_t length) {
+  if (fd != fd_ || offset < 0 || fill_next_ >= fill_count_) return;
+  const int64_t end = offset + static_cast<int64_t>(length);
+  // The fill's ranges are in file order, and so are the program's reads.
+  int last = fill_next_;
+  while (last < fill_count_ &&
+         fill_ranges_[last].offset + static_cast<int64_t>(fill_ranges_[last].length) < end) {
+    ++last;
+  }
+  if (last == fill_count_) {
+    last--;  // the read ends past the fill: wait for all of it
+  } else if (fill_ranges_[last].offset >= end) {
+    return;  // before the fill's next range
+  }
+  const uint64_t start = MonotonicNanoseconds();
+  fill_.WaitFor(last);
+  statistics_->read_ahead_wait_nanoseconds += MonotonicNanoseconds() - start;
+  // Ranges the program's read ended in or passed are behind it.
+  fill_next_ = fill_ranges_[last].offset + static_cast<int64_t>(fill_ranges_[last].length) <= end
+                   ? last + 1
+                   : last;
+}
+
+void ReadAheadStream::StopFill() {
+  fill_.Stop();
+  fill_count_ = 0;
+  fill_next_ = 0;
 }
 
 bool ReadAheadStream::GatherBatch() {
   needs_.clear();
   uint32_t order = 0;
   unsigned passed = 0;
-  while (!walk_ended_ && needs_.size() < kBatchVisits && passed < 4 * kBatchVisits) {
+  // An in-order stream's fill covers more than a batch (see the top).
+  const unsigned limit = in_order_ ? kInOrderFillVisits : kBatchVisits;
+  while (!walk_ended_ && needs_.size() < limit && passed < 4 * limit) {
     Range range;
     int fd = -1;
     const Step step = WalkStep(&cursor_, &range, &fd);
@@ -459,16 +469,12 @@ bool ReadAheadStream::Issue(const Range& region) {
   while (slot < max_in_flight_ && slot_busy_[slot]) ++slot;
   if (slot == max_in_flight_) return false;
   Request& request = requests_[slot];
-  request.call.fd = fd_;  // an in-order chain's: its own (PrepareChain)
+  request.call.fd = fd_;
   request.call.buffer = scratch_.get();
   request.call.length = static_cast<size_t>(region.end - region.start);
   request.call.offset = region.start;
   request.linked_next = nullptr;
-  if (in_order_) {
-    chain_slots_[chain_length_++] = slot;  // prepared as one chain (PrepareChain)
-  } else if (!engine_->Prepare(&request)) {
-    return false;
-  }
+  if (!engine_->Prepare(&request)) return false;
   slot_busy_[slot] = true;
   in_flight_++;
   statistics_->read_ahead_requests++;
@@ -496,6 +502,7 @@ void ReadAheadStream::Release(int slot) {
 }
 
 void ReadAheadStream::CancelAndWait() {
+  StopFill();
   if (in_flight_ == 0) return;
   for (int slot = 0; slot < kMaxInFlightAhead; ++slot) {
     if (slot_busy_[slot]) engine_->Cancel(&requests_[slot]);

@@ -43,40 +43,43 @@
 // In file order, ahead of the program.  When the graph's next preads run in
 // file order instead (a bulk-loaded tree's leaves) and most are not cached,
 // no read of the program's has started the kernel's read-ahead yet: the
-// look-ahead starts an in-order stream, which reads the regions of one
-// batch, at most kMaxInFlightAhead, while the program computes:
-//  - as one chain of buffered reads (kReadAhead, linked), run one after the
-//    other by one worker of the chain engine (the thread pool also under
-//    io_uring, whose links each come back through the program's thread:
-//    that slowed the set-up they overlap by 30-40%, against 11-21% with
-//    the pool), so the kernel's read-ahead streams ahead of each read, as for a
-//    program reading the file;
-//  - through a descriptor of the stream's own (ReopenReadOnly(),
-//    reopened_file.h): the kernel keeps read-ahead state per open file
-//    description, and on the program's descriptor the chain's reads and
-//    the program's shaped one state, which made one scan in three about
-//    1.4x as slow;
-//  - without asking cachestat(2) per region: regions the kernel's
-//    read-ahead of the chain's descriptor brought in are read from memory
-//    in a few microseconds, and skipping them broke the chain's sequence,
-//    which that read-ahead follows;
+// look-ahead starts an in-order stream, whose fill (cache_fill.h) reads the
+// regions of the run, up to kInOrderFillVisits reads and
+// CacheFill::kMaxRanges regions, from the program's set-up on:
+//  - one region after the other through one open file description of its
+//    own, so that the kernel's read-ahead on it streams them at the
+//    device's pace, as for a program reading the file (on the program's
+//    descriptor the fill's reads and the program's would shape one
+//    read-ahead state: that made one scan in three about 1.4x as slow);
+//  - copying nothing out (sendfile(2) to /dev/null), on a thread with a
+//    descriptor table of its own: no descriptor of the program's moves, and
+//    none of its record locks on the file goes (the chain of buffered
+//    1 MiB reads on the chain engine it replaces held a descriptor in the
+//    program's table, whose close at the scope's end released them);
+//  - without asking cachestat(2) per region: regions the fill's read-ahead
+//    brought in are passed in microseconds, and skipping them would break
+//    the sequence that read-ahead follows;
 //  - only for a run of at least a batch: a shorter one (a scan of a few
 //    hundred leaves) the program's own read-ahead reads as fast, without a
-//    chain's 1 MiB reads beyond what the program needs; the look-ahead
+//    fill's 1 MiB regions beyond what the program needs; the look-ahead
 //    walks the run first, so a short one costs no start of a stream
 //    (LeaveShortRunInOrder()), and a long one is walked twice;
-//  - then the stream is done: it bridges the program's set-up, and the
-//    kernel's read-ahead on the program's descriptor streams the rest from
-//    the program's first reads.  Chains of two batches, or batches started
-//    as the program read on, made the scan slower than one (measured on the
-//    bulk-loaded tree: its leaf loop and the device raced two read-aheads).
-// Its requests need nothing of the program's calls (follows_program() is
-// false once the chain is issued), so a scope that leaves its graph for the
-// page cache (all reads cached: the chain is ahead) does not wait for it.
-// The runner leaves the reads within the chain's regions (or the shorter
-// run) to the program (ReadsInOrder()): no probe, readahead(2) or early
-// read of one 8 KiB leaf breaks the kernel's read-ahead into small random
-// reads (a cold scan of 64 leaves in file order took 7x plain's time so).
+//  - ahead of the program to its end: the program's reads of a region the
+//    fill reads wait for it (WaitForFill()), so that none starts the
+//    kernel's read-ahead on the program's descriptor beside the fill's.
+//    (Before the waits, a chain of one batch that left the rest to the
+//    program's read-ahead was faster than longer chains, which raced it;
+//    and on the development VM the fill read a cold 44 MiB run in 22 ms
+//    where 1 MiB buffered reads took 26-28 ms, the copies being the
+//    reader's work: the scan of a bulk-loaded tree, 90% of its keys, went
+//    from 0.92x to 0.82x of plain's time.)
+// The scope follows the program's calls while its reads have not passed the
+// fill's last region (follows_program()); then one whose reads are all
+// found cached may leave its graph for the page cache.  The runner leaves
+// the reads within the fill's regions (or the shorter run) to the program
+// (ReadsInOrder()): no probe, readahead(2) or early read of one 8 KiB leaf
+// breaks the read-ahead into small random reads (a cold scan of 64 leaves
+// in file order took 7x plain's time so).
 //
 // Bounds and costs:
 //  - at most kMaxInFlight requests (kMaxInFlightAhead) of at most kRegionBytes, one scratch
@@ -98,8 +101,10 @@
 //    numbers may change meaning after them), at the end node and where an
 //    arguments callback answers never; it waits where one answers not-yet;
 //  - O_DIRECT descriptors and anything but regular files get no stream;
-//  - an in-order stream holds one descriptor from its chain's start to the
-//    end of its scope (or the program's close of the file it reads).
+//  - an in-order stream's fill holds a thread, with two descriptors in a
+//    table of its own, from the look-ahead that starts it to the end of its
+//    scope (or the program's close of the file it reads), where it is
+//    stopped and joined.
 //
 // Descriptors.  A worker looks the descriptor up when it runs the read, so
 // the program's close() of it in the scope waits for the stream's requests
@@ -119,6 +124,7 @@
 
 #include "engine/engine.h"
 #include "graph/graph.h"
+#include "runtime/cache_fill.h"
 #include "runtime/cursor.h"
 #include "runtime/file_kind_cache.h"
 #include "runtime/statistics.h"
@@ -137,6 +143,9 @@ class ReadAheadStream {
   static constexpr int kMaxInFlightAhead = 32;
   // Pread visits on the descriptor gathered per batch.
   static constexpr unsigned kBatchVisits = 2048;
+  // Pread visits on the descriptor an in-order stream's fill may cover (at
+  // most CacheFill::kMaxRanges regions of them).
+  static constexpr unsigned kInOrderFillVisits = 8192;
   // The longest mostly cached run in file order NoteCachedRunEndsScope()
   // walks: the runner's page-cache mode leaves a scope after 256 reads
   // served from the cache in a row (PageCacheMode, at its first streak), so
@@ -151,11 +160,11 @@ class ReadAheadStream {
 
   // Every pointer and reference outlives this object; `statistics`
   // receives the read_ahead_* counters.  `engine` runs the requests of
-  // streams of scattered reads, `chain_engine` those of in-order streams
-  // (see the top).
-  ReadAheadStream(const Graph& graph, Engine* engine, Engine* chain_engine,
-                  FileKindCache* file_kinds, Statistics* statistics);
-  // Waits for the requests in flight, unless abandoned.
+  // streams of scattered reads (in-order streams have a fill of their own,
+  // see the top).
+  ReadAheadStream(const Graph& graph, Engine* engine, FileKindCache* file_kinds,
+                  Statistics* statistics);
+  // Waits for the requests in flight and stops the fill, unless abandoned.
   ~ReadAheadStream();
 
   ReadAheadStream(const ReadAheadStream&) = delete;
@@ -192,12 +201,13 @@ class ReadAheadStream {
   // The scope ends: cancels the requests in flight and waits for them.
   void EndScope();
 
-  // True while the stream reads ahead or has requests in flight.
-  bool busy() const { return phase_ == Phase::kStreaming || in_flight_ > 0; }
+  // True while the stream reads ahead, has requests in flight or a fill
+  // started.
+  bool busy() const { return phase_ == Phase::kStreaming || in_flight_ > 0 || fill_.started(); }
 
   // True when bytes [offset, offset + length) of `fd` lie in this scope's
   // run of reads in file order that an in-order stream found: within the
-  // regions of its chain, or within the run when it was shorter than a
+  // regions of its fill, or within the run when it was shorter than a
   // batch (see the top).  The runner leaves such reads to the program.
   bool ReadsInOrder(int fd, int64_t offset, uint64_t length) const {
     return fd == fd_ && offset >= in_order_start_ && offset < in_order_end_ &&
@@ -217,17 +227,28 @@ class ReadAheadStream {
   }
 
   // True while the stream needs to see the program's calls at the frontier:
-  // it reads ahead of the program's reads (NoteProgramRead pumps it), or
-  // has requests in flight on the program's descriptor (BeforeClose).
+  // it reads ahead of the program's reads (NoteProgramRead pumps it), has
+  // requests in flight on the program's descriptor (BeforeClose), or a fill
+  // the program's reads have not all passed (WaitForFill).
   bool follows_program() const {
-    return phase_ == Phase::kStreaming || (in_flight_ > 0 && own_fd_ < 0);
+    return phase_ == Phase::kStreaming || in_flight_ > 0 || fill_next_ < fill_count_;
   }
+
+  // The program is about to read bytes [offset, offset + length) of `fd`
+  // itself: when the fill of an in-order stream reads them, waits until it
+  // has (the time counts in read_ahead_wait_nanoseconds), so that the
+  // read finds them in the page cache and starts no read-ahead of the
+  // kernel's on the program's descriptor beside the fill's.  Reads come in
+  // file order: ranges of the fill a read ended in or passed are not waited
+  // for again.
+  void WaitForFill(int fd, int64_t offset, uint64_t length);
 
   // After fork() in the child: never touch the engine again.
   void Abandon() {
     abandoned_ = true;
     phase_ = Phase::kDone;
-    CloseOwnDescriptor();  // no request runs in the child
+    fill_.Abandon();  // its thread runs in the parent only
+    fill_count_ = 0;
   }
 
  private:
@@ -248,7 +269,7 @@ class ReadAheadStream {
   enum class Start {
     kByProgramReads,  // scattered reads of the program's: reads, at most kMaxInFlight
     kAheadScattered,  // a look-ahead at scattered reads: hints, at most kMaxInFlightAhead
-    kAheadInOrder,    // a look-ahead at reads in file order: one chain (see the top)
+    kAheadInOrder,    // a look-ahead at reads in file order: one fill (see the top)
   };
   // Starts the stream on `fd`, walking from `after`, as `start` says.
   // Returns false when it does not start: the file is not a regular one
@@ -256,7 +277,7 @@ class ReadAheadStream {
   bool Arm(int fd, const Cursor& after, Start start);
   // A look-ahead at reads in file order on `fd`: when the graph's walk
   // from `from` ends before kBatchVisits preads on `fd`, the run gets no
-  // chain (see the top) and no stream's start (Arm's check of the whole
+  // fill (see the top) and no stream's start (Arm's check of the whole
   // file, its buffers): ReadsInOrder() answers for the run's bytes, the
   // stream is done for the scope, and the result is true.  False when
   // the walk waits, goes on past a batch, or the file takes no stream.
@@ -284,12 +305,11 @@ class ReadAheadStream {
   // that never comes) after at least one read; false when it waits for
   // arguments not known yet or goes on past them.
   bool WalkRun(int fd, const Cursor& from, unsigned max_reads, Run* run);
-  // Opens the in-order stream's descriptor and hands the chain of its
-  // requests gathered by Issue() to the chain engine, on that descriptor;
-  // true when it took them.  Otherwise the requests are released (and not
-  // counted in read_ahead_requests) and the descriptor closed.
-  bool PrepareChain();
-  void CloseOwnDescriptor();
+  // Starts the fill of the in-order stream's fill_ranges_; when it cannot
+  // start, no range is left to the program (ReadsInOrder).
+  void StartFill();
+  // Stops the fill, if any, and forgets its ranges.
+  void StopFill();
   // Gathers the next batch when it is time, and issues its regions while a
   // request slot is free; submits them as one batch.
   void Pump();
@@ -318,9 +338,7 @@ class ReadAheadStream {
   void CancelAndWait();
 
   const Graph& graph_;
-  Engine* const scattered_engine_;
-  Engine* const chain_engine_;
-  Engine* engine_;  // the engine of the stream in progress: one of the two
+  Engine* const engine_;
   FileKindCache* const file_kinds_;
   Statistics* const statistics_;
   void* scope_state_ = nullptr;
@@ -336,7 +354,6 @@ class ReadAheadStream {
   // Streaming.
   int fd_ = -1;
   bool in_order_ = false;         // Start::kAheadInOrder
-  int own_fd_ = -1;               // an in-order stream's descriptor (see the top), or -1
   Cursor cursor_;                 // the next visit the walk looks at
   bool walk_ended_ = false;       // the walk will find nothing more this scope
   uint64_t walked_reads_ = 0;     // pread visits on fd_ the walk passed since the start
@@ -357,9 +374,12 @@ class ReadAheadStream {
   bool slot_busy_[kMaxInFlightAhead] = {};
   int in_flight_ = 0;
   int max_in_flight_ = kMaxInFlight;  // of this stream (Arm)
-  // An in-order stream's requests, by slot, in file order, until PrepareChain().
-  int chain_slots_[kMaxInFlightAhead] = {};
-  int chain_length_ = 0;
+  // An in-order stream's fill: its ranges in file order, and the first the
+  // program's reads have not passed (WaitForFill).
+  CacheFill fill_;
+  CacheFill::Range fill_ranges_[CacheFill::kMaxRanges];
+  int fill_count_ = 0;
+  int fill_next_ = 0;
   // The bytes ReadsInOrder() answers for in this scope (none: both 0).
   int64_t in_order_start_ = 0;
   int64_t in_order_end_ = 0;

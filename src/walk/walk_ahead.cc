@@ -3,8 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -24,6 +22,7 @@
 #include <vector>
 
 #include "base/out_of_memory.h"
+#include "base/quiet_thread.h"
 #include "config/report.h"
 #include "config/settings.h"
 #include "runtime/raw_syscalls.h"
@@ -517,22 +516,11 @@ class WalkAhead {
     }
   }
 
-  // Starts a thread running `main(this)`, with every signal blocked (a
+  // Starts a thread running `main(walk)`, with every signal blocked (a
   // signal meant for the program must never run its handler on walk-ahead's
   // thread) and a small stack.
   static bool StartThread(void* (*main)(void*), WalkAhead* walk) {
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attributes, kThreadStackBytes);
-    pthread_t thread;
-    const int error = pthread_create(&thread, &attributes, main, walk);
-    pthread_attr_destroy(&attributes);
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    return error == 0;
+    return StartQuietThread(main, walk, kThreadStackBytes, /*detached=*/true, nullptr) == 0;
   }
 
   void Disable(const char* message) {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -125,6 +126,41 @@ inline int OpenDescriptorCount() {
   while (readdir(directory) != nullptr) count++;
   closedir(directory);
   return count;
+}
+
+// The names in directory `path`, sorted (/proc/self/fd: the descriptors
+// open, the listing's own among them; /proc/self/task: the threads).
+inline std::vector<std::string> DirectoryEntries(const char* path) {
+  std::vector<std::string> names;
+  DIR* directory = opendir(path);
+  if (directory == nullptr) return names;
+  while (const dirent* entry = readdir(directory)) names.emplace_back(entry->d_name);
+  closedir(directory);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Takes a write record lock (fcntl F_SETLK) on all of the file `fd` names;
+// true when taken.
+inline bool LockWholeFile(int fd) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  return fcntl(fd, F_SETLK, &lock) == 0;
+}
+
+// True when a write lock of this process's holds the file at `path`: an
+// open file description lock conflicts with the process's own record locks,
+// so F_OFD_GETLK through a description of its own reports them.
+inline bool WriteLockHeld(const std::string& path) {
+  const int probe_fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (probe_fd < 0) return false;
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  const bool held = fcntl(probe_fd, F_OFD_GETLK, &probe) == 0 && probe.l_type == F_WRLCK;
+  close(probe_fd);
+  return held;
 }
 
 }  // namespace foreactor::testing

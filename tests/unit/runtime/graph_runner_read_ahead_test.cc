@@ -1,8 +1,8 @@
 // Tests of GraphRunner's read-ahead streams (read_ahead_stream.h): a scan
 // whose preads jump about a file gets the regions they fall in read as a few
 // large requests, needed first going first, each region once; a look-ahead
-// at reads in file order gets the next batch's regions read as one chain on
-// a descriptor of the stream's own; the program's sequential reads, cached
+// at reads in file order gets the run's regions read into the page cache by
+// a fill of the stream's own; the program's sequential reads, cached
 // files, reads found cached, sparse needs and the settings get none; a close
 // and the scope's end wait for them.  The program's results never change.
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/graph_runner_fixture.h"
+#include "runtime/pages_cached.h"
 
 namespace foreactor {
 namespace {
@@ -118,14 +119,20 @@ class GraphRunnerReadAheadTest : public GraphRunnerTest {
     scope.LookAhead();
   }
 
-  // Every read of `state` that the program made through `scope` was left
-  // to it: none probed, started with readahead(2) or issued early.
-  static void ExpectEveryReadLeftToTheProgram(const GraphRunner& scope, const LoopState& state) {
+  // No read of the program's through `scope` was probed, started with
+  // readahead(2) or issued early.
+  static void ExpectNoProbeNorEarlyRead(const GraphRunner& scope) {
     const Statistics& statistics = scope.statistics();
     EXPECT_EQ(statistics.found_cached + statistics.probes_waited, 0u) << "no probe";
     EXPECT_EQ(statistics.reads_started, 0u) << "no readahead(2) of single reads";
     EXPECT_EQ(statistics.issued_early, 0u);
-    EXPECT_EQ(statistics.left_in_file_order, state.offsets.size());
+  }
+
+  // Every read of `state` that the program made through `scope` was left
+  // to it: none probed, started with readahead(2) or issued early.
+  static void ExpectEveryReadLeftToTheProgram(const GraphRunner& scope, const LoopState& state) {
+    ExpectNoProbeNorEarlyRead(scope);
+    EXPECT_EQ(scope.statistics().left_in_file_order, state.offsets.size());
   }
 
   // The program's pread loop over LoopState::offsets.
@@ -281,65 +288,43 @@ TEST_F(GraphRunnerReadAheadTest, LookAheadHintsTheNextRegionsBeforeTheProgramRea
   ::close(state.fd);
 }
 
-// The regions of the next batch of reads in file order, read by a
-// look-ahead's in-order stream: one chain of kReadAhead reads, in file
-// order, on `engine`, through a descriptor of the stream's own on the
-// program's file.  Returns the chain's descriptor.
-int ExpectOneInOrderChain(const testing::FakeEngine& engine, const LoopState& state,
-                          int64_t regions) {
-  std::vector<testing::FakeEngine::PreparedCall> reads;
-  for (const auto& prepared : engine.prepared()) {
-    if (prepared.operation == RequestOperation::kReadAhead) reads.push_back(prepared);
+// Waits up to ten seconds for bytes [offset, offset + length) of `fd` to be
+// in the page cache; true when they are.
+bool EventuallyCached(int fd, uint64_t offset, uint64_t length) {
+  for (int i = 0; i < 1000; ++i) {
+    if (RangeCached(fd, offset, length)) return true;
+    ::usleep(10000);
   }
-  EXPECT_EQ(reads.size(), static_cast<size_t>(regions));
-  if (reads.empty()) return -1;
-  const int descriptor = reads[0].call.fd;
-  EXPECT_NE(descriptor, state.fd);
-  struct stat ours {
-  }, program{};
-  EXPECT_EQ(::fstat(descriptor, &ours), 0);
-  EXPECT_EQ(::fstat(state.fd, &program), 0);
-  EXPECT_EQ(ours.st_ino, program.st_ino) << "the program's file";
-  EXPECT_EQ(ours.st_dev, program.st_dev);
-  EXPECT_EQ(::fcntl(descriptor, F_GETFL) & O_ACCMODE, O_RDONLY);
-  EXPECT_NE(::fcntl(descriptor, F_GETFD) & FD_CLOEXEC, 0);
-  for (size_t i = 0; i < reads.size(); ++i) {
-    EXPECT_EQ(reads[i].call.fd, descriptor);
-    EXPECT_EQ(reads[i].call.offset, static_cast<int64_t>(i) * kRegion) << "read " << i;
-    EXPECT_EQ(reads[i].call.length, static_cast<size_t>(kRegion));
-    // Linked, each to the next: one chain, run one read after the other.
-    EXPECT_EQ(reads[i].request->linked_next, i + 1 < reads.size() ? reads[i + 1].request : nullptr)
-        << "read " << i;
-  }
-  return descriptor;
+  return false;
 }
 
-// A look-ahead at reads in file order that are not cached reads the
-// regions of the next batch before the program's first read, as one chain
-// on a descriptor of its own, and then leaves the rest to the kernel's
-// read-ahead: the program's reads start nothing more, and get what they
-// would get.  The descriptor is closed at the scope's end.
-TEST_F(GraphRunnerReadAheadTest, LookAheadReadsTheNextRegionsInFileOrderAsOneChain) {
+// A look-ahead at reads in file order that are not cached has the regions
+// of the run read into the page cache before the program's first read, by
+// a fill of the stream's own (cache_fill.h), not by the engine; the
+// program's reads get what they would get, and the scope's end joins the
+// fill's thread.
+TEST_F(GraphRunnerReadAheadTest, LookAheadFillsTheNextRegionsInFileOrder) {
   LoopState state;
   state.fd = MakeFile("cold", /*written=*/false);
   state.offsets = SequentialOffsets();
+  const std::vector<std::string> threads = testing::DirectoryEntries("/proc/self/task");
   GraphRunner scope(*graph_, Depth(4), &engine_);
   scope.Enter(&state);
   scope.LookAhead();
   EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
   EXPECT_EQ(scope.statistics().read_ahead_streams_ahead, 1u);
   EXPECT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
-  // The file's 8 regions hold 2,048 blocks: the batch's first kBatchVisits.
-  constexpr int64_t kBatchRegions =
-      static_cast<int64_t>(ReadAheadStream::kBatchVisits) * static_cast<int64_t>(kBlock) / kRegion;
-  static_assert(kBatchRegions == kFileRegions);
-  const int descriptor = ExpectOneInOrderChain(engine_, state, kBatchRegions);
-  EXPECT_TRUE(ReadAheads(RequestOperation::kStartReadAhead).empty()) << "no hints";
-  for (const auto& prepared : ReadAheads()) EXPECT_TRUE(prepared.submitted);
+  EXPECT_EQ(scope.statistics().read_ahead_requests, static_cast<uint64_t>(kFileRegions));
+  EXPECT_EQ(scope.statistics().read_ahead_bytes, static_cast<uint64_t>(kFileRegions * kRegion));
+  EXPECT_TRUE(ReadAheads().empty()) << "the fill is no engine's";
+  // Before any read of the program's: only the fill reads the file.
+  EXPECT_TRUE(EventuallyCached(state.fd, 0, static_cast<uint64_t>(kFileRegions * kRegion)));
   RunReads(scope, state);
-  EXPECT_EQ(ReadAheads().size(), static_cast<size_t>(kBatchRegions)) << "nothing read twice";
+  EXPECT_TRUE(ReadAheads().empty());
+  EXPECT_TRUE(ReadAheads(RequestOperation::kStartReadAhead).empty());
   scope.Exit();
-  EXPECT_EQ(::fcntl(descriptor, F_GETFD), -1) << "closed at the scope's end";
+  EXPECT_EQ(testing::DirectoryEntries("/proc/self/task"), threads)
+      << "the scope's end joins the fill";
   ::close(state.fd);
 }
 
@@ -474,9 +459,9 @@ TEST_F(GraphRunnerReadAheadTest, WithoutPageCacheAwarenessNoRunEndsItsScope) {
   }
 }
 
-// The chain goes to the runner's chain engine (the thread pool under
-// io_uring), not to the engine of its early calls.
-TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamRunsOnTheChainEngine) {
+// The fill is neither the early calls' engine's work nor the chain
+// engine's (the thread pool under io_uring).
+TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamsFillUsesNoEngine) {
   LoopState state;
   state.fd = MakeFile("cold", /*written=*/false);
   state.offsets = SequentialOffsets();
@@ -484,12 +469,31 @@ TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamRunsOnTheChainEngine) {
   GraphRunner scope(*graph_, Depth(4), &engine_, &chain_engine);
   scope.Enter(&state);
   scope.LookAhead();
-  ExpectOneInOrderChain(chain_engine, state, kFileRegions);
-  EXPECT_TRUE(ReadAheads().empty());
+  ASSERT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
   RunReads(scope, state);
   scope.Exit();
-  for (const auto& prepared : chain_engine.prepared())
-    EXPECT_TRUE(prepared.completed) << "the scope's end cancels and waits";
+  EXPECT_TRUE(ReadAheads().empty());
+  EXPECT_TRUE(chain_engine.prepared().empty());
+  ::close(state.fd);
+}
+
+// The program holds a record lock on the file it scans: the stream's
+// reading of it leaves the lock held.  (The stream's descriptor was once
+// opened in the program's table and closed at the scope's end, and the
+// close of any descriptor of a file releases the process's record locks
+// on it.)
+TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamLeavesTheProgramsRecordLocksAlone) {
+  LoopState state;
+  state.fd = MakeFile("locked", /*written=*/false);
+  state.offsets = SequentialOffsets();
+  ASSERT_TRUE(testing::LockWholeFile(state.fd));
+  GraphRunner scope(*graph_, Depth(4), &engine_);
+  scope.Enter(&state);
+  scope.LookAhead();
+  ASSERT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
+  RunReads(scope, state);
+  scope.Exit();
+  EXPECT_TRUE(testing::WriteLockHeld(temp_.Path("locked"))) << "the program's record lock went";
   ::close(state.fd);
 }
 
@@ -514,13 +518,15 @@ TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamsDescriptorLeavesTheProgramsNumb
   ::close(state.fd);
 }
 
-// An in-order stream needs nothing of the program's calls once its chain is
-// issued: a scope whose reads are all found cached leaves its graph for the
-// page cache while the chain is still in flight (the engine here never runs
-// it).  A stream that followed the program's reads would have kept the
-// scope following the graph to the end.
-TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamLetsTheScopeLeaveForThePageCache) {
+// The program's reads wait for the fill of the regions they fall in: the
+// scope follows the program's calls until its reads have passed the fill's
+// last region (with page-cache awareness, a scope whose reads are served
+// from the cache may leave its graph after that, not before).  The fill
+// covers at most kInOrderFillVisits reads.
+TEST_F(GraphRunnerReadAheadTest, TheScopeFollowsTheProgramWhileItsFillIsAhead) {
   constexpr int64_t kRegions = 4 * kFileRegions;
+  static_assert(kRegions * kRegion / static_cast<int64_t>(kBlock) ==
+                ReadAheadStream::kInOrderFillVisits);
   LoopState state;
   state.fd = MakeFile("cold", /*written=*/false, kRegions);
   for (int64_t block = 0; block < kRegions * kRegion / static_cast<int64_t>(kBlock); ++block)
@@ -528,14 +534,15 @@ TEST_F(GraphRunnerReadAheadTest, AnInOrderStreamLetsTheScopeLeaveForThePageCache
   GraphRunner scope(*graph_, CacheAware(4), &engine_);
   EnterThenLookAhead(scope, state);
   ASSERT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
-  // The program's first read makes the kernel read ahead of it: most of its
-  // reads after that are found cached.
-  RunReads(scope, state);
-  EXPECT_EQ(scope.statistics().scopes_left_to_cache, 1u);
-  EXPECT_TRUE(std::none_of(engine_.prepared().begin(), engine_.prepared().end(),
-                           [](const auto& prepared) { return prepared.completed; }))
-      << "the chain was in flight when the scope left";
+  EXPECT_EQ(scope.statistics().read_ahead_requests, static_cast<uint64_t>(kRegions));
+  const size_t before_last_region = state.offsets.size() - kRegion / kBlock;
+  RunReads(scope, state, before_last_region);
+  EXPECT_TRUE(scope.speculating());
+  EXPECT_EQ(scope.statistics().scopes_left_to_cache, 0u);
+  EXPECT_GE(scope.statistics().left_in_file_order, before_last_region);
+  ExpectNoProbeNorEarlyRead(scope);
   scope.Exit();
+  EXPECT_TRUE(engine_.prepared().empty());
   ::close(state.fd);
 }
 

@@ -1,0 +1,25 @@
+// quiet_thread.h: threads of foreactor's own, which no signal meant for the
+// program ever reaches.
+#ifndef FOREACTOR_BASE_QUIET_THREAD_H_
+#define FOREACTOR_BASE_QUIET_THREAD_H_
+
+#include <pthread.h>
+
+#include <cstddef>
+
+namespace foreactor {
+
+// Starts `main(argument)` on a new thread with every signal blocked and a
+// stack of `stack_bytes`.  A signal meant for the program must never run
+// its handler on a thread of foreactor's, and a thread starts with the mask
+// in force at its creation: the calling thread blocks every signal around
+// pthread_create(3) and then restores its own mask.  `detached`: nobody
+// joins the thread; otherwise `*thread` receives it, for pthread_join(3)
+// (`thread` may be null when detached).  Returns 0, or the error number of
+// pthread_create(3) (then no thread runs).
+int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, bool detached,
+                     pthread_t* thread);
+
+}  // namespace foreactor
+
+#endif  // FOREACTOR_BASE_QUIET_THREAD_H_
