@@ -71,12 +71,13 @@ DirectReads::Entry* DirectReads::EntryFor(int fd, const FileKindCache::Kind& kin
 void DirectReads::Open(int fd, Entry& entry) {
   struct statfs filesystem {};
   if (raw::Fstatfs(fd, &filesystem) != 0 || !TakesDirectReads(filesystem.f_type)) return;
+  if (FileLocked(fd)) return;  // a descriptor of ours could not be closed (see the top)
   struct stat status {};
   const int descriptor = ReopenReadOnly(fd, O_DIRECT, entry.device, entry.inode, &status);
   if (descriptor < 0) return;
   // The kernel must say how direct reads of the file are aligned.
   if (!DirectIoAlignment(descriptor, &entry.memory_align, &entry.offset_align)) {
-    raw::Close(descriptor);
+    CloseOrKeep(descriptor);
     return;
   }
   entry.descriptor = descriptor;
@@ -84,14 +85,23 @@ void DirectReads::Open(int fd, Entry& entry) {
 }
 
 void DirectReads::CloseAll() {
+  int still_kept = 0;
+  for (int i = 0; i < kept_count_; ++i) {
+    if (!CloseUnlessLocked(kept_[i])) kept_[still_kept++] = kept_[i];
+  }
+  kept_count_ = still_kept;
   for (Entry& entry : entries_) {
-    if (entry.descriptor >= 0) raw::Close(entry.descriptor);
+    if (entry.descriptor >= 0) CloseOrKeep(entry.descriptor);
     entry = Entry{};
   }
 }
 
+void DirectReads::CloseOrKeep(int descriptor) {
+  if (!CloseUnlessLocked(descriptor) && kept_count_ < kEntries) kept_[kept_count_++] = descriptor;
+}
+
 int DirectReads::open_descriptors() const {
-  int open = 0;
+  int open = kept_count_;
   for (const Entry& entry : entries_) open += entry.descriptor >= 0 ? 1 : 0;
   return open;
 }

@@ -47,7 +47,14 @@
 // in flight: reads of further files stay on the program's descriptors.
 // The runner calls CloseAll() at each scope's end, once every early request
 // completed: no descriptor of ours outlives the scope (while one is open it
-// keeps its file's inode alive, as the program's own descriptor does).
+// keeps its file's inode alive, as the program's own descriptor does),
+// except on a file locked then.  The descriptors are in the program's
+// table, whose close of any descriptor of a file releases the process's
+// record locks on it (reopened_file.h): a file locked when its descriptor
+// would be made gets none (its reads stay on the program's descriptor), and
+// a descriptor whose file is locked at CloseAll() is kept, and closed by
+// the first CloseAll() that finds the file unlocked (up to kEntries of
+// them; more stay open for the process's life).
 //
 // One per runner; used by the owning thread only.
 #ifndef FOREACTOR_RUNTIME_DIRECT_READS_H_
@@ -89,11 +96,12 @@ class DirectReads {
   int DescriptorFor(int fd, const FileKindCache::Kind& kind, uint64_t offset, uint64_t length,
                     const void* buffer);
 
-  // Closes every descriptor and forgets every file.  No request may be in
-  // flight on any of them.
+  // Closes every descriptor whose file is not locked (the others are kept,
+  // see the top) and forgets every file.  No request may be in flight on
+  // any of them.
   void CloseAll();
 
-  // Descriptors open now (tests).
+  // Descriptors open now, kept ones included (tests).
   int open_descriptors() const;
 
  private:
@@ -114,9 +122,15 @@ class DirectReads {
   Entry* EntryFor(int fd, const FileKindCache::Kind& kind);
   // Fills `entry` with a direct descriptor of the file `fd` names, or
   // leaves its descriptor at -1.
-  static void Open(int fd, Entry& entry);
+  void Open(int fd, Entry& entry);
+  // Closes `descriptor`, one of ours, unless its file is locked: then keeps
+  // it for a later CloseAll() (see the top).
+  void CloseOrKeep(int descriptor);
 
   Entry entries_[kEntries];
+  // Descriptors CloseAll() kept open: their file was locked.
+  int kept_[kEntries] = {};
+  int kept_count_ = 0;
 };
 
 }  // namespace foreactor

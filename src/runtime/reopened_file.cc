@@ -33,4 +33,18 @@ int ReopenReadOnly(int fd, uint64_t flags, dev_t device, ino_t inode, struct sta
   return descriptor;
 }
 
+bool FileLocked(int fd) {
+  struct flock probe {};
+  probe.l_type = F_WRLCK;  // conflicts with every lock
+  probe.l_whence = SEEK_SET;
+  return raw::Fcntl(fd, F_OFD_GETLK, reinterpret_cast<long>(&probe)) != 0 ||
+         probe.l_type != F_UNLCK;
+}
+
+bool CloseUnlessLocked(int fd) {
+  if (FileLocked(fd)) return false;
+  raw::Close(fd);
+  return true;
+}
+
 }  // namespace foreactor

@@ -9,6 +9,12 @@
 // program seeing it: the number it takes is in the high range that early
 // opens are parked in (descriptor_parking.h), so the program's own opens get
 // the numbers they would get without foreactor, and it closes on exec.
+//
+// Such a descriptor is in the program's descriptor table, and the close of
+// any descriptor of a file in that table releases every record lock
+// (fcntl(2) F_SETLK) the process holds on the file: it is closed only with
+// CloseUnlessLocked(), and a file locked when a descriptor would be made
+// gets none (FileLocked()).
 #ifndef FOREACTOR_RUNTIME_REOPENED_FILE_H_
 #define FOREACTOR_RUNTIME_REOPENED_FILE_H_
 
@@ -27,6 +33,18 @@ namespace foreactor {
 // fails, or when the file opened is not the one on `device` with `inode`
 // (`fd` was closed and its number reused since the caller looked).
 int ReopenReadOnly(int fd, uint64_t flags, dev_t device, ino_t inode, struct stat* status);
+
+// True when a lock is held on some byte of the file `fd` names (a record
+// lock of this process's or another's, or an open file description lock),
+// and when the kernel cannot tell.  Asked with an open file description
+// lock probe (F_OFD_GETLK), which the process's own record locks conflict
+// with.
+bool FileLocked(int fd);
+
+// Closes `fd`, a descriptor of the runtime's own, unless FileLocked(fd)
+// (its close would release the process's record locks on the file).
+// Returns true when it was closed.
+bool CloseUnlessLocked(int fd);
 
 }  // namespace foreactor
 

@@ -151,6 +151,46 @@ TEST_F(GraphRunnerDirectReadsTest, AColdFilesEarlyReadsGoPastThePageCache) {
   EXPECT_EQ(errno, EBADF);
 }
 
+// The program holds a record lock on the file: its early reads stay on the
+// program's descriptor, for a descriptor of the runner's could not be
+// closed at the scope's end without releasing the lock; the lock holds.
+TEST_F(GraphRunnerDirectReadsTest, ALockedFileGetsNoDescriptorOfTheRunners) {
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
+  const int locker = ::open(temp_.Path("big").c_str(), O_RDWR);
+  ASSERT_GE(locker, 0);
+  ASSERT_TRUE(testing::LockWholeFile(locker));
+  ExpectEarlyReadsOnTheProgramsDescriptor(ReadAllInOneScope(CacheAware(kDirectDepth)));
+  EXPECT_TRUE(testing::WriteLockHeld(temp_.Path("big"))) << "the program's record lock went";
+  ::close(locker);
+}
+
+// A lock the program takes while the runner's descriptor is open keeps that
+// descriptor open past the scope's end (its close would release the lock);
+// the end of a later scope, the file unlocked, closes it.
+TEST_F(GraphRunnerDirectReadsTest, ALockTakenInTheScopeKeepsTheRunnersDescriptorTillUnlocked) {
+  if (!OnDirectReadFilesystem()) GTEST_SKIP() << "TMPDIR's file system takes no direct reads";
+  GraphRunner scope(*graph_, CacheAware(kDirectDepth), &engine_);
+  scope.Enter(&state_);
+  const std::set<int> descriptors = ReadDescriptors();
+  ASSERT_EQ(descriptors.size(), 1u);
+  const int direct = *descriptors.begin();
+  ASSERT_NE(direct, fd_);
+  const int locker = ::open(temp_.Path("big").c_str(), O_RDWR);
+  ASSERT_GE(locker, 0);
+  ASSERT_TRUE(testing::LockWholeFile(locker));
+  ReadAll(scope);
+  scope.Exit();
+  EXPECT_TRUE(testing::WriteLockHeld(temp_.Path("big"))) << "the program's record lock went";
+  EXPECT_NE(::fcntl(direct, F_GETFD), -1) << "kept open while the file is locked";
+  ::close(locker);  // the program's own close: its lock goes
+  scope.Enter(&state_);
+  engine_.CompleteAll();
+  scope.Exit();
+  errno = 0;
+  EXPECT_EQ(::fcntl(direct, F_GETFD), -1) << "closed at a scope's end once unlocked";
+  EXPECT_EQ(errno, EBADF);
+}
+
 // Adjacent chunks read direct reach the engine as vectored reads of
 // CoalescedReads::kGroupBytes into the chunks' slots (coalesced_reads.h).
 TEST_F(GraphRunnerDirectReadsTest, AdjacentDirectReadsGoAsFewerLargerRequests) {

@@ -90,5 +90,33 @@ TEST_F(ReopenedFileTest, MakesNoneForAClosedDescriptor) {
   EXPECT_EQ(ReopenReadOnly(fd, 0, status_.st_dev, status_.st_ino, &status), -1);
 }
 
+// A record lock of the process's on a byte of the file, through any of its
+// descriptors, is seen from ours; CloseUnlessLocked() then keeps ours open
+// (its close would release the lock), and closes it once the lock is gone.
+TEST_F(ReopenedFileTest, ALockedFilesDescriptorIsClosedOnlyOnceUnlocked) {
+  const int fd = OpenFile("data", "bytes of a locked file");
+  struct stat status {};
+  const int ours = ReopenReadOnly(fd, 0, status_.st_dev, status_.st_ino, &status);
+  ASSERT_GE(ours, 0);
+  EXPECT_FALSE(FileLocked(ours));
+  struct flock lock {};
+  lock.l_type = F_RDLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = 6;
+  lock.l_len = 2;
+  ASSERT_EQ(::fcntl(fd, F_SETLK, &lock), 0);
+  EXPECT_TRUE(FileLocked(ours));
+  EXPECT_FALSE(CloseUnlessLocked(ours));
+  EXPECT_NE(::fcntl(ours, F_GETFD), -1) << "kept open";
+  EXPECT_TRUE(FileLocked(fd)) << "the lock holds";
+  lock.l_type = F_UNLCK;
+  ASSERT_EQ(::fcntl(fd, F_SETLK, &lock), 0);
+  EXPECT_TRUE(CloseUnlessLocked(ours));
+  EXPECT_EQ(::fcntl(ours, F_GETFD), -1);
+  ::close(fd);
+}
+
+TEST_F(ReopenedFileTest, AClosedDescriptorCountsAsLocked) { EXPECT_TRUE(FileLocked(-1)); }
+
 }  // namespace
 }  // namespace foreactor
