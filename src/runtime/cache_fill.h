@@ -44,7 +44,7 @@ namespace foreactor {
 class CacheFill {
  public:
   static constexpr int kMaxRanges = 64;
-  static constexpr size_t kStackBytes = 64 * 1024;
+  static constexpr size_t kStackBytes = 256 * 1024;
   static constexpr size_t kFallbackBytes = 128 * 1024;
 
   struct Range {

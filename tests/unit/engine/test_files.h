@@ -140,6 +140,21 @@ inline std::vector<std::string> DirectoryEntries(const char* path) {
   return names;
 }
 
+// How many threads of the process are named `name` (/proc/self/task/*/comm).
+inline int ThreadsNamed(const std::string& name) {
+  int count = 0;
+  for (const std::string& task : DirectoryEntries("/proc/self/task")) {
+    if (task == "." || task == "..") continue;
+    char comm[64] = {};
+    const int fd = open(("/proc/self/task/" + task + "/comm").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // the thread ended
+    const ssize_t length = read(fd, comm, sizeof(comm) - 1);
+    close(fd);
+    if (length > 0 && std::string(comm, static_cast<size_t>(length)) == name + "\n") count++;
+  }
+  return count;
+}
+
 // Takes a write record lock (fcntl F_SETLK) on all of the file `fd` names;
 // true when taken.
 inline bool LockWholeFile(int fd) {

@@ -87,7 +87,6 @@ TEST_F(CacheFillTest, LeavesTheProgramsDescriptorsAndRecordLocksAlone) {
   const int fd = ColdFile(2);
   ASSERT_TRUE(testing::LockWholeFile(fd));
   const std::vector<std::string> descriptors = testing::DirectoryEntries("/proc/self/fd");
-  const std::vector<std::string> threads = testing::DirectoryEntries("/proc/self/task");
   const CacheFill::Range ranges[] = {{0, kMiB}, {static_cast<int64_t>(kMiB), kMiB}};
   CacheFill fill;
   ASSERT_TRUE(fill.Start(fd, status_.st_dev, status_.st_ino, false, ranges, 2));
@@ -97,7 +96,7 @@ TEST_F(CacheFillTest, LeavesTheProgramsDescriptorsAndRecordLocksAlone) {
   fill.Stop();
   EXPECT_EQ(fill.ranges_read(), 2);
   EXPECT_EQ(testing::DirectoryEntries("/proc/self/fd"), descriptors);
-  EXPECT_EQ(testing::DirectoryEntries("/proc/self/task"), threads);
+  EXPECT_EQ(testing::ThreadsNamed("foreactor-fill"), 0);
   EXPECT_TRUE(testing::WriteLockHeld(temp_.Path("data"))) << "the program's record lock went";
   ::close(fd);
 }
@@ -137,7 +136,6 @@ TEST_F(CacheFillTest, InvalidRangesStartNothing) {
 // fill may start after it, and Start() stops the one in progress first.
 TEST_F(CacheFillTest, StopEndsAFillAndAnotherMayStart) {
   const int fd = ColdFile(CacheFill::kMaxRanges);
-  const std::vector<std::string> threads = testing::DirectoryEntries("/proc/self/task");
   std::vector<CacheFill::Range> ranges;
   for (int i = 0; i < CacheFill::kMaxRanges; ++i)
     ranges.push_back({static_cast<int64_t>(i) * static_cast<int64_t>(kMiB), kMiB});
@@ -147,13 +145,13 @@ TEST_F(CacheFillTest, StopEndsAFillAndAnotherMayStart) {
   fill.Stop();
   EXPECT_LE(fill.ranges_read(), CacheFill::kMaxRanges);
   fill.WaitFor(CacheFill::kMaxRanges - 1);  // returns: the fill is over
-  EXPECT_EQ(testing::DirectoryEntries("/proc/self/task"), threads);
+  EXPECT_EQ(testing::ThreadsNamed("foreactor-fill"), 0);
   ASSERT_TRUE(fill.Start(fd, status_.st_dev, status_.st_ino, false, ranges.data(), 2));
   ASSERT_TRUE(fill.Start(fd, status_.st_dev, status_.st_ino, false, ranges.data(), 1));
   fill.WaitFor(0);
   fill.Stop();
   EXPECT_EQ(fill.ranges_read(), 1);
-  EXPECT_EQ(testing::DirectoryEntries("/proc/self/task"), threads);
+  EXPECT_EQ(testing::ThreadsNamed("foreactor-fill"), 0);
   ::close(fd);
 }
 
