@@ -468,20 +468,21 @@ FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t lengt
  * Starts reading bytes [offset, offset + length) of the regular file at
  * `path` into the page cache, for a file the program has not opened yet but
  * is about to open and read there (a LevelDB table's index, which opening
- * the table reads).  Returns 0 once the reads are queued (pages already
- * cached are left alone), without waiting for the device; -1 when `path`
- * names no regular file that can be opened for reading, or the range is
- * empty or overflows.
+ * the table reads).  Returns 0 once the hint is queued, without waiting for
+ * the file's open or the device (pages already cached are left alone); -1
+ * when `path` names no regular file (a stat of it), `path` is longer than
+ * PATH_MAX, the range is empty or overflows, or no thread can be started.
  *
- * Opens the file read-only (O_NONBLOCK, O_NOCTTY), asks the kernel to read
- * the range (readahead(2)) and closes it before returning: nothing the
- * program reads changes, and no descriptor outlives the call.  During the
- * call the descriptor holds the lowest free number, as an early open does
- * before it is moved above the program's (another thread's open in that
- * window gets the next one).  Cost: a stat, an open, an fstat and a close,
- * and on a cold range submitting its reads (tens of microseconds on a
- * virtual disk).
- * Works whether or not foreactor is on.
+ * A thread of foreactor's own, with a descriptor table of its own, opens the
+ * file read-only (O_NONBLOCK, O_NOCTTY), checks that it is still the file
+ * the stat found, asks the kernel to read the range (readahead(2)) and
+ * closes it: nothing the program reads changes, none of its descriptor
+ * numbers is taken even for a while, and none of its POSIX record locks is
+ * released (closing a descriptor of a locked file in the program's own
+ * table would).  A relative `path` is resolved when that thread opens it.
+ * At most 64 hints wait at once; a call beyond them waits for the oldest to
+ * be taken.  Cost to the caller: a stat and a hand-over.
+ * Thread-safe, not async-signal-safe.  Works whether or not foreactor is on.
  */
 FOREACTOR_API int foreactor_read_ahead_file(const char *path, uint64_t offset, uint64_t length);
 

@@ -63,6 +63,7 @@ case "$kind" in
     configure "$build" thread
     cmake --build "$build" -j 2 --target foreactor thread_pool_engine_test io_uring_engine_test \
       request_rules_test worker_pool_stress_test cache_fill_test graph_runner_read_ahead_test \
+      read_ahead_file_test \
       scope_concurrency call_matrix forbid_io_uring early_exit_leaks tree_walker
     # die_after_fork=0: the scope concurrency test forks a threaded process.
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0"
@@ -72,9 +73,10 @@ case "$kind" in
     "$build/tests/io_uring_engine_test"
     "$build/tests/request_rules_test"
     "$build/tests/worker_pool_stress_test"
-    say "read-ahead fill unit tests under TSan (a thread of foreactor's own reading beside the program)"
+    say "read-ahead fill and hint unit tests under TSan (threads of foreactor's own beside the program)"
     "$build/tests/cache_fill_test"
     "$build/tests/graph_runner_read_ahead_test"
+    "$build/tests/read_ahead_file_test"
     # worker_pool_fork_test is not run here: TSan reports its rounds'
     # unjoined thread as a leak in the forked child.
     say "scope concurrency, early-exit and walk-ahead tests under TSan"

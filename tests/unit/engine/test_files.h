@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -164,18 +165,26 @@ inline bool LockWholeFile(int fd) {
   return fcntl(fd, F_SETLK, &lock) == 0;
 }
 
-// True when a write lock of this process's holds the file at `path`: an
-// open file description lock conflicts with the process's own record locks,
-// so F_OFD_GETLK through a description of its own reports them.
+// True when a record lock of this process's holds the file at `path`.  A
+// child process asks (F_GETLK reports the lock of another process that
+// conflicts): a probe in this process would have to close a descriptor of
+// the file, which releases this process's record locks on it.
 inline bool WriteLockHeld(const std::string& path) {
-  const int probe_fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (probe_fd < 0) return false;
-  struct flock probe {};
-  probe.l_type = F_WRLCK;
-  probe.l_whence = SEEK_SET;
-  const bool held = fcntl(probe_fd, F_OFD_GETLK, &probe) == 0 && probe.l_type == F_WRLCK;
-  close(probe_fd);
-  return held;
+  const pid_t owner = getpid();
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    const int probe_fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    struct flock probe {};
+    probe.l_type = F_WRLCK;
+    probe.l_whence = SEEK_SET;
+    const bool held = probe_fd >= 0 && fcntl(probe_fd, F_GETLK, &probe) == 0 &&
+                      probe.l_type == F_WRLCK && probe.l_pid == owner;
+    _exit(held ? 0 : 1);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 }  // namespace foreactor::testing

@@ -1,9 +1,12 @@
 // Tests of foreactor_read_ahead_file(): the range of a file dropped from the
-// page cache is read back into it without the caller opening the file, no
-// descriptor is left behind, and paths that name no regular file, empty
-// ranges and overflowing ones are refused.
+// page cache is read back into it without the caller opening the file, the
+// program's descriptors and record locks stay as they were, more hints than
+// the queue holds and hints in a forked child are all carried out, and
+// paths that name no regular file, empty ranges and overflowing ones are
+// refused.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,8 +21,11 @@
 
 namespace {
 
+using foreactor::testing::LockWholeFile;
 using foreactor::testing::OpenDescriptorCount;
 using foreactor::testing::TempDir;
+using foreactor::testing::ThreadsNamed;
+using foreactor::testing::WriteLockHeld;
 
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kFilePages = 64;
@@ -77,8 +83,58 @@ TEST_F(ReadAheadFileTest, ReadsTheRangeBackIntoThePageCache) {
 TEST_F(ReadAheadFileTest, LeavesNoDescriptorBehind) {
   const int before = OpenDescriptorCount();
   ASSERT_GT(before, 0);
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
   ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);
+  EXPECT_TRUE(BecomesCached(0, kPage));
   EXPECT_EQ(OpenDescriptorCount(), before);
+  // The hints' thread, with a table of its own, is the process's one.
+  EXPECT_EQ(ThreadsNamed("foreactor-ahead"), 1);
+}
+
+// Closing any descriptor of a file in the process's table releases the
+// process's POSIX record locks on it: the hint's open and close must not
+// happen there.
+TEST_F(ReadAheadFileTest, KeepsTheProgramsRecordLocks) {
+  const int writable = open(path_.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(writable, 0);
+  ASSERT_TRUE(LockWholeFile(writable));
+  ASSERT_TRUE(WriteLockHeld(path_));
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, 4 * kPage), 0);
+  EXPECT_TRUE(BecomesCached(0, 4 * kPage));
+  EXPECT_TRUE(WriteLockHeld(path_)) << "the program's record lock was released";
+  close(writable);
+}
+
+// More hints than the queue holds at once: the caller waits for room, and
+// every hint is carried out.
+TEST_F(ReadAheadFileTest, CarriesOutMoreHintsThanTheQueueHolds) {
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  if (CachedPages(0, kFilePages * kPage) != 0) GTEST_SKIP() << "the file's pages stay cached";
+  for (int round = 0; round < 3; ++round) {
+    for (uint64_t page = 0; page < kFilePages; ++page) {
+      ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), page * kPage, kPage), 0);
+    }
+  }
+  EXPECT_TRUE(BecomesCached(0, kFilePages * kPage));
+}
+
+// A forked child has no thread of its parent's: its hints start one of its
+// own.
+TEST_F(ReadAheadFileTest, WorksInAForkedChild) {
+  ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);  // the parent's thread
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  if (CachedPages(0, kFilePages * kPage) != 0) GTEST_SKIP() << "the file's pages stay cached";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const bool queued = foreactor_read_ahead_file(path_.c_str(), 8 * kPage, 4 * kPage) == 0;
+    _exit(queued && BecomesCached(8 * kPage, 4 * kPage) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST_F(ReadAheadFileTest, RefusesWhatIsNoRegularFileAndBadRanges) {

@@ -1,0 +1,150 @@
+// path_read_ahead.cc: PathReadAhead (path_read_ahead.h).
+#include "runtime/path_read_ahead.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/close_range.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "base/fork.h"
+#include "base/quiet_thread.h"
+#include "runtime/raw_syscalls.h"
+
+namespace foreactor {
+namespace {
+
+struct Hint {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  dev_t device = 0;
+  ino_t inode = 0;
+  char path[PATH_MAX] = {};
+};
+
+// The hints of the process, in a ring of kQueueEntries.  Hint number n
+// (counted from the thread's start) sits at hints[n % kQueueEntries]; the
+// queueing thread writes it under the mutex while queued - taken <
+// kQueueEntries, and the hint thread reads it outside the mutex until it
+// counts it taken, so no entry is written and read at once.
+struct HintQueue {
+  std::mutex mutex;
+  Hint* hints = nullptr;  // mapped at the first hint, never unmapped
+  uint64_t queued = 0;    // hints queued since the thread started
+  uint64_t taken = 0;     // hints the thread has carried out (or dropped)
+  bool thread_started = false;
+  unsigned generation = 0;  // ForkGeneration() of the thread's start
+  // Bumped after each hint queued: the thread waits on it when idle.
+  std::atomic<uint32_t> queued_signal{0};
+  // Bumped after each hint taken: a caller finding the ring full waits on it.
+  std::atomic<uint32_t> taken_signal{0};
+};
+constinit HintQueue queue;
+
+// A fork while another thread queues would leave the child's mutex locked
+// for ever: it is held across fork() (added at load, as private_memory.cc's).
+__attribute__((constructor)) void AddForkHandlersAtLoad() {
+  (void)AddForkHandlers(HoldAcrossFork<queue.mutex>());
+}
+
+// Opens the file of `hint` and starts reading its range, in the hint
+// thread's own descriptor table.
+void CarryOut(const Hint& hint) {
+  const int64_t fd =
+      raw::Openat2(AT_FDCWD, hint.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+  if (fd < 0) return;
+  const int descriptor = static_cast<int>(fd);
+  // The path may name another file than the one the caller checked.
+  struct stat status {};
+  if (raw::Fstat(descriptor, &status) == 0 && S_ISREG(status.st_mode) &&
+      status.st_dev == hint.device && status.st_ino == hint.inode) {
+    raw::Readahead(descriptor, static_cast<int64_t>(hint.offset), hint.length);
+  }
+  raw::Close(descriptor);
+}
+
+void* RunHints(void*) {
+  prctl(PR_SET_NAME, "foreactor-ahead", 0, 0, 0);
+  // A table of its own holding none of the program's descriptors (the range
+  // closed is every descriptor; CLOSE_RANGE_UNSHARE copies only those below
+  // it).  Where the kernel refuses, hints are taken and dropped: opening in
+  // the program's table is what this thread exists to avoid.
+  const bool own_table = raw::CloseRange(0, ~0U, CLOSE_RANGE_UNSHARE) == 0;
+  for (;;) {
+    const uint32_t signal = queue.queued_signal.load(std::memory_order_acquire);
+    const Hint* hint = nullptr;
+    {
+      std::lock_guard lock(queue.mutex);
+      if (queue.taken < queue.queued)
+        hint = &queue.hints[queue.taken % PathReadAhead::kQueueEntries];
+    }
+    if (hint == nullptr) {
+      queue.queued_signal.wait(signal, std::memory_order_acquire);
+      continue;
+    }
+    if (own_table) CarryOut(*hint);
+    {
+      std::lock_guard lock(queue.mutex);
+      queue.taken++;
+    }
+    queue.taken_signal.fetch_add(1, std::memory_order_release);
+    queue.taken_signal.notify_all();
+  }
+  return nullptr;
+}
+
+// Under queue.mutex: makes sure this process has a hint thread (a forked
+// child has none of its parent's: hints queued there are dropped).  False
+// when none can be started.
+bool EnsureThreadLocked() {
+  const unsigned generation = ForkGeneration();
+  if (queue.thread_started && queue.generation == generation) return true;
+  if (queue.hints == nullptr) {
+    void* mapping = mmap(nullptr, sizeof(Hint) * PathReadAhead::kQueueEntries,
+                         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED) return false;
+    queue.hints = static_cast<Hint*>(mapping);
+  }
+  queue.queued = 0;
+  queue.taken = 0;
+  queue.generation = StartCountingForks();
+  queue.thread_started = StartQuietThread(&RunHints, nullptr, PathReadAhead::kStackBytes,
+                                          /*detached=*/true, nullptr) == 0;
+  return queue.thread_started;
+}
+
+}  // namespace
+
+bool PathReadAhead::Queue(const char* path, dev_t device, ino_t inode, uint64_t offset,
+                          uint64_t length) {
+  const size_t path_bytes = std::strlen(path) + 1;
+  if (path_bytes > PATH_MAX) return false;
+  for (;;) {
+    const uint32_t signal = queue.taken_signal.load(std::memory_order_acquire);
+    {
+      std::lock_guard lock(queue.mutex);
+      if (!EnsureThreadLocked()) return false;
+      if (queue.queued - queue.taken < kQueueEntries) {
+        Hint& hint = queue.hints[queue.queued % kQueueEntries];
+        hint.offset = offset;
+        hint.length = length;
+        hint.device = device;
+        hint.inode = inode;
+        std::memcpy(hint.path, path, path_bytes);
+        queue.queued++;
+        break;
+      }
+    }
+    queue.taken_signal.wait(signal, std::memory_order_acquire);
+  }
+  queue.queued_signal.fetch_add(1, std::memory_order_release);
+  queue.queued_signal.notify_one();
+  return true;
+}
+
+}  // namespace foreactor
