@@ -1,7 +1,10 @@
 // quiet_thread.cc: StartQuietThread() (quiet_thread.h).
 #include "base/quiet_thread.h"
 
+#include <linux/close_range.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace foreactor {
 
@@ -23,6 +26,10 @@ int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, b
   pthread_attr_destroy(&attributes);
   if (error == 0 && thread != nullptr) *thread = started;
   return error;
+}
+
+bool TakeEmptyDescriptorTable() {
+  return syscall(SYS_close_range, 0U, ~0U, CLOSE_RANGE_UNSHARE) == 0;
 }
 
 }  // namespace foreactor

@@ -20,6 +20,17 @@ namespace foreactor {
 int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, bool detached,
                      pthread_t* thread);
 
+// Gives the calling thread a descriptor table of its own that holds none of
+// the program's descriptors: close_range(2) of every number with
+// CLOSE_RANGE_UNSHARE, which copies the table only below the range closed,
+// so nothing is copied and nothing of the program's is closed.  What the
+// thread opens afterwards never takes a number of the program's, and
+// closing it releases none of the program's POSIX record locks (closing
+// any descriptor of a file in the program's table would).  Returns false
+// where the kernel refuses (before Linux 5.9): the thread then still
+// shares the program's table.
+bool TakeEmptyDescriptorTable();
+
 }  // namespace foreactor
 
 #endif  // FOREACTOR_BASE_QUIET_THREAD_H_

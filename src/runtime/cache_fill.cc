@@ -2,10 +2,8 @@
 #include "runtime/cache_fill.h"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 
 #include "base/quiet_thread.h"
 #include "runtime/raw_syscalls.h"
+#include "runtime/reopened_file.h"
 
 namespace foreactor {
 
@@ -74,10 +73,7 @@ void* CacheFill::ThreadMain(void* fill) {
 
 void CacheFill::Run() {
   prctl(PR_SET_NAME, "foreactor-fill", 0, 0, 0);
-  // A table of its own, holding none of the program's descriptors: the
-  // range closed is every descriptor, and CLOSE_RANGE_UNSHARE copies only
-  // those below it.  Nothing of the program's is closed.
-  if (raw::CloseRange(0, ~0U, CLOSE_RANGE_UNSHARE) < 0) {
+  if (!TakeEmptyDescriptorTable()) {
     End();
     return;
   }
@@ -85,13 +81,7 @@ void CacheFill::Run() {
   std::snprintf(path, sizeof(path), "/proc/%d/task/%d/fd/%d", static_cast<int>(process_),
                 static_cast<int>(starter_), fd_);
   const uint64_t flags = O_RDONLY | O_CLOEXEC | (no_access_time_ ? O_NOATIME : 0);
-  int file = static_cast<int>(raw::Openat2(AT_FDCWD, path, flags, 0));
-  struct stat status {};
-  if (file >= 0 && (raw::Fstat(file, &status) != 0 || !S_ISREG(status.st_mode) ||
-                    status.st_dev != device_ || status.st_ino != inode_)) {
-    raw::Close(file);
-    file = -1;
-  }
+  const int file = OpenSameRegularFile(path, flags, device_, inode_);
   const int sink =
       file >= 0 ? static_cast<int>(raw::Openat2(AT_FDCWD, "/dev/null", O_WRONLY | O_CLOEXEC, 0))
                 : -1;

@@ -3,10 +3,8 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/close_range.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 
 #include <atomic>
 #include <cstring>
@@ -15,6 +13,7 @@
 #include "base/fork.h"
 #include "base/quiet_thread.h"
 #include "runtime/raw_syscalls.h"
+#include "runtime/reopened_file.h"
 
 namespace foreactor {
 namespace {
@@ -55,26 +54,19 @@ __attribute__((constructor)) void AddForkHandlersAtLoad() {
 // Opens the file of `hint` and starts reading its range, in the hint
 // thread's own descriptor table.
 void CarryOut(const Hint& hint) {
-  const int64_t fd =
-      raw::Openat2(AT_FDCWD, hint.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
-  if (fd < 0) return;
-  const int descriptor = static_cast<int>(fd);
-  // The path may name another file than the one the caller checked.
-  struct stat status {};
-  if (raw::Fstat(descriptor, &status) == 0 && S_ISREG(status.st_mode) &&
-      status.st_dev == hint.device && status.st_ino == hint.inode) {
-    raw::Readahead(descriptor, static_cast<int64_t>(hint.offset), hint.length);
-  }
+  // The path may name another file by now than the one the caller checked.
+  const int descriptor = OpenSameRegularFile(
+      hint.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, hint.device, hint.inode);
+  if (descriptor < 0) return;
+  raw::Readahead(descriptor, static_cast<int64_t>(hint.offset), hint.length);
   raw::Close(descriptor);
 }
 
 void* RunHints(void*) {
   prctl(PR_SET_NAME, "foreactor-ahead", 0, 0, 0);
-  // A table of its own holding none of the program's descriptors (the range
-  // closed is every descriptor; CLOSE_RANGE_UNSHARE copies only those below
-  // it).  Where the kernel refuses, hints are taken and dropped: opening in
-  // the program's table is what this thread exists to avoid.
-  const bool own_table = raw::CloseRange(0, ~0U, CLOSE_RANGE_UNSHARE) == 0;
+  // Where the kernel refuses a table of its own, hints are taken and
+  // dropped: opening in the program's table is what this thread avoids.
+  const bool own_table = TakeEmptyDescriptorTable();
   for (;;) {
     const uint32_t signal = queue.queued_signal.load(std::memory_order_acquire);
     const Hint* hint = nullptr;

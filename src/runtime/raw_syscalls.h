@@ -112,11 +112,6 @@ inline int64_t Sendfile(int out, int in, int64_t offset, size_t length) {
   off_t at = static_cast<off_t>(offset);
   return Result(syscall(SYS_sendfile, out, in, &at, length));
 }
-// close_range(2); with CLOSE_RANGE_UNSHARE the calling thread first gets a
-// descriptor table of its own, and the closing happens only there.
-inline int64_t CloseRange(unsigned first, unsigned last, unsigned flags) {
-  return Result(syscall(SYS_close_range, first, last, flags));
-}
 
 }  // namespace foreactor::raw
 

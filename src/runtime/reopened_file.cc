@@ -33,6 +33,19 @@ int ReopenReadOnly(int fd, uint64_t flags, dev_t device, ino_t inode, struct sta
   return descriptor;
 }
 
+int OpenSameRegularFile(const char* path, uint64_t flags, dev_t device, ino_t inode) {
+  const int64_t opened = raw::Openat2(AT_FDCWD, path, flags, 0);
+  if (opened < 0) return -1;
+  const int descriptor = static_cast<int>(opened);
+  struct stat status {};
+  if (raw::Fstat(descriptor, &status) != 0 || !S_ISREG(status.st_mode) || status.st_dev != device ||
+      status.st_ino != inode) {
+    raw::Close(descriptor);
+    return -1;
+  }
+  return descriptor;
+}
+
 bool FileLocked(int fd) {
   struct flock probe {};
   probe.l_type = F_WRLCK;  // conflicts with every lock

@@ -14,7 +14,8 @@
 // any descriptor of a file in that table releases every record lock
 // (fcntl(2) F_SETLK) the process holds on the file: it is closed only with
 // CloseUnlessLocked(), and a file locked when a descriptor would be made
-// gets none (FileLocked()).
+// gets none (FileLocked()).  Threads of foreactor's own with a table of
+// their own open files again by path with OpenSameRegularFile().
 #ifndef FOREACTOR_RUNTIME_REOPENED_FILE_H_
 #define FOREACTOR_RUNTIME_REOPENED_FILE_H_
 
@@ -33,6 +34,14 @@ namespace foreactor {
 // fails, or when the file opened is not the one on `device` with `inode`
 // (`fd` was closed and its number reused since the caller looked).
 int ReopenReadOnly(int fd, uint64_t flags, dev_t device, ino_t inode, struct stat* status);
+
+// Opens `path` with `flags` and returns the descriptor when it names the
+// regular file on `device` with `inode` (the file the caller looked at
+// before); otherwise closes what it opened and returns -1.  For a thread
+// whose descriptor table is its own (TakeEmptyDescriptorTable(),
+// base/quiet_thread.h): that close, in the program's table, could release
+// the program's record locks on the file found instead.
+int OpenSameRegularFile(const char* path, uint64_t flags, dev_t device, ino_t inode);
 
 // True when a lock is held on some byte of the file `fd` names (a record
 // lock of this process's or another's, or an open file description lock),

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -324,7 +323,7 @@ class WalkAhead {
     auto* walk = static_cast<WalkAhead*>(self);
     prctl(PR_SET_NAME, "foreactor-walk", 0, 0, 0);
     YieldToTheProgram();
-    if (raw::CloseRange(0, ~0U, CLOSE_RANGE_UNSHARE) < 0) {
+    if (!TakeEmptyDescriptorTable()) {
       walk->Disable(
           "walk-ahead needs close_range(2) with CLOSE_RANGE_UNSHARE (Linux 5.9); walk-ahead is "
           "off");
