@@ -1,5 +1,6 @@
 #include "engine/deferred_engine.h"
 
+#include <cerrno>
 #include <new>
 
 #include "base/call_types.h"
@@ -18,10 +19,11 @@ const char* DeferredEngine::name() const {
 
 bool DeferredEngine::Supports(foreactor_call_type type) const {
   if (real_ != nullptr) return real_->Supports(type);
-  // What an engine of the kind supports; a fallback from io_uring to the
-  // thread pool supports more, never less.
+  // What an engine of the kind may support.  The real engine may refuse
+  // some in Prepare(): io_uring's opens on a kernel that cannot install a
+  // fixed file, and a fallback to the thread pool, which runs no open.
   return options_.kind == EngineKind::kIoUring ? IoUringEngine::SupportsType(type)
-                                               : IsValidCallType(type);
+                                               : IsValidCallType(type) && !IsOpen(type);
 }
 
 bool DeferredEngine::Prepare(Request* request) {
@@ -31,7 +33,15 @@ bool DeferredEngine::Prepare(Request* request) {
     real_ = CreateEngine(options_, &fallback_reason);
     if (on_made_ != nullptr) on_made_(context_, options_.kind, fallback_reason, real_ != nullptr);
   }
-  return real_ != nullptr && real_->Prepare(request);
+  if (real_ == nullptr) return false;
+  // Supports() answered for the kind before the engine existed: the engine
+  // made may run less (opens).
+  for (const Request* link = request; link != nullptr; link = link->linked_next) {
+    if (link->operation == RequestOperation::kCall && !real_->Supports(link->call.type)) {
+      return false;
+    }
+  }
+  return real_->Prepare(request);
 }
 
 void DeferredEngine::Wait(Request* request) {
@@ -44,6 +54,14 @@ void DeferredEngine::Poll() {
 
 void DeferredEngine::Cancel(Request* request) {
   if (real_ != nullptr) real_->Cancel(request);
+}
+
+int64_t DeferredEngine::InstallEarlyDescriptor(int64_t early, const foreactor_call& open) {
+  return real_ != nullptr ? real_->InstallEarlyDescriptor(early, open) : -ECANCELED;
+}
+
+void DeferredEngine::ReleaseEarlyDescriptor(int64_t early) {
+  if (real_ != nullptr) real_->ReleaseEarlyDescriptor(early);
 }
 
 void DeferredEngine::Rest() {

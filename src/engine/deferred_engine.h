@@ -42,6 +42,8 @@ class DeferredEngine final : public Engine {
   void Wait(Request* request) override;
   void Poll() override;
   void Cancel(Request* request) override;
+  int64_t InstallEarlyDescriptor(int64_t early, const foreactor_call& open) override;
+  void ReleaseEarlyDescriptor(int64_t early) override;
   void Rest() override;
   void RestartOrder() override {
     if (real_ != nullptr) real_->RestartOrder();

@@ -1,5 +1,6 @@
 // CreateEngine: picks the backend, falling back from io_uring to the
 // thread pool when the kernel does not let us use io_uring (DESIGN §6).
+#include <cerrno>
 #include <new>
 
 #include "base/out_of_memory.h"
@@ -43,6 +44,11 @@ std::unique_ptr<Engine> CreateRealEngine(const EngineOptions& options,
 }
 
 }  // namespace
+
+// Engines that support no open never hold an early descriptor.
+int64_t Engine::InstallEarlyDescriptor(int64_t, const foreactor_call&) { return -ECANCELED; }
+
+void Engine::ReleaseEarlyDescriptor(int64_t) {}
 
 std::unique_ptr<Engine> CreateEngine(const EngineOptions& options, std::string* fallback_reason) {
 #ifdef FOREACTOR_FAULT_INJECTION

@@ -59,6 +59,29 @@ class Engine {
   // Does nothing when requests are prepared or in flight.
   virtual void Rest() {}
 
+  // Opens issued early (DESIGN §2 rule 1).  An engine that supports OPEN or
+  // OPENAT completes such a request with an early descriptor (>= 0): a
+  // handle the engine holds outside the program's descriptor table, or with
+  // the open's failure (-errno).  Until the program reaches the open, its
+  // table is untouched: its own opens take the numbers they would take
+  // without foreactor, and nothing foreactor closes can release the
+  // record locks (fcntl F_SETLK) the process holds on the file, which the
+  // close of any descriptor of a file in the process's table does.  The
+  // owner passes every early descriptor to exactly one of the two calls
+  // below.
+
+  // Moves the early descriptor `early` of the completed open `open` into
+  // the program's table at the lowest free number (where the program's own
+  // open would have put it), close-on-exec when `open.flags` has O_CLOEXEC,
+  // and returns that number; the engine holds it no longer.  Returns -errno
+  // when it cannot (no number free, the engine broken, a forked child):
+  // `early` is then released and the program makes the open itself.
+  virtual int64_t InstallEarlyDescriptor(int64_t early, const foreactor_call& open);
+
+  // Drops the early descriptor `early` of an open the program never
+  // reached.  The program's table is not touched.
+  virtual void ReleaseEarlyDescriptor(int64_t early);
+
   // Forgets that an ordered request (Request::ordered) failed, fell short
   // or was cancelled: the next ordered request runs again.  Call it only
   // when no ordered request of this engine is in flight.

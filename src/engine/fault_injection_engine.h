@@ -96,6 +96,10 @@ class FaultInjectionEngine : public Engine {
   void Poll() override { inner_->Poll(); }
   void Cancel(Request* request) override;
   void RestartOrder() override { inner_->RestartOrder(); }
+  int64_t InstallEarlyDescriptor(int64_t early, const foreactor_call& open) override {
+    return inner_->InstallEarlyDescriptor(early, open);
+  }
+  void ReleaseEarlyDescriptor(int64_t early) override { inner_->ReleaseEarlyDescriptor(early); }
 
  private:
   FaultInjectionEngine(std::unique_ptr<Engine> inner, foreactor_fault_decide_function* decide,

@@ -16,6 +16,11 @@ long HighDescriptorCeiling() {
   return static_cast<long>(limit.rlim_cur);
 }
 
+long HighDescriptorFloor(long ceiling) {
+  if (ceiling < 256) return -1;
+  return ceiling >= 2048 ? ceiling - 1024 : ceiling / 2;
+}
+
 void ReserveHighDescriptors() {
   const long ceiling = HighDescriptorCeiling();
   if (ceiling < 1) return;

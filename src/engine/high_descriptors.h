@@ -2,8 +2,8 @@
 // the program's way.
 //
 // A program's open takes the lowest free descriptor number, so foreactor's
-// own descriptors (an io_uring ring, the descriptor of an open issued early
-// while it waits for the program) are kept at high numbers: the program gets
+// own descriptors (an io_uring ring, a file reopened for reads of its own)
+// are kept at high numbers: the program gets
 // the numbers it would get without foreactor as long as it holds fewer
 // descriptors than the range below them.  The range's top is the descriptor
 // limit (RLIMIT_NOFILE), capped at kHighDescriptorCap.
@@ -25,6 +25,12 @@ inline constexpr long kHighDescriptorCap = 65536;
 // The top of the range foreactor's descriptors use: min(soft
 // RLIMIT_NOFILE, kHighDescriptorCap).  -1 when the limit cannot be read.
 long HighDescriptorCeiling();
+
+// The lowest number of the high range under the top `ceiling`
+// (HighDescriptorCeiling()): far above the numbers a program uses, 1,024
+// below the top, or half of it when the top is under 2,048.  -1 when the
+// top leaves no such room (under 256, or -1).
+long HighDescriptorFloor(long ceiling);
 
 // Grows the calling process's descriptor table to HighDescriptorCeiling()
 // entries now, by taking and releasing the number just below it.  Meant for

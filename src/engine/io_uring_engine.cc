@@ -14,6 +14,7 @@
 #include <cstring>
 #include <new>
 
+#include "base/call_types.h"
 #include "base/fork.h"
 #include "engine/request_rules.h"
 
@@ -39,6 +40,19 @@ constexpr size_t kMaxTransferBytes = 0x7ffff000;
 constexpr __u64 kInternalUserData = 0;
 // CQ slots requests leave free, so a cancellation always finds one.
 constexpr unsigned kReservedForCancel = 1;
+
+// IORING_OP_FIXED_FD_INSTALL (Linux 6.8) and its flag, newer than the
+// liburing headers Debian 12 ships: installs the fixed file the SQE names
+// (IOSQE_FIXED_FILE) in the submitting task's descriptor table at the
+// lowest free number, close-on-exec unless kFixedDescriptorNoCloseOnExec
+// is set in the SQE's install flags (the word open_flags shares).
+constexpr __u8 kOpFixedDescriptorInstall = 54;
+constexpr __u32 kFixedDescriptorNoCloseOnExec = 1U << 0;
+// The most early descriptors one ring holds (its sparse fixed-file table):
+// more early opens than this wait at once only past a queue of 1,024, and
+// the one that finds the table full completes with -ENFILE, which the
+// runtime never delivers.
+constexpr unsigned kMaxEarlyDescriptors = 1024;
 
 // True when io_uring can run `call` with the same result as the system call.
 bool Expressible(const foreactor_call& call) {
@@ -195,6 +209,8 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
   // Optional: without it, write-back hints are refused (Runnable).
   starts_write_back_ = io_uring_opcode_supported(probe, IORING_OP_SYNC_FILE_RANGE) != 0;
   starts_read_ahead_ = io_uring_opcode_supported(probe, IORING_OP_FADVISE) != 0;
+  // Optional: opens run early only into the ring's own table (Supports).
+  const bool installs = io_uring_opcode_supported(probe, kOpFixedDescriptorInstall) != 0;
   for (const Needed& operation : needed) {
     if (!io_uring_opcode_supported(probe, operation.opcode)) {
       io_uring_free_probe(probe);
@@ -210,6 +226,12 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
     unsigned limits[2] = {options.workers, options.workers};
     io_uring_register_iowq_max_workers(&ring_, limits);
   }
+
+  early_descriptor_slots_ =
+      ring_.sq.ring_entries < kMaxEarlyDescriptors ? ring_.sq.ring_entries : kMaxEarlyDescriptors;
+  // The table counts against RLIMIT_NOFILE; a kernel or limit that refuses
+  // it leaves opens to the program.
+  opens_early_ = installs && io_uring_register_files_sparse(&ring_, early_descriptor_slots_) == 0;
 
   completion_capacity_ = ring_.cq.ring_entries;
   if (!AllocationSucceeds([&] { pending_.reserve(ring_.sq.ring_entries); })) {
@@ -257,6 +279,11 @@ IoUringEngine::~IoUringEngine() {
   ExitRing(&ring_);
 }
 
+bool IoUringEngine::Supports(foreactor_call_type type) const {
+  if (IsOpen(type) && !opens_early_) return false;
+  return SupportsType(type);
+}
+
 bool IoUringEngine::SupportsType(foreactor_call_type type) {
   switch (type) {
     case FOREACTOR_CALL_OPEN:
@@ -290,7 +317,7 @@ bool IoUringEngine::HasRoomFor(unsigned count, unsigned reserved) const {
 
 void IoUringEngine::Rest() {
   if (!ring_ready_ || Unusable() || owed_completions_ > 0 || !pending_.empty() ||
-      !held_streamed_.empty()) {
+      !held_streamed_.empty() || early_descriptors_held_ > 0) {
     return;
   }
   ExitRing(&ring_);
@@ -404,11 +431,16 @@ void IoUringEngine::PrepareSqe(Request* request, io_uring_sqe* sqe, bool link_to
   }
   switch (call.type) {
     case FOREACTOR_CALL_OPEN:
-      io_uring_prep_openat(sqe, AT_FDCWD, call.path, call.flags, call.mode);
+    case FOREACTOR_CALL_OPENAT: {
+      // Into a free slot of the ring's table, never the program's (the
+      // completion's result is the slot).  The kernel refuses O_CLOEXEC
+      // there; InstallEarlyDescriptor() applies it.
+      const int directory = call.type == FOREACTOR_CALL_OPEN ? AT_FDCWD : call.fd;
+      io_uring_prep_openat(sqe, directory, call.path, static_cast<int>(call.flags & ~O_CLOEXEC),
+                           call.mode);
+      sqe->file_index = IORING_FILE_INDEX_ALLOC;
       break;
-    case FOREACTOR_CALL_OPENAT:
-      io_uring_prep_openat(sqe, call.fd, call.path, call.flags, call.mode);
-      break;
+    }
     case FOREACTOR_CALL_CLOSE:
       io_uring_prep_close(sqe, call.fd);
       break;
@@ -500,6 +532,10 @@ void IoUringEngine::ReapAvailable() {
     if (cqe->user_data != kInternalUserData) {
       Request* request = reinterpret_cast<Request*>(static_cast<uintptr_t>(cqe->user_data));
       if (request->streamed) --streamed_in_ring_;
+      if (request != &install_request_ && request->operation == RequestOperation::kCall &&
+          IsOpen(request->call.type) && cqe->res >= 0) {
+        ++early_descriptors_held_;
+      }
       CompleteRequest(request, cqe->res);
     }
   }
@@ -553,6 +589,41 @@ void IoUringEngine::Cancel(Request* request) {
   sqe->user_data = kInternalUserData;
   pending_.push_back(PendingSqe{nullptr, sqe});
   SubmitPending();
+}
+
+int64_t IoUringEngine::InstallEarlyDescriptor(int64_t early, const foreactor_call& open) {
+  if (early < 0 || Unusable()) return -ECANCELED;
+  if (!HasRoomFor(1, kReservedForCancel)) Poll();
+  if (!HasRoomFor(1, kReservedForCancel)) {
+    ReleaseEarlyDescriptor(early);
+    return -EAGAIN;
+  }
+  // Runs inline in io_uring_enter, on this thread: the number is taken in
+  // the program's table, the lowest free one, as the program's open takes
+  // it.  Never IOSQE_ASYNC.
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: room was checked
+  io_uring_prep_rw(kOpFixedDescriptorInstall, sqe, static_cast<int>(early), nullptr, 0, 0);
+  sqe->open_flags = (open.flags & O_CLOEXEC) != 0 ? 0 : kFixedDescriptorNoCloseOnExec;
+  io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
+  io_uring_sqe_set_data(sqe, &install_request_);
+  install_request_.state.store(RequestState::kPrepared, std::memory_order_relaxed);
+  pending_.push_back(PendingSqe{&install_request_, sqe});
+  SubmitPending();
+  Wait(&install_request_);
+  const int64_t installed = install_request_.result;
+  install_request_.state.store(RequestState::kIdle, std::memory_order_relaxed);
+  ReleaseEarlyDescriptor(early);  // the program's descriptor holds the file now
+  return installed;
+}
+
+void IoUringEngine::ReleaseEarlyDescriptor(int64_t early) {
+  if (early < 0 || Unusable()) return;
+  // An fput in the ring's table: no record lock of the process goes with it.
+  int none = -1;
+  if (io_uring_register_files_update(&ring_, static_cast<unsigned>(early), &none, 1) == 1 &&
+      early_descriptors_held_ > 0) {
+    --early_descriptors_held_;
+  }
 }
 
 }  // namespace foreactor

@@ -61,8 +61,12 @@ class IoUringEngine final : public Engine {
 
   static constexpr const char* kName = "io_uring";
   const char* name() const override { return kName; }
-  bool Supports(foreactor_call_type type) const override { return SupportsType(type); }
-  // What every io_uring engine supports (the operations Create() checks).
+  // SupportsType(), and opens only when the ring can hold them out of the
+  // program's table (the kernel installs fixed files, Linux 6.8, and the
+  // sparse fixed-file table was registered).
+  bool Supports(foreactor_call_type type) const override;
+  // What an io_uring engine may support (the operations Create() checks,
+  // and opens).
   static bool SupportsType(foreactor_call_type type);
   // Returns false, leaving the chain kIdle, when the SQ or the CQ has no
   // room for the whole chain, when a request is not kIdle or not supported,
@@ -76,6 +80,13 @@ class IoUringEngine final : public Engine {
   // Submits an asynchronous cancel for the request.  A request the kernel
   // already started (or finished) keeps its real result.
   void Cancel(Request* request) override;
+  // An early open's descriptor is a slot of the ring's fixed-file table
+  // (IORING_FILE_INDEX_ALLOC); installing it submits
+  // IORING_OP_FIXED_FD_INSTALL and waits for it (a few microseconds, run
+  // inline on this thread), then empties the slot.
+  int64_t InstallEarlyDescriptor(int64_t early, const foreactor_call& open) override;
+  // Empties the slot (IORING_REGISTER_FILES_UPDATE with -1).
+  void ReleaseEarlyDescriptor(int64_t early) override;
   // Closes the ring when nothing is prepared or in flight; the next
   // Prepare() sets up a new one with the same options (and, if that fails,
   // the engine refuses every request from then on).
@@ -123,6 +134,13 @@ class IoUringEngine final : public Engine {
   bool deferred_task_work_ = false;
   bool starts_write_back_ = false;  // the kernel has IORING_OP_SYNC_FILE_RANGE
   bool starts_read_ahead_ = false;  // the kernel has IORING_OP_FADVISE
+  bool opens_early_ = false;        // early descriptors live in the fixed-file table
+  unsigned early_descriptor_slots_ = 0;
+  // Slots holding an early open's file, not yet installed or released: the
+  // ring may not rest while one does.
+  unsigned early_descriptors_held_ = 0;
+  // The internal request of InstallEarlyDescriptor().
+  Request install_request_;
   bool broken_ = false;
   const bool async_;
   unsigned fork_generation_ = 0;

@@ -36,7 +36,11 @@ ThreadPoolEngine::~ThreadPoolEngine() {
   pool_->Unregister(&submitter_);
 }
 
-bool ThreadPoolEngine::Supports(foreactor_call_type type) const { return IsValidCallType(type); }
+bool ThreadPoolEngine::Supports(foreactor_call_type type) const {
+  // A worker's open would take a number in the program's table, and giving
+  // it up there releases the process's record locks on the file.
+  return IsValidCallType(type) && !IsOpen(type);
+}
 
 bool ThreadPoolEngine::Prepare(Request* request) {
   if (batch_.size() >= batch_capacity_) return false;

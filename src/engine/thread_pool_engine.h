@@ -4,7 +4,8 @@
 // One ThreadPoolEngine per thread (per runtime); all of them share the one
 // pool.  Prepare() appends to a batch local to the engine; Submit() hands
 // the whole batch to the pool under one lock.  Every call type is
-// supported, and write-back hints (RequestOperation::kStartWriteBack); a
+// supported but opens, and write-back hints (RequestOperation::
+// kStartWriteBack); a
 // linked chain runs in order on one worker.  A worker names a request's
 // descriptor by its number: the runtime keeps the program from closing it
 // while the request may run (runtime/write_behind.h).
@@ -40,6 +41,10 @@ class ThreadPoolEngine final : public Engine {
 
   static constexpr const char* kName = "threads";
   const char* name() const override { return kName; }
+  // Every valid type but opens: a worker shares the program's descriptor
+  // table, and an early descriptor must stay out of it until delivery
+  // (Engine::InstallEarlyDescriptor).  Prepare() still runs an open it is
+  // given, into the program's table (the engine's tests block workers so).
   bool Supports(foreactor_call_type type) const override;
   // Returns false when the batch is full or a request of the chain is not
   // kIdle or of an invalid type, or an ordered request is linked.

@@ -125,7 +125,6 @@ void GraphRunner::Enter(void* scope_state) {
   bytes_ahead_ = 0;
   prepared_unsubmitted_ = 0;
   pending_accesses_.Clear();
-  descriptor_parking_.StartScope();
   misprediction_guard_.ResetMispredictionRun();
   check_report_.StartScope();
   frontier_weak_since_call_ = graph_.node(FOREACTOR_START_NODE).next.weak;
@@ -343,10 +342,6 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
 
   bool issue =
       !settings_.check && early != EarlyIssue::kNever && !held_back && issue_rules_.Issuable(call);
-  const bool is_open = IsOpen(call.type);
-  // Descriptor numbers follow the order of opens: none early while an
-  // earlier open waits to run at the frontier.
-  if (is_open && descriptor_parking_.OpenWaits()) issue = false;
   // A write of the bytes a linked read produces never runs on its own.
   if (WritesLinkedReadsBytes(call)) issue = false;
   // A write at the file position goes where the plugin says only if that
@@ -505,7 +500,6 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
       return PeekStep::kStop;  // queue full: try again after the next completion
     }
     slot.state = SlotState::kIssued;
-    slot.descriptor_parked = false;
     statistics_.issued_early++;
     if (direct) statistics_.direct_reads++;
     if (!coalesced) {
@@ -518,8 +512,6 @@ GraphRunner::PeekStep GraphRunner::PeekSyscall(int node) {
     pending_accesses_.Record(passed.predicted);
     passed.has_access = true;
     const foreactor_call_type type = passed.predicted.type;
-    passed.unissued_open = IsOpen(type) && passed.state != SlotState::kIssued;
-    if (passed.unissued_open) descriptor_parking_.OpenPassedUnissued();
     // Nothing after a visit that rests on a guess is certain.
     passed.unconfirmed_guess = issue_rules_.PassedRestsOnGuess(passed.predicted, passed_held_back);
     const CallTypeInfo& passed_info = InfoOf(type);
@@ -626,7 +618,6 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
   // before waiting.  (When the peek head is still at the frontier, this
   // visit runs synchronously and the walk resumes after it.)
   if (peek_passed) Fill();
-  if (IsOpen(real.type)) ParkEarlyDescriptors();
   bool known = peek_passed;
   if (!known) known = AskArguments(node, frontier_, slot);
   const CallTypeInfo& type_info = InfoOf(real.type);
@@ -698,7 +689,7 @@ bool GraphRunner::Offer(InterceptedCall* intercepted, int64_t* result) {
       // A direct read that failed says nothing of the program's read
       // through the page cache, which then runs as its own call.
       const bool failed_direct = slot.direct_read && slot.request.result < 0;
-      if (Deliverable(slot.request) && !failed_direct) {
+      if (Deliverable(slot.request) && !failed_direct && InstallEarlyOpen(slot)) {
         return ServeEarlyResult(node, slot, *intercepted, result);
       }
       if (Executed(slot.request)) {
@@ -735,9 +726,6 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
   const foreactor_call& real = intercepted.call;
   const CallTypeInfo& type_info = InfoOf(real.type);
   int64_t value = DeliverResult(slot, real);
-  if (IsOpen(real.type) && value >= 0) {
-    value = DescriptorParking::Deliver(static_cast<int>(value), slot.predicted);
-  }
   if (type_info.implicit_offset && value > 0) raw::Lseek(real.fd, real.offset + value, SEEK_SET);
   if (from_engine) statistics_.consumed++;
   if (from_engine && value > 0 && (type_info.reads_data || type_info.writes_data)) {
@@ -751,20 +739,15 @@ bool GraphRunner::ServeEarlyResult(int node, VisitSlot& slot, const InterceptedC
   return true;
 }
 
-void GraphRunner::ParkEarlyDescriptors() {
-  if (!speculating_) return;
-  for (SyscallNodeState& state : syscall_states_) {
-    for (uint64_t visit = state.frontier_count; visit < state.peek_count; ++visit) {
-      VisitSlot& slot = state.slots.At(visit);
-      if (slot.state != SlotState::kIssued || !IsOpen(slot.predicted.type) ||
-          slot.descriptor_parked) {
-        continue;
-      }
-      WaitFor(slot);
-      slot.descriptor_parked = true;
-      slot.request.result = descriptor_parking_.Park(slot.request.result, slot.predicted);
-    }
-  }
+bool GraphRunner::InstallEarlyOpen(VisitSlot& slot) {
+  Request& request = slot.request;
+  if (!IsOpen(slot.predicted.type) || request.result < 0) return true;
+  const int64_t installed =
+      EngineOf(request)->InstallEarlyDescriptor(request.result, slot.predicted);
+  // Not installed: the engine gave the file up, and the program opens it
+  // itself (counted as a cancelled early call).
+  request.result = installed >= 0 ? installed : -ECANCELED;
+  return installed >= 0;
 }
 
 void GraphRunner::Complete(InterceptedCall* intercepted, int64_t result) {
@@ -802,10 +785,8 @@ void GraphRunner::FinishFrontierVisit(int node, const foreactor_call& real, int6
   }
   if (slot.has_access && !pending_accesses_.empty()) {
     pending_accesses_.ReleaseOldest();
-    if (slot.unissued_open) descriptor_parking_.UnissuedOpenReached();
   }
   slot.has_access = false;
-  slot.unissued_open = false;
   if (slot.unconfirmed_guess) issue_rules_.GuessReached();
   slot.unconfirmed_guess = false;
   if (info.call_type == FOREACTOR_CALL_CLOSE && slot.state != SlotState::kEmpty) {
@@ -1017,7 +998,7 @@ void GraphRunner::DiscardEarlyResult(VisitSlot& slot) {
     statistics_.wasted++;
     const foreactor_call_type type = slot.predicted.type;
     if (IsOpen(type) && request.result >= 0) {
-      raw::Close(static_cast<int>(request.result));
+      EngineOf(slot.request)->ReleaseEarlyDescriptor(request.result);
     } else if (type == FOREACTOR_CALL_GETDENTS64 && request.result > 0) {
       raw::Lseek(slot.predicted.fd, slot.directory_position, SEEK_SET);
     }
@@ -1042,7 +1023,6 @@ void GraphRunner::DrainAhead() {
       slot.request.state.store(RequestState::kIdle, std::memory_order_relaxed);
       slot.state = SlotState::kEmpty;
       slot.has_access = false;
-      slot.unissued_open = false;
       slot.unconfirmed_guess = false;
     }
     state.peek_count = state.frontier_count;
@@ -1055,7 +1035,6 @@ void GraphRunner::DrainAhead() {
   bytes_ahead_ = 0;
   write_probe_ = PausingProbe{};  // its visit is gone with the rest
   pending_accesses_.Clear();
-  descriptor_parking_.ForgetUnissuedOpens();
   issue_rules_.ForgetGuessesAhead();
 }
 

@@ -14,16 +14,17 @@
 //    is passed without being issued (the program makes it at the
 //    frontier), like a call that never runs early.  It stops at an unknown
 //    branch or arguments, before a call that an earlier pending visit must
-//    run before, and when the engine's queue is full.  It issues no open
-//    while an earlier open waits to run at the frontier.  Everything it
+//    run before, and when the engine's queue is full.  Everything it
 //    prepares in one walk is submitted as one batch.  A call the program
 //    makes outside the graph discards the early results it may change.
 //  - Certainty, and which calls can run early at all: IssueRules
 //    (issue_rules.h).
 //  - Order of the visits ahead, and what a call outside the graph makes
 //    stale: PendingAccesses (pending_accesses.h).
-//  - Descriptor numbers and the order of opens: DescriptorParking
-//    (descriptor_parking.h).
+//  - Descriptor numbers: an early open's descriptor stays in the engine's
+//    own table until the program reaches the open, and then takes the
+//    lowest free number, as the program's open would
+//    (Engine::InstallEarlyDescriptor).
 //
 // Reads that hit the page cache: an asynchronous engine only costs time on
 // data already in memory.  Before issuing a read early, the peek head tries
@@ -124,7 +125,6 @@
 #include "runtime/coalesced_reads.h"
 #include "runtime/cursor.h"
 #include "runtime/depth_controller.h"
-#include "runtime/descriptor_parking.h"
 #include "runtime/direct_reads.h"
 #include "runtime/file_kind_cache.h"
 #include "runtime/interception.h"
@@ -190,13 +190,6 @@ class GraphRunner {
 
   // The outcome of a call Offer() claimed but declined to serve.
   void Complete(InterceptedCall* intercepted, int64_t result);
-
-  // Called before the program takes a descriptor number itself (its own
-  // open, or the delivery of an early one).  Waits for every early open of
-  // this scope still in flight and parks each descriptor one returned
-  // (DescriptorParking::Park), so that the lowest free number is the one
-  // the program would see without foreactor.
-  void ParkEarlyDescriptors();
 
   // After fork() in the child: never touch the engine again.
   void Abandon() {
@@ -364,6 +357,12 @@ class GraphRunner {
   // still be waited for (DiscardEarlyResult).
   void CancelEarly(VisitSlot& slot);
   void DiscardEarlyResult(VisitSlot& slot);
+  // The program reached the open of `slot` (kIssued, completed, deliverable):
+  // its early descriptor, if it has one, is installed in the program's
+  // table and becomes the request's result.  Returns false when the engine
+  // could not install it (the result is then -ECANCELED: the program makes
+  // the open itself).
+  bool InstallEarlyOpen(VisitSlot& slot);
   void DrainAhead();
   void NoteMisprediction();
   // Counts a call that does not belong to the graph at the frontier, lets
@@ -434,13 +433,10 @@ class GraphRunner {
   ReadEnd peek_read_end_;      // the last pread visit the peek head passed (the frontier's there)
   // Whether the visit at the peek head is certain (weak edges, guesses
   // ahead, following the program), and whether a call can run early at all.
-  IssueRules issue_rules_{engine_, &file_kinds_, &descriptor_parking_};
+  IssueRules issue_rules_{engine_, &file_kinds_};
   unsigned visits_ahead_ = 0;  // syscall visits passed by peek, not by frontier
   uint64_t bytes_ahead_ = 0;   // data bytes those visits read or write
   unsigned prepared_unsubmitted_ = 0;
-
-  // Early opens' descriptor numbers (where they wait, the order of opens).
-  DescriptorParking descriptor_parking_;
 
   // Suspension after mispredictions (kept across scopes).
   MispredictionGuard misprediction_guard_;

@@ -34,8 +34,6 @@ bool IssueRules::Issuable(const foreactor_call& call) {
     if (kind.direct && !DirectIoAllowed(call, info.writes_data)) return false;
   }
   if (info.vectored && call.iov == nullptr && info.writes_data) return false;
-  // An early descriptor must be able to wait above the program's numbers.
-  if (IsOpen(call.type) && !descriptor_parking_->HasRoom()) return false;
   return true;
 }
 

@@ -30,8 +30,7 @@
 // data), never at an offset in place of the position of a file opened for
 // appending, and direct I/O only as aligned as the kernel demands (never
 // turned into a success by running it on foreactor's own aligned buffer);
-// getdents64 only on a directory; opens only while their descriptors have
-// room to wait above the program's (DescriptorParking).
+// getdents64 only on a directory.
 //
 // The runner tells this class where its two cursors go (edges crossed,
 // visits passed and reached, drains) and asks Uncertain() before each
@@ -44,7 +43,6 @@
 #include "base/call_types.h"
 #include "engine/engine.h"
 #include "foreactor/foreactor.h"
-#include "runtime/descriptor_parking.h"
 #include "runtime/file_kind_cache.h"
 #include "runtime/pending_accesses.h"
 
@@ -52,10 +50,10 @@ namespace foreactor {
 
 class IssueRules {
  public:
-  // `engine` (null when there is none: nothing is asked then),
-  // `file_kinds` and `descriptor_parking` outlive this object.
-  IssueRules(const Engine* engine, FileKindCache* file_kinds, DescriptorParking* descriptor_parking)
-      : engine_(engine), file_kinds_(file_kinds), descriptor_parking_(descriptor_parking) {}
+  // `engine` (null when there is none: nothing is asked then) and
+  // `file_kinds` outlive this object.
+  IssueRules(const Engine* engine, FileKindCache* file_kinds)
+      : engine_(engine), file_kinds_(file_kinds) {}
 
   // A new scope; `start_edge_weak`: the edge from the start node is weak.
   void StartScope(bool start_edge_weak) {
@@ -136,7 +134,6 @@ class IssueRules {
  private:
   const Engine* const engine_;
   FileKindCache* const file_kinds_;
-  DescriptorParking* const descriptor_parking_;
   uint64_t frontier_weak_edges_ = 0;  // weak edges the frontier has crossed
   uint64_t peek_weak_edges_ = 0;      // weak edges the peek head has crossed
   // The frontier crossed a weak edge and the program has not made a graph

@@ -5,14 +5,12 @@
 #include <cstdio>
 
 #include "engine/high_descriptors.h"
-#include "runtime/descriptor_parking.h"
 #include "runtime/raw_syscalls.h"
 
 namespace foreactor {
 
 int ReopenReadOnly(int fd, uint64_t flags, dev_t device, ino_t inode, struct stat* status) {
-  // The high range's floor, as early opens are parked.
-  const long floor = DescriptorParking::FloorBelow(HighDescriptorCeiling());
+  const long floor = HighDescriptorFloor(HighDescriptorCeiling());
   if (floor < 0) return -1;
   const int64_t program_flags = raw::Fcntl(fd, F_GETFL, 0);
   if (program_flags < 0) return -1;

@@ -6,8 +6,8 @@
 // one whose read-ahead state is not the program's (read_ahead_stream.h: the
 // kernel keeps read-ahead state per open file description, and a
 // descriptor's reads shape it).  ReopenReadOnly() makes one without the
-// program seeing it: the number it takes is in the high range that early
-// opens are parked in (descriptor_parking.h), so the program's own opens get
+// program seeing it: the number it takes is in foreactor's high range
+// (engine/high_descriptors.h), so the program's own opens get
 // the numbers they would get without foreactor, and it closes on exec.
 //
 // Such a descriptor is in the program's descriptor table, and the close of

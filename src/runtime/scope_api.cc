@@ -285,13 +285,6 @@ bool OfferCall(InterceptedCall* intercepted, int64_t* result) {
     }
     if (tls_state != nullptr) tls_state->BeforeClose(intercepted->call.fd);
   }
-  if (IsOpen(intercepted->call.type)) {
-    // Whichever scope claims it, the open takes the lowest free number:
-    // no early descriptor of any scope on the thread may hold or take one.
-    for (GraphRunner* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
-      scope->ParkEarlyDescriptors();
-    }
-  }
   for (GraphRunner* scope = tls_context.innermost; scope != nullptr; scope = scope->outer) {
     if (!scope->speculating()) continue;
     if (scope->Offer(intercepted, result)) {

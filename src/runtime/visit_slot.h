@@ -68,8 +68,6 @@ struct VisitSlot {
   Request request;                 // what the engine runs
   int64_t directory_position = 0;  // getdents64: the directory offset before the early call
   bool has_access = false;         // this visit holds an entry in the pending-access queue
-  bool unissued_open = false;      // an open passed without early issue (counted until consumed)
-  bool descriptor_parked = false;  // an early open's descriptor moved above the program's numbers
   bool unconfirmed_guess = false;  // counted in the scope's guesses ahead (see GraphRunner)
   // kCached by a probe that returned the bytes but waited for the device
   // (PageCacheMode::FromMemory): the data was cold, though it is here now.

@@ -4,6 +4,7 @@
 #include "engine/deferred_engine.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <string>
@@ -84,6 +85,36 @@ TEST(DeferredEngineTest, ThreadPoolSupportsEveryCallBeforeAndAfter) {
   EXPECT_TRUE(reports.fallback_reason.empty());
   EXPECT_TRUE(engine.Supports(FOREACTOR_CALL_GETDENTS64));
   close(fd);
+}
+
+// io_uring that cannot be set up falls back to the thread pool, which runs
+// no open early: an open offered as the first request (Supports() said yes
+// for io_uring) is refused, never run into the program's table.
+TEST(DeferredEngineTest, AnOpenTheEngineMadeDoesNotSupportIsRefused) {
+  Reports reports;
+  EngineOptions options;
+  options.kind = EngineKind::kIoUring;
+  DeferredEngine engine(options, &Record, &reports);
+  EXPECT_TRUE(engine.Supports(FOREACTOR_CALL_OPEN)) << "io_uring may run opens";
+  // A descriptor limit under 256 leaves the ring no room: the thread pool.
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  struct rlimit tight = saved;
+  tight.rlim_cur = 64;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  const int before = testing::OpenDescriptorCount();
+  Request request;
+  request.call.type = FOREACTOR_CALL_OPEN;
+  request.call.path = "/dev/null";
+  request.call.flags = O_RDONLY;
+  const bool prepared = engine.Prepare(&request);
+  setrlimit(RLIMIT_NOFILE, &saved);
+  EXPECT_FALSE(prepared);
+  ASSERT_NE(engine.real(), nullptr);
+  EXPECT_STREQ(engine.name(), "threads");
+  EXPECT_FALSE(engine.Supports(FOREACTOR_CALL_OPEN));
+  EXPECT_EQ(engine.Submit(), 0);
+  EXPECT_EQ(testing::OpenDescriptorCount(), before) << "nothing opened";
 }
 
 }  // namespace

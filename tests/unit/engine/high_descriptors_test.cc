@@ -46,6 +46,15 @@ TEST_F(HighDescriptorsTest, CeilingIsTheLimitUpToTheCap) {
   }
 }
 
+TEST_F(HighDescriptorsTest, TheFloorLeavesTheProgramMostOfTheRange) {
+  EXPECT_EQ(HighDescriptorFloor(65536), 65536 - 1024);
+  EXPECT_EQ(HighDescriptorFloor(2048), 1024);
+  EXPECT_EQ(HighDescriptorFloor(1024), 512);
+  EXPECT_EQ(HighDescriptorFloor(256), 128);
+  EXPECT_EQ(HighDescriptorFloor(255), -1) << "no room";
+  EXPECT_EQ(HighDescriptorFloor(-1), -1) << "the limit could not be read";
+}
+
 TEST_F(HighDescriptorsTest, ReservingGrowsTheTableAndLeavesNothingOpen) {
   struct rlimit limit = saved_;
   limit.rlim_cur = saved_.rlim_max < 4096 ? saved_.rlim_max : 4096;

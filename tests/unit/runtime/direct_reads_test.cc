@@ -20,7 +20,6 @@
 #include "engine/high_descriptors.h"
 #include "engine/test_files.h"
 #include "gtest/gtest.h"
-#include "runtime/descriptor_parking.h"
 #include "runtime/file_kind_cache.h"
 #include "runtime/pages_cached.h"
 
@@ -87,7 +86,7 @@ TEST_F(DirectReadsTest, AColdAlignedRangeGetsADirectDescriptorThatReadsTheFile) 
   const int descriptor = direct_.DescriptorFor(fd_, KindOf(fd_), kChunk, kChunk, buffer_.data);
   ASSERT_GE(descriptor, 0);
   EXPECT_NE(descriptor, fd_);
-  EXPECT_GE(descriptor, DescriptorParking::FloorBelow(HighDescriptorCeiling()))
+  EXPECT_GE(descriptor, HighDescriptorFloor(HighDescriptorCeiling()))
       << "out of the program's way, above the numbers it gets";
   const int flags = fcntl(descriptor, F_GETFL);
   EXPECT_EQ(flags & O_ACCMODE, O_RDONLY);

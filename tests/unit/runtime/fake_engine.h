@@ -9,6 +9,13 @@
 // a request linked after one that failed or moved fewer bytes than asked
 // completes with -ECANCELED.
 //
+// An open it runs leaves its descriptor at a number in foreactor's high
+// range (engine/high_descriptors.h), standing in for a real engine's table
+// of its own: InstallEarlyDescriptor() moves it to the lowest free number,
+// ReleaseEarlyDescriptor() closes it.  (Both close a descriptor in the
+// program's table, which a real engine never does: record locks are the
+// real engines' tests' business.)
+//
 // Every prepared request is recorded in order (a copy of its call and its
 // address), so are the sizes of the Submit() batches and the cancellations.
 // Protocol errors of the code under test (preparing a request that is not
@@ -17,7 +24,9 @@
 #ifndef FOREACTOR_TESTS_UNIT_RUNTIME_FAKE_ENGINE_H_
 #define FOREACTOR_TESTS_UNIT_RUNTIME_FAKE_ENGINE_H_
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -28,7 +37,9 @@
 #include <string>
 #include <vector>
 
+#include "base/call_types.h"
 #include "engine/engine.h"
+#include "engine/high_descriptors.h"
 #include "engine/request_rules.h"
 
 namespace foreactor::testing {
@@ -169,6 +180,19 @@ class FakeEngine final : public Engine {
 
   void Poll() override { ++polls_; }
 
+  int64_t InstallEarlyDescriptor(int64_t early, const foreactor_call& open) override {
+    ++installs_;
+    const int command = (open.flags & O_CLOEXEC) != 0 ? F_DUPFD_CLOEXEC : F_DUPFD;
+    const int lowest = fcntl(static_cast<int>(early), command, 0);
+    ::close(static_cast<int>(early));
+    return lowest >= 0 ? lowest : -errno;
+  }
+
+  void ReleaseEarlyDescriptor(int64_t early) override {
+    ++releases_;
+    ::close(static_cast<int>(early));
+  }
+
   // Completes a request not completed yet with -ECANCELED.
   // Ordered requests (Request::ordered) run as the thread pool's lane
   // does: in Prepare() order, none after one that fell short, failed or
@@ -216,6 +240,9 @@ class FakeEngine final : public Engine {
   size_t cancel_count() const { return cancel_count_; }
   size_t wait_count() const { return waits_; }
   size_t poll_count() const { return polls_; }
+  // Early descriptors installed and released.
+  size_t install_count() const { return installs_; }
+  size_t release_count() const { return releases_; }
 
   // Requests prepared or submitted and not completed.
   size_t in_flight() const {
@@ -283,6 +310,14 @@ class FakeEngine final : public Engine {
     scratch.call = records_[index].request->call;
     scratch.linked_next = nullptr;
     ExecuteNow(&scratch);
+    if (scratch.operation == RequestOperation::kCall && IsOpen(scratch.call.type) &&
+        scratch.result >= 0) {
+      // Out of the program's way, as an engine's own table would be.
+      const long floor = HighDescriptorFloor(HighDescriptorCeiling());
+      const int high = fcntl(static_cast<int>(scratch.result), F_DUPFD_CLOEXEC, floor);
+      ::close(static_cast<int>(scratch.result));
+      scratch.result = high >= 0 ? high : -ECANCELED;
+    }
     records_[index].request->statx_buffer = scratch.statx_buffer;
     Finish(records_[index], scratch.result);
   }
@@ -307,6 +342,8 @@ class FakeEngine final : public Engine {
   std::vector<size_t> chain_heads_;   // per record: index of its chain's first record
   std::vector<bool> link_continues_;  // per completed record: may its successor run
   std::vector<size_t> submit_batches_;
+  size_t installs_ = 0;
+  size_t releases_ = 0;
   bool ordered_failed_ = false;  // the ordered lane stopped (Request::ordered)
   size_t cancel_count_ = 0;
   size_t waits_ = 0;

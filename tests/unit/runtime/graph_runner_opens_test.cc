@@ -1,12 +1,14 @@
 // Tests of GraphRunner with opens issued early: the program gets the
-// descriptor numbers a plain open gives (DescriptorParking), and early opens
-// never reached are closed.
+// descriptor numbers a plain open gives (Engine::InstallEarlyDescriptor),
+// early opens never reached are released, and the program's record locks
+// stay.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
+#include "engine/io_uring_engine.h"
 #include "engine/test_files.h"
 #include "runtime/graph_runner_fixture.h"
 
@@ -83,6 +85,51 @@ TEST_F(GraphRunnerOpensTest, EarlyOpenGivesTheDescriptorAPlainOpenWould) {
   scope.Exit();
   for (int fd : got) ::close(fd);
   EXPECT_EQ(got, plain);
+}
+
+TEST_F(GraphRunnerOpensTest, EarlyOpensNeverReachedAreReleasedNotInstalled) {
+  OpenState state;
+  for (int i = 0; i < 6; ++i) state.paths.push_back(data_path_);
+  auto graph = OpenLoopGraph();
+  GraphRunner scope(*graph, Depth(4), &engine_);
+  scope.Enter(&state);
+  engine_.CompleteAll();
+  const int64_t fd = ProgramCall(scope, OpenCall(state.paths[0]));
+  ASSERT_GE(fd, 0);
+  scope.Exit();
+  ::close(static_cast<int>(fd));
+  EXPECT_EQ(engine_.install_count(), 1u);
+  EXPECT_GE(engine_.release_count(), 1u);
+}
+
+// The program holds a record lock on the file it opens again: a plain run
+// keeps it until the program closes a descriptor of the file, and so must a
+// run whose opens are issued early, on the real engine that runs them.
+TEST_F(GraphRunnerOpensTest, EarlyOpensLeaveTheProgramsRecordLocksAlone) {
+  std::string error;
+  std::unique_ptr<IoUringEngine> engine = IoUringEngine::Create(EngineOptions{}, &error);
+  ASSERT_NE(engine, nullptr) << error;
+  if (!engine->Supports(FOREACTOR_CALL_OPEN)) GTEST_SKIP() << "no early opens on this kernel";
+  const int locker = ::open(data_path_.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(locker, 0);
+  ASSERT_TRUE(testing::LockWholeFile(locker));
+  OpenState state;
+  for (int i = 0; i < 6; ++i) state.paths.push_back(data_path_);
+  auto graph = OpenLoopGraph();
+  std::vector<int> got;
+  {
+    GraphRunner scope(*graph, Depth(4), engine.get());
+    scope.Enter(&state);
+    for (int i = 0; i < 2; ++i) {
+      bool served = false;
+      got.push_back(static_cast<int>(ProgramCall(scope, OpenCall(data_path_), &served)));
+      EXPECT_TRUE(i == 0 || served) << "the second open was issued early";
+    }
+    scope.Exit();  // the program returned early: the early opens left are given up
+  }
+  EXPECT_TRUE(testing::WriteLockHeld(data_path_)) << "the program's record lock was released";
+  for (int fd : got) ::close(fd);
+  ::close(locker);
 }
 
 }  // namespace

@@ -28,9 +28,9 @@ foreactor_call Call(foreactor_call_type type, int fd = 3) {
 foreactor_call Pread() { return Call(FOREACTOR_CALL_PREAD); }
 foreactor_call Pwrite() { return Call(FOREACTOR_CALL_PWRITE); }
 
-// Rules for certainty alone: no engine, files or parking to ask.
+// Rules for certainty alone: no engine or files to ask.
 IssueRules Started(bool start_edge_weak = false) {
-  IssueRules rules(nullptr, nullptr, nullptr);
+  IssueRules rules(nullptr, nullptr);
   rules.StartScope(start_edge_weak);
   return rules;
 }
@@ -126,7 +126,6 @@ class WriteAtPositionTest : public ::testing::Test {
     ASSERT_EQ(ftruncate(fd_, 8192), 0);
     ASSERT_EQ(lseek(fd_, 4096, SEEK_SET), 4096);
     accesses_.Reserve(4);
-    parking_.StartScope();
   }
   void TearDown() override {
     ::close(fd_);
@@ -143,8 +142,7 @@ class WriteAtPositionTest : public ::testing::Test {
   FileKindCache file_kinds_;
   PendingAccesses accesses_{&file_kinds_};
   testing::FakeEngine engine_;
-  DescriptorParking parking_;
-  IssueRules rules_{&engine_, &file_kinds_, &parking_};
+  IssueRules rules_{&engine_, &file_kinds_};
 };
 
 using IssuableTest = WriteAtPositionTest;
@@ -216,8 +214,10 @@ TEST_F(IssuableTest, AVectorWriteNeedsItsIovecs) {
   EXPECT_TRUE(rules_.Issuable(write));
 }
 
-TEST_F(IssuableTest, AnOpenIsIssuableWhileItsDescriptorHasRoomToWait) {
+TEST_F(IssuableTest, AnOpenIsIssuableWhenTheEngineRunsOpens) {
   EXPECT_TRUE(rules_.Issuable(Call(FOREACTOR_CALL_OPEN, AT_FDCWD)));
+  engine_.SetSupports(FOREACTOR_CALL_OPEN, false);
+  EXPECT_FALSE(rules_.Issuable(Call(FOREACTOR_CALL_OPEN, AT_FDCWD)));
 }
 
 TEST_F(IssuableTest, DirectIoMustBeAsAlignedAsTheKernelDemands) {

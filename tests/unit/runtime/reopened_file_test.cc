@@ -12,7 +12,6 @@
 #include "engine/high_descriptors.h"
 #include "engine/test_files.h"
 #include "gtest/gtest.h"
-#include "runtime/descriptor_parking.h"
 
 namespace foreactor {
 namespace {
@@ -43,7 +42,7 @@ TEST_F(ReopenedFileTest, ReadsTheSameFileReadOnlyFromAHighNumber) {
   ASSERT_GE(ours, 0);
   EXPECT_EQ(status.st_ino, status_.st_ino);
   EXPECT_EQ(status.st_size, status_.st_size);
-  EXPECT_GE(ours, DescriptorParking::FloorBelow(HighDescriptorCeiling()));
+  EXPECT_GE(ours, HighDescriptorFloor(HighDescriptorCeiling()));
   EXPECT_EQ(::fcntl(ours, F_GETFL) & O_ACCMODE, O_RDONLY);
   EXPECT_NE(::fcntl(ours, F_GETFD) & FD_CLOEXEC, 0);
   char bytes[64] = {};
