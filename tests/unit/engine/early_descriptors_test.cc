@@ -5,6 +5,7 @@
 // InstallEarlyDescriptor).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <memory>
@@ -125,6 +126,31 @@ TEST_F(EarlyDescriptorsTest, InstallingAndReleasingKeepTheProcesssRecordLocks) {
   EXPECT_TRUE(testing::WriteLockHeld(path_)) << "the process's record lock was released";
   for (int fd : installed) ::close(fd);
   ::close(locker);
+}
+
+// With no number free in the program's table, installing fails as the
+// program's open would (EMFILE) and gives the slot up: the runtime then
+// lets the program make the open itself.
+TEST_F(EarlyDescriptorsTest, InstallingIntoAFullTableFailsAndReleasesTheSlot) {
+  const int64_t early = OpenEarly(O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(early, 0);
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  struct rlimit tight = saved;
+  tight.rlim_cur = static_cast<rlim_t>(LowestFree() + 8);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  std::vector<int> fillers;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fillers.push_back(fd);
+  foreactor_call open{};
+  open.type = FOREACTOR_CALL_OPEN;
+  open.flags = O_RDONLY | O_CLOEXEC;
+  const int64_t installed = engine_->InstallEarlyDescriptor(early, open);
+  for (int fd : fillers) ::close(fd);
+  setrlimit(RLIMIT_NOFILE, &saved);
+  EXPECT_EQ(installed, -EMFILE);
+  const int before = testing::OpenDescriptorCount();
+  engine_->Rest();
+  EXPECT_EQ(testing::OpenDescriptorCount(), before - 1) << "no slot held: the ring rested";
 }
 
 // Released slots are free again: more opens than the table has slots, one
