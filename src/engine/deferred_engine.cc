@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <new>
 
-#include "base/call_types.h"
 #include "engine/io_uring_engine.h"
 #include "engine/thread_pool_engine.h"
 
@@ -23,7 +22,7 @@ bool DeferredEngine::Supports(foreactor_call_type type) const {
   // some in Prepare(): io_uring's opens on a kernel that cannot install a
   // fixed file, and a fallback to the thread pool, which runs no open.
   return options_.kind == EngineKind::kIoUring ? IoUringEngine::SupportsType(type)
-                                               : IsValidCallType(type) && !IsOpen(type);
+                                               : ThreadPoolEngine::SupportsType(type);
 }
 
 bool DeferredEngine::Prepare(Request* request) {

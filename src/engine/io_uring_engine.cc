@@ -227,11 +227,11 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
     io_uring_register_iowq_max_workers(&ring_, limits);
   }
 
-  early_descriptor_slots_ =
+  const unsigned early_descriptor_slots =
       ring_.sq.ring_entries < kMaxEarlyDescriptors ? ring_.sq.ring_entries : kMaxEarlyDescriptors;
   // The table counts against RLIMIT_NOFILE; a kernel or limit that refuses
   // it leaves opens to the program.
-  opens_early_ = installs && io_uring_register_files_sparse(&ring_, early_descriptor_slots_) == 0;
+  opens_early_ = installs && io_uring_register_files_sparse(&ring_, early_descriptor_slots) == 0;
 
   completion_capacity_ = ring_.cq.ring_entries;
   if (!AllocationSucceeds([&] { pending_.reserve(ring_.sq.ring_entries); })) {
@@ -532,6 +532,8 @@ void IoUringEngine::ReapAvailable() {
     if (cqe->user_data != kInternalUserData) {
       Request* request = reinterpret_cast<Request*>(static_cast<uintptr_t>(cqe->user_data));
       if (request->streamed) --streamed_in_ring_;
+      // An open's slot is held until installed or released (the install's
+      // own request is a kCall of type 0, OPEN, too: not one).
       if (request != &install_request_ && request->operation == RequestOperation::kCall &&
           IsOpen(request->call.type) && cqe->res >= 0) {
         ++early_descriptors_held_;

@@ -135,7 +135,6 @@ class IoUringEngine final : public Engine {
   bool starts_write_back_ = false;  // the kernel has IORING_OP_SYNC_FILE_RANGE
   bool starts_read_ahead_ = false;  // the kernel has IORING_OP_FADVISE
   bool opens_early_ = false;        // early descriptors live in the fixed-file table
-  unsigned early_descriptor_slots_ = 0;
   // Slots holding an early open's file, not yet installed or released: the
   // ring may not rest while one does.
   unsigned early_descriptors_held_ = 0;

@@ -36,7 +36,7 @@ ThreadPoolEngine::~ThreadPoolEngine() {
   pool_->Unregister(&submitter_);
 }
 
-bool ThreadPoolEngine::Supports(foreactor_call_type type) const {
+bool ThreadPoolEngine::SupportsType(foreactor_call_type type) {
   // A worker's open would take a number in the program's table, and giving
   // it up there releases the process's record locks on the file.
   return IsValidCallType(type) && !IsOpen(type);

@@ -45,7 +45,9 @@ class ThreadPoolEngine final : public Engine {
   // table, and an early descriptor must stay out of it until delivery
   // (Engine::InstallEarlyDescriptor).  Prepare() still runs an open it is
   // given, into the program's table (the engine's tests block workers so).
-  bool Supports(foreactor_call_type type) const override;
+  bool Supports(foreactor_call_type type) const override { return SupportsType(type); }
+  // What every thread-pool engine supports (as above).
+  static bool SupportsType(foreactor_call_type type);
   // Returns false when the batch is full or a request of the chain is not
   // kIdle or of an invalid type, or an ordered request is linked.
   // Write-back hints are accepted.
