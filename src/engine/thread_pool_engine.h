@@ -3,10 +3,9 @@
 //
 // One ThreadPoolEngine per thread (per runtime); all of them share the one
 // pool.  Prepare() appends to a batch local to the engine; Submit() hands
-// the whole batch to the pool under one lock.  Every call type is
-// supported but opens, and write-back hints (RequestOperation::
-// kStartWriteBack); a
-// linked chain runs in order on one worker.  A worker names a request's
+// the whole batch to the pool under one lock.  Every call type but opens
+// is supported, and write-back hints (RequestOperation::kStartWriteBack);
+// a linked chain runs in order on one worker.  A worker names a request's
 // descriptor by its number: the runtime keeps the program from closing it
 // while the request may run (runtime/write_behind.h).
 #ifndef FOREACTOR_ENGINE_THREAD_POOL_ENGINE_H_
