@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bitset>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -100,13 +99,6 @@ struct ThreadState {
   std::unique_ptr<Engine> engines[3];
   bool engine_failed[3] = {};
   Frame stack[kMaxScopeDepth];
-  // What the last scope of each graph that speculated on this thread did,
-  // where its bit in has_outcome is set.  Left uninitialized: a thread
-  // touches the entries of the graphs it runs only (a fresh page costs
-  // about 1.3 us on the development VM, a process's first scope pays for
-  // every page of this object it writes).
-  foreactor_scope_outcome last_outcomes[kMaxGraphs];
-  std::bitset<kMaxGraphs> has_outcome;
   int depth = 0;
   int untracked_depth = 0;  // scopes opened beyond kMaxScopeDepth
   bool forked_child = false;
@@ -400,10 +392,9 @@ void foreactor_scope_exit(foreactor_graph* graph) {
     if (!state->forked_child) tls_context.innermost = frame.runner->outer;
     frame.runner->outer = nullptr;
     const foreactor::Statistics& statistics = frame.runner->statistics();
-    const int id = graph->graph.id();
-    state->has_outcome.set(static_cast<size_t>(id));
-    state->last_outcomes[id] = {statistics.intercepted, statistics.issued_early,
-                                statistics.found_cached + statistics.served_from_cache};
+    frame.runner->has_last_outcome = true;
+    frame.runner->last_outcome = {statistics.intercepted, statistics.issued_early,
+                                  statistics.found_cached + statistics.served_from_cache};
     frame.runner->Exit();
   }
   state->RestEnginesIfIdle();
@@ -430,11 +421,10 @@ void foreactor_scope_look_ahead(foreactor_graph* graph) {
 int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_outcome* outcome) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  if (state == nullptr || outcome == nullptr || id < 0 ||
-      !state->has_outcome.test(static_cast<size_t>(id))) {
-    return 0;
-  }
-  *outcome = state->last_outcomes[id];
+  if (state == nullptr || outcome == nullptr || id < 0) return 0;
+  const foreactor::GraphRunner* runner = state->runners[id];
+  if (runner == nullptr || !runner->has_last_outcome) return 0;
+  *outcome = runner->last_outcome;
   return 1;
 }
 

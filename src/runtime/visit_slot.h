@@ -105,14 +105,16 @@ class SlotRing {
   }
   ~SlotRing() {
     for (unsigned index = 0; index < length_; ++index) slots_[index].~VisitSlot();
-    ::operator delete (slots_, std::align_val_t{alignof(VisitSlot)});
+    ::operator delete(slots_);
   }
 
   // Takes room for `capacity` (>= 1) slots, untouched, and constructs the
   // first.  Called once; throws std::bad_alloc when out of memory.
   void Allocate(unsigned capacity) {
-    slots_ = static_cast<VisitSlot*>(
-        ::operator new (sizeof(VisitSlot) * capacity, std::align_val_t{alignof(VisitSlot)}));
+    // (The plain operator new: its alignment is enough, and a process's
+    // first scope does not resolve the aligned one's symbols.)
+    static_assert(alignof(VisitSlot) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+    slots_ = static_cast<VisitSlot*>(::operator new(sizeof(VisitSlot) * capacity));
     capacity_ = capacity;
     GrowTo(1);
   }
