@@ -50,6 +50,7 @@ std::atomic<bool> too_many_graphs_reported{false};
 std::atomic<bool> fallback_reported{false};
 std::atomic<bool> no_engine_reported{false};
 std::atomic<bool> unbalanced_reported{false};
+std::atomic<bool> no_thread_key_reported{false};
 
 GraphRuntime* RuntimeOf(const Graph& graph) {
   const int id = graph.id();
@@ -181,7 +182,6 @@ struct ThreadState {
 // Initial-exec, as tls_context: the library is loaded at program start.
 thread_local ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
 pthread_key_t thread_state_key;
-pthread_once_t thread_state_key_once = PTHREAD_ONCE_INIT;
 
 void DestroyThreadState(void* state) {
   tls_context.innermost = nullptr;
@@ -189,11 +189,24 @@ void DestroyThreadState(void* state) {
   delete static_cast<ThreadState*>(state);
 }
 
-void MakeThreadStateKey() { pthread_key_create(&thread_state_key, DestroyThreadState); }
+// Makes thread_state_key, once per process (a function-local static: unlike
+// pthread_once(), whose completion is a futex wake system call, it costs a
+// process's first scope no system call).  Returns false when the process
+// has no key left (PTHREAD_KEYS_MAX taken): thread_state_key is then no
+// key of ours, and setting it could overwrite one of the program's.
+bool ThreadStateKeyMade() {
+  static const bool made = pthread_key_create(&thread_state_key, DestroyThreadState) == 0;
+  return made;
+}
 
 ThreadState* GetThreadState() {
   if (tls_state != nullptr) return tls_state;
-  pthread_once(&thread_state_key_once, MakeThreadStateKey);
+  if (!ThreadStateKeyMade()) {
+    ReportOnce(no_thread_key_reported,
+               "no thread-specific data key left (pthread_key_create failed); running without "
+               "speculation");
+    return nullptr;
+  }
   ThreadState* state = NewOrNull<ThreadState>();
   if (state == nullptr) return nullptr;
   tls_state = state;

@@ -17,33 +17,13 @@
 
 #include "config/settings.h"
 #include "runtime/program_calls.h"
+#include "runtime/read_loop_graph.h"
 
 namespace {
 
+using foreactor::BuildReadLoop;
+
 constexpr uint64_t kBlock = 4096;
-
-struct ReadState {
-  int fd;
-  uint64_t count;
-};
-
-// A loop of `count` 4 KiB preads, block i at visit i.
-foreactor::plugin::Graph<ReadState> BuildReadLoop(const char* name) {
-  foreactor::GraphBuilder<ReadState> builder(name);
-  auto read =
-      builder.Syscall("read_block", FOREACTOR_CALL_PREAD,
-                      [](ReadState& state, const foreactor::Visit& visit, foreactor_call& call) {
-                        call = foreactor::Pread(state.fd, kBlock,
-                                                static_cast<int64_t>(visit.iteration(0) * kBlock));
-                        return FOREACTOR_READY;
-                      });
-  auto more = builder.Branch("more", [](ReadState& state, const foreactor::Visit& visit) {
-    return visit.iteration(0) + 1 < state.count ? 0 : 1;
-  });
-  builder.start().Then(read).Then(more);
-  more.Children({read, builder.end()});
-  return builder.Build();
-}
 
 // The program's pread of block `block`, made through the runtime as an
 // interposer makes it.
@@ -81,8 +61,8 @@ class ScopeOutcomeTest : public testing::Test {
   void TearDown() override { close(fd_); }
 
   // One scope in which the program reads blocks 0 .. count-1.
-  void RunScope(const foreactor::plugin::Graph<ReadState>& graph, int count) {
-    ReadState state{fd_, static_cast<uint64_t>(count)};
+  void RunScope(const foreactor::plugin::Graph<foreactor::ReadLoopState>& graph, int count) {
+    foreactor::ReadLoopState state{fd_, static_cast<uint64_t>(count), kBlock};
     foreactor::Scope scope(graph, state);
     for (int i = 0; i < count; ++i) ProgramRead(fd_, static_cast<uint64_t>(i));
   }
@@ -126,7 +106,7 @@ TEST_F(ScopeOutcomeTest, AScopeLeftToThePageCacheLeavesTheInterposersIdle) {
   constexpr uint64_t kBlocks = 4096;
   const std::string bytes(kBlocks * kBlock, 'y');  // written just now: in the page cache
   ASSERT_EQ(pwrite(fd_, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
-  ReadState state{fd_, kBlocks};
+  foreactor::ReadLoopState state{fd_, kBlocks, kBlock};
   foreactor::Scope scope(graph, state);
   ASSERT_TRUE(foreactor::ThreadHasSpeculatingScope());
   uint64_t block = 0;
