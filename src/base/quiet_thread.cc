@@ -31,21 +31,15 @@ void* RunOnEveryCpu(void* raw) {
 // null.
 ThreadStart* StartElsewhere(void* (*main)(void*), void* argument, cpu_set_t* others) {
   const int here = sched_getcpu();
-  if (here < 0 || here >= CPU_SETSIZE) return nullptr;
-  auto* start = static_cast<ThreadStart*>(PrivateAllocate(sizeof(ThreadStart)));
-  if (start == nullptr) return nullptr;
-  start->main = main;
-  start->argument = argument;
-  if (sched_getaffinity(0, sizeof(start->allowed), &start->allowed) != 0) {
-    PrivateFree(start, sizeof(ThreadStart));
+  cpu_set_t allowed;
+  if (here < 0 || here >= CPU_SETSIZE || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
     return nullptr;
   }
-  *others = start->allowed;
+  *others = allowed;
   CPU_CLR(here, others);
-  if (CPU_COUNT(others) == 0) {
-    PrivateFree(start, sizeof(ThreadStart));
-    return nullptr;
-  }
+  if (CPU_COUNT(others) == 0) return nullptr;
+  auto* start = static_cast<ThreadStart*>(PrivateAllocate(sizeof(ThreadStart)));
+  if (start != nullptr) *start = ThreadStart{main, argument, allowed};
   return start;
 }
 

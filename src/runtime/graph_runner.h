@@ -268,7 +268,7 @@ class GraphRunner {
   // the thread's scope stack), maintained by the scope API.
   GraphRunner* outer = nullptr;
   // What the last scope this runner left did (foreactor_last_scope_outcome()),
-  // set by the scope API when has_last_outcome.  Kept here rather than in a
+  // set by the scope API; meaningful once has_last_outcome.  Kept here rather than in a
   // per-graph table of the thread: a table for every graph made a thread's
   // first scope fault in two more pages.
   foreactor_scope_outcome last_outcome{};
