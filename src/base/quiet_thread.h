@@ -17,14 +17,6 @@ namespace foreactor {
 // joins the thread; otherwise `*thread` receives it, for pthread_join(3)
 // (`thread` may be null when detached).  Returns 0, or the error number of
 // pthread_create(3) (then no thread runs).
-//
-// Where the calling thread may run on more CPUs than the one it is on, the
-// thread starts on one of the others and, before `main`, may run on every
-// CPU the calling thread may run on (as a thread started plainly could).
-// Started plainly, a thread is often queued on its creator's CPU: while
-// the program kept that CPU busy (a B+-tree scan zero-filling its result
-// buffer), a cache fill's thread waited 0.1-4.5 ms to run with the other
-// CPU idle.
 int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, bool detached,
                      pthread_t* thread);
 
