@@ -21,8 +21,9 @@ data/coreutils/tools/): diskus (crates.io, built with cargo) and gdu
 --no-prefix TREE`); their totals are recorded, not compared (they count
 differently from du).
 
-cp copies, cold cache: one 1 GiB file, one 2 GiB file, and 8 files of
-256 MiB (one cp with 8 sources).  Configurations: stock
+cp copies one 1 GiB file, one 2 GiB file, and 8 files of 256 MiB (one cp
+with 8 sources), cold (the sources dropped from the page cache before each
+run) and hot (the sources read once before the phase, nothing dropped).  Configurations: stock
 `cp --reflink=never --sparse=never` (the read/write loop), the same with
 foreactor, and stock `cp` with its default options (copy_file_range).  Every
 copy is checked byte-identical to its source (cmp) and its mode, size,
@@ -42,7 +43,8 @@ Usage: run.py [--quick] [--tiny] [--rounds N] [--depths N|exactN,..] [--only du|
               [--trees T,..] [--states cold,hot]
        run.py --setup-peers          (install diskus and gdu, nothing else)
        run.py --markdown RESULTS     (the tables of a past run, as Markdown)
---quick: the 100k-file tree (cold and hot) and the 1 GiB file, 2 rounds.
+--states applies to the du trees and the cp files alike.
+--quick: the 100k-file tree and the 1 GiB file (cold and hot), 2 rounds.
 --tiny: development sizes (trees of 1/100, files of 16 MiB), results in
 bench/results/coreutils-tiny.json.
 Writes bench/results/coreutils[-quick].json (with --only, coreutils[-quick]-du.json
@@ -513,32 +515,51 @@ def read_only_run(sources, label):
     return elapsed_ms, cpu_ms
 
 
-def measure_cp(spec, sources, configs, rounds, context):
-    """Copies `sources` with every configuration, cold, `rounds` times, and
-    reads them alone (READ_ONLY) in the same rounds."""
-    copies_dir = DATA_DIR / "copies"
+def cp_entries(configs, state):
+    """(name, engine, depth, cp options) of every run of a cp phase: the
+    configurations, stock cp's copy_file_range path and, cold only, the
+    sources read alone (READ_ONLY; hot, that is a copy out of memory)."""
     entries = [(name, engine, depth, CP_PLAIN_OPTIONS) for name, engine, depth in configs]
     entries.append(("stock copy_file_range", None, None, ()))
-    entries.append((READ_ONLY, None, None, None))
+    if state == "cold":
+        entries.append((READ_ONLY, None, None, None))
+    return entries
+
+
+def measure_cp(spec, sources, configs, rounds, state, context):
+    """Copies `sources` with every configuration `rounds` times, cold (the
+    sources dropped from the page cache before each copy) or hot (read once
+    before the phase, nothing dropped), and cold also reads them alone
+    (READ_ONLY) in the same rounds.  Every copy's write-back is flushed
+    (sync, timed apart) and its folder removed before the next run."""
+    copies_dir = DATA_DIR / "copies"
+    entries = cp_entries(configs, state)
     samples = Samples([entry[0] for entry in entries], rounds)
     # One untimed copy first: the first copy of a phase paid a one-off cost
     # (1,127 ms against 409 ms for the same stock copy a round later, on a
     # 1 GiB file), which would fall on whichever configuration runs first.
+    # Hot, the sources are read first, so that the warm-up copy finds them
+    # cached too.
     if copies_dir.exists():
         shutil.rmtree(copies_dir)
     copies_dir.mkdir(parents=True)
-    context["cache_method"] = cache.drop_page_cache(sources)
+    if state == "cold":
+        context["cache_method"] = cache.drop_page_cache(sources)
+    else:
+        read_only_run(sources, f"cp {spec.key} hot: sources read into the page cache")
     warm_up_target = copies_dir if len(sources) > 1 else copies_dir / sources[0].name
     foreactor_run("cp", list(CP_PLAIN_OPTIONS) + sources + [warm_up_target], None, None,
-                  context["stats_file"], CP_GRAPH, f"cp {spec.key} warm-up")
+                  context["stats_file"], CP_GRAPH, f"cp {spec.key} {state} warm-up")
+    subprocess.run(["sync"], check=True)
     for round_index in range(rounds):
         run_record.sample_load(context["record"])
         for name, engine, depth, options in runs.alternating_order(entries, round_index):
-            label = f"cp {spec.key} {name} round {round_index + 1}"
+            label = f"cp {spec.key} {state} {name} round {round_index + 1}"
             if copies_dir.exists():
                 shutil.rmtree(copies_dir)
             copies_dir.mkdir(parents=True)
-            context["cache_method"] = cache.drop_page_cache(sources)
+            if state == "cold":
+                context["cache_method"] = cache.drop_page_cache(sources)
             if name == READ_ONLY:
                 elapsed_ms, cpu_ms = read_only_run(sources, label)
                 samples.add(name, round_index, elapsed_ms, None, None, cpu_ms)
@@ -618,12 +639,28 @@ def evaluate_targets(all_results):
         find = judged_ratio(cold.get("find walk-ahead", {}))
         add(f"walk-ahead, find {tree} -size +1k, cold: at most 0.75x plain find",
             find and f"{find:.2f}x", find and find <= 0.75)
-    cp_cold = all_results.get("cp", {}).get("file-2g") or all_results.get("cp", {}).get("file-1g")
-    if cp_cold:
-        key = "file-2g" if "file-2g" in all_results["cp"] else "file-1g"
-        best = best_foreactor(cp_cold)
-        add(f"cp {key}, cold: best foreactor at most 0.8x stock read/write",
-            best and f"{best[1]} {best[0]:.2f}x", best and best[0] <= 0.8)
+    for key, per_state in cp_phases(all_results).items():
+        cold = per_state.get("cold")
+        if cold:
+            best = best_foreactor(cold)
+            add(f"cp {key}, cold: best foreactor at most 0.8x stock read/write",
+                best and f"{best[1]} {best[0]:.2f}x", best and best[0] <= 0.8)
+            peer = judged_ratio(cold.get("stock copy_file_range", {}))
+            if best and peer is not None:
+                add(f"cp {key}, cold: best foreactor faster than stock copy_file_range",
+                    f"{best[1]} {best[0]:.2f}x vs copy_file_range {peer:.2f}x", best[0] < peer)
+        hot = per_state.get("hot")
+        if hot:
+            ratios_hot = [(judged_ratio(entry), name) for name, entry in hot.items()
+                          if name not in NOT_FOREACTOR and judged_ratio(entry) is not None]
+            auto = [item for item in ratios_hot if item[1].endswith(AUTO_DEPTH)]
+            worst_auto = max(auto) if auto else None
+            worst = max(ratios_hot) if ratios_hot else None
+            add(f"cp {key}, hot: depth auto at most 1.02x stock read/write",
+                worst_auto and f"worst {worst_auto[1]} {worst_auto[0]:.2f}x",
+                worst_auto and worst_auto[0] <= 1.02)
+            add(f"cp {key}, hot: every foreactor configuration at most 1.05x stock read/write",
+                worst and f"worst {worst[1]} {worst[0]:.2f}x", worst and worst[0] <= 1.05)
     for tree, per_state in all_results.get("du", {}).items():
         hot = per_state.get("hot")
         if not hot:
@@ -673,14 +710,22 @@ def table_lines(title, summary, with_sync=False):
     return lines + [""]
 
 
+def cp_phases(all_results):
+    """{file key: {state: summary}} of the cp results.  Results files written
+    before cp had a hot state hold one cold summary per file key."""
+    return {key: {"cold": value} if "stock" in value else value
+            for key, value in all_results.get("cp", {}).items()}
+
+
 def phases_of(all_results):
     """[(program, workload, state, summary)] in a fixed order."""
     found = []
     for workload, per_state in all_results.get("du", {}).items():
         for state, summary in per_state.items():
             found.append(("du", workload, state, summary))
-    for workload, summary in all_results.get("cp", {}).items():
-        found.append(("cp", workload, "cold", summary))
+    for workload, per_state in cp_phases(all_results).items():
+        for state, summary in per_state.items():
+            found.append(("cp", workload, state, summary))
     return found
 
 
@@ -754,7 +799,7 @@ def name_list(text):
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="the 100k-file tree (cold, hot) and the 1 GiB file, 2 rounds")
+                        help="the 100k-file tree and the 1 GiB file (cold, hot), 2 rounds")
     parser.add_argument("--tiny", action="store_true",
                         help="development sizes (trees of 1/100, 16 MiB files)")
     parser.add_argument("--rounds", type=int, help="rounds per configuration (3; quick 2)")
@@ -773,7 +818,8 @@ def parse_arguments():
                         help="comma-separated du trees (wide-100k,wide-400k,deep; default all, "
                              "quick wide-100k)")
     parser.add_argument("--states", type=name_list,
-                        help="comma-separated du cache states (cold,hot; default both)")
+                        help="comma-separated cache states of the du trees and the cp files "
+                             "(cold,hot; default both)")
     parser.add_argument("--setup-peers", action="store_true",
                         help="install diskus and gdu, measure nothing")
     parser.add_argument("--markdown", metavar="RESULTS_JSON",
@@ -821,10 +867,10 @@ def main():
     trees = tree_specs(arguments.tiny)
     files = file_specs(arguments.tiny)
     if arguments.quick:
-        du_plan, cp_plan = [("wide-100k", ("cold", "hot"))], ["file-1g"]
+        du_plan, cp_plan = [("wide-100k", ("cold", "hot"))], [("file-1g", ("cold", "hot"))]
     else:
         du_plan = [(key, ("cold", "hot")) for key in trees]
-        cp_plan = list(files)
+        cp_plan = [(key, ("cold", "hot")) for key in files]
     if arguments.trees:
         unknown = sorted(set(arguments.trees) - set(trees))
         if unknown:
@@ -837,6 +883,8 @@ def main():
             sys.exit(f"bench/coreutils/run.py: no cache state {', '.join(unknown)} (cold, hot)")
         du_plan = [(key, tuple(state for state in states if state in arguments.states))
                    for key, states in du_plan]
+        cp_plan = [(key, tuple(state for state in states if state in arguments.states))
+                   for key, states in cp_plan]
     if arguments.only == "du":
         cp_plan = []
     if arguments.only == "cp":
@@ -862,12 +910,13 @@ def main():
             tree_paths = {}
             for key, _ in du_plan:
                 tree_paths[key], tree_counts[key] = prepare_tree(trees[key])
-            file_paths = {key: prepare_files(files[key]) for key in cp_plan}
+            file_paths = {key: prepare_files(files[key]) for key, _ in cp_plan}
             peer_count = sum(1 for path in peers.values() if path)
             total = (sum(arguments.hot_rounds if state == "hot" else arguments.rounds
                          for _, states in du_plan for state in states)
                      * (len(configs) + peer_count + len(SYSTEM_CONFIGS))
-                     + len(cp_plan) * arguments.rounds * (len(configs) + 1))
+                     + sum(arguments.rounds * len(cp_entries(configs, state))
+                           for _, states in cp_plan for state in states))
             context["progress"] = progress.Progress(total)
             for key, states in du_plan:
                 for state in states:
@@ -877,9 +926,10 @@ def main():
                     all_results["du"].setdefault(key, {})[state] = measure_du(
                         trees[key], tree_paths[key], state, configs, peers,
                         arguments.hot_rounds if state == "hot" else arguments.rounds, context)
-            for key in cp_plan:
-                all_results["cp"][key] = measure_cp(files[key], file_paths[key], configs,
-                                                    arguments.rounds, context)
+            for key, states in cp_plan:
+                for state in states:
+                    all_results["cp"].setdefault(key, {})[state] = measure_cp(
+                        files[key], file_paths[key], configs, arguments.rounds, state, context)
         except (MismatchError, cache.CacheError) as error:
             failure = str(error)
         finally:
@@ -890,11 +940,14 @@ def main():
         print(f"\nFAILED, benchmark aborted: {failure}", file=sys.stderr)
         return 1
 
+    copies = ", ".join(f"{key} ({'/'.join(states)})" for key, states in cp_plan)
     print(f"\nWhat ran: du over {', '.join(key for key, _ in du_plan) or 'nothing'}; cp of "
-          f"{', '.join(cp_plan) or 'nothing'}; {arguments.rounds} round(s), "
+          f"{copies or 'nothing'}; {arguments.rounds} round(s), "
           f"{arguments.hot_rounds} for hot du; "
           f"{len(configs)} configurations alternating; {elapsed / 60:.1f} min in all.")
     print(f"Cold runs: before each one, {cache.describe_cache_drop(context['cache_method'])}.")
+    print("Hot runs: du after one stock du of the tree, cp after the sources were read once; "
+          "nothing dropped.")
     for name, reason in peer_notes.items():
         print(f"Peer {name} skipped: {reason}")
     print()
@@ -925,10 +978,10 @@ def main():
             "hot_rounds": arguments.hot_rounds,
             "configurations": [name for name, _, _ in configs],
             "du_plan": {key: list(states) for key, states in du_plan},
-            "cp_plan": cp_plan,
+            "cp_plan": {key: list(states) for key, states in cp_plan},
             "trees": {key: {**trees[key].description(), "title": trees[key].title,
                             **tree_counts.get(key, {})} for key, _ in du_plan},
-            "files": {key: files[key].description() for key in cp_plan},
+            "files": {key: files[key].description() for key, _ in cp_plan},
             "du_command": "du TREE",
             "cp_command": "cp --reflink=never --sparse=never SOURCE... TARGET "
                           "(and stock `cp SOURCE... TARGET`)",

@@ -84,19 +84,42 @@ def test_targets_met_and_not_met(bench):
             "hot": {"stock": entry(200, 1.0), "io_uring auto": entry(204, 1.02),
                     "threads auto": entry(220, 1.10),
                     "system du walk-ahead": entry(202, 1.01)}}},
-        "cp": {"file-2g": {"stock": entry(1000, 1.0), "threads 4": entry(790, 0.79),
-                           "stock copy_file_range": entry(500, 0.5)}},
+        "cp": {"file-2g": {
+            "cold": {"stock": entry(1000, 1.0), "threads 4": entry(790, 0.79),
+                     "stock copy_file_range": entry(500, 0.5)},
+            "hot": {"stock": entry(300, 1.0), "io_uring auto": entry(303, 1.01),
+                    "threads 64": entry(318, 1.06), "stock copy_file_range": entry(200, 0.67)}}},
     }
     targets = {t["target"]: t["met"] for t in bench.evaluate_targets(results)}
     assert targets["du, 100k files, cold: best foreactor at most 0.5x stock"]
     assert not targets["du, 100k files, cold: best foreactor no slower than diskus"]
     assert targets["cp file-2g, cold: best foreactor at most 0.8x stock read/write"]
+    assert not targets["cp file-2g, cold: best foreactor faster than stock copy_file_range"]
+    assert targets["cp file-2g, hot: depth auto at most 1.02x stock read/write"]
+    # threads 64 at 1.06x; the peer's 0.67x is not foreactor's.
+    assert not targets["cp file-2g, hot: every foreactor configuration at most 1.05x stock read/write"]
     assert not targets["du wide-100k, hot: default settings (depth auto, walk-ahead) at most 1.03x"]
     assert targets["walk-ahead, du wide-100k, cold: du-foreactor (io_uring auto) at most 0.6x stock"]
     # 580 ms against diskus' 400 ms: more than 10% slower.
     assert not targets["walk-ahead, du wide-100k, cold: du-foreactor within 10% of diskus"]
     assert not targets["walk-ahead, du wide-100k, cold: /usr/bin/du under --walk-ahead at most 0.7x stock"]
     assert targets["walk-ahead, find wide-100k -size +1k, cold: at most 0.75x plain find"]
+
+
+def test_cp_results_of_one_cold_summary_per_file_still_read(bench):
+    """Results files written before cp had a hot state keep reading."""
+    old = {"cp": {"file-1g": {"stock": entry(1000, 1.0), "io_uring auto": entry(700, 0.7)}}}
+    assert [phase[:3] for phase in bench.phases_of(old)] == [("cp", "file-1g", "cold")]
+    targets = {t["target"]: t["met"] for t in bench.evaluate_targets(old)}
+    assert targets["cp file-1g, cold: best foreactor at most 0.8x stock read/write"]
+
+
+def test_hot_cp_phases_have_no_read_only_reference(bench):
+    configs = [("stock", None, None), ("io_uring auto", "io_uring", "auto")]
+    cold = [name for name, *_ in bench.cp_entries(configs, "cold")]
+    hot = [name for name, *_ in bench.cp_entries(configs, "hot")]
+    assert cold == ["stock", "io_uring auto", "stock copy_file_range", bench.READ_ONLY]
+    assert hot == ["stock", "io_uring auto", "stock copy_file_range"]
 
 
 @pytest.mark.parametrize("only, peers_set_up", [("cp", []), ("du", ["diskus", "gdu"])])
