@@ -32,7 +32,7 @@ bool Aligned(uint64_t value, uint32_t alignment) { return value % alignment == 0
 int DirectReads::DescriptorFor(int fd, const FileKindCache::Kind& kind, uint64_t offset,
                                uint64_t length, const void* buffer) {
   if (!kind.known || !kind.regular || kind.direct || length < kMinLength) return -1;
-  const Entry* entry = EntryFor(fd, kind);
+  Entry* entry = EntryFor(fd, kind);
   if (entry == nullptr || entry->descriptor < 0) return -1;
   if (!Aligned(offset, entry->offset_align) || !Aligned(length, entry->offset_align) ||
       !Aligned(reinterpret_cast<uintptr_t>(buffer), entry->memory_align)) {
@@ -46,11 +46,34 @@ int DirectReads::DescriptorFor(int fd, const FileKindCache::Kind& kind, uint64_t
   return entry->descriptor;
 }
 
-bool DirectReads::StreamingPastCache(int fd, const Entry& entry, uint64_t offset) {
+bool DirectReads::StreamingPastCache(int fd, Entry& entry, uint64_t offset) {
   if (offset >= entry.size) return false;
+  if (entry.stream_estimated && offset >= entry.stream_offset &&
+      offset - entry.stream_offset < kStreamRecheckBytes) {
+    return entry.streaming;
+  }
   const uint64_t span = std::min(kStreamSpan, entry.size - offset);
-  RangePages ahead;
-  return CountRangePages(fd, offset, span, &ahead) == 0 && 2 * ahead.cached < ahead.pages;
+  uint64_t cached = 0, pages = 0;
+  if (span <= kStreamSamples * kStreamSampleBytes) {
+    RangePages ahead;
+    if (CountRangePages(fd, offset, span, &ahead) != 0) return false;
+    cached = ahead.cached;
+    pages = ahead.pages;
+  } else {
+    for (unsigned sample = 0; sample < kStreamSamples; ++sample) {
+      RangePages ahead;
+      if (CountRangePages(fd, offset + sample * (span / kStreamSamples), kStreamSampleBytes,
+                          &ahead) != 0) {
+        return false;
+      }
+      cached += ahead.cached;
+      pages += ahead.pages;
+    }
+  }
+  entry.stream_estimated = true;
+  entry.streaming = 2 * cached < pages;
+  entry.stream_offset = offset;
+  return entry.streaming;
 }
 
 DirectReads::Entry* DirectReads::EntryFor(int fd, const FileKindCache::Kind& kind) {

@@ -157,6 +157,43 @@ TEST_F(DirectReadsTest, CleanCachedPagesOfAMostlyColdFileAreReadDirectToo) {
   }
 }
 
+// The stream rule's estimate of the file ahead holds for the file's next
+// kStreamRecheckBytes: made once for them, not once a read (a cachestat(2)
+// of the whole span cost more than a hot 128 KiB chunk's copy).  The file
+// here is larger than the samples, so the estimate is sampled.
+TEST_F(DirectReadsTest, TheStreamEstimateHoldsForTheFilesNextRecheckBytes) {
+  constexpr uint64_t kLargeBytes = 2 * DirectReads::kStreamRecheckBytes + 8 * kChunk;
+  static_assert(kLargeBytes > DirectReads::kStreamSamples * DirectReads::kStreamSampleBytes);
+  ASSERT_TRUE(temp_.WritePatternFile("large", kLargeBytes));
+  const int fd = open(temp_.Path("large").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  fdatasync(fd);
+  ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);  // only the pages read
+  char byte = 0;
+  ASSERT_EQ(pread(fd, &byte, 1, static_cast<off_t>(kChunk)), 1);
+  // Mostly cold ahead: the cached page's chunk goes direct.
+  EXPECT_GE(direct_.DescriptorFor(fd, KindOf(fd), kChunk, kChunk, buffer_.data), 0);
+
+  // Now every page is cached, clean.
+  AlignedBuffer whole(kLargeBytes);
+  ASSERT_EQ(pread(fd, whole.data, kLargeBytes, 0), static_cast<ssize_t>(kLargeBytes));
+  uint64_t cached = 0, pages = 0;
+  ASSERT_EQ(CountCachedPages(fd, 0, kLargeBytes, &cached, &pages), 0);
+  if (cached < pages) {
+    close(fd);
+    GTEST_SKIP() << "the file could not be cached whole";
+  }
+  // Within the estimate's bytes it still holds: a clean cached chunk goes
+  // direct as in the stream it saw.
+  EXPECT_GE(direct_.DescriptorFor(fd, KindOf(fd), 2 * kChunk, kChunk, buffer_.data), 0);
+  // Past them a new estimate finds the file cached.
+  EXPECT_EQ(direct_.DescriptorFor(fd, KindOf(fd), kChunk + DirectReads::kStreamRecheckBytes, kChunk,
+                                  buffer_.data),
+            -1);
+  close(fd);
+}
+
 // A dirty page keeps its range on the program's descriptor: the kernel
 // would write it back before reading past the cache.
 TEST_F(DirectReadsTest, ARangeWithADirtyPageStaysOnTheProgramsDescriptor) {
