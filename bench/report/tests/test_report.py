@@ -123,6 +123,28 @@ def test_the_committed_results_make_a_page_of_at_most_200_lines(tmp_path):
     assert len(text.splitlines()) <= 200
 
 
+def test_cp_is_read_cold_against_reading_alone_and_hot_against_copy_file_range():
+    cold = {"stock": configuration(1.0, 1.0, 1.0),
+            "io_uring auto": configuration(0.76, 0.74, 0.8),
+            "threads auto": configuration(0.78, 0.75, 0.82),
+            "stock copy_file_range": configuration(0.95, 0.9, 1.0),
+            "read only (dd of=/dev/null)": configuration(0.8, 0.79, 0.81)}
+    hot = {"stock": configuration(1.0, 1.0, 1.0),
+           "io_uring auto": configuration(0.76, 0.75, 0.78),
+           "threads auto": configuration(1.03, 1.01, 1.05),
+           "stock copy_file_range": configuration(0.85, 0.84, 0.86)}
+    rows = report.coreutils_rows({"run": RUN, "results": {"du": {}, "cp": {
+        "file-2g": {"cold": cold, "hot": hot}}}})[1]
+    cells = {(row.case, row.configuration): row.cells() for row in rows}
+    assert cells[("file-2g, cold", "io_uring auto")][2] == "at most 0.8x"
+    assert cells[("file-2g, cold", "io_uring auto")][5] == "reading alone 0.80x"
+    assert cells[("file-2g, hot", "threads auto")][2] == "at most 1.02x"
+    assert cells[("file-2g, hot", "threads auto")][5] == "copy_file_range 0.85x"
+    # A results file of before the hot state: one cold summary per file.
+    old = report.coreutils_rows({"run": RUN, "results": {"du": {}, "cp": {"file-1g": cold}}})[1]
+    assert [row.case for row in old] == ["file-1g, cold", "file-1g, cold"]
+
+
 def test_du_is_read_against_diskus_and_leveldb_against_foreactor_bound():
     coreutils = {"run": RUN, "results": {"du": {"wide-100k": {"cold": {
         "stock": configuration(1.0, 1.0, 1.0),
