@@ -597,6 +597,14 @@ def judged_ratio(entry):
     return paired if paired is not None else entry.get("ratio_to_stock")
 
 
+def worst_judged(summary, keep):
+    """(ratio, name) of the highest judged ratio among the configurations
+    whose name `keep` accepts, or None when none has one."""
+    ratios = [(judged_ratio(entry), name) for name, entry in summary.items()
+              if keep(name) and judged_ratio(entry) is not None]
+    return max(ratios) if ratios else None
+
+
 def best_foreactor(summary):
     found = [(entry["ratio_to_stock"], name) for name, entry in summary.items()
              if name not in NOT_FOREACTOR and entry["ratio_to_stock"] is not None]
@@ -651,11 +659,8 @@ def evaluate_targets(all_results):
                     f"{best[1]} {best[0]:.2f}x vs copy_file_range {peer:.2f}x", best[0] < peer)
         hot = per_state.get("hot")
         if hot:
-            ratios_hot = [(judged_ratio(entry), name) for name, entry in hot.items()
-                          if name not in NOT_FOREACTOR and judged_ratio(entry) is not None]
-            auto = [item for item in ratios_hot if item[1].endswith(AUTO_DEPTH)]
-            worst_auto = max(auto) if auto else None
-            worst = max(ratios_hot) if ratios_hot else None
+            worst_auto = worst_judged(hot, lambda name: name.endswith(AUTO_DEPTH))
+            worst = worst_judged(hot, lambda name: name not in NOT_FOREACTOR)
             add(f"cp {key}, hot: depth auto at most 1.02x stock read/write",
                 worst_auto and f"worst {worst_auto[1]} {worst_auto[0]:.2f}x",
                 worst_auto and worst_auto[0] <= 1.02)
@@ -665,10 +670,8 @@ def evaluate_targets(all_results):
         hot = per_state.get("hot")
         if not hot:
             continue
-        ratios = [(judged_ratio(entry), name) for name, entry in hot.items()
-                  if (name.endswith(AUTO_DEPTH) or name.endswith("walk-ahead"))
-                  and judged_ratio(entry) is not None]
-        worst = max(ratios) if ratios else None
+        worst = worst_judged(
+            hot, lambda name: name.endswith(AUTO_DEPTH) or name.endswith("walk-ahead"))
         add(f"du {tree}, hot: default settings (depth auto, walk-ahead) at most 1.03x",
             worst and f"worst {worst[1]} {worst[0]:.2f}x", worst and worst[0] <= 1.03)
     return targets

@@ -53,22 +53,18 @@ bool DirectReads::StreamingPastCache(int fd, Entry& entry, uint64_t offset) {
     return entry.streaming;
   }
   const uint64_t span = std::min(kStreamSpan, entry.size - offset);
+  // A span no longer than the samples together is asked whole.
+  const bool sampled = span > kStreamSamples * kStreamSampleBytes;
+  const unsigned samples = sampled ? kStreamSamples : 1;
+  const uint64_t sample_bytes = sampled ? kStreamSampleBytes : span;
   uint64_t cached = 0, pages = 0;
-  if (span <= kStreamSamples * kStreamSampleBytes) {
+  for (unsigned sample = 0; sample < samples; ++sample) {
     RangePages ahead;
-    if (CountRangePages(fd, offset, span, &ahead) != 0) return false;
-    cached = ahead.cached;
-    pages = ahead.pages;
-  } else {
-    for (unsigned sample = 0; sample < kStreamSamples; ++sample) {
-      RangePages ahead;
-      if (CountRangePages(fd, offset + sample * (span / kStreamSamples), kStreamSampleBytes,
-                          &ahead) != 0) {
-        return false;
-      }
-      cached += ahead.cached;
-      pages += ahead.pages;
+    if (CountRangePages(fd, offset + sample * (span / samples), sample_bytes, &ahead) != 0) {
+      return false;
     }
+    cached += ahead.cached;
+    pages += ahead.pages;
   }
   entry.stream_estimated = true;
   entry.streaming = 2 * cached < pages;
