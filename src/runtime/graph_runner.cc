@@ -291,9 +291,12 @@ bool GraphRunner::SlotRingsHold(unsigned depth) {
   }
   // A ring that had to wait grows to the most at once: a second wait would
   // cost another pipeline's drain.
-  slots_in_use_ = slot_rings_waited_ ? ring_size_ : std::min(depth + 1, ring_size_);
+  const unsigned wanted = slot_rings_waited_ ? ring_size_ : std::min(depth + 1, ring_size_);
   slot_rings_waited_ = false;
-  for (SyscallNodeState& state : syscall_states_) state.slots.GrowTo(slots_in_use_);
+  // Out of memory, a ring stays shorter, and so does the depth.
+  unsigned held = wanted;
+  for (SyscallNodeState& state : syscall_states_) held = std::min(held, state.slots.GrowTo(wanted));
+  slots_in_use_ = held;  // (GrowTo never shrinks a ring)
   return depth < slots_in_use_;
 }
 

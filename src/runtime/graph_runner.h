@@ -391,7 +391,7 @@ class GraphRunner {
     return request.ordered ? chain_engine_ : engine_;
   }
   const unsigned ring_size_;        // the largest depth the controller may choose, plus one
-  unsigned slots_in_use_ = 1;       // every node's SlotRing::length(), at most ring_size_
+  unsigned slots_in_use_ = 1;       // the least SlotRing::length() of the nodes, at most ring_size_
   bool slot_rings_waited_ = false;  // visits ahead kept the rings from growing
   DepthController depth_controller_;
   bool depth_measuring_ = false;  // the controller's window counts calls that ran speculatively

@@ -83,56 +83,80 @@ struct VisitSlot {
   std::unique_ptr<char[]> path_storage;  // PATH_MAX bytes, for path-taking nodes
 };
 
-// The slots of one syscall node: room for `capacity` of them (the largest
-// depth the node's runner may choose, plus one), of which only the first
-// length() are constructed and used.  A workload whose depth stays low never
-// touches the others' memory: with the automatic depth (capacity 257, about
-// 125 KiB) a short scan of cached data otherwise faulted in every slot, and
-// each slot's buffer, as its visits went round the ring.
+// The slots of one syscall node: up to `capacity` of them (the largest
+// depth the node's runner may choose, plus one), of which the first length()
+// are used.  Room is taken kChunkSlots slots at a time as the ring grows,
+// and slots never move: a workload whose depth stays low never takes room
+// for the others (with the automatic depth, capacity 257: 125 KiB a node
+// and thread, most of it never used), and a slot's memory is touched when
+// the slot is first used (a short scan of cached data otherwise faulted in
+// every slot, and each slot's buffer, as its visits went round the ring).
 //
 // GrowTo() changes which slot a visit lives in, so the owner calls it only
 // when no visit of the node lives in a slot (nothing between the frontier
 // and the peek head).  The ring never shrinks.
 class SlotRing {
  public:
+  static constexpr unsigned kChunkSlots = 16;
+
   SlotRing() = default;
   SlotRing(const SlotRing&) = delete;
   SlotRing& operator=(const SlotRing&) = delete;
   SlotRing(SlotRing&& other) noexcept
-      : slots_(other.slots_), capacity_(other.capacity_), length_(other.length_) {
-    other.slots_ = nullptr;
+      : chunks_(std::move(other.chunks_)), capacity_(other.capacity_), length_(other.length_) {
     other.capacity_ = other.length_ = 0;
   }
   ~SlotRing() {
-    for (unsigned index = 0; index < length_; ++index) slots_[index].~VisitSlot();
-    ::operator delete(slots_);
+    for (unsigned index = 0; index < length_; ++index) Slot(index).~VisitSlot();
   }
 
-  // Takes room for `capacity` (>= 1) slots, untouched, and constructs the
-  // first.  Called once; throws std::bad_alloc when out of memory.
+  // Sets the most slots the ring may grow to, `capacity` (>= 1), and makes
+  // the first.  Called once; throws std::bad_alloc when out of memory.
   void Allocate(unsigned capacity) {
-    // (The plain operator new: its alignment is enough, and a process's
-    // first scope does not resolve the aligned one's symbols.)
-    static_assert(alignof(VisitSlot) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-    slots_ = static_cast<VisitSlot*>(::operator new(sizeof(VisitSlot) * capacity));
+    chunks_.reset(new Chunk[(capacity + kChunkSlots - 1) / kChunkSlots]);
     capacity_ = capacity;
-    GrowTo(1);
+    if (GrowTo(1) == 0) throw std::bad_alloc();
   }
 
-  // Uses the first min(`length`, capacity()) slots from now on, constructing
-  // those not used before.  Allocates nothing.
-  void GrowTo(unsigned length) {
+  // Uses the first min(`length`, capacity()) slots from now on, making those
+  // not made before.  Returns the length now in use: less than asked when
+  // memory ran out (the ring is then as it was, or longer).
+  unsigned GrowTo(unsigned length) {
     if (length > capacity_) length = capacity_;
-    for (; length_ < length; ++length_) new (&slots_[length_]) VisitSlot();
+    for (; length_ < length; ++length_) {
+      Chunk& chunk = chunks_[length_ / kChunkSlots];
+      if (chunk == nullptr) {
+        // Room only: a slot's memory is touched when the slot is made.
+        // (The plain operator new: its alignment is enough, and a
+        // process's first scope does not resolve the aligned one's symbols.)
+        static_assert(alignof(VisitSlot) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+        chunk.reset(
+            static_cast<VisitSlot*>(::operator new(sizeof(VisitSlot) * kChunkSlots, std::nothrow)));
+        if (chunk == nullptr) break;
+      }
+      new (&Slot(length_)) VisitSlot();
+    }
+    return length_;
   }
 
   // The slot of the node's visit number `visit`.
-  VisitSlot& At(uint64_t visit) { return slots_[visit % length_]; }
+  VisitSlot& At(uint64_t visit) { return Slot(static_cast<unsigned>(visit % length_)); }
 
   unsigned length() const { return length_; }
 
  private:
-  VisitSlot* slots_ = nullptr;  // room for capacity_, the first length_ constructed
+  struct FreeRoom {
+    void operator()(VisitSlot* room) const { ::operator delete(room); }
+  };
+  using Chunk = std::unique_ptr<VisitSlot, FreeRoom>;  // room for kChunkSlots slots
+
+  VisitSlot& Slot(unsigned index) {
+    return chunks_[index / kChunkSlots].get()[index % kChunkSlots];
+  }
+
+  // Room for capacity_ slots in chunks, made as the ring grows; the first
+  // length_ slots constructed.
+  std::unique_ptr<Chunk[]> chunks_;
   unsigned capacity_ = 0;
   unsigned length_ = 0;
 };

@@ -1,6 +1,9 @@
 // Tests of SlotRing: which slot a visit lives in as the ring grows, and
 // that growing keeps what the slots hold.
 #include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <set>
 
 #include "runtime/visit_slot.h"
 
@@ -52,6 +55,30 @@ TEST(SlotRingTest, GrowingKeepsTheSlotsAndTheirBuffers) {
     EXPECT_EQ(ring.At(visit).state, SlotState::kEmpty) << visit;
     EXPECT_EQ(ring.At(visit).data.data(), nullptr) << visit;
   }
+}
+
+TEST(SlotRingTest, SlotsKeepTheirPlaceAcrossChunks) {
+  SlotRing ring;
+  ring.Allocate(257);
+  ring.GrowTo(10);
+  VisitSlot* ninth = &ring.At(9);
+  EXPECT_EQ(ring.GrowTo(40), 40u);
+  EXPECT_EQ(&ring.At(9), ninth);
+  std::set<VisitSlot*> distinct;
+  for (uint64_t visit = 0; visit < 40; ++visit) distinct.insert(&ring.At(visit));
+  EXPECT_EQ(distinct.size(), 40u);
+  EXPECT_EQ(&ring.At(41), &ring.At(1));
+}
+
+TEST(SlotRingTest, TakesRoomOnlyForTheSlotsInUse) {
+  // A capacity of 257 slots (the automatic depth's) used one at a time
+  // takes one chunk of slots, not room for all 257.
+  const size_t before = mallinfo2().uordblks;
+  SlotRing ring;
+  ring.Allocate(257);
+  const size_t taken = mallinfo2().uordblks - before;
+  EXPECT_LE(taken, (SlotRing::kChunkSlots + 2) * sizeof(VisitSlot));
+  EXPECT_LT(taken, 257 * sizeof(VisitSlot) / 4);
 }
 
 TEST(SlotRingTest, MovesWithItsSlots) {
