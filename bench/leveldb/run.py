@@ -95,7 +95,8 @@ RUN_DIR = ROOT / "data" / "leveldb" / f"run-{os.getpid()}"
 RESULTS_DIR = ROOT / "bench" / "results"
 GRAPH = "leveldb_get"
 STAT_NAMES = ("scopes", "intercepted", "issued_early", "reads_started", "consumed", "wasted",
-              "mispredicted", "synchronous", "served_from_cache")
+              "mispredicted", "synchronous", "served_from_cache", "gate_trials", "gate_trials_won",
+              "gate_retries", "gate_plain_units", "gate_scope_units")
 METRICS = ("average", "p50", "p99", "throughput")
 # A driver run this long is a hang (the longest run, a full trace of 64 KiB
 # values under `foreactor bound`, takes a few minutes).
