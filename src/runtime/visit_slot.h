@@ -88,9 +88,9 @@ struct VisitSlot {
 // are used.  Room is taken kChunkSlots slots at a time as the ring grows,
 // and slots never move: a workload whose depth stays low never takes room
 // for the others (with the automatic depth, capacity 257: 125 KiB a node
-// and thread, most of it never used), and a slot's memory is touched when
-// the slot is first used (a short scan of cached data otherwise faulted in
-// every slot, and each slot's buffer, as its visits went round the ring).
+// and thread, most of it never used), and a slot's memory is touched only
+// once the ring grows to it (a short scan of cached data otherwise faulted
+// in every slot, and each slot's buffer, as its visits went round the ring).
 //
 // GrowTo() changes which slot a visit lives in, so the owner calls it only
 // when no visit of the node lives in a slot (nothing between the frontier
