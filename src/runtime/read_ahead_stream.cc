@@ -399,6 +399,8 @@ bool ReadAheadStream::GatherBatch() {
   regions_.clear();
   batch_cached_ = 0;
   bool needs_only_taken_regions = false;
+  uint64_t batch_needed = 0;
+  uint64_t regions_touched = 0;
   size_t first = 0;
   while (first < needs_.size()) {
     const int64_t region = needs_[first].range.start / static_cast<int64_t>(kRegionBytes);
@@ -412,6 +414,8 @@ bool ReadAheadStream::GatherBatch() {
       order = std::min(order, needs_[next].order);
     }
     first = next;
+    batch_needed += needed;
+    regions_touched++;
     if (needed < kMinRegionNeedBytes) continue;
     if (RegionTaken(region)) {
       needs_only_taken_regions = true;
@@ -421,6 +425,11 @@ bool ReadAheadStream::GatherBatch() {
     const int64_t end = std::min(start + static_cast<int64_t>(kRegionBytes), file_size_);
     if (end > start)
       regions_.push_back(Need{Range{start, end}, order});  // within the reserved capacity
+  }
+  // Too sparse as a whole: no region is worth reading (see kMinRegionNeedBytes).
+  if (batch_needed < regions_touched * kMinRegionNeedBytes) {
+    regions_.clear();
+    needs_only_taken_regions = false;
   }
   batch_all_taken_ = regions_.empty() && needs_only_taken_regions;
   // Needed first goes first: regions_ is popped from the back.

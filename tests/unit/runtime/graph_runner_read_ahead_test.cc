@@ -3,8 +3,9 @@
 // large requests, needed first going first, each region once; a look-ahead
 // at reads in file order gets the run's regions read into the page cache by
 // a fill of the stream's own; the program's sequential reads, cached
-// files, reads found cached, sparse needs and the settings get none; a close
-// and the scope's end wait for them.  The program's results never change.
+// files, reads found cached, sparse needs (of a region, or of a batch as
+// a whole) and the settings get none; a close and the scope's end wait
+// for them.  The program's results never change.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -682,6 +683,33 @@ TEST_F(GraphRunnerReadAheadTest, NeedsTooSparseForRegionsAreLeftToThePeekHead) {
   scope.Enter(&state);
   RunReads(scope, state);
   EXPECT_TRUE(ReadAheads().empty());
+  scope.Exit();
+  ::close(state.fd);
+}
+
+TEST_F(GraphRunnerReadAheadTest, ReadsSpreadThinlyGetNoRegionWhereChanceBunchesSome) {
+  LoopState state;
+  constexpr int64_t kRegions = 64;
+  state.fd = MakeFile("thin", /*written=*/false, kRegions);
+  // One block per region, in an order that jumps about, and in the middle
+  // the blocks of one region that its need alone would have it read whole:
+  // the batch as a whole needs far less than kMinRegionNeedBytes a region.
+  constexpr int64_t kBunched = 3;
+  constexpr int64_t kBunchBlocks =
+      static_cast<int64_t>(ReadAheadStream::kMinRegionNeedBytes / kBlock) + 1;
+  for (int64_t i = 0; i < kRegions; ++i) {
+    state.offsets.push_back((i * 17) % kRegions * kRegion);
+    if (i == 2 * static_cast<int64_t>(ReadAheadStream::kArmingReads)) {
+      for (int64_t block = 1; block <= kBunchBlocks; ++block) {
+        state.offsets.push_back(kBunched * kRegion + block * static_cast<int64_t>(kBlock));
+      }
+    }
+  }
+  GraphRunner scope(*graph_, Depth(4), &engine_);
+  scope.Enter(&state);
+  RunReads(scope, state);
+  EXPECT_EQ(scope.statistics().read_ahead_streams, 1u);
+  EXPECT_TRUE(ReadAheads().empty()) << "the bunched region is not read whole";
   scope.Exit();
   ::close(state.fd);
 }
