@@ -5,9 +5,11 @@ Runs examples/random_read (20,000 random 8 KiB preads of a 1 GiB file, one
 after the other) as built, then linked with its plugin under io_uring and the
 thread pool at depths 4, 16 and 64 and the automatic depth (the default);
 first with a cold page cache (dropped before every run), then with the file
-fully cached.  Every run must print the
-same checksum as the plain program: foreactor may change the time, nothing
-else.  Configurations alternate within each round; the table shows medians.
+fully cached.  Beside them runs the reference: the program with readahead(2)
+added by hand, 64 reads ahead of each pread (random_read_readahead), what a
+hand-made asynchronous version gets through the page cache on this machine.  Every run must print the same checksum as the plain program:
+foreactor may change the time, nothing else.  Configurations alternate within
+each round; the table shows medians.
 
 Usage: demo.py [--size-mib N] [--reads N] [--rounds N] [--seed N] [--output FILE]
                [--no-device-reference]
@@ -38,14 +40,19 @@ BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 PROGRAM_DIR = BUILD_DIR / "examples" / "random_read"
 PLAIN_PROGRAM = PROGRAM_DIR / "random_read"
 FOREACTOR_PROGRAM = PROGRAM_DIR / "random_read_foreactor"
+REFERENCE_PROGRAM = PROGRAM_DIR / "random_read_readahead"
 DATA_FILE = ROOT / "data" / "random_read.dat"
 RESULTS = ROOT / "bench" / "results" / "demo.json"
 RUN_TIMEOUT_SECONDS = 300
 REQUEST_BYTES = 8192
 DEFAULT_ROUNDS = 3
 
+# The engine of the reference configuration: the hand-written loop, no
+# foreactor.
+BY_HAND = "by hand"
+REFERENCE_NAME = "readahead(2) by hand"
 # (name, engine, depth); engine None is the program without foreactor.
-CONFIGURATIONS = [("plain", None, None)] + [
+CONFIGURATIONS = [("plain", None, None), (REFERENCE_NAME, BY_HAND, None)] + [
     (f"{engine} depth {depth}", engine, depth)
     for engine in ("io_uring", "threads") for depth in (4, 16, 64, "auto")
 ]
@@ -100,12 +107,15 @@ def drop_page_cache():
 
 def run_once(engine, depth, reads, seed, stats_file):
     """Runs the program once; returns a dict with checksum, ms, stats, messages."""
-    program = PLAIN_PROGRAM if engine is None else FOREACTOR_PROGRAM
+    with_foreactor = engine not in (None, BY_HAND)
+    program = (FOREACTOR_PROGRAM if with_foreactor else
+               REFERENCE_PROGRAM if engine == BY_HAND else PLAIN_PROGRAM)
     if stats_file.exists():
         stats_file.unlink()
+    environment = runs.foreactor_environment(engine if with_foreactor else None, depth, stats_file)
     try:
         completed = subprocess.run([str(program), str(DATA_FILE), str(reads), str(seed)],
-                                   env=runs.foreactor_environment(engine, depth, stats_file),
+                                   env=environment,
                                    capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {RUN_TIMEOUT_SECONDS} s"}
@@ -119,7 +129,7 @@ def run_once(engine, depth, reads, seed, stats_file):
         return outcome
     outcome["checksum"] = values["checksum"].strip()
     outcome["ms"] = float(values["elapsed_ms"])
-    if engine is not None and stats_file.exists():
+    if with_foreactor and stats_file.exists():
         outcome["stats"] = runs.read_graph_statistics(stats_file, "random_read")
     return outcome
 
@@ -180,8 +190,10 @@ def summarize(samples, reads):
 
 
 def best_configuration(summary):
+    """(ratio to plain, name) of the fastest foreactor configuration, or None."""
     candidates = [(entry["ratio_to_plain"], name) for name, entry in summary.items()
-                  if name != "plain" and entry["ratio_to_plain"] and not entry["errors"]]
+                  if name not in ("plain", REFERENCE_NAME) and entry["ratio_to_plain"]
+                  and not entry["errors"]]
     return max(candidates) if candidates else None
 
 
@@ -208,16 +220,19 @@ def describe_best(state, summary):
     if best is None:
         return f"{state} cache: no foreactor configuration completed."
     ratio, name = best
+    reference = summary[REFERENCE_NAME]["ratio_to_plain"]
+    by_hand = ("" if reference is None else
+               f"; with readahead(2) added by hand: {reference:.2f}x")
     if ratio <= 1.0:
         return (f"{state} cache: no configuration beat the plain program ({plain:.1f} ms); "
-                f"the closest was {name} at {ratio:.2f}x.")
+                f"the closest was {name} at {ratio:.2f}x{by_hand}.")
     return (f"{state} cache: best was {name}, {ratio:.2f}x as fast as the plain program "
-            f"({summary[name]['median_ms']:.1f} ms against {plain:.1f} ms).")
+            f"({summary[name]['median_ms']:.1f} ms against {plain:.1f} ms){by_hand}.")
 
 
 def main():
     arguments = parse_arguments()
-    for program in (PLAIN_PROGRAM, FOREACTOR_PROGRAM):
+    for program in (PLAIN_PROGRAM, FOREACTOR_PROGRAM, REFERENCE_PROGRAM):
         if not program.exists():
             sys.exit(f"demo.py: {program} not found: build first (./run build)")
     size_bytes = arguments.size_mib << 20
@@ -252,7 +267,10 @@ def main():
           "config/plain in the same round (< 1: faster), with its 95% bootstrap interval; "
           "share of gain: (1 - ratio) / (1 - the device's QD64/QD1 time ratio), cold only; "
           "started ahead: share of reads whose device read foreactor started before the "
-          "program asked (issued early, started with readahead(2), or found coming in).")
+          "program asked (issued early, started with readahead(2), or found coming in). "
+          f"{REFERENCE_NAME}: the program's objects with readahead(2) added by hand, 64 "
+          "reads ahead of each pread, no foreactor (examples/random_read/"
+          "readahead_by_hand.c).")
     for state in ("cold", "hot"):
         print_table(state, summaries[state], bound if state == "cold" else None)
     print()
@@ -268,7 +286,8 @@ def main():
         print(f"FAILED: {failure}")
 
     run_record.finish(record, [entry["time_ratio"] for summary in summaries.values()
-                               for name, entry in summary.items() if name != "plain"])
+                               for name, entry in summary.items()
+                               if name not in ("plain", REFERENCE_NAME)])
     results.write_json(arguments.output, {
         "demo": "random_read",
         "file": str(DATA_FILE.relative_to(ROOT)),

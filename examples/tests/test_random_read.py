@@ -2,8 +2,10 @@
 
 The foreactor build of the program must print exactly what the plain build
 prints, under every engine and depth, and its statistics must show that the
-plugin's graph matched the program's preads.  Needs the build (./run build):
-FOREACTOR_BUILD_DIR/examples/random_read/{random_read,random_read_foreactor}.
+plugin's graph matched the program's preads; so must the build with
+readahead(2) added by hand (the demo's reference).  Needs the build (./run
+build): FOREACTOR_BUILD_DIR/examples/random_read/{random_read,
+random_read_foreactor,random_read_readahead}.
 Run with: python3 -m pytest -q examples/tests
 """
 
@@ -19,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 PLAIN = BUILD_DIR / "examples" / "random_read" / "random_read"
 WITH_FOREACTOR = BUILD_DIR / "examples" / "random_read" / "random_read_foreactor"
+BY_HAND = BUILD_DIR / "examples" / "random_read" / "random_read_readahead"
+READ_AHEAD_WINDOW = 64  # readahead_by_hand.c
 BLOCK_SIZE = 8192
 READS = 300
 
@@ -114,6 +118,13 @@ def test_few_reads(tmp_path, data_file, reads):
     stats = json.loads(stats_file.read_text())["graphs"]["random_read"]
     assert stats["intercepted"] == reads
     assert stats["wasted"] == 0
+
+
+@pytest.mark.parametrize("reads", [0, 1, READ_AHEAD_WINDOW - 1, READ_AHEAD_WINDOW,
+                                   READ_AHEAD_WINDOW + 1, READS])
+def test_readahead_by_hand_prints_what_the_plain_build_prints(data_file, reads):
+    assert run(BY_HAND, data_file, reads, 11)["checksum"] == \
+        run(PLAIN, data_file, reads, 11)["checksum"]
 
 
 @pytest.mark.parametrize("arguments", [[], ["file"], ["file", "x", "1"], ["file", "-1", "1"]])
