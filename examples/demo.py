@@ -7,9 +7,10 @@ thread pool at depths 4, 16 and 64 and the automatic depth (the default);
 first with a cold page cache (dropped before every run), then with the file
 fully cached.  Beside them runs the reference: the program with readahead(2)
 added by hand, 64 reads ahead of each pread (random_read_readahead), what a
-hand-made asynchronous version gets through the page cache on this machine.  Every run must print the same checksum as the plain program:
-foreactor may change the time, nothing else.  Configurations alternate within
-each round; the table shows medians.
+hand-made asynchronous version gets through the page cache on this machine.
+Every run must print the same checksum as the plain program: foreactor may
+change the time, nothing else.  Configurations alternate within each round;
+the table shows medians.
 
 Usage: demo.py [--size-mib N] [--reads N] [--rounds N] [--seed N] [--output FILE]
                [--no-device-reference]
@@ -51,6 +52,9 @@ DEFAULT_ROUNDS = 3
 # foreactor.
 BY_HAND = "by hand"
 REFERENCE_NAME = "readahead(2) by hand"
+# The configurations that run no foreactor: never "best", and not counted in
+# the run record's intervals.
+WITHOUT_FOREACTOR = ("plain", REFERENCE_NAME)
 # (name, engine, depth); engine None is the program without foreactor.
 CONFIGURATIONS = [("plain", None, None), (REFERENCE_NAME, BY_HAND, None)] + [
     (f"{engine} depth {depth}", engine, depth)
@@ -192,7 +196,7 @@ def summarize(samples, reads):
 def best_configuration(summary):
     """(ratio to plain, name) of the fastest foreactor configuration, or None."""
     candidates = [(entry["ratio_to_plain"], name) for name, entry in summary.items()
-                  if name not in ("plain", REFERENCE_NAME) and entry["ratio_to_plain"]
+                  if name not in WITHOUT_FOREACTOR and entry["ratio_to_plain"]
                   and not entry["errors"]]
     return max(candidates) if candidates else None
 
@@ -287,7 +291,7 @@ def main():
 
     run_record.finish(record, [entry["time_ratio"] for summary in summaries.values()
                                for name, entry in summary.items()
-                               if name not in ("plain", REFERENCE_NAME)])
+                               if name not in WITHOUT_FOREACTOR])
     results.write_json(arguments.output, {
         "demo": "random_read",
         "file": str(DATA_FILE.relative_to(ROOT)),

@@ -139,9 +139,9 @@ class ReadAheadStream {
   // and, on average, of every region its reads fall in, for any region to
   // be: reads spread evenly over a large file (random reads) leave a few
   // regions above the bar by chance alone, and a disk that serves 8 KiB
-  // reads at depth as fast per byte as 1 MiB ones (the development VM's,
-  // 650 MB/s either way) reads each of those 16 times the bytes needed
-  // (the demo's random reads ran 10% slower so).
+  // reads at depth as fast per byte as 1 MiB ones (one development VM's
+  // virtio disk: 650 MB/s either way) reads each of those 16 times the
+  // bytes needed (the demo's random reads ran 10% slower so).
   static constexpr uint64_t kMinRegionNeedBytes = uint64_t{64} << 10;
   // Requests of the stream in flight at once; a stream started by
   // LookAhead() may have kMaxInFlightAhead.
