@@ -96,7 +96,7 @@ TEST_F(CacheFillTest, LeavesTheProgramsDescriptorsAndRecordLocksAlone) {
   fill.Stop();
   EXPECT_EQ(fill.ranges_read(), 2);
   EXPECT_EQ(testing::DirectoryEntries("/proc/self/fd"), descriptors);
-  EXPECT_EQ(testing::ThreadsNamed("foreactor-fill"), 0);
+  EXPECT_TRUE(testing::NoThreadNamedWithin("foreactor-fill"));
   EXPECT_TRUE(testing::WriteLockHeld(temp_.Path("data"))) << "the program's record lock went";
   ::close(fd);
 }
@@ -145,13 +145,13 @@ TEST_F(CacheFillTest, StopEndsAFillAndAnotherMayStart) {
   fill.Stop();
   EXPECT_LE(fill.ranges_read(), CacheFill::kMaxRanges);
   fill.WaitFor(CacheFill::kMaxRanges - 1);  // returns: the fill is over
-  EXPECT_EQ(testing::ThreadsNamed("foreactor-fill"), 0);
+  EXPECT_TRUE(testing::NoThreadNamedWithin("foreactor-fill"));
   ASSERT_TRUE(fill.Start(fd, status_.st_dev, status_.st_ino, false, ranges.data(), 2));
   ASSERT_TRUE(fill.Start(fd, status_.st_dev, status_.st_ino, false, ranges.data(), 1));
   fill.WaitFor(0);
   fill.Stop();
   EXPECT_EQ(fill.ranges_read(), 1);
-  EXPECT_EQ(testing::ThreadsNamed("foreactor-fill"), 0);
+  EXPECT_TRUE(testing::NoThreadNamedWithin("foreactor-fill"));
   ::close(fd);
 }
 
