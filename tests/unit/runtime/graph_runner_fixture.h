@@ -202,6 +202,14 @@ inline GraphSettings CacheAware(unsigned depth) {
   return settings;
 }
 
+// Reads the peek head judged against the page cache: found there by its
+// probe (after waiting or not), found coming in, or started with
+// readahead(2).
+inline uint64_t ReadsJudgedAhead(const Statistics& statistics) {
+  return statistics.found_cached + statistics.probes_waited + statistics.found_present +
+         statistics.reads_started;
+}
+
 // Blocks 0, 1, 2, ... `count` - 1.
 inline std::vector<int64_t> FirstBlocks(size_t count) {
   std::vector<int64_t> blocks;

@@ -287,9 +287,7 @@ TEST_F(GraphRunnerPageCacheTest, ColdReadsAreStartedByTheKernelAndLeftToTheProgr
   EXPECT_EQ(statistics.issued_early, 0u);
   EXPECT_EQ(engine_.prepared().size(), 0u);
   EXPECT_EQ(statistics.mispredicted, 0u);
-  EXPECT_EQ(statistics.found_cached + statistics.probes_waited + statistics.found_present +
-                statistics.reads_started,
-            static_cast<uint64_t>(kBlocks))
+  EXPECT_EQ(ReadsJudgedAhead(statistics), static_cast<uint64_t>(kBlocks))
       << "every read: probed, found coming in, or started";
   scope.Exit();
 }
@@ -321,12 +319,11 @@ TEST_F(GraphRunnerPageCacheTest, AColdRunInFileOrderIsLeftToTheKernelsReadAhead)
   LoopState state = ReadLoopState(blocks);
   ReadEveryOffsetThroughScope(scope, data_fd_, &state);
   const Statistics& statistics = scope.statistics();
-  const uint64_t probed = statistics.found_cached + statistics.probes_waited +
-                          statistics.found_present + statistics.reads_started;
+  const uint64_t judged = ReadsJudgedAhead(statistics);
   const uint64_t probes_that_read = statistics.found_cached + statistics.probes_waited;
-  EXPECT_EQ(statistics.left_in_file_order + probed, blocks.size()) << "every read: left or probed";
-  EXPECT_GE(probed, 2u) << "each run's first read is probed";
-  EXPECT_LE(probed - 2, probes_that_read)
+  EXPECT_EQ(statistics.left_in_file_order + judged, blocks.size()) << "every read: left or probed";
+  EXPECT_GE(judged, 2u) << "each run's first read is probed";
+  EXPECT_LE(judged - 2, probes_that_read)
       << "a read after a run's first is probed only after a probe that returned its page";
   EXPECT_GE(statistics.left_in_file_order, blocks.size() - 4) << "all but each run's first two";
   EXPECT_EQ(statistics.issued_early, 0u);
@@ -357,9 +354,7 @@ TEST_F(GraphRunnerPageCacheTest, LargeColdReadsInFileOrderAreStillStarted) {
   }
   const Statistics& statistics = scope.statistics();
   EXPECT_EQ(statistics.left_in_file_order, 0u);
-  EXPECT_EQ(statistics.found_cached + statistics.probes_waited + statistics.found_present +
-                statistics.reads_started,
-            state.offsets.size());
+  EXPECT_EQ(ReadsJudgedAhead(statistics), state.offsets.size());
   scope.Exit();
 }
 
@@ -424,10 +419,7 @@ TEST_F(GraphRunnerPageCacheTest, AColdReadEndsTheTrialAndThePeekHeadWalksTheDept
     LoopState state = ReadLoopState(blocks);
     scope.Enter(&state);
     const Statistics& statistics = scope.statistics();
-    auto judged = [&statistics] {
-      return statistics.found_cached + statistics.probes_waited + statistics.found_present +
-             statistics.reads_started + statistics.issued_early;
-    };
+    auto judged = [&statistics] { return ReadsJudgedAhead(statistics) + statistics.issued_early; };
     outcome->judged_before = judged();
     ReadThroughScopeAndCompare(scope, data_fd_, state.offsets[0], 0);
     outcome->served_first = statistics.served_from_cache;
