@@ -111,6 +111,22 @@ TEST_F(PendingAccessesTest, AnotherDescriptorOfTheSameFileIsTheSameFile) {
   EXPECT_FALSE(accesses_.Blocks(Pread(other_fd_, 0, 4096)));
 }
 
+// A copy loop's entries alternate between two descriptors; each entry is
+// judged by its own file, whichever descriptor came before it.
+TEST_F(PendingAccessesTest, EntriesOnAlternatingDescriptorsAreEachJudgedByTheirFile) {
+  accesses_.Record(Pwrite(other_fd_, 0, 4096));
+  accesses_.Record(Pwrite(fd_, 8192, 4096));
+  accesses_.Record(Pwrite(other_fd_, 4096, 4096));
+  accesses_.Record(Pread(same_file_fd_, 0, 4096));
+  EXPECT_TRUE(accesses_.Blocks(Pread(same_file_fd_, 8192, 100))) << "the second entry's bytes";
+  EXPECT_TRUE(accesses_.Blocks(Pread(fd_, 9000, 100)));
+  EXPECT_FALSE(accesses_.Blocks(Pread(same_file_fd_, 4096, 4096))) << "the other file's bytes";
+  EXPECT_TRUE(accesses_.Blocks(Pread(other_fd_, 5000, 100))) << "the third entry's bytes";
+  EXPECT_FALSE(accesses_.Blocks(Pread(other_fd_, 8192, 4096)));
+  EXPECT_TRUE(accesses_.Blocks(Pwrite(fd_, 0, 10))) << "the fourth entry reads those bytes";
+  EXPECT_FALSE(accesses_.Blocks(Pwrite(fd_, 4096, 10)));
+}
+
 TEST_F(PendingAccessesTest, AWriteThatGrowsTheFileMeetsReadsAcrossTheEnd) {
   accesses_.Record(Pwrite(fd_, kFileSize + 4096, 4096));
   EXPECT_TRUE(accesses_.Blocks(Pread(fd_, kFileSize - 100, 4096)))
