@@ -103,6 +103,25 @@ def virtualization():
     return found
 
 
+def steal_milliseconds(stat="/proc/stat"):
+    """Time the hypervisor kept this machine's CPUs from running while they
+    had work (steal time, summed over all CPUs, since boot), in
+    milliseconds at the kernel's tick resolution; None where the kernel
+    does not count it.  A virtual machine's device emulation can run on the
+    host CPUs its virtual CPUs run on: a run that keeps every virtual CPU
+    busy while it does I/O may then lose CPU time that a run using one
+    CPU does not, which the difference of two readings shows."""
+    try:
+        with open(stat) as lines:
+            fields = lines.readline().split()
+    except OSError:
+        return None
+    # "cpu user nice system idle iowait irq softirq steal ..."
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def git_commit(root=ROOT):
     """The commit the working tree is at (with '+changes' when a tracked file
     differs from it), or None.  Files under bench/results do not count: a

@@ -52,6 +52,7 @@ or -cp.json, leaving the other program's file alone) and one PNG per phase.
 """
 
 import argparse
+import collections
 import json
 import math
 import os
@@ -68,7 +69,7 @@ ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("FOREACTOR_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import cache, progress, ratios, results, run_record, runs  # noqa: E402
+from bench.common import cache, machine, progress, ratios, results, run_record, runs  # noqa: E402
 
 BIN_DIR = ROOT / "third_party" / "coreutils-bin"
 BUILD_SCRIPT = ROOT / "apps" / "coreutils" / "build.sh"
@@ -347,11 +348,18 @@ def configurations(depths):
                                       for depth in list(depths) + [AUTO_DEPTH]]
 
 
+# What a run cost beside its wall time: CPU milliseconds (user + system
+# time of the process and its threads), and the machine's steal time over
+# the run (machine.steal_milliseconds(); None where not counted).
+Usage = collections.namedtuple("Usage", "cpu_ms steal_ms")
+
+
 def timed_run(argv, executable, environment, label):
-    """Runs argv; returns (wall milliseconds, stdout bytes, CPU milliseconds:
-    user + system time of the process and its threads).  Raises on failure."""
+    """Runs argv; returns (wall milliseconds, stdout bytes, Usage).  Raises
+    on failure."""
     started = time.perf_counter()
     usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    steal_before = machine.steal_milliseconds()
     try:
         completed = runs.run_with_timeout(argv, environment, RUN_TIMEOUT_SECONDS,
                                           executable=executable, text=False,
@@ -360,34 +368,37 @@ def timed_run(argv, executable, environment, label):
         timed_out.print_report(label)
         raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s") from None
     elapsed_ms = (time.perf_counter() - started) * 1000
+    steal_after = machine.steal_milliseconds()
     usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_ms = ((usage_after.ru_utime - usage_before.ru_utime)
               + (usage_after.ru_stime - usage_before.ru_stime)) * 1000
     if completed.returncode != 0:
         raise MismatchError(f"{label}: exit status {completed.returncode}: "
                             f"{completed.stderr.decode(errors='replace').strip()}")
-    return elapsed_ms, completed.stdout, cpu_ms
+    steal_ms = (steal_after - steal_before
+                if steal_before is not None and steal_after is not None else None)
+    return elapsed_ms, completed.stdout, Usage(cpu_ms, steal_ms)
 
 
 def foreactor_run(program, arguments, engine, depth, stats_file, graph, label):
     """Runs the stock (engine None) or the foreactor build of `program` ('du'
     or 'cp') with argv[0] the stock name; returns (ms, stdout, statistics,
-    CPU ms)."""
+    Usage)."""
     executable = BIN_DIR / (program if engine is None else f"{program}-foreactor")
     if stats_file.exists():
         stats_file.unlink()
     environment = runs.foreactor_environment(engine, depth, stats_file)
     environment["LC_ALL"] = "C"
-    elapsed_ms, stdout, cpu_ms = timed_run([program] + [str(a) for a in arguments],
-                                           str(executable), environment, label)
+    elapsed_ms, stdout, usage = timed_run([program] + [str(a) for a in arguments],
+                                          str(executable), environment, label)
     statistics = runs.read_graph_statistics(stats_file, graph) if engine else None
-    return elapsed_ms, stdout, statistics, cpu_ms
+    return elapsed_ms, stdout, statistics, usage
 
 
 def system_run(name, tree, stats_file, label):
     """Runs the installed program of SYSTEM_CONFIGS[name] over `tree`, under
     walk-ahead (libforeactor.so preloaded, no plugin) when the configuration
-    says so; returns (ms, stdout, CPU ms)."""
+    says so; returns (ms, stdout, Usage)."""
     before, after, walk_ahead, _ = SYSTEM_CONFIGS[name]
     environment = runs.clean_environment()
     environment["LC_ALL"] = "C"
@@ -404,12 +415,15 @@ class Samples:
     def __init__(self, names, rounds):
         self.milliseconds = {name: [None] * rounds for name in names}
         self.cpu_milliseconds = {name: [None] * rounds for name in names}
+        self.steal_milliseconds = {name: [None] * rounds for name in names}
         self.sync_milliseconds = {name: [None] * rounds for name in names}
         self.statistics = {name: [None] * rounds for name in names}
 
-    def add(self, name, round_index, milliseconds, statistics=None, sync_ms=None, cpu_ms=None):
+    def add(self, name, round_index, milliseconds, statistics=None, sync_ms=None, usage=None):
         self.milliseconds[name][round_index] = milliseconds
-        self.cpu_milliseconds[name][round_index] = cpu_ms
+        if usage is not None:
+            self.cpu_milliseconds[name][round_index] = usage.cpu_ms
+            self.steal_milliseconds[name][round_index] = usage.steal_ms
         self.sync_milliseconds[name][round_index] = sync_ms
         self.statistics[name][round_index] = statistics
 
@@ -429,7 +443,9 @@ class Samples:
                      "time_ratio": ratios.paired_ratio(baseline_samples, values),
                      "ms_per_round": values,
                      "cpu_ms_per_round": self.cpu_milliseconds[name],
-                     "median_cpu_ms": runs.median_or_none(self.cpu_milliseconds[name])}
+                     "median_cpu_ms": runs.median_or_none(self.cpu_milliseconds[name]),
+                     "steal_ms_per_round": self.steal_milliseconds[name],
+                     "median_steal_ms": runs.median_or_none(self.steal_milliseconds[name])}
             if is_find:
                 entry["ratio_is_to"] = "find"
             syncs = self.sync_milliseconds[name]
@@ -470,7 +486,7 @@ def measure_du(spec, tree, state, configs, peers, rounds, context):
             if state == "cold":
                 context["cache_method"] = cache.drop_page_cache([tree])
             if engine == "system":
-                elapsed_ms, stdout, cpu_ms = system_run(name, tree, context["stats_file"], label)
+                elapsed_ms, stdout, usage = system_run(name, tree, context["stats_file"], label)
                 # Each installed program must print what it prints plainly
                 # (the plain run of the first round sets the reference).
                 key = (spec.key, SYSTEM_CONFIGS[name][0][0], tuple(SYSTEM_CONFIGS[name][1]))
@@ -484,19 +500,19 @@ def measure_du(spec, tree, state, configs, peers, rounds, context):
                 statistics = None
             elif engine == "peer":
                 argv = peer_argvs[name]
-                elapsed_ms, stdout, cpu_ms = timed_run(argv, argv[0], runs.clean_environment(),
+                elapsed_ms, stdout, usage = timed_run(argv, argv[0], runs.clean_environment(),
                                                        label)
                 context["peer_outputs"].setdefault(f"{spec.key} {name}",
                                                    stdout.decode(errors="replace").strip())
                 statistics = None
             else:
-                elapsed_ms, stdout, statistics, cpu_ms = foreactor_run(
+                elapsed_ms, stdout, statistics, usage = foreactor_run(
                     "du", [tree], engine, depth, context["stats_file"], DU_GRAPH, label)
                 if stdout != reference:
                     raise MismatchError(f"{label}: output differs from stock du's "
                                         f"({len(stdout.splitlines())} vs "
                                         f"{len(reference.splitlines())} lines)")
-            samples.add(name, round_index, elapsed_ms, statistics, cpu_ms=cpu_ms)
+            samples.add(name, round_index, elapsed_ms, statistics, usage=usage)
             context["progress"].step(label)
     return samples.summary()
 
@@ -508,11 +524,11 @@ def metadata(path):
 
 
 def read_only_run(sources, label):
-    """Reads `sources` as READ_ONLY says; returns (ms, CPU ms)."""
+    """Reads `sources` as READ_ONLY says; returns (ms, Usage)."""
     script = 'for f in "$@"; do dd if="$f" of=/dev/null bs=128k status=none || exit 1; done'
-    elapsed_ms, _, cpu_ms = timed_run(["sh", "-c", script, "sh"] + [str(s) for s in sources],
-                                      "/bin/sh", runs.clean_environment(), label)
-    return elapsed_ms, cpu_ms
+    elapsed_ms, _, usage = timed_run(["sh", "-c", script, "sh"] + [str(s) for s in sources],
+                                     "/bin/sh", runs.clean_environment(), label)
+    return elapsed_ms, usage
 
 
 def cp_entries(configs, state):
@@ -561,12 +577,12 @@ def measure_cp(spec, sources, configs, rounds, state, context):
             if state == "cold":
                 context["cache_method"] = cache.drop_page_cache(sources)
             if name == READ_ONLY:
-                elapsed_ms, cpu_ms = read_only_run(sources, label)
-                samples.add(name, round_index, elapsed_ms, None, None, cpu_ms)
+                elapsed_ms, usage = read_only_run(sources, label)
+                samples.add(name, round_index, elapsed_ms, None, None, usage)
                 context["progress"].step(label)
                 continue
             target = copies_dir if len(sources) > 1 else copies_dir / sources[0].name
-            elapsed_ms, _, statistics, cpu_ms = foreactor_run(
+            elapsed_ms, _, statistics, usage = foreactor_run(
                 "cp", list(options) + sources + [target], engine, depth,
                 context["stats_file"], CP_GRAPH, label)
             started = time.perf_counter()
@@ -581,7 +597,7 @@ def measure_cp(spec, sources, configs, rounds, state, context):
                 if metadata(copy) != seen[0]:
                     raise MismatchError(f"{label}: metadata {metadata(copy)} of {copy}, but "
                                         f"{seen[1]} made {seen[0]}")
-            samples.add(name, round_index, elapsed_ms, statistics, sync_ms, cpu_ms)
+            samples.add(name, round_index, elapsed_ms, statistics, sync_ms, usage)
             context["progress"].step(label)
     if copies_dir.exists():
         shutil.rmtree(copies_dir)
@@ -687,7 +703,7 @@ def table_lines(title, summary, with_sync=False):
     peer_name = next((name for name in PEERS_READ_AGAINST if name in summary), None)
     peer = (summary[peer_name].get("time_ratio") or {}).get("ratio") if peer_name else None
     header = ["configuration", "ms", "ratio", "paired ratio [95% interval]",
-              f"share of {peer_name or 'peer'}'s gain", "CPU ms"]
+              f"share of {peer_name or 'peer'}'s gain", "CPU ms", "steal ms"]
     if with_sync:
         header += ["ms + sync", "ratio"]
     header += ["issued early", "consumed", "mispredicted"]
@@ -702,7 +718,8 @@ def table_lines(title, summary, with_sync=False):
                ratios.format_share(ratios.share_realized(
                    (entry.get("time_ratio") or {}).get("ratio"), peer))
                if name not in ("stock", peer_name, READ_ONLY) else "-",
-               number(entry.get("median_cpu_ms"), "{:.0f}")]
+               number(entry.get("median_cpu_ms"), "{:.0f}"),
+               number(entry.get("median_steal_ms"), "{:.0f}")]
         if with_sync:
             row += [number(entry.get("median_ms_with_sync"), "{:.0f}"),
                     number(entry.get("ratio_to_stock_with_sync"), "{:.2f}x")]

@@ -210,6 +210,17 @@ def test_describe_machine_has_the_basics():
     assert description["device"]["dev"]
 
 
+def test_steal_milliseconds_reads_the_eighth_field_of_the_cpu_line(tmp_path):
+    stat = tmp_path / "stat"
+    ticks = os.sysconf("SC_CLK_TCK")
+    stat.write_text(f"cpu  10 0 5 100 2 0 1 {3 * ticks} 0 0\ncpu0 1 0 1 1 1 0 0 0 0 0\n")
+    assert machine.steal_milliseconds(stat) == 3000
+    stat.write_text("cpu  10 0 5 100\n")  # a kernel that does not count it
+    assert machine.steal_milliseconds(stat) is None
+    assert machine.steal_milliseconds(tmp_path / "absent") is None
+    assert machine.steal_milliseconds() is not None  # Linux counts it since 2.6.11
+
+
 def test_warm_fraction_reads_the_asked_share_and_rejects_bad_fractions(tmp_path):
     data = tmp_path / "data"
     data.write_bytes(b"x" * (100 * 8192))

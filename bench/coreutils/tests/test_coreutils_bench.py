@@ -61,9 +61,13 @@ def test_files_have_the_size_asked_and_are_rewritten_when_truncated(bench, tmp_p
 def test_summary_medians_and_ratios(bench):
     samples = bench.Samples(["stock", "io_uring 16"], 3)
     for index, (stock, foreactor) in enumerate([(100, 40), (300, 60), (200, 50)]):
-        samples.add("stock", index, stock, sync_ms=10)
-        samples.add("io_uring 16", index, foreactor, {"issued_early": index}, sync_ms=30)
+        samples.add("stock", index, stock, sync_ms=10, usage=bench.Usage(stock, 0))
+        samples.add("io_uring 16", index, foreactor, {"issued_early": index}, sync_ms=30,
+                    usage=bench.Usage(2 * foreactor, 10 * index))
     summary = samples.summary()
+    assert summary["io_uring 16"]["median_cpu_ms"] == 100
+    assert summary["io_uring 16"]["median_steal_ms"] == 10
+    assert summary["stock"]["steal_ms_per_round"] == [0, 0, 0]
     assert summary["stock"]["median_ms"] == 200
     assert summary["io_uring 16"]["ratio_to_stock"] == pytest.approx(0.25)
     assert summary["io_uring 16"]["ratio_to_stock_with_sync"] == pytest.approx(80 / 210)
