@@ -1,27 +1,28 @@
 """What every benchmark records about its run, in its results JSON (key
 "run") and in its printed header: the machine, the commit, the load at start
 and end, the device reference measured in the same run for the benchmark's
-own request size, whether the VM's free page reporting was held during the
-run (free_page_reporting), and how many rounds it ran with how wide its
-intervals came out.
+own request size, whether the VM's free page reporting and its proactive
+reclaim were held during the run (free_page_reporting, proactive_reclaim),
+and how many rounds it ran with how wide its intervals came out.
 
 A benchmark calls, in order:
     add_arguments(parser)                       --no-device-reference
     record = begin(name, data_folder, request_bytes, arguments, rounds,
-                   rounds_default, rounds_quick)  holds free page reporting,
-                                                prints the header
+                   rounds_default, rounds_quick)  holds free page reporting
+                                                and proactive reclaim, prints
+                                                the header
     ... its rounds (sample_load(record) between measurements, if it likes);
         ratios.paired_ratio() for each ratio ...
     finish(record, intervals)                   prints the footer, releases
-                                                free page reporting; returns
-                                                record for data["run"]
+                                                both; returns record for
+                                                data["run"]
 """
 
 import datetime
 import os
 import sys
 
-from bench.common import device_reference, free_page_reporting, machine, ratios
+from bench.common import device_reference, free_page_reporting, machine, proactive_reclaim, ratios
 
 NO_DEVICE_REFERENCE = "--no-device-reference"
 # A 1-minute load average above this at start: other work is running and the
@@ -41,8 +42,10 @@ def load_average():
 
 
 def begin(name, data_folder, request_bytes, arguments, rounds, rounds_default, rounds_quick,
-          stream=None, measure=device_reference.measure, hold=free_page_reporting.hold):
-    """Holds the VM's free page reporting (`hold`, see free_page_reporting),
+          stream=None, measure=device_reference.measure, hold=free_page_reporting.hold,
+          hold_reclaim=proactive_reclaim.hold):
+    """Holds the VM's free page reporting (`hold`, see free_page_reporting)
+    and its proactive reclaim (`hold_reclaim`, see proactive_reclaim),
     describes the machine, measures the device reference (unless
     arguments.device_reference is False), prints the header to `stream`
     (default stdout) and returns the record."""
@@ -61,6 +64,7 @@ def begin(name, data_folder, request_bytes, arguments, rounds, rounds_default, r
         "rounds_default": rounds_default,
         "rounds_quick": rounds_quick,
         "free_page_reporting": hold(),
+        "proactive_reclaim": hold_reclaim(),
     }
     if getattr(arguments, "device_reference", True):
         print(f"{name}: measuring the device reference (fio, {len(device_reference.DEPTHS)} x "
@@ -92,6 +96,7 @@ def print_header(record, stream):
           file=stream)
     print(device_reference.describe(record["device_reference"]), file=stream)
     print(free_page_reporting.describe(record.get("free_page_reporting")), file=stream)
+    print(proactive_reclaim.describe(record.get("proactive_reclaim")), file=stream)
     print(describe_rounds(record), file=stream, flush=True)
 
 
@@ -102,12 +107,15 @@ def describe_rounds(record):
             f"{record['rounds_default']}, {quick})")
 
 
-def finish(record, intervals, stream=None, release=free_page_reporting.release):
+def finish(record, intervals, stream=None, release=free_page_reporting.release,
+           release_reclaim=proactive_reclaim.release):
     """Records the load at the end and how wide the `intervals`
     (ratios.paired_ratio() results) came out; prints both; releases free
-    page reporting (`release`).  Returns `record`."""
+    page reporting (`release`) and proactive reclaim (`release_reclaim`).
+    Returns `record`."""
     stream = sys.stdout if stream is None else stream
     release()
+    release_reclaim()
     record["load_average"]["end"] = load_average()
     intervals = [interval for interval in intervals if interval]
     record["intervals"] = ratios.describe_widths(intervals)

@@ -18,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import device_reference, free_page_reporting, machine, run_record  # noqa: E402,E501
+from bench.common import (  # noqa: E402
+    device_reference, free_page_reporting, machine, proactive_reclaim, run_record)
 
 FIO_OUTPUT = json.dumps({
     "fio version": "fio-3.33",
@@ -189,7 +190,8 @@ def test_begin_and_finish_record_and_print_machine_commit_load_and_device(tmp_pa
     held = {"held": True, "parameters": {"min_free_ms": ["0", "300000"]}, "touched_gib": 6.0}
     released = []
     record = run_record.begin("demo", tmp_path, 8192, parse([]), 3, 3, None, stream=stream,
-                              measure=measure, hold=lambda: held)
+                              measure=measure, hold=lambda: held,
+                              hold_reclaim=lambda: {"held": ["0"]})
     assert calls == [(tmp_path, 8192)]
     assert run_record.device_bound(record) == pytest.approx(0.2)
     assert record["machine"]["kernel"] and record["machine"]["nproc"]
@@ -199,13 +201,16 @@ def test_begin_and_finish_record_and_print_machine_commit_load_and_device(tmp_pa
     for words in ("machine:", "commit:", "load average at start", "QD64 50.0k IOPS (5.0x QD1)",
                   "rounds: 3 (defaults: 3, no --quick mode)",
                   "free page reporting held during the run (min_free_ms 0 -> 300000; "
-                  "6.0 GiB touched first)"):
+                  "6.0 GiB touched first)",
+                  "proactive reclaim (DAMON pageout) held during the run: kdamond 0"):
         assert words in header
     assert record["free_page_reporting"] == held
+    assert record["proactive_reclaim"] == {"held": ["0"]}
     run_record.sample_load(record)
     run_record.finish(record, [{"ratio": 0.5, "low": 0.45, "high": 0.55, "pairs": 3}, None],
-                      stream=stream, release=lambda: released.append(True))
-    assert released == [True]
+                      stream=stream, release=lambda: released.append(True),
+                      release_reclaim=lambda: released.append("reclaim"))
+    assert released == [True, "reclaim"]
     assert len(record["load_average"]["end"]) == 3
     assert len(record["load_average"]["samples"]) == 1
     assert "during the run" in stream.getvalue()
@@ -218,7 +223,8 @@ def test_no_device_reference_flag_skips_fio(tmp_path):
         raise AssertionError("fio must not run")
     record = run_record.begin("x", tmp_path, 4096, parse(["--no-device-reference"]), 1, 5, 2,
                               stream=io.StringIO(), measure=measure,
-                              hold=lambda: {"held": False, "why": "absent"})
+                              hold=lambda: {"held": False, "why": "absent"},
+                              hold_reclaim=lambda: {"held": []})
     assert record["device_reference"]["skipped"] == "--no-device-reference"
     assert run_record.device_bound(record) is None
 
@@ -286,3 +292,34 @@ def test_free_page_reporting_absent_changes_nothing_and_says_why(tmp_path):
     assert state["held"] is False and "no_such_folder" in state["why"]
     assert "not held" in free_page_reporting.describe(state)
     assert "not recorded" in free_page_reporting.describe(None)
+
+
+def make_kdamond(kdamonds, name, state, action):
+    context = kdamonds / name / "contexts" / "0" / "schemes" / "0"
+    context.mkdir(parents=True)
+    (context / "action").write_text(action + "\n")
+    (kdamonds / name / "state").write_text(state + "\n")
+
+
+def test_proactive_reclaim_turns_off_only_running_pageout_kdamonds(tmp_path):
+    make_kdamond(tmp_path, "0", "on", "pageout")
+    make_kdamond(tmp_path, "1", "on", "stat")
+    make_kdamond(tmp_path, "2", "off", "pageout")
+    (tmp_path / "nr_kdamonds").write_text("3\n")
+    state = proactive_reclaim.hold(tmp_path)
+    assert state == {"held": ["0"]}
+    assert [(tmp_path / name / "state").read_text().strip() for name in "012"] == \
+        ["off", "on", "off"]
+    assert "held during the run: kdamond 0" in proactive_reclaim.describe(state)
+    proactive_reclaim.release()
+    assert (tmp_path / "0" / "state").read_text().strip() == "on"
+    assert (tmp_path / "2" / "state").read_text().strip() == "off"
+    proactive_reclaim.release()  # nothing held: nothing changes
+    assert (tmp_path / "0" / "state").read_text().strip() == "on"
+
+
+def test_proactive_reclaim_without_damon_changes_nothing(tmp_path):
+    state = proactive_reclaim.hold(tmp_path / "absent")
+    assert state == {"held": []}
+    assert proactive_reclaim.describe(state) == "proactive reclaim: no DAMON pageout running"
+    assert proactive_reclaim.describe(None) == "proactive reclaim: not recorded"
