@@ -15,7 +15,9 @@ well: noise that no program measured causes.
 
 hold() turns off every running kdamond with a pageout scheme (its sysfs
 "state" to "off"); release() turns them on again, as does the exit of the
-Python process.  Where there is no DAMON sysfs interface, or no such
+Python process.  From a shell (./run test holds it for the whole suite):
+`python3 bench/common/proactive_reclaim.py hold` turns them off and prints
+their state files, one per line; `... release FILE...` turns them on.  Where there is no DAMON sysfs interface, or no such
 kdamond, or the state cannot be written, nothing changes and the result
 says so.  Two holders at once in separate processes may leave a kdamond
 off after both end (the second saw it off): the machine then only reclaims
@@ -23,6 +25,7 @@ later.
 """
 
 import atexit
+import sys
 from pathlib import Path
 
 KDAMONDS = Path("/sys/kernel/mm/damon/admin/kdamonds")
@@ -41,8 +44,9 @@ def _pages_out(kdamond):
     return False
 
 
-def hold(kdamonds=KDAMONDS):
-    """Turns off the running kdamonds that page out, until release().
+def hold(kdamonds=KDAMONDS, release_at_exit=True):
+    """Turns off the running kdamonds that page out, until release() (or
+    the process's exit, unless `release_at_exit` is False).
 
     Returns a dict for a results file: {"held": [kdamond names]} (empty
     when none ran), or {"held": [...], "why": "<path>: <error>"} when one
@@ -62,7 +66,7 @@ def hold(kdamonds=KDAMONDS):
             state.write_text("off")
         except OSError as error:
             return {"held": held, "why": f"{state}: {error.strerror or error}"}
-        if not _held:
+        if not _held and release_at_exit:
             atexit.register(release)
         _held.append(state)
         held.append(kdamond.name)
@@ -89,3 +93,27 @@ def describe(result):
     if result.get("why"):
         text += f"; could not hold another ({result['why']})"
     return text
+
+
+def main(arguments):
+    """The shell's interface (see the top).  Returns the exit status."""
+    if arguments[:1] == ["hold"] and len(arguments) == 1:
+        result = hold(release_at_exit=False)
+        for state in _held:
+            print(state)
+        if result.get("why"):
+            print(describe(result), file=sys.stderr)
+        return 0
+    if arguments[:1] == ["release"]:
+        for state in arguments[1:]:
+            try:
+                Path(state).write_text("on")
+            except OSError as error:
+                print(f"{state}: {error.strerror or error}", file=sys.stderr)
+        return 0
+    print("usage: proactive_reclaim.py hold | release FILE...", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

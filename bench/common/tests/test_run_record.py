@@ -323,3 +323,12 @@ def test_proactive_reclaim_without_damon_changes_nothing(tmp_path):
     assert state == {"held": []}
     assert proactive_reclaim.describe(state) == "proactive reclaim: no DAMON pageout running"
     assert proactive_reclaim.describe(None) == "proactive reclaim: not recorded"
+
+
+def test_proactive_reclaim_from_the_shell_releases_the_files_it_is_given(tmp_path, capsys):
+    make_kdamond(tmp_path, "0", "off", "pageout")
+    assert proactive_reclaim.main(["release", str(tmp_path / "0" / "state")]) == 0
+    assert (tmp_path / "0" / "state").read_text() == "on"
+    assert proactive_reclaim.main(["release", str(tmp_path / "absent" / "state")]) == 0
+    assert "absent" in capsys.readouterr().err
+    assert proactive_reclaim.main(["unknown"]) == 2
