@@ -25,7 +25,8 @@ from pathlib import Path
 ROOT = Path(os.environ.get("FOREACTOR_ROOT", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(ROOT))
 
-from bench.common import device_reference, free_page_reporting, machine, ratios  # noqa: E402
+from bench.common import (  # noqa: E402
+    device_reference, free_page_reporting, machine, proactive_reclaim, ratios)
 from bench.coreutils import run as coreutils_bench  # noqa: E402
 
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -370,7 +371,9 @@ def describe_run(case, data):
             f"{run.get('rounds')} paired rounds; {run.get('intervals', '')}; "
             f"{device_reference.describe(run.get('device_reference'))}"
             + (f"; {free_page_reporting.describe(run['free_page_reporting'])}"
-               if run.get("free_page_reporting") else ""))
+               if run.get("free_page_reporting") else "")
+            + (f"; {proactive_reclaim.describe(run['proactive_reclaim'])}"
+               if run.get("proactive_reclaim") else ""))
 
 
 def machine_lines(loaded):
@@ -556,7 +559,10 @@ def build_page(results_dir, images_dir, page):
              "that hands freed memory back to its host (free page reporting), the pages freed "
              "so fault in the host when the next run touches them, which made cold runs slow "
              "or fast by chance; runs that say \"free page reporting held\" kept that memory "
-             "for the run's length (bench/common/free_page_reporting.py), the others did not.",
+             "for the run's length (bench/common/free_page_reporting.py), the others did not. "
+             "A machine that pages out memory it finds idle (DAMON's pageout) takes pages out "
+             "of the cache seconds after they were read; runs that say \"proactive reclaim "
+             "held\" turned it off for their length (bench/common/proactive_reclaim.py).",
              "", "## Where it was measured", ""]
     lines += machine_lines(loaded) + [""]
     lines += [describe_run(case, loaded[case]) for case in CASE_FILES] + [""]
