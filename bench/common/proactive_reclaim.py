@@ -17,11 +17,11 @@ hold() turns off every running kdamond with a pageout scheme (its sysfs
 "state" to "off"); release() turns them on again, as does the exit of the
 Python process.  From a shell (./run test holds it for the whole suite):
 `python3 bench/common/proactive_reclaim.py hold` turns them off and prints
-their state files, one per line; `... release FILE...` turns them on.  Where there is no DAMON sysfs interface, or no such
-kdamond, or the state cannot be written, nothing changes and the result
-says so.  Two holders at once in separate processes may leave a kdamond
-off after both end (the second saw it off): the machine then only reclaims
-later.
+their state files, one per line; `... release FILE...` turns them on.
+Where there is no DAMON sysfs interface, or no such kdamond, or the state
+cannot be written, nothing changes and the result says so.  Two holders
+at once in separate processes may leave a kdamond off after both end (the
+second saw it off): the machine then only reclaims later.
 """
 
 import atexit
@@ -74,13 +74,17 @@ def hold(kdamonds=KDAMONDS, release_at_exit=True):
 
 
 def release():
-    """Turns on every kdamond hold() turned off.  Safe to call more than once."""
+    """Turns on every kdamond hold() turned off.  Safe to call more than once.
+    Returns a message for each state file that could not be written (nothing
+    more can be done there: the machine reclaims no more idle memory)."""
+    failed = []
     while _held:
         state = _held.pop()
         try:
             state.write_text("on")
-        except OSError:
-            pass  # nothing more can be done; the machine reclaims no more idle memory
+        except OSError as error:
+            failed.append(f"{state}: {error.strerror or error}")
+    return failed
 
 
 def describe(result):
@@ -105,11 +109,9 @@ def main(arguments):
             print(describe(result), file=sys.stderr)
         return 0
     if arguments[:1] == ["release"]:
-        for state in arguments[1:]:
-            try:
-                Path(state).write_text("on")
-            except OSError as error:
-                print(f"{state}: {error.strerror or error}", file=sys.stderr)
+        _held.extend(Path(state) for state in arguments[1:])
+        for message in release():
+            print(message, file=sys.stderr)
         return 0
     print("usage: proactive_reclaim.py hold | release FILE...", file=sys.stderr)
     return 2
