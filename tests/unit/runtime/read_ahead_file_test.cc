@@ -5,6 +5,8 @@
 // paths that name no regular file, empty ranges and overflowing ones are
 // refused.
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,6 +66,26 @@ class ReadAheadFileTest : public testing::Test {
     return false;
   }
 
+  // Waits up to 10 s on the inotify descriptor `watch` for the file to be
+  // opened and then closed (by any thread of this process).
+  static bool ClosedAfterOpening(int watch) {
+    bool opened = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd ready{watch, POLLIN, 0};
+      if (poll(&ready, 1, 100) <= 0) continue;
+      alignas(inotify_event) char events[4096];
+      const ssize_t bytes = read(watch, events, sizeof(events));
+      for (ssize_t at = 0; at < bytes;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(events + at);
+        if (event->mask & IN_OPEN) opened = true;
+        if (opened && (event->mask & IN_CLOSE_NOWRITE)) return true;
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      }
+    }
+    return false;
+  }
+
   TempDir directory_;
   std::string path_;
   int fd_ = -1;
@@ -119,22 +141,42 @@ TEST_F(ReadAheadFileTest, CarriesOutMoreHintsThanTheQueueHolds) {
   EXPECT_TRUE(BecomesCached(0, kFilePages * kPage));
 }
 
+// How a forked child's hint ended, as the child's exit status.
+enum ChildOutcome : int {
+  kCarriedOut = 0,      // the file was opened and closed, the range read in
+  kNotQueued = 1,       // foreactor_read_ahead_file() refused the hint
+  kNeverOpened = 2,     // no thread opened the file within 10 s
+  kRangeNotCached = 3,  // the file was opened and closed, the range not read
+  kNoWatch = 4,         // inotify could not watch the file
+};
+
 // A forked child has no thread of its parent's: its hints start one of its
-// own.
+// own.  The child watches the file with inotify, so that the hint thread's
+// open and close of it prove the hint was carried out, and checks the range
+// right after the close (readahead(2) puts the range's pages into the page
+// cache before it returns), not seconds later when the machine may have
+// reclaimed them.
 TEST_F(ReadAheadFileTest, WorksInAForkedChild) {
-  ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);  // the parent's thread
+  // The parent's thread reads another file: only the child's opens this one.
+  ASSERT_TRUE(directory_.WritePatternFile("other", kPage));
+  ASSERT_EQ(foreactor_read_ahead_file(directory_.Path("other").c_str(), 0, kPage), 0);
   posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
   if (CachedPages(0, kFilePages * kPage) != 0) GTEST_SKIP() << "the file's pages stay cached";
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    const bool queued = foreactor_read_ahead_file(path_.c_str(), 8 * kPage, 4 * kPage) == 0;
-    _exit(queued && BecomesCached(8 * kPage, 4 * kPage) ? 0 : 1);
+    const int watch = inotify_init1(IN_CLOEXEC);
+    if (watch < 0 || inotify_add_watch(watch, path_.c_str(), IN_OPEN | IN_CLOSE_NOWRITE) < 0) {
+      _exit(kNoWatch);
+    }
+    if (foreactor_read_ahead_file(path_.c_str(), 8 * kPage, 4 * kPage) != 0) _exit(kNotQueued);
+    if (!ClosedAfterOpening(watch)) _exit(kNeverOpened);
+    _exit(CachedPages(8 * kPage, 4 * kPage) == 4 ? kCarriedOut : kRangeNotCached);
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(WEXITSTATUS(status), kCarriedOut);
 }
 
 TEST_F(ReadAheadFileTest, RefusesWhatIsNoRegularFileAndBadRanges) {
