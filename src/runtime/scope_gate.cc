@@ -48,8 +48,18 @@ bool ScopeGate::StartPlain(uint64_t now) {
   segment_start_ = now;
   waits_at_plain_start_ = waits_();
   checkpoint_ = 0;
-  pair_units_ = stretch_units_;
+  pair_units_ = stream_check_ ? stream_check_units_ : stretch_units_;
   return Segment(false, CheckpointUnits());
+}
+
+bool ScopeGate::StartTrial(uint64_t now) {
+  phase_ = Phase::kTrial;
+  segment_start_ = now;
+  checkpoint_ = 0;
+  trial_time_ = 0;
+  trial_first_checkpoint_time_ = 0;
+  unreported_.gate_trials++;
+  return Segment(true, CheckpointUnits());
 }
 
 uint64_t ScopeGate::TakeCheckpoint(uint64_t now) {
@@ -93,6 +103,7 @@ double ScopeGate::PlainCheckpointRelativeVariance() const {
 }
 
 void ScopeGate::WeighTrial() {
+  if (stream_check_) return;                  // its length was not the gate's stretch length
   const uint32_t compared = checkpoint_ - 1;  // the trial's first checkpoint is not compared
   if (compared == 0) return;
   const double plain_same = ClippedPlainSum(1, checkpoint_);
@@ -117,6 +128,16 @@ void ScopeGate::WeighTrial() {
 bool ScopeGate::TrialLost() {
   WeighTrial();
   recheck_stretches_ = kFirstRecheckStretches;
+  if (stream_check_) {
+    unreported_.gate_stream_checks_lost++;
+    if (++stream_check_losses_ < kStreamCheckLosses) return StartStreamCheck();
+    stream_check_ = false;
+    // Streams are timed as any scope for a while; the loss rests the gate
+    // below as a lost trial does.
+    streams_timed_until_ = clock_() + streams_timed_nanoseconds_;
+    streams_timed_nanoseconds_ =
+        std::min(2 * streams_timed_nanoseconds_, kMaximumStreamsTimedNanoseconds);
+  }
   if (retrying_) return RestIdle();
   if (!second_chance_) {
     // What the trial cost beyond the plain stretch's same checkpoints (both
@@ -184,7 +205,44 @@ bool ScopeGate::WaitedForNothingSince(uint64_t waits_at_start) const {
   return !trials_without_waits_ && waits_() == waits_at_start;
 }
 
-bool ScopeGate::Streaming() const { return streaming_ != nullptr && streaming_(graph_); }
+bool ScopeGate::Streaming() const {
+  if (streaming_ == nullptr) return false;
+  if (streams_timed_until_ != 0 && clock_() < streams_timed_until_) return false;
+  return streaming_(graph_);
+}
+
+bool ScopeGate::StreamCheckDue() {
+  if (stream_checked_) return false;
+  const uint64_t now = clock_();
+  if (!stream_timing_) {
+    // Timed from the stream's second kept stretch on: the first may hold
+    // the scope's start.
+    stream_timing_ = true;
+    stream_start_ = now;
+    stream_units_ = 0;
+    return false;
+  }
+  stream_units_ += segment_units_;
+  const uint64_t elapsed = now - stream_start_;
+  if (elapsed < kStreamCheckAfterNanoseconds) return false;
+  const double units = static_cast<double>(stream_units_) *
+                       static_cast<double>(kStreamCheckNanoseconds) / static_cast<double>(elapsed);
+  const double whole = std::floor(units / kTrialCheckpoints) * kTrialCheckpoints;
+  stream_check_units_ =
+      static_cast<uint32_t>(std::clamp<double>(whole, kMinimumStretchUnits, kMaximumStretchUnits));
+  stream_check_losses_ = 0;
+  return true;
+}
+
+bool ScopeGate::StartStreamCheck() {
+  unreported_.gate_stream_checks++;
+  stream_check_ = true;
+  opening_ = false;
+  confirmed_ = false;
+  second_chance_ = false;
+  phase_ = Phase::kSettling;
+  return Segment(false, std::max(1u, stream_check_units_ / kSettleFraction));
+}
 
 bool ScopeGate::KeepFor(uint32_t stretches) {
   phase_ = Phase::kKept;
@@ -231,6 +289,11 @@ bool ScopeGate::Decide() {
       plain_checkpoints_[checkpoint_ - 1] = checkpoint_nanoseconds;
       if (checkpoint_ < kTrialCheckpoints) return Segment(false, CheckpointUnits());
       plain_time_ = ClippedPlainTime();
+      if (stream_check_) {
+        // The kept stretch's settling: the direct reads refill untimed.
+        phase_ = Phase::kTrialSettling;
+        return Segment(true, std::max(1u, pair_units_ / kSettleFraction));
+      }
       const double stretch_time = plain_time_ + Clipped(plain_checkpoints_[0]);
       if (stretch_time < kShortestStretchNanoseconds && stretch_units_ < kMaximumStretchUnits) {
         // Too short to time well: measure a longer stretch first.
@@ -246,15 +309,12 @@ bool ScopeGate::Decide() {
         unreported_.gate_stretches_without_waits++;
         return RestIdle();  // nothing for a scope to overlap (see the header)
       }
-      phase_ = Phase::kTrial;
-      checkpoint_ = 0;
-      trial_time_ = 0;
-      trial_first_checkpoint_time_ = 0;
-      unreported_.gate_trials++;
-      return Segment(true, CheckpointUnits());
+      return StartTrial(now);
     }
+    case Phase::kTrialSettling:
+      return StartTrial(clock_());
     case Phase::kTrial: {
-      if (Streaming()) return KeepStream();
+      if (!stream_check_ && Streaming()) return KeepStream();
       const uint64_t checkpoint_nanoseconds = TakeCheckpoint(clock_());
       const double winning_time = plain_time_ * (1.0 - kRequiredGain);
       if (checkpoint_ == 1) {
@@ -277,10 +337,16 @@ bool ScopeGate::Decide() {
         return Segment(true, CheckpointUnits());
       }
       if (trial_time_ >= winning_time) return TrialLost();
+      unreported_.gate_trials_won++;
+      if (stream_check_) {
+        stream_check_ = false;
+        stream_checked_ = true;
+        streams_timed_nanoseconds_ = kFirstStreamsTimedNanoseconds;
+        return KeepFor(kFirstRecheckStretches);
+      }
       WeighTrial();
       second_chance_ = false;
       rest_stretches_ = kInitialRestStretches;  // a win ends a run of losses
-      unreported_.gate_trials_won++;
       if (!confirmed_) {
         confirmed_ = true;
         return SettleAfterScope();
@@ -293,8 +359,11 @@ bool ScopeGate::Decide() {
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
       if (Streaming()) {
         unreported_.gate_streaming_stretches++;
+        if (StreamCheckDue()) return StartStreamCheck();
         return Segment(true, stretch_units_);
       }
+      stream_timing_ = false;  // the stream ended: the next one is checked anew
+      stream_checked_ = false;
       if (opening_ && kept_stretches_left_ == kOpeningStretches &&
           WaitedForNothingSince(waits_at_opening_)) {
         // The opening's first stretch waited for nothing a scope could overlap.

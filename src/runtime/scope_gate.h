@@ -118,14 +118,34 @@
 //  - Streams past the page cache (KeepWhileStreaming()): while the graph's
 //    scopes read a mostly cold file past the page cache (direct_reads.h),
 //    a kept scope stays kept, its re-check and the opening's end waiting
-//    until they stop, and a trial is kept at its next checkpoint.  No pair
-//    can time such a stream fairly: each switch to plain hands the program
-//    a cold file, whose read-ahead starts over, and each switch back reads
-//    the kernel's last read-ahead window again past the cache; stretches
-//    long against that window cost the program as much in plain units (a
-//    cold 1 GiB cp ran 1.04x of stock's time with every stream timed,
-//    0.87x with every chunk in a scope).  Each stretch kept so counts in
-//    gate_streaming_stretches.
+//    until they stop, and a trial is kept at its next checkpoint.  An
+//    ordinary pair cannot time such a stream fairly: each switch to plain
+//    hands the program a cold file, whose read-ahead starts over, and each
+//    switch back reads the kernel's last read-ahead window again past the
+//    cache (a cold 1 GiB cp ran 1.04x of stock's time with every stream
+//    timed by ordinary pairs, 0.87x with every chunk in a scope).  Each
+//    stretch kept so counts in gate_streaming_stretches.
+//  - A stream check: a stream kept for kStreamCheckAfterNanoseconds is
+//    timed once by a pair of long stretches, each of the units the kept
+//    stream read in kStreamCheckNanoseconds and each preceded by a quarter
+//    as many units that are not timed (the kernel's read-ahead ramping up
+//    in the plain one, the direct reads refilling in the kept one).  A win
+//    keeps the stream to its end, unchecked again; the next stream is
+//    checked anew.  A loss is followed at once by a second check (one may
+//    be noise); kStreamCheckLosses losses in a row rest the gate as a lost
+//    trial does, and streams are then timed as any other scope for
+//    kFirstStreamsTimedNanoseconds, doubling with each stream that loses
+//    its checks up to kMaximumStreamsTimedNanoseconds, back to the first
+//    length after a check won.  The check asks what any trial must show
+//    (kRequiredGain): with the second vCPU busy with another program, kept
+//    streams' checkpoints were 10-40% slower than plain ones and a cold
+//    1 GiB cp ran 1.21x of stock's time with streams never checked, 1.11x
+//    with the check.  Where streams pay, a check costs its plain stretch's
+//    extra time and the settling, one to two percent of a 1 GiB copy;
+//    there the first check often loses by chance (the stalls of the
+//    program's own writes that the pipeline hides count only clipped, as
+//    outliers) and the second wins.  Checks and their losses count
+//    in gate_stream_checks and gate_stream_checks_lost.
 //
 // Cost per unit outside decisions: a decrement and a branch (none with
 // BeforeUnits(), which hands the count of units to the caller).  The clock
@@ -178,6 +198,11 @@ class ScopeGate {
   static constexpr uint32_t kMaximumRecheckStretches = 64;
   static constexpr uint32_t kFirstRetryStretches = 64;
   static constexpr uint32_t kMaximumRetryStretches = 4096;
+  static constexpr uint64_t kStreamCheckAfterNanoseconds = 64'000'000;
+  static constexpr uint64_t kStreamCheckNanoseconds = 24'000'000;
+  static constexpr uint32_t kStreamCheckLosses = 2;
+  static constexpr uint64_t kFirstStreamsTimedNanoseconds = 4'000'000'000;
+  static constexpr uint64_t kMaximumStreamsTimedNanoseconds = 64'000'000'000;
 
   // `query` is asked with `graph` only at decisions, `retry` only at the end
   // of an idle rest.  `clock` null means CLOCK_MONOTONIC; `waits` null means
@@ -245,6 +270,7 @@ class ScopeGate {
     kIdle,
     kSettling,
     kPlain,
+    kTrialSettling,
     kTrial,
     kKept
   };
@@ -268,8 +294,16 @@ class ScopeGate {
   // The opening (see the header): the graph's first units on this thread
   // run with a scope, as kept.
   bool StartOpening();
-  // True when KeepWhileStreaming()'s query says the scopes stream.
+  // True when KeepWhileStreaming()'s query says the scopes stream, unless
+  // stream checks were lost (see the header).
   bool Streaming() const;
+  // At a decision of a kept scope that streams: counts the stream's units
+  // and time; true when its check is due (see the header).
+  bool StreamCheckDue();
+  // Starts a stream check of stream_check_units_ units: its plain settling.
+  bool StartStreamCheck();
+  // Starts the trial stretch of the pair in progress at `now`.
+  bool StartTrial(uint64_t now);
   // Keeps the scope for `stretches` stretches, then re-checks it: after a
   // trial that won (confirmed), or one that streams.
   bool KeepFor(uint32_t stretches);
@@ -337,6 +371,19 @@ class ScopeGate {
   uint64_t segment_start_ = 0;         // start of the checkpoint in progress
   bool trials_without_waits_ = false;  // TrialsWithoutWaits()
   StreamQuery streaming_ = nullptr;    // KeepWhileStreaming()
+  bool stream_timing_ = false;         // the kept stream in progress is being timed for its check
+  uint64_t stream_start_ = 0;          // clock_() when that timing began
+  uint64_t stream_units_ = 0;          // units the stream kept since then
+  bool stream_checked_ = false;        // the stream in progress won its check: kept to its end
+  bool stream_check_ = false;          // the pair in progress is a stream check
+  uint32_t stream_check_units_ = 0;    // the units of each of its stretches
+  uint32_t stream_check_losses_ = 0;   // stream checks lost in a row
+  // After kStreamCheckLosses lost checks, streams are timed as any scope
+  // until clock_() reaches this (0: never were).
+  uint64_t streams_timed_until_ = 0;
+  // How long the next such time lasts: doubles with each stream that loses
+  // its checks, back to the first length after a check won.
+  uint64_t streams_timed_nanoseconds_ = kFirstStreamsTimedNanoseconds;
   uint64_t waits_at_plain_start_ = 0;  // waits_() when the plain stretch in progress began
   uint64_t waits_at_opening_ = 0;      // waits_() when the opening began
   uint64_t opening_start_ = 0;         // clock_() when the opening began

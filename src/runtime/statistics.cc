@@ -87,6 +87,8 @@ constexpr CounterField kCounterFields[] = {
     {"reads_started", &Statistics::reads_started},
     {"gate_stretches_lengthened", &Statistics::gate_stretches_lengthened},
     {"gate_streaming_stretches", &Statistics::gate_streaming_stretches},
+    {"gate_stream_checks", &Statistics::gate_stream_checks},
+    {"gate_stream_checks_lost", &Statistics::gate_stream_checks_lost},
     {"read_ahead_streams_ahead", &Statistics::read_ahead_streams_ahead},
     {"read_ahead_streams_in_order", &Statistics::read_ahead_streams_in_order},
     {"left_in_file_order", &Statistics::left_in_file_order},

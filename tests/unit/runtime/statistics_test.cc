@@ -216,6 +216,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.reads_started,
                           &statistics.gate_stretches_lengthened,
                           &statistics.gate_streaming_stretches,
+                          &statistics.gate_stream_checks,
+                          &statistics.gate_stream_checks_lost,
                           &statistics.read_ahead_streams_ahead,
                           &statistics.read_ahead_streams_in_order,
                           &statistics.left_in_file_order,
@@ -273,6 +275,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "reads_started",
                                     "gate_stretches_lengthened",
                                     "gate_streaming_stretches",
+                                    "gate_stream_checks",
+                                    "gate_stream_checks_lost",
                                     "read_ahead_streams_ahead",
                                     "read_ahead_streams_in_order",
                                     "left_in_file_order",
@@ -331,10 +335,12 @@ TEST(StatisticsTest, AddSumsEveryCounter) {
   EXPECT_EQ(total.reads_started, 145u + 1045u);
   EXPECT_EQ(total.gate_stretches_lengthened, 146u + 1046u);
   EXPECT_EQ(total.gate_streaming_stretches, 147u + 1047u);
-  EXPECT_EQ(total.read_ahead_streams_ahead, 148u + 1048u);
-  EXPECT_EQ(total.read_ahead_streams_in_order, 149u + 1049u);
-  EXPECT_EQ(total.left_in_file_order, 150u + 1050u);
-  EXPECT_EQ(total.scopes_left_in_file_order, 151u + 1051u);
+  EXPECT_EQ(total.gate_stream_checks, 148u + 1048u);
+  EXPECT_EQ(total.gate_stream_checks_lost, 149u + 1049u);
+  EXPECT_EQ(total.read_ahead_streams_ahead, 150u + 1050u);
+  EXPECT_EQ(total.read_ahead_streams_in_order, 151u + 1051u);
+  EXPECT_EQ(total.left_in_file_order, 152u + 1052u);
+  EXPECT_EQ(total.scopes_left_in_file_order, 153u + 1053u);
 }
 
 TEST(StatisticsTest, JsonHoldsEveryCounterOfEveryGraph) {
