@@ -14,7 +14,8 @@ Each round runs every program once, in an order that rotates per round.
 Hot: one unmeasured stock-like run of the first program warms the cache.
 Cold: `sync; echo 3 > /proc/sys/vm/drop_caches` (root) before each run,
 with the VM's free page reporting held as the benchmarks hold it
-(bench/common/free_page_reporting.py).
+(bench/common/free_page_reporting.py).  Hot or cold, the machine's
+proactive reclaim (DAMON pageout) is held too (bench/common/proactive_reclaim.py).
 Every program's stdout must equal the first program's (with --copy: every
 copy must equal FILE), else it aborts.  A --peer (e.g. diskus) runs as
 `PROGRAM TREE`, without the du options, and its output is not compared.
@@ -39,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import free_page_reporting, ratios  # noqa: E402
+from bench.common import free_page_reporting, proactive_reclaim, ratios  # noqa: E402
 
 
 def run_once(argv, environment):
@@ -100,6 +101,7 @@ def main():
 
     du_args = options.args.split()
     reference = None
+    print(proactive_reclaim.describe(proactive_reclaim.hold()))
     if options.cold:
         print(free_page_reporting.describe(free_page_reporting.hold()))
     else:
