@@ -150,6 +150,7 @@ void WorkerPool::DropFrontTombstonesLocked() {
 void WorkerPool::RemoveQueuedLocked(size_t index) {
   Job& job = jobs_[(first_ + index) & (capacity_ - 1)];
   if (job.head->streamed) --job.submitter->streamed_queued_;
+  if (job.head->ordered) --job.submitter->ordered_queued_;
   job.head = nullptr;
   DropFrontTombstonesLocked();
 }
@@ -216,6 +217,7 @@ void WorkerPool::Unregister(Submitter* submitter) {
     Job& job = jobs_[(first_ + i) & (capacity_ - 1)];
     if (job.head != nullptr && job.submitter == submitter) {
       if (job.head->streamed) --submitter->streamed_queued_;
+      if (job.head->ordered) --submitter->ordered_queued_;
       CompleteChain(job.head, -ECANCELED);
       job.head = nullptr;
       FinishJobLocked(submitter);
@@ -240,15 +242,20 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
     ++queued_;
   }
   submitter->outstanding_ += count;
-  // Ordered jobs run one at a time: of this batch's, only the first may
-  // need a worker of its own (none while one of the lane's runs).
-  size_t waiting_in_lane = 0;
+  // Ordered jobs run one at a time: of the submitter's queued ones, only
+  // the first may need a worker of its own (none while one of the lane's
+  // runs, whose worker takes the next when it is done).
+  size_t ordered = 0;
   size_t streamed = 0;
   for (size_t i = 0; i < count; ++i) {
-    waiting_in_lane += heads[i]->ordered;
+    ordered += heads[i]->ordered;
     streamed += heads[i]->streamed;
   }
-  if (waiting_in_lane > 0 && !submitter->ordered_running_) --waiting_in_lane;
+  submitter->ordered_queued_ += ordered;
+  const size_t lane_waiting = submitter->ordered_queued_ > 0 && !submitter->ordered_running_
+                                  ? submitter->ordered_queued_ - 1
+                                  : submitter->ordered_queued_;
+  const size_t batch_lane_waiting = ordered < lane_waiting ? ordered : lane_waiting;
   // Streamed jobs beyond the submitter's free places wait likewise.
   submitter->streamed_queued_ += streamed;
   const size_t streamed_places = kStreamedRequestsAtOnce - submitter->streamed_running_;
@@ -256,7 +263,8 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
                                       ? submitter->streamed_queued_ - streamed_places
                                       : 0;
   const size_t batch_streamed_waiting = streamed < streamed_waiting ? streamed : streamed_waiting;
-  const size_t runnable = count - waiting_in_lane - batch_streamed_waiting;
+  const size_t batch_waiting = batch_lane_waiting + batch_streamed_waiting;
+  const size_t runnable = count > batch_waiting ? count - batch_waiting : 0;
   // Wake no more workers than there are jobs.
   const size_t wake = runnable < idle_workers_ ? runnable : idle_workers_;
   if (wake == idle_workers_) {
@@ -269,7 +277,8 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
   // waits.  (Counting starting workers matters when the owner runs its
   // jobs itself, RunIfQueued(): it would otherwise start a worker for each
   // job it pushes faster than a thread starts.)
-  const size_t startable = queued_ - waiting_in_lane - streamed_waiting;
+  const size_t waiting = lane_waiting + streamed_waiting;
+  const size_t startable = queued_ > waiting ? queued_ - waiting : 0;
   const size_t coming = idle_workers_ + starting_workers_;
   size_t unserved = startable > coming ? startable - coming : 0;
   while (unserved > 0 && workers_ < worker_limit_ && StartWorkerLocked()) --unserved;
@@ -327,6 +336,7 @@ void WorkerPool::AfterForkInChild() {
     submitter->ordered_running_ = false;
     submitter->streamed_running_ = 0;
     submitter->streamed_queued_ = 0;
+    submitter->ordered_queued_ = 0;
   }
   pool->mutex_.unlock();
   g_creation_mutex.unlock();

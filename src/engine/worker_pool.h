@@ -64,6 +64,7 @@ class WorkerPool {
     bool ordered_failed_ = false;   // its lane stopped (mutex)
     size_t streamed_running_ = 0;   // its streamed jobs on workers (mutex)
     size_t streamed_queued_ = 0;    // its streamed jobs in the queue (mutex)
+    size_t ordered_queued_ = 0;     // its ordered jobs in the queue (mutex)
     Submitter* previous_ = nullptr;
     Submitter* next_ = nullptr;
   };

@@ -408,6 +408,57 @@ TEST(ThreadPoolEngineTest, OrderedRequestsRunOneAtATimeInOrder) {
   EXPECT_EQ(written, std::string(bytes, kRequests));
 }
 
+// Ordered requests waiting behind their lane's running one cannot run: they
+// start no workers, however many are handed over one at a time (a copy's
+// write pipeline sends each write on its own; the pool had grown to its
+// limit of 16 workers for one lane).
+TEST(ThreadPoolEngineTest, OrderedRequestsWaitingInTheirLaneStartNoWorkers) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
+  const int fd = open(dir.Path("lane").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
+  ASSERT_GE(fd, 0);
+  EngineOptions options;
+  options.workers = 16;
+  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(options);
+  ASSERT_NE(engine, nullptr);
+  Request blocker;
+  SetUpCall(&blocker, FOREACTOR_CALL_OPEN);
+  const std::string fifo = dir.Path("fifo");
+  blocker.call.path = fifo.c_str();
+  blocker.call.flags = O_RDONLY;
+  blocker.ordered = true;
+  ASSERT_TRUE(engine->Prepare(&blocker));
+  ASSERT_EQ(engine->Submit(), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a worker runs it
+  const unsigned workers_before = WorkerPool::Instance()->worker_count();
+  constexpr int kRequests = 32;
+  char bytes[kRequests];
+  Request requests[kRequests];
+  for (int i = 0; i < kRequests; ++i) {
+    bytes[i] = static_cast<char>('a' + i % 26);
+    SetUpCall(&requests[i], FOREACTOR_CALL_PWRITE);
+    requests[i].call.fd = fd;
+    requests[i].call.buffer = &bytes[i];
+    requests[i].call.length = 1;
+    requests[i].ordered = true;
+    ASSERT_TRUE(engine->Prepare(&requests[i]));
+    ASSERT_EQ(engine->Submit(), 1);
+  }
+  // At most one more: the blocker may have been still queued when counted.
+  EXPECT_LE(WorkerPool::Instance()->worker_count(), workers_before + 1);
+  const int writer = open(fifo.c_str(), O_WRONLY);  // lets the blocked open return
+  ASSERT_GE(writer, 0);
+  engine->Wait(&blocker);
+  ASSERT_GE(blocker.result, 0);
+  for (Request& request : requests) {
+    engine->Wait(&request);
+    EXPECT_EQ(request.result, 1);
+  }
+  close(static_cast<int>(blocker.result));
+  close(writer);
+  close(fd);
+}
+
 // Streamed requests (a copy's coalesced direct reads) run at most
 // kStreamedRequestsAtOnce at a time, taken in the order they were handed over,
 // however many workers are free; other requests run beside them.  Each
