@@ -358,52 +358,78 @@ TEST(ThreadPoolEngineTest, DestroyingAnEngineCancelsItsQueuedRequestsOnly) {
 // first blocks (an open of a FIFO), none after it runs; then they run in
 // order (pwrite on a file opened with O_APPEND appends, so the file shows
 // the order they ran).
-TEST(ThreadPoolEngineTest, OrderedRequestsRunOneAtATimeInOrder) {
-  TempDir dir;
-  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
-  const int fd = open(dir.Path("lane").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
-  ASSERT_GE(fd, 0);
-  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(EngineOptions{});
-  ASSERT_NE(engine, nullptr);
-  Request blocker;
-  SetUpCall(&blocker, FOREACTOR_CALL_OPEN);
-  const std::string fifo = dir.Path("fifo");
-  blocker.call.path = fifo.c_str();
-  blocker.call.flags = O_RDONLY;
-  blocker.ordered = true;
-  ASSERT_TRUE(engine->Prepare(&blocker));
-  ASSERT_EQ(engine->Submit(), 1);
+// An engine whose lane of ordered requests is held by a first one, an open
+// of a FIFO that blocks until Release() opens its writer; the later ordered
+// requests are one-byte writes appended to the file `lane`.
+class HeldLaneTest : public ::testing::Test {
+ protected:
+  void HoldLane(unsigned workers) {
+    ASSERT_EQ(mkfifo(fifo_.c_str(), 0600), 0);
+    lane_fd_ = open(dir_.Path("lane").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
+    ASSERT_GE(lane_fd_, 0);
+    EngineOptions options;
+    options.workers = workers;
+    engine_ = ThreadPoolEngine::Create(options);
+    ASSERT_NE(engine_, nullptr);
+    SetUpCall(&blocker_, FOREACTOR_CALL_OPEN);
+    blocker_.call.path = fifo_.c_str();
+    blocker_.call.flags = O_RDONLY;
+    blocker_.ordered = true;
+    ASSERT_TRUE(engine_->Prepare(&blocker_));
+    ASSERT_EQ(engine_->Submit(), 1);
+  }
+  // Prepares an ordered write of `*byte` to the lane file.
+  void PrepareWrite(Request* request, const char* byte) {
+    SetUpCall(request, FOREACTOR_CALL_PWRITE);
+    request->call.fd = lane_fd_;
+    request->call.buffer = const_cast<char*>(byte);
+    request->call.length = 1;
+    request->ordered = true;
+    ASSERT_TRUE(engine_->Prepare(request));
+  }
+  // Lets the blocker return and waits for it and `requests`, each of which
+  // must have written its byte.
+  void ReleaseAndWait(Request* requests, int count) {
+    const int writer = open(fifo_.c_str(), O_WRONLY);
+    ASSERT_GE(writer, 0);
+    engine_->Wait(&blocker_);
+    ASSERT_GE(blocker_.result, 0);
+    for (int i = 0; i < count; ++i) {
+      engine_->Wait(&requests[i]);
+      EXPECT_EQ(requests[i].result, 1);
+    }
+    close(static_cast<int>(blocker_.result));
+    close(writer);
+  }
+  void TearDown() override {
+    if (lane_fd_ >= 0) close(lane_fd_);
+  }
+
+  TempDir dir_;
+  const std::string fifo_ = dir_.Path("fifo");
+  int lane_fd_ = -1;
+  std::unique_ptr<ThreadPoolEngine> engine_;
+  Request blocker_;
+};
+
+TEST_F(HeldLaneTest, OrderedRequestsRunOneAtATimeInOrder) {
+  HoldLane(0);
   constexpr int kRequests = 32;
   char bytes[kRequests];
   Request requests[kRequests];
   for (int i = 0; i < kRequests; ++i) {
     bytes[i] = static_cast<char>('0' + i);
-    SetUpCall(&requests[i], FOREACTOR_CALL_PWRITE);
-    requests[i].call.fd = fd;
-    requests[i].call.buffer = &bytes[i];
-    requests[i].call.length = 1;
-    requests[i].ordered = true;
-    ASSERT_TRUE(engine->Prepare(&requests[i]));
+    PrepareWrite(&requests[i], &bytes[i]);
     if (i % 8 == 7) {
-      ASSERT_EQ(engine->Submit(), 8);
+      ASSERT_EQ(engine_->Submit(), 8);
     }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   for (const Request& request : requests) {
     EXPECT_EQ(request.state.load(), RequestState::kSubmitted) << "ran before the one before it";
   }
-  const int writer = open(fifo.c_str(), O_WRONLY);  // lets the blocked open return
-  ASSERT_GE(writer, 0);
-  engine->Wait(&blocker);
-  ASSERT_GE(blocker.result, 0);
-  for (Request& request : requests) {
-    engine->Wait(&request);
-    EXPECT_EQ(request.result, 1);
-  }
-  close(static_cast<int>(blocker.result));
-  close(writer);
-  close(fd);
-  std::ifstream in(dir.Path("lane"));
+  ReleaseAndWait(requests, kRequests);
+  std::ifstream in(dir_.Path("lane"));
   const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(written, std::string(bytes, kRequests));
 }
@@ -412,51 +438,20 @@ TEST(ThreadPoolEngineTest, OrderedRequestsRunOneAtATimeInOrder) {
 // start no workers, however many are handed over one at a time (a copy's
 // write pipeline sends each write on its own; the pool had grown to its
 // limit of 16 workers for one lane).
-TEST(ThreadPoolEngineTest, OrderedRequestsWaitingInTheirLaneStartNoWorkers) {
-  TempDir dir;
-  ASSERT_EQ(mkfifo(dir.Path("fifo").c_str(), 0600), 0);
-  const int fd = open(dir.Path("lane").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
-  ASSERT_GE(fd, 0);
-  EngineOptions options;
-  options.workers = 16;
-  std::unique_ptr<ThreadPoolEngine> engine = ThreadPoolEngine::Create(options);
-  ASSERT_NE(engine, nullptr);
-  Request blocker;
-  SetUpCall(&blocker, FOREACTOR_CALL_OPEN);
-  const std::string fifo = dir.Path("fifo");
-  blocker.call.path = fifo.c_str();
-  blocker.call.flags = O_RDONLY;
-  blocker.ordered = true;
-  ASSERT_TRUE(engine->Prepare(&blocker));
-  ASSERT_EQ(engine->Submit(), 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a worker runs it
+TEST_F(HeldLaneTest, OrderedRequestsWaitingInTheirLaneStartNoWorkers) {
+  HoldLane(16);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a worker runs the blocker
   const unsigned workers_before = WorkerPool::Instance()->worker_count();
   constexpr int kRequests = 32;
-  char bytes[kRequests];
+  const char byte = 'x';
   Request requests[kRequests];
-  for (int i = 0; i < kRequests; ++i) {
-    bytes[i] = static_cast<char>('a' + i % 26);
-    SetUpCall(&requests[i], FOREACTOR_CALL_PWRITE);
-    requests[i].call.fd = fd;
-    requests[i].call.buffer = &bytes[i];
-    requests[i].call.length = 1;
-    requests[i].ordered = true;
-    ASSERT_TRUE(engine->Prepare(&requests[i]));
-    ASSERT_EQ(engine->Submit(), 1);
+  for (Request& request : requests) {
+    PrepareWrite(&request, &byte);
+    ASSERT_EQ(engine_->Submit(), 1);
   }
   // At most one more: the blocker may have been still queued when counted.
   EXPECT_LE(WorkerPool::Instance()->worker_count(), workers_before + 1);
-  const int writer = open(fifo.c_str(), O_WRONLY);  // lets the blocked open return
-  ASSERT_GE(writer, 0);
-  engine->Wait(&blocker);
-  ASSERT_GE(blocker.result, 0);
-  for (Request& request : requests) {
-    engine->Wait(&request);
-    EXPECT_EQ(request.result, 1);
-  }
-  close(static_cast<int>(blocker.result));
-  close(writer);
-  close(fd);
+  ReleaseAndWait(requests, kRequests);
 }
 
 // Streamed requests (a copy's coalesced direct reads) run at most
