@@ -140,8 +140,11 @@
 //    (kRequiredGain): with the second vCPU busy with another program, kept
 //    streams' checkpoints were 10-40% slower than plain ones and a cold
 //    1 GiB cp ran 1.21x of stock's time with streams never checked, 1.11x
-//    with the check.  Where streams pay, a check costs its plain stretch's
-//    extra time and the settling, one to two percent of a 1 GiB copy;
+//    with the check (kept 64 ms before it).  Where streams pay, a check
+//    costs its plain stretch's extra time and the settling, one to two
+//    percent of a 1 GiB copy, more of a shorter one (a quarter to two fifths
+//    of a 256 MiB copy's chunks ran plain with the check at 64 ms: so it
+//    waits for 128 ms, and streams read in less are never checked);
 //    there the first check often loses by chance (the stalls of the
 //    program's own writes that the pipeline hides count only clipped, as
 //    outliers) and the second wins.  Checks and their losses count
@@ -198,7 +201,7 @@ class ScopeGate {
   static constexpr uint32_t kMaximumRecheckStretches = 64;
   static constexpr uint32_t kFirstRetryStretches = 64;
   static constexpr uint32_t kMaximumRetryStretches = 4096;
-  static constexpr uint64_t kStreamCheckAfterNanoseconds = 64'000'000;
+  static constexpr uint64_t kStreamCheckAfterNanoseconds = 128'000'000;
   static constexpr uint64_t kStreamCheckNanoseconds = 24'000'000;
   static constexpr uint32_t kStreamCheckLosses = 2;
   static constexpr uint64_t kFirstStreamsTimedNanoseconds = 4'000'000'000;
