@@ -246,6 +246,7 @@ bool ScopeGate::StartStreamCheck() {
 
 bool ScopeGate::KeepFor(uint32_t stretches) {
   phase_ = Phase::kKept;
+  stream_timing_ = false;  // a stream's time before its check counts while kept
   second_chance_ = false;
   retrying_ = false;
   rest_stretches_ = kInitialRestStretches;
@@ -263,6 +264,7 @@ bool ScopeGate::KeepStream() {
 
 bool ScopeGate::StartOpening() {
   phase_ = Phase::kKept;
+  stream_timing_ = false;
   opening_ = true;
   waits_at_opening_ = waits_();
   opening_start_ = clock_();

@@ -374,13 +374,15 @@ class ScopeGate {
   uint64_t segment_start_ = 0;         // start of the checkpoint in progress
   bool trials_without_waits_ = false;  // TrialsWithoutWaits()
   StreamQuery streaming_ = nullptr;    // KeepWhileStreaming()
-  bool stream_timing_ = false;         // the kept stream in progress is being timed for its check
-  uint64_t stream_start_ = 0;          // clock_() when that timing began
-  uint64_t stream_units_ = 0;          // units the stream kept since then
-  bool stream_checked_ = false;        // the stream in progress won its check: kept to its end
-  bool stream_check_ = false;          // the pair in progress is a stream check
-  uint32_t stream_check_units_ = 0;    // the units of each of its stretches
-  uint32_t stream_check_losses_ = 0;   // stream checks lost in a row
+  // The stream in progress is being timed for its check: since the kept
+  // stretch after the one that started the keep (KeepFor, StartOpening).
+  bool stream_timing_ = false;
+  uint64_t stream_start_ = 0;         // clock_() when that timing began
+  uint64_t stream_units_ = 0;         // units the stream kept since then
+  bool stream_checked_ = false;       // the stream in progress won its check: kept to its end
+  bool stream_check_ = false;         // the pair in progress is a stream check
+  uint32_t stream_check_units_ = 0;   // the units of each of its stretches
+  uint32_t stream_check_losses_ = 0;  // stream checks lost in a row
   // After kStreamCheckLosses lost checks, streams are timed as any scope
   // until clock_() reaches this (0: never were).
   uint64_t streams_timed_until_ = 0;

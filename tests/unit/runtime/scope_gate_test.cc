@@ -489,14 +489,18 @@ TEST_F(ScopeGateTest, ScopesThatStreamAndPayAreKeptAfterOneCheck) {
   EXPECT_GT(statistics.gate_streaming_stretches, 0u);
 }
 
+// Units of LongerWithScope that a kept stream reads in half the time after
+// which it is checked.
+constexpr uint64_t kHalfACheckOfUnits = ScopeGate::kStreamCheckAfterNanoseconds / 1200 / 2;
+
 // The check is made once the stream was kept kStreamCheckAfterNanoseconds:
 // a shorter stream is kept whole, whatever it costs.
 TEST_F(ScopeGateTest, AStreamShorterThanTheCheckIsKeptWhole) {
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   gate.KeepWhileStreaming(&FakeStreaming);
   scopes_stream = true;
-  const uint64_t units = ScopeGate::kStreamCheckAfterNanoseconds / 1200 / 2;
-  EXPECT_EQ(RunUnits(gate, units, LongerWithScope).units_with_scope, units);
+  EXPECT_EQ(RunUnits(gate, kHalfACheckOfUnits, LongerWithScope).units_with_scope,
+            kHalfACheckOfUnits);
   Statistics statistics;
   gate.TakeStatistics(&statistics);
   EXPECT_EQ(statistics.gate_stream_checks, 0u);
@@ -520,6 +524,29 @@ TEST_F(ScopeGateTest, ScopesThatStreamAndCostAreLeftAfterTwoLostChecks) {
   scopes_stream = false;
   ScopeGate timed(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   EXPECT_LT(RunUnits(timed, 1'000'000, LongerWithScope).units_with_scope, 100'000u);
+}
+
+// A stream's time before its check counts only while it is kept: a stream
+// kept for half that time, then left (the runtime would issue nothing),
+// and kept again much later is not checked at once.
+TEST_F(ScopeGateTest, AStreamKeptAgainIsTimedAnewForItsCheck) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  gate.KeepWhileStreaming(&FakeStreaming);
+  scopes_stream = true;
+  ASSERT_EQ(RunUnits(gate, kHalfACheckOfUnits, LongerWithScope).units_with_scope,
+            kHalfACheckOfUnits);
+  fake_answer = FOREACTOR_SPECULATION_NONE;
+  // Plain but for the rest of the kept stretch in progress.
+  ASSERT_LT(RunUnits(gate, 1'000'000, LongerWithScope).units_with_scope, 100u);
+  fake_answer = FOREACTOR_SPECULATION_AUTOMATIC;
+  uint64_t plain_units = 0;
+  while (RunUnits(gate, 1, LongerWithScope).units_with_scope == 0) {
+    ASSERT_LT(++plain_units, 1'000'000u) << "the stream was never kept again";
+  }
+  RunUnits(gate, kHalfACheckOfUnits, LongerWithScope);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_EQ(statistics.gate_stream_checks, 0u);
 }
 
 // Streams are timed as any scope for a while only: a machine whose second
@@ -580,8 +607,8 @@ TEST_F(ScopeGateTest, AScopeThatStopsStreamingIsTimedAgain) {
   ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
   gate.KeepWhileStreaming(&FakeStreaming);
   scopes_stream = true;
-  const uint64_t units = ScopeGate::kStreamCheckAfterNanoseconds / 1200 / 2;
-  ASSERT_EQ(RunUnits(gate, units, LongerWithScope).units_with_scope, units);
+  ASSERT_EQ(RunUnits(gate, kHalfACheckOfUnits, LongerWithScope).units_with_scope,
+            kHalfACheckOfUnits);
   scopes_stream = false;
   EXPECT_LT(RunUnits(gate, 1'000'000, LongerWithScope).units_with_scope, 100'000u);
 }
