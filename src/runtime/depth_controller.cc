@@ -38,6 +38,7 @@ void DepthController::Restart() {
   hold_left_ = 0;
   home_rate_ = 0;
   home_rate_known_ = false;
+  settling_calls_ = 0;
   DiscardWindow();
 }
 
@@ -93,6 +94,12 @@ void DepthController::ScopeLeft() {
   if (!automatic() || !in_scope_) return;
   in_scope_ = false;
   window_nanoseconds_ += clock_() - scope_mark_;
+  if (settling_calls_ > 0) {
+    // Nothing is ahead once the scope ended: the next scope starts at the
+    // new depth, and its window with it.
+    settling_calls_ = 0;
+    DiscardWindow();
+  }
 }
 
 void DepthController::DiscardWindow() {
@@ -137,27 +144,31 @@ bool DepthController::FinishWindow(uint64_t nanoseconds) {
   return depth_ != before;
 }
 
-bool DepthController::CallFinished() {
+bool DepthController::CallFinished(unsigned calls_ahead) {
   if (!automatic()) return false;
+  if (settling_calls_ > 0) {
+    if (--settling_calls_ == 0) DiscardWindow();  // the window starts now
+    return false;
+  }
   ++window_calls_;
-  if (probing_ && home_rate_known_ && window_calls_ == ProbeCheckCalls()) {
+  bool moved = false;
+  if (probing_ && home_rate_known_ && window_calls_ == kProbeCheckCalls) {
     // A probe far behind home ends now, lost: a window at depth 0 on a
     // cold workload would otherwise wait for 128 device reads in a row.
     const uint64_t nanoseconds = TakeWindowNanoseconds();
     if (WindowRate(nanoseconds) < home_rate_ * kLosingProbeFraction)
-      return FinishWindow(nanoseconds);
+      moved = FinishWindow(nanoseconds);
   }
-  if (window_calls_ < std::max(window_calls_needed_, WindowLength())) return false;
-  const uint64_t nanoseconds = TakeWindowNanoseconds();
-  if (nanoseconds < kMinimumWindowNanoseconds && window_calls_ < (1u << 30)) {
-    window_calls_needed_ = 2 * window_calls_;  // too short to tell depths apart: go on
-    return false;
+  if (!moved && window_calls_ >= std::max(window_calls_needed_, WindowLength())) {
+    const uint64_t nanoseconds = TakeWindowNanoseconds();
+    if (nanoseconds < kMinimumWindowNanoseconds && window_calls_ < (1u << 30)) {
+      window_calls_needed_ = 2 * window_calls_;  // too short to tell depths apart: go on
+      return false;
+    }
+    moved = FinishWindow(nanoseconds);
   }
-  return FinishWindow(nanoseconds);
-}
-
-unsigned DepthController::ProbeCheckCalls() const {
-  return DepthOfLevel(home_level_) + kProbeCheckCalls;
+  if (moved) settling_calls_ = std::max(calls_ahead, depth_);
+  return moved;
 }
 
 void DepthController::EndWindow(double rate) {

@@ -44,11 +44,18 @@
 //    windows noisy.  A probe that does not beat it returns home and
 //    doubles the hold (from kInitialHoldWindows up to kMaximumHoldWindows),
 //    so a settled controller probes rarely; each move resets the hold.
-//  - A probe is looked at once, after home depth + kProbeCheckCalls calls
-//    (when the calls issued at the home depth have drained): one running
-//    at less than kLosingProbeFraction of the home rate ends there, lost.
-//    A probe to depth 0 on a cold workload would otherwise wait for a
-//    window of device reads one at a time.
+//  - After each move the calls the peek head had passed, issued (or left)
+//    at the old depth, reach the frontier first, while it fills the new
+//    depth: a window starts only once max(those calls, the new depth)
+//    calls have finished (settling).  Measured from the move, a probe
+//    down from 128 judged the 128 early reads still in flight, a window
+//    at depth 0 on a cold workload won, and the window that confirmed it
+//    read one call at a time; the first window home after such a probe
+//    judged the refill and pulled the home rate down.
+//  - A probe is looked at once, after kProbeCheckCalls calls of its
+//    window: one running at less than kLosingProbeFraction of the home
+//    rate ends there, lost.  A probe to depth 0 on a cold workload would
+//    otherwise wait for a window of device reads one at a time.
 //  - Level 0 (depth 0) issues nothing early: where the engine only costs
 //    time (data in memory, calls the device does not parallelize, a
 //    program that is CPU-bound) the controller walks down to it and stays
@@ -116,9 +123,11 @@ class DepthController {
   void ScopeLeft();
 
   // One graph call finished at the frontier while speculation ran at the
-  // current depth.  May end the window and change depth().  Returns true
-  // when depth() changed.
-  bool CallFinished();
+  // current depth; `calls_ahead` calls the peek head passed have not
+  // reached the frontier yet.  May end the window and change depth(); the
+  // next window then starts after max(`calls_ahead`, the new depth) more
+  // calls (see the top of this file).  Returns true when depth() changed.
+  bool CallFinished(unsigned calls_ahead);
 
   // Forgets the window in progress (its calls did not run speculatively).
   void DiscardWindow();
@@ -160,9 +169,6 @@ class DepthController {
   // maximum depth.
   unsigned DepthOfLevel(unsigned level) const;
   unsigned WindowLength() const;
-  // The call of a probe window at which it is looked at once: when the
-  // calls issued at the home depth have drained (home depth + 16).
-  unsigned ProbeCheckCalls() const;
   // Folds the scope time so far into the window and returns the window's time.
   uint64_t TakeWindowNanoseconds();
   // The window's calls per second if its window_calls_ calls took `nanoseconds`.
@@ -202,6 +208,7 @@ class DepthController {
   uint64_t window_nanoseconds_ = 0;  // time in scopes of the window, before scope_mark_
   unsigned window_calls_ = 0;
   unsigned window_calls_needed_ = 0;  // calls before the window may end; 0: WindowLength()
+  unsigned settling_calls_ = 0;       // calls after a move before the next window starts
 
   uint64_t depth_changes_ = 0;
   uint64_t windows_ = 0;

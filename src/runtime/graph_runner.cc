@@ -1107,7 +1107,7 @@ void GraphRunner::NoteFrontierCallForDepth() {
     depth_controller_.DiscardWindow();
     return;
   }
-  if (measuring) depth_controller_.CallFinished();
+  if (measuring) depth_controller_.CallFinished(visits_ahead_);
 }
 
 void GraphRunner::FoldControllerStatistics() {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 
 #include "gtest/gtest.h"
@@ -32,7 +33,7 @@ void RunCalls(DepthController& controller, const CallCost& cost, unsigned calls,
         calls_at_depth->resize(controller.depth() + 1);
       (*calls_at_depth)[controller.depth()]++;
     }
-    controller.CallFinished();
+    controller.CallFinished(0);
     if (++in_scope == calls_per_scope) {
       controller.ScopeLeft();
       fake_now += outside;
@@ -214,22 +215,30 @@ TEST(DepthControllerTest, NoisyWindowsDoNotPullTheDepthDown) {
 TEST(DepthControllerTest, NoisyWindowsDoNotMoveADepthThatMakesNoDifference) {
   // Every depth is as good as any other; the time per call drifts by up to
   // 35% either way every 150 calls.  A probe is compared with the mean of
-  // the home windows, not with the last one alone.
-  DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
-  uint64_t seed = 777;
-  unsigned calls = 0;
-  double factor = 1.0;
-  RunCalls(
-      controller,
-      [&](unsigned) {
-        if (calls++ % 150 == 0) {
-          seed = seed * 6364136223846793005u + 1442695040888963407u;
-          factor = 0.65 + 0.7 * static_cast<double>(seed >> 11) / static_cast<double>(1ull << 53);
-        }
-        return static_cast<uint64_t>(2000.0 * factor);
-      },
-      1000000);
-  EXPECT_LE(controller.depth_changes(), 2u) << "windows " << controller.windows();
+  // the home windows, not with the last one alone, so that noise moves the
+  // home rarely.  Over 20 seeds (a single one says little: one seed's
+  // count of moves ranges from 0 to about 15 per 1,400 windows).
+  uint64_t moves = 0;
+  uint64_t windows = 0;
+  for (uint64_t run = 1; run <= 20; ++run) {
+    DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
+    uint64_t seed = run * 7919;
+    unsigned calls = 0;
+    double factor = 1.0;
+    RunCalls(
+        controller,
+        [&](unsigned) {
+          if (calls++ % 150 == 0) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            factor = 0.65 + 0.7 * static_cast<double>(seed >> 11) / static_cast<double>(1ull << 53);
+          }
+          return static_cast<uint64_t>(2000.0 * factor);
+        },
+        1000000);
+    moves += controller.depth_changes();
+    windows += controller.windows();
+  }
+  EXPECT_LE(moves * 100, windows) << moves << " moves in " << windows << " windows";
 }
 
 TEST(DepthControllerTest, StaysWhenNoDepthIsBetterAndProbesRarely) {
@@ -290,7 +299,7 @@ TEST(DepthControllerTest, ExcludedTimeDoesNotCount) {
   for (unsigned call = 0; call < 300000; ++call) {
     fake_now += SaturatesAt64(controller.depth());
     if (controller.depth() == 64) calls_at_64++;
-    controller.CallFinished();
+    controller.CallFinished(0);
     if (call % 200 == 0) {
       seed = seed * 6364136223846793005u + 1442695040888963407u;
       const uint64_t burst = (seed >> 33) % 5'000'000;
@@ -305,8 +314,8 @@ TEST(DepthControllerTest, ExcludedTimeDoesNotCount) {
 
 TEST(DepthControllerTest, AProbeFarBehindHomeEndsEarly) {
   // Cold: a call at depth 0 waits 50 us for the device, 50 times longer
-  // than at depth 64.  Each probe to 0 ends once the calls issued at home
-  // depth have drained (home + 16 calls), not after a window of 128.
+  // than at depth 64.  Each probe to 0 ends after kProbeCheckCalls calls,
+  // not after a window of 128.
   DepthController controller(DepthPolicy::kAutomatic, 128, &FakeClock);
   unsigned zero_probes = 0;
   unsigned calls_at_zero = 0;
@@ -318,12 +327,76 @@ TEST(DepthControllerTest, AProbeFarBehindHomeEndsEarly) {
     if (depth == 0) calls_at_zero++;
     previous_depth = depth;
     fake_now += SaturatesAt64(depth);
-    controller.CallFinished();
+    controller.CallFinished(0);
   }
   controller.ScopeLeft();
   ASSERT_EQ(controller.home_depth(), 64u);
   ASSERT_GT(zero_probes, 0u);
-  EXPECT_LE(calls_at_zero, zero_probes * (64 + DepthController::kProbeCheckCalls));
+  EXPECT_LE(calls_at_zero, zero_probes * DepthController::kProbeCheckCalls);
+}
+
+// A device with a fixed latency and no limit on the requests in flight,
+// with the peek head in front of it as the runner runs it: after each call
+// at the frontier the peek head issues calls until depth() are ahead; a
+// lower depth issues nothing until the calls ahead have drained below it.
+class PipelinedDevice {
+ public:
+  static constexpr uint64_t kLatency = 150'000;  // a cold read
+  static constexpr uint64_t kWork = 10'000;      // the program's own work per call
+  static constexpr uint64_t kIssue = 3'000;      // the program thread's work to issue a call
+
+  // The call at the frontier: waits for its read (issued now when nothing
+  // was ahead), then the program works.
+  void FinishCall() {
+    uint64_t ready = fake_now + kLatency;
+    if (ahead_.empty()) {
+      synchronous_calls_++;
+    } else {
+      ready = ahead_.front();
+      ahead_.pop_front();
+    }
+    fake_now = std::max(fake_now, ready) + kWork;
+  }
+  void Fill(unsigned depth) {
+    while (ahead_.size() < depth) {
+      fake_now += kIssue;
+      ahead_.push_back(fake_now + kLatency);
+    }
+  }
+  unsigned ahead() const { return static_cast<unsigned>(ahead_.size()); }
+  unsigned synchronous_calls() const { return synchronous_calls_; }
+
+ private:
+  std::deque<uint64_t> ahead_;  // when each call issued ahead completes
+  unsigned synchronous_calls_ = 0;
+};
+
+TEST(DepthControllerTest, AProbeDownIsJudgedOnlyOnceTheCallsAheadHaveDrained) {
+  // From a home of 128 (any depth from 12 on keeps the program busy), the
+  // first 128 calls of a probe to depth 0 still find their reads issued at
+  // home, and cost less than at home (nothing is issued meanwhile).  Judged
+  // on those, the probe won its first window, and the window that had to
+  // confirm it read 128 calls one at a time (1,291 calls in 10 probes).
+  // Judged after them, it ends lost after kProbeCheckCalls.
+  DepthController controller(DepthPolicy::kAtMost, 128, &FakeClock);
+  PipelinedDevice device;
+  unsigned zero_probes = 0;
+  unsigned previous_depth = controller.depth();
+  controller.ScopeEntered();
+  for (unsigned call = 0; call < 300000; ++call) {
+    device.FinishCall();
+    controller.CallFinished(device.ahead());
+    const unsigned depth = controller.depth();
+    if (depth == 0 && previous_depth != 0) zero_probes++;
+    previous_depth = depth;
+    device.Fill(depth);
+  }
+  controller.ScopeLeft();
+  EXPECT_EQ(controller.home_depth(), 128u);  // no other depth is better
+  ASSERT_GT(zero_probes, 0u);
+  // The very first call, and per probe to 0 its checked calls and the first
+  // call back home.
+  EXPECT_LE(device.synchronous_calls(), 1 + zero_probes * (DepthController::kProbeCheckCalls + 1));
 }
 
 TEST(DepthControllerTest, DiscardedCallsDoNotEndAWindow) {
@@ -331,7 +404,7 @@ TEST(DepthControllerTest, DiscardedCallsDoNotEndAWindow) {
   controller.ScopeEntered();
   for (unsigned i = 0; i + 1 < DepthController::kMinimumWindowCalls * 2; ++i) {
     fake_now += 1000;
-    controller.CallFinished();
+    controller.CallFinished(0);
     if (i % 100 == 99) controller.DiscardWindow();
   }
   controller.ScopeLeft();
