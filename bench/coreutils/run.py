@@ -761,8 +761,9 @@ def markdown_report(data):
     return "\n".join(lines) + "\n"
 
 
-def plot(all_results, prefix):
-    """One bar chart (median ms per configuration) per phase; returns paths."""
+def plot(all_results, directory, prefix):
+    """One bar chart (median ms per configuration) per phase, written to
+    `directory` as PREFIX-PROGRAM-WORKLOAD-STATE.png; returns the paths."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -789,7 +790,7 @@ def plot(all_results, prefix):
         axes.set_title(f"GNU {program} 9.1: {workload}, {state} cache", fontsize=10)
         axes.margins(y=0.12)
         figure.tight_layout()
-        path = RESULTS_DIR / f"{prefix}-{program}-{workload}-{state}.png"
+        path = directory / f"{prefix}-{program}-{workload}-{state}.png"
         figure.savefig(path, dpi=110)
         plt.close(figure)
         paths.append(path)
@@ -985,9 +986,13 @@ def main():
     run_record.finish(record, [entry.get("time_ratio")
                                for _, _, _, summary in phases_of(all_results)
                                for name, entry in summary.items() if name != "stock"])
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    plots = plot(all_results, prefix)
-    output = results.write_json(arguments.output or RESULTS_DIR / results_name, {
+    # The plots go next to the results file: a run written elsewhere leaves
+    # the default results' plots as they were.
+    output_path = Path(arguments.output) if arguments.output else RESULTS_DIR / results_name
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    plots = plot(all_results, output_path.parent,
+                 output_path.stem if arguments.output else prefix)
+    output = results.write_json(output_path, {
         "benchmark": "coreutils",
         "quick": arguments.quick,
         "tiny": arguments.tiny,
@@ -1016,8 +1021,7 @@ def main():
         "targets": targets,
         "peer_outputs": context["peer_outputs"],
     })
-    print(f"\nresults written to {output}; plots: "
-          + ", ".join(str(p.relative_to(ROOT)) for p in plots))
+    print(f"\nresults written to {output}; plots: " + ", ".join(map(str, plots)))
     return 0
 
 

@@ -143,3 +143,13 @@ def test_only_a_run_that_walks_trees_sets_up_the_peers(bench, monkeypatch, only,
     with pytest.raises(StopBeforeBuilding):
         bench.main()
     assert set_up == peers_set_up
+
+
+def test_plots_go_to_the_directory_given(bench, tmp_path):
+    # A run with --output elsewhere used to overwrite the default results'
+    # plots in bench/results.
+    all_results = {"du": {"deep": {"hot": {"stock": entry(100, 1.0),
+                                           "io_uring 16": entry(90, 0.9)}}}}
+    paths = bench.plot(all_results, tmp_path, "scratch")
+    assert paths == [tmp_path / "scratch-du-deep-hot.png"]
+    assert paths[0].stat().st_size > 0
