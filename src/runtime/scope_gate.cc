@@ -132,11 +132,11 @@ bool ScopeGate::TrialLost() {
     unreported_.gate_stream_checks_lost++;
     if (++stream_check_losses_ < kStreamCheckLosses) return StartStreamCheck();
     stream_check_ = false;
-    // Streams are timed as any scope for a while; the loss rests the gate
-    // below as a lost trial does.
-    streams_timed_until_ = clock_() + streams_timed_nanoseconds_;
-    streams_timed_nanoseconds_ =
-        std::min(2 * streams_timed_nanoseconds_, kMaximumStreamsTimedNanoseconds);
+    // Streams are left plain for a while; the loss rests the gate below as
+    // a lost trial does.
+    streams_left_until_ = clock_() + streams_left_nanoseconds_;
+    streams_left_nanoseconds_ =
+        std::min(2 * streams_left_nanoseconds_, kMaximumStreamsLeftNanoseconds);
   }
   if (retrying_) return RestIdle();
   if (!second_chance_) {
@@ -207,8 +207,13 @@ bool ScopeGate::WaitedForNothingSince(uint64_t waits_at_start) const {
 
 bool ScopeGate::Streaming() const {
   if (streaming_ == nullptr) return false;
-  if (streams_timed_until_ != 0 && clock_() < streams_timed_until_) return false;
+  if (streams_left_until_ != 0 && clock_() < streams_left_until_) return false;
   return streaming_(graph_);
+}
+
+bool ScopeGate::StreamsLeftPlain() const {
+  return streaming_ != nullptr && streams_left_until_ != 0 && clock_() < streams_left_until_ &&
+         streaming_(graph_);
 }
 
 bool ScopeGate::StreamCheckDue() {
@@ -311,6 +316,7 @@ bool ScopeGate::Decide() {
         unreported_.gate_stretches_without_waits++;
         return RestIdle();  // nothing for a scope to overlap (see the header)
       }
+      if (StreamsLeftPlain()) return Rest();  // no ordinary trial times a stream fairly
       return StartTrial(now);
     }
     case Phase::kTrialSettling:
@@ -343,7 +349,7 @@ bool ScopeGate::Decide() {
       if (stream_check_) {
         stream_check_ = false;
         stream_checked_ = true;
-        streams_timed_nanoseconds_ = kFirstStreamsTimedNanoseconds;
+        streams_left_nanoseconds_ = kFirstStreamsLeftNanoseconds;
         return KeepFor(kFirstRecheckStretches);
       }
       WeighTrial();
