@@ -130,7 +130,7 @@ bool ScopeGate::TrialLost() {
   recheck_stretches_ = kFirstRecheckStretches;
   if (stream_check_) {
     unreported_.gate_stream_checks_lost++;
-    if (++stream_check_losses_ < kStreamCheckLosses) return StartStreamCheck();
+    if (++stream_check_losses_ < kStreamCheckLosses) return StartStreamCheck(false);
     stream_check_ = false;
     // Streams are left plain for a while; the loss rests the gate below as
     // a lost trial does.
@@ -239,14 +239,43 @@ bool ScopeGate::StreamCheckDue() {
   return true;
 }
 
-bool ScopeGate::StartStreamCheck() {
+bool ScopeGate::StartStreamCheck(bool kept_now) {
   unreported_.gate_stream_checks++;
   stream_check_ = true;
   opening_ = false;
   confirmed_ = false;
   second_chance_ = false;
-  phase_ = Phase::kSettling;
-  return Segment(false, std::max(1u, stream_check_units_ / kSettleFraction));
+  pair_units_ = stream_check_units_;
+  if (!kept_now) {
+    // After a lost check the stream runs plain: kept again untimed first,
+    // as long as the timed stretch, so that the check times it as it runs
+    // kept, not as it runs right after a switch.
+    phase_ = Phase::kTrialSettling;
+    return Segment(true, pair_units_);
+  }
+  return StartCheckKept(clock_());
+}
+
+bool ScopeGate::StartCheckKept(uint64_t now) {
+  phase_ = Phase::kCheckKept;
+  segment_start_ = now;
+  checkpoint_ = 0;
+  unreported_.gate_trials++;
+  return Segment(true, CheckpointUnits());
+}
+
+bool ScopeGate::FinishStreamCheck() {
+  // The kept stretch, timed first, is compared now, clipped as the plain
+  // one; its first checkpoint is compared with nothing, as a trial's.
+  trial_first_checkpoint_time_ = Clipped(kept_checkpoints_[0]);
+  trial_time_ = 0;
+  for (uint32_t i = 1; i < kTrialCheckpoints; ++i) trial_time_ += Clipped(kept_checkpoints_[i]);
+  if (trial_time_ >= plain_time_ * (1.0 - kRequiredGain)) return TrialLost();
+  unreported_.gate_trials_won++;
+  stream_check_ = false;
+  stream_checked_ = true;
+  streams_left_nanoseconds_ = kFirstStreamsLeftNanoseconds;
+  return KeepFor(kFirstRecheckStretches);
 }
 
 bool ScopeGate::KeepFor(uint32_t stretches) {
@@ -296,11 +325,7 @@ bool ScopeGate::Decide() {
       plain_checkpoints_[checkpoint_ - 1] = checkpoint_nanoseconds;
       if (checkpoint_ < kTrialCheckpoints) return Segment(false, CheckpointUnits());
       plain_time_ = ClippedPlainTime();
-      if (stream_check_) {
-        // The kept stretch's settling: the direct reads refill untimed.
-        phase_ = Phase::kTrialSettling;
-        return Segment(true, std::max(1u, pair_units_ / kSettleFraction));
-      }
+      if (stream_check_) return FinishStreamCheck();
       const double stretch_time = plain_time_ + Clipped(plain_checkpoints_[0]);
       if (stretch_time < kShortestStretchNanoseconds && stretch_units_ < kMaximumStretchUnits) {
         // Too short to time well: measure a longer stretch first.
@@ -320,7 +345,14 @@ bool ScopeGate::Decide() {
       return StartTrial(now);
     }
     case Phase::kTrialSettling:
-      return StartTrial(clock_());
+      return StartCheckKept(clock_());
+    case Phase::kCheckKept: {
+      kept_checkpoints_[checkpoint_] = TakeCheckpoint(clock_());
+      if (checkpoint_ < kTrialCheckpoints) return Segment(true, CheckpointUnits());
+      // The plain stretch's settling: the kernel's read-ahead ramps up.
+      phase_ = Phase::kSettling;
+      return Segment(false, std::max(1u, pair_units_ / kSettleFraction));
+    }
     case Phase::kTrial: {
       if (!stream_check_ && Streaming()) return KeepStream();
       const uint64_t checkpoint_nanoseconds = TakeCheckpoint(clock_());
@@ -346,12 +378,6 @@ bool ScopeGate::Decide() {
       }
       if (trial_time_ >= winning_time) return TrialLost();
       unreported_.gate_trials_won++;
-      if (stream_check_) {
-        stream_check_ = false;
-        stream_checked_ = true;
-        streams_left_nanoseconds_ = kFirstStreamsLeftNanoseconds;
-        return KeepFor(kFirstRecheckStretches);
-      }
       WeighTrial();
       second_chance_ = false;
       rest_stretches_ = kInitialRestStretches;  // a win ends a run of losses
@@ -367,7 +393,7 @@ bool ScopeGate::Decide() {
       if (query_(graph_) == FOREACTOR_SPECULATION_NONE) return RestIdle();
       if (Streaming()) {
         unreported_.gate_streaming_stretches++;
-        if (StreamCheckDue()) return StartStreamCheck();
+        if (StreamCheckDue()) return StartStreamCheck(true);
         return Segment(true, stretch_units_);
       }
       stream_timing_ = false;  // the stream ended: the next one is checked anew

@@ -127,9 +127,14 @@
 //    stretch kept so counts in gate_streaming_stretches.
 //  - A stream check: a stream kept for kStreamCheckAfterNanoseconds is
 //    timed once by a pair of long stretches, each of the units the kept
-//    stream read in kStreamCheckNanoseconds and each preceded by a quarter
-//    as many units that are not timed (the kernel's read-ahead ramping up
-//    in the plain one, the direct reads refilling in the kept one).  A win
+//    stream read in kStreamCheckNanoseconds: the kept one first, as the
+//    stream runs, then, after a quarter as many units not timed (the
+//    kernel's read-ahead ramping up), the plain one.  Timed second, right
+//    after a plain stretch, a kept stretch ran faster than the stream ran
+//    kept (a cold 1 GiB cp on the development VM: 42 us a chunk in the
+//    checks, 61 us over the copy; the checks won while the copies ran
+//    1.05-1.7x of stock's time).  A second check, after a lost one, keeps
+//    the stream for as many units untimed before its kept stretch.  A win
 //    keeps the stream to its end, unchecked again; the next stream is
 //    checked anew.  A loss is followed at once by a second check (one may
 //    be noise); kStreamCheckLosses losses in a row rest the gate as a lost
@@ -278,8 +283,9 @@ class ScopeGate {
     kIdle,
     kSettling,
     kPlain,
-    kTrialSettling,
+    kTrialSettling,  // a stream check's kept stretch, untimed (after a lost check)
     kTrial,
+    kCheckKept,  // a stream check's kept stretch, timed before its plain one
     kKept
   };
 
@@ -311,8 +317,14 @@ class ScopeGate {
   // At a decision of a kept scope that streams: counts the stream's units
   // and time; true when its check is due (see the header).
   bool StreamCheckDue();
-  // Starts a stream check of stream_check_units_ units: its plain settling.
-  bool StartStreamCheck();
+  // Starts a stream check of stream_check_units_ units: its kept stretch,
+  // at once when the stream is kept now (`kept_now`), else after as many
+  // kept units untimed.
+  bool StartStreamCheck(bool kept_now);
+  // Starts the timed kept stretch of a stream check at `now`.
+  bool StartCheckKept(uint64_t now);
+  // At the end of a stream check's plain stretch: compares its kept one.
+  bool FinishStreamCheck();
   // Starts the trial stretch of the pair in progress at `now`.
   bool StartTrial(uint64_t now);
   // Keeps the scope for `stretches` stretches, then re-checks it: after a
@@ -402,6 +414,7 @@ class ScopeGate {
   uint64_t opening_start_ = 0;         // clock_() when the opening began
   bool opening_ = false;               // the scope kept is the opening's (see the header)
   uint64_t plain_checkpoints_[kTrialCheckpoints] = {};  // the pair's plain stretch, per checkpoint
+  uint64_t kept_checkpoints_[kTrialCheckpoints] = {};   // a stream check's kept stretch, likewise
   double clip_nanoseconds_ = 0;  // kOutlierFactor x the median of plain_checkpoints_
   double plain_time_ = 0;        // the plain stretch's clipped time
   double trial_time_ = 0;        // the trial's clipped time so far, first checkpoint left out
