@@ -253,10 +253,17 @@ bool ScopeGate::StartStreamCheck(bool kept_now) {
     phase_ = Phase::kTrialSettling;
     return Segment(true, pair_units_);
   }
+  // The stream's kept time since its timing began counts as kept too.
+  kept_run_start_ = stream_start_;
+  kept_run_units_ = stream_units_;
+  kept_run_nanoseconds_ = 0;
   return StartCheckKept(clock_());
 }
 
 bool ScopeGate::StartCheckKept(uint64_t now) {
+  // After a lost check, the kept units before this stretch pay the switch
+  // back: the stretch alone adds to the stream's kept time.
+  if (stream_check_losses_ > 0) kept_run_start_ = now;
   phase_ = Phase::kCheckKept;
   segment_start_ = now;
   checkpoint_ = 0;
@@ -270,6 +277,12 @@ bool ScopeGate::FinishStreamCheck() {
   trial_first_checkpoint_time_ = Clipped(kept_checkpoints_[0]);
   trial_time_ = 0;
   for (uint32_t i = 1; i < kTrialCheckpoints; ++i) trial_time_ += Clipped(kept_checkpoints_[i]);
+  // And at the stream's kept pace, unclipped, for as many units: stalls
+  // that keeping the stream causes (see the header) count in full.
+  const double kept_pace_time = static_cast<double>(kept_run_nanoseconds_) /
+                                static_cast<double>(std::max<uint64_t>(kept_run_units_, 1)) *
+                                (pair_units_ - CheckpointUnits());
+  trial_time_ = std::max(trial_time_, kept_pace_time);
   if (trial_time_ >= plain_time_ * (1.0 - kRequiredGain)) return TrialLost();
   unreported_.gate_trials_won++;
   stream_check_ = false;
@@ -347,8 +360,11 @@ bool ScopeGate::Decide() {
     case Phase::kTrialSettling:
       return StartCheckKept(clock_());
     case Phase::kCheckKept: {
-      kept_checkpoints_[checkpoint_] = TakeCheckpoint(clock_());
+      const uint64_t now = clock_();
+      kept_checkpoints_[checkpoint_] = TakeCheckpoint(now);
       if (checkpoint_ < kTrialCheckpoints) return Segment(true, CheckpointUnits());
+      kept_run_nanoseconds_ += now > kept_run_start_ ? now - kept_run_start_ : 0;
+      kept_run_units_ += pair_units_;
       // The plain stretch's settling: the kernel's read-ahead ramps up.
       phase_ = Phase::kSettling;
       return Segment(false, std::max(1u, pair_units_ / kSettleFraction));

@@ -133,8 +133,16 @@
 //    after a plain stretch, a kept stretch ran faster than the stream ran
 //    kept (a cold 1 GiB cp on the development VM: 42 us a chunk in the
 //    checks, 61 us over the copy; the checks won while the copies ran
-//    1.05-1.7x of stock's time).  A second check, after a lost one, keeps
-//    the stream for as many units untimed before its kept stretch.  A win
+//    1.05-1.7x of stock's time).  The kept side counts as the slower of its
+//    stretch, clipped as a trial's, and the stream's own pace, unclipped,
+//    over all its kept time since its timing began, for as many units:
+//    keeping a stream can cause stalls of its own every few tens of
+//    milliseconds, which the stretch alone clips as outliers or misses (on
+//    that VM the host's steal when both vCPUs ran: stalls of 25-42 ms
+//    every 30-90 ms of a kept copy, none in stock's; the checks won, the
+//    copies ran 1.15-1.22x of stock's time).  A second check, after a lost one,
+//    keeps the stream for as many units untimed before its kept stretch
+//    (they pay the switch back), which adds to that kept time.  A win
 //    keeps the stream to its end, unchecked again; the next stream is
 //    checked anew.  A loss is followed at once by a second check (one may
 //    be noise); kStreamCheckLosses losses in a row rest the gate as a lost
@@ -397,11 +405,18 @@ class ScopeGate {
   // The stream in progress is being timed for its check: since the kept
   // stretch after the one that started the keep (KeepFor, StartOpening).
   bool stream_timing_ = false;
-  uint64_t stream_start_ = 0;         // clock_() when that timing began
-  uint64_t stream_units_ = 0;         // units the stream kept since then
-  bool stream_checked_ = false;       // the stream in progress won its check: kept to its end
-  bool stream_check_ = false;         // the pair in progress is a stream check
-  uint32_t stream_check_units_ = 0;   // the units of each of its stretches
+  uint64_t stream_start_ = 0;        // clock_() when that timing began
+  uint64_t stream_units_ = 0;        // units the stream kept since then
+  bool stream_checked_ = false;      // the stream in progress won its check: kept to its end
+  bool stream_check_ = false;        // the pair in progress is a stream check
+  uint32_t stream_check_units_ = 0;  // the units of each of its stretches
+  // A stream's kept time that its checks count (see the header): the units
+  // and nanoseconds of the kept run the first check's kept stretch ends and
+  // of each later check's kept stretch, added at the stretch's end; the
+  // run or stretch in progress began at kept_run_start_.
+  uint64_t kept_run_start_ = 0;
+  uint64_t kept_run_units_ = 0;
+  uint64_t kept_run_nanoseconds_ = 0;
   uint32_t stream_check_losses_ = 0;  // stream checks lost in a row
   // After kStreamCheckLosses lost checks, streams are left plain until
   // clock_() reaches this (0: never were).
