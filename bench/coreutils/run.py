@@ -86,8 +86,15 @@ PEERS_READ_AGAINST = ("diskus", "stock copy_file_range")
 # The floor of any copy in the cp tables: the sources read once, in 128 KiB
 # reads (cp's chunk), and nothing written.  A reference, not a peer.
 READ_ONLY = "read only (dd of=/dev/null)"
-NOT_FOREACTOR = ("stock", "stock copy_file_range", READ_ONLY, "diskus", "gdu", "system du", "find",
-                 "find walk-ahead")
+# cp's chunk, the block size of the dd runs below (bs=128k).
+CP_CHUNK_BYTES = 128 * 1024
+# A copy spread over two cores without foreactor: each file copied by two dd
+# processes at once, a half each in 128 KiB blocks.  Where the machine gives
+# a second busy core little (a virtual machine whose host steals one vCPU
+# when both run), this peer shows it in the same rounds.
+TWO_PROCESSES = "two processes (dd, a half each)"
+NOT_FOREACTOR = ("stock", "stock copy_file_range", READ_ONLY, TWO_PROCESSES, "diskus", "gdu",
+                 "system du", "find", "find walk-ahead")
 # The device reference's request size: du's reads are inode and directory
 # blocks of the filesystem (4 KiB).
 DU_REQUEST_BYTES = 4096
@@ -531,14 +538,31 @@ def read_only_run(sources, label):
     return elapsed_ms, usage
 
 
+def two_processes_run(sources, copies_dir, label):
+    """Copies each of `sources` into `copies_dir` as TWO_PROCESSES says, one
+    file after the other; returns (ms, Usage)."""
+    script = ('while [ $# -gt 0 ]; do '
+              'dd if="$1" of="$2" bs=128k count="$3" conv=notrunc status=none & first=$!; '
+              'dd if="$1" of="$2" bs=128k skip="$3" seek="$3" conv=notrunc status=none; '
+              'second=$?; wait $first || exit 1; [ $second -eq 0 ] || exit 1; shift 3; done')
+    arguments = []
+    for source in sources:
+        blocks = (source.stat().st_size + CP_CHUNK_BYTES - 1) // CP_CHUNK_BYTES
+        arguments += [str(source), str(copies_dir / source.name), str(blocks // 2)]
+    elapsed_ms, _, usage = timed_run(["sh", "-c", script, "sh"] + arguments, "/bin/sh",
+                                     runs.clean_environment(), label)
+    return elapsed_ms, usage
+
+
 def cp_entries(configs, state):
     """(name, engine, depth, cp options) of every run of a cp phase: the
     configurations, stock cp's copy_file_range path and, cold only, the
-    sources read alone (READ_ONLY; hot, that is a copy out of memory)."""
+    sources read alone (READ_ONLY; hot, that is a copy out of memory) and
+    copied by two processes (TWO_PROCESSES)."""
     entries = [(name, engine, depth, CP_PLAIN_OPTIONS) for name, engine, depth in configs]
     entries.append(("stock copy_file_range", None, None, ()))
     if state == "cold":
-        entries.append((READ_ONLY, None, None, None))
+        entries += [(READ_ONLY, None, None, None), (TWO_PROCESSES, None, None, None)]
     return entries
 
 
@@ -546,8 +570,9 @@ def measure_cp(spec, sources, configs, rounds, state, context):
     """Copies `sources` with every configuration `rounds` times, cold (the
     sources dropped from the page cache before each copy) or hot (read once
     before the phase, nothing dropped), and cold also reads them alone
-    (READ_ONLY) in the same rounds.  Every copy's write-back is flushed
-    (sync, timed apart) and its folder removed before the next run."""
+    (READ_ONLY) and copies them with two processes (TWO_PROCESSES) in the
+    same rounds.  Every copy's write-back is flushed (sync, timed apart)
+    and its folder removed before the next run."""
     copies_dir = DATA_DIR / "copies"
     entries = cp_entries(configs, state)
     samples = Samples([entry[0] for entry in entries], rounds)
@@ -581,10 +606,14 @@ def measure_cp(spec, sources, configs, rounds, state, context):
                 samples.add(name, round_index, elapsed_ms, None, None, usage)
                 context["progress"].step(label)
                 continue
-            target = copies_dir if len(sources) > 1 else copies_dir / sources[0].name
-            elapsed_ms, _, statistics, usage = foreactor_run(
-                "cp", list(options) + sources + [target], engine, depth,
-                context["stats_file"], CP_GRAPH, label)
+            if name == TWO_PROCESSES:
+                elapsed_ms, usage = two_processes_run(sources, copies_dir, label)
+                statistics = None
+            else:
+                target = copies_dir if len(sources) > 1 else copies_dir / sources[0].name
+                elapsed_ms, _, statistics, usage = foreactor_run(
+                    "cp", list(options) + sources + [target], engine, depth,
+                    context["stats_file"], CP_GRAPH, label)
             started = time.perf_counter()
             subprocess.run(["sync"], check=True)
             sync_ms = (time.perf_counter() - started) * 1000
@@ -592,6 +621,8 @@ def measure_cp(spec, sources, configs, rounds, state, context):
                 copy = copies_dir / source.name
                 if subprocess.run(["cmp", "-s", str(source), str(copy)]).returncode != 0:
                     raise MismatchError(f"{label}: {copy} differs from {source}")
+                if name == TWO_PROCESSES:
+                    continue  # dd makes its file with its own mode: only the bytes count
                 seen = context["cp_metadata"].setdefault(f"{spec.key} {source.name}",
                                                          (metadata(copy), label))
                 if metadata(copy) != seen[0]:
@@ -717,7 +748,7 @@ def table_lines(title, summary, with_sync=False):
                ratios.format_ratio(entry.get("time_ratio")) if name != "stock" else "1",
                ratios.format_share(ratios.share_realized(
                    (entry.get("time_ratio") or {}).get("ratio"), peer))
-               if name not in ("stock", peer_name, READ_ONLY) else "-",
+               if name not in ("stock", peer_name, READ_ONLY, TWO_PROCESSES) else "-",
                number(entry.get("median_cpu_ms"), "{:.0f}"),
                number(entry.get("median_steal_ms"), "{:.0f}")]
         if with_sync:

@@ -122,7 +122,8 @@ def test_hot_cp_phases_have_no_read_only_reference(bench):
     configs = [("stock", None, None), ("io_uring auto", "io_uring", "auto")]
     cold = [name for name, *_ in bench.cp_entries(configs, "cold")]
     hot = [name for name, *_ in bench.cp_entries(configs, "hot")]
-    assert cold == ["stock", "io_uring auto", "stock copy_file_range", bench.READ_ONLY]
+    assert cold == ["stock", "io_uring auto", "stock copy_file_range", bench.READ_ONLY,
+                    bench.TWO_PROCESSES]
     assert hot == ["stock", "io_uring auto", "stock copy_file_range"]
 
 
@@ -153,3 +154,17 @@ def test_plots_go_to_the_directory_given(bench, tmp_path):
     paths = bench.plot(all_results, tmp_path, "scratch")
     assert paths == [tmp_path / "scratch-du-deep-hot.png"]
     assert paths[0].stat().st_size > 0
+
+
+@pytest.mark.parametrize("size", [0, 1, 128 * 1024, 3 * 128 * 1024 + 5])
+def test_two_processes_copy_each_file_whole(bench, tmp_path, size):
+    sources = []
+    for index in range(2):
+        source = tmp_path / f"source-{index}"
+        source.write_bytes(bytes((i * 7 + index) % 251 for i in range(size + index)))
+        sources.append(source)
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    bench.two_processes_run(sources, copies, "two processes test")
+    for source in sources:
+        assert (copies / source.name).read_bytes() == source.read_bytes()
