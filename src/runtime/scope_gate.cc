@@ -283,7 +283,7 @@ bool ScopeGate::FinishStreamCheck() {
                                 static_cast<double>(std::max<uint64_t>(kept_run_units_, 1)) *
                                 (pair_units_ - CheckpointUnits());
   trial_time_ = std::max(trial_time_, kept_pace_time);
-  if (trial_time_ >= plain_time_ * (1.0 - kRequiredGain)) return TrialLost();
+  if (trial_time_ >= plain_time_ * (1.0 + kStreamCheckAllowedLoss)) return TrialLost();
   unreported_.gate_trials_won++;
   stream_check_ = false;
   stream_checked_ = true;
