@@ -61,7 +61,7 @@ struct Statistics {
   uint64_t gate_stretches_lengthened = 0;  // scope gate: trials too close to call
   uint64_t gate_streaming_stretches = 0;   // scope gate: stretches kept for a stream past the cache
   uint64_t gate_stream_checks = 0;         // scope gate: such streams timed against plain once
-  uint64_t gate_stream_checks_lost = 0;    // of them, those where the stream did not pay
+  uint64_t gate_stream_checks_lost = 0;    // of them, those where kept ran 10% slower or more
   uint64_t read_ahead_streams_ahead = 0;   // read-ahead streams started ahead of the program
   uint64_t read_ahead_streams_in_order = 0;  // of them, in file order (read_ahead_stream.h)
   uint64_t left_in_file_order = 0;  // cold reads in file order left to the kernel's read-ahead
