@@ -30,6 +30,10 @@
 // Streamed requests (Request::streamed) beyond kStreamedRequestsAtOnce in
 // the ring wait in the engine, in order, and go into the ring as those
 // before them complete (whenever the engine reaps: Poll, Wait, Prepare).
+// They are submitted with IOSQE_ASYNC: each runs on an io-wq worker, which
+// submits it to the device alone instead of merged with its neighbours, and
+// looks its descriptor up when it runs (the runtime keeps it open until the
+// request completed).  Read-ahead reads (RequestOperation::kReadAhead) too.
 #ifndef FOREACTOR_ENGINE_IO_URING_ENGINE_H_
 #define FOREACTOR_ENGINE_IO_URING_ENGINE_H_
 

@@ -134,8 +134,10 @@ struct Request {
   // engine has at most kStreamedRequestsAtOnce of its streamed requests
   // in flight at once, and starts them in the order they were prepared;
   // the others wait in the engine (the thread pool's owner may still run a
-  // waiting one itself when it waits for it, WorkerPool::RunIfQueued).  A
-  // hint: it never changes a result.
+  // waiting one itself when it waits for it, WorkerPool::RunIfQueued).
+  // io_uring runs each on a kernel worker (IOSQE_ASYNC), which looks the
+  // descriptor up when it runs: the owner keeps it open until the request
+  // completed.  A hint: it never changes a result.
   // Never ordered (the pool counts a held job as ordered or as streamed,
   // not both), never linked.
   bool streamed = false;

@@ -409,6 +409,44 @@ TEST(IoUringEngineTest, RestClosesTheRingAndItsWorkersAndTheNextRequestOpensANew
   close(fd);
 }
 
+// A streamed read (a copy's coalesced direct reads) runs on an io-wq worker,
+// which submits it to the device alone; inline, the reads of one
+// submission would merge into fewer, larger device requests, which streamed
+// slower.  A read served from the page cache that is not streamed completes
+// inline, with no worker.  Run on a thread of its own: io-wq workers belong
+// to the thread that submits (named iou-wrk-<its id>), and a fresh thread
+// has none left over from other rings.
+TEST(IoUringEngineTest, StreamedReadsRunOnKernelWorkers) {
+  TempDir directory;
+  ASSERT_TRUE(directory.ok());
+  ASSERT_TRUE(directory.WritePatternFile("cached", 8192));  // written: in the page cache
+  std::thread([&directory] {
+    const std::string workers = "iou-wrk-" + std::to_string(gettid());
+    std::unique_ptr<IoUringEngine> engine = MakeEngine();
+    ASSERT_NE(engine, nullptr);
+    const int fd = open(directory.Path("cached").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    char buffer[4096] = {};
+    for (const bool streamed : {false, true}) {
+      Request request;
+      SetUpRead(&request, fd, buffer, sizeof(buffer), 4096);
+      request.streamed = streamed;
+      ASSERT_TRUE(engine->Prepare(&request));
+      ASSERT_EQ(engine->Submit(), 1);
+      engine->Wait(&request);
+      EXPECT_EQ(request.result, 4096);
+      EXPECT_EQ(buffer[0], PatternByte(4096));
+      if (streamed) {
+        EXPECT_GE(testing::ThreadsNamed(workers), 1) << "a streamed read ran inline";
+      } else {
+        EXPECT_EQ(testing::ThreadsNamed(workers), 0) << "a cached read went to a worker";
+      }
+    }
+    engine.reset();
+    close(fd);
+  }).join();
+}
+
 // One thread's ring is unmapped, then another thread maps its own, most
 // often at the same address.  The kernel orders the two, but liburing maps
 // rings with raw system calls that ThreadSanitizer does not see: under it
