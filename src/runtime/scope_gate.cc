@@ -272,18 +272,22 @@ bool ScopeGate::StartCheckKept(uint64_t now) {
 }
 
 bool ScopeGate::FinishStreamCheck() {
-  // The kept stretch, timed first, is compared now, clipped as the plain
-  // one; its first checkpoint is compared with nothing, as a trial's.
+  // Both stretches count in full, unclipped (see the header); the first
+  // checkpoint of each is compared with nothing, as a trial's.
   trial_first_checkpoint_time_ = Clipped(kept_checkpoints_[0]);
-  trial_time_ = 0;
-  for (uint32_t i = 1; i < kTrialCheckpoints; ++i) trial_time_ += Clipped(kept_checkpoints_[i]);
-  // And at the stream's kept pace, unclipped, for as many units: stalls
-  // that keeping the stream causes (see the header) count in full.
+  double kept_time = 0;
+  double plain_time = 0;
+  for (uint32_t i = 1; i < kTrialCheckpoints; ++i) {
+    kept_time += static_cast<double>(kept_checkpoints_[i]);
+    plain_time += static_cast<double>(plain_checkpoints_[i]);
+  }
+  // The kept side is also timed at the stream's kept pace for as many
+  // units: stalls that keeping the stream causes (see the header) count.
   const double kept_pace_time = static_cast<double>(kept_run_nanoseconds_) /
                                 static_cast<double>(std::max<uint64_t>(kept_run_units_, 1)) *
                                 (pair_units_ - CheckpointUnits());
-  trial_time_ = std::max(trial_time_, kept_pace_time);
-  if (trial_time_ >= plain_time_ * (1.0 + kStreamCheckAllowedLoss)) return TrialLost();
+  trial_time_ = std::max(kept_time, kept_pace_time);
+  if (trial_time_ >= plain_time * (1.0 + kStreamCheckAllowedLoss)) return TrialLost();
   unreported_.gate_trials_won++;
   stream_check_ = false;
   stream_checked_ = true;

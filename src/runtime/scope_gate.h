@@ -133,14 +133,20 @@
 //    after a plain stretch, a kept stretch ran faster than the stream ran
 //    kept (a cold 1 GiB cp on the development VM: 42 us a chunk in the
 //    checks, 61 us over the copy; the checks won while the copies ran
-//    1.05-1.7x of stock's time).  The kept side counts as the slower of its
-//    stretch, clipped as a trial's, and the stream's own pace, unclipped,
-//    over all its kept time since its timing began, for as many units:
-//    keeping a stream can cause stalls of its own every few tens of
-//    milliseconds, which the stretch alone clips as outliers or misses (on
-//    that VM the host's steal when both vCPUs ran: stalls of 25-42 ms
-//    every 30-90 ms of a kept copy, none in stock's; the checks won, the
-//    copies ran 1.15-1.22x of stock's time).  A second check, after a lost one,
+//    1.05-1.7x of stock's time).  Both stretches count in full, none of
+//    their checkpoints clipped as a trial's are: a plain stream waits for
+//    each read-ahead window of the kernel, fast between (a cold 1 GiB cp
+//    on that VM: checkpoints of 28 chunks in 1.1 ms, two of each stretch
+//    9-13 ms), and those waits are its pace (clipped as outliers, plain
+//    looked 1.8x faster than it ran, and the checks of streams that
+//    copied 1.5x faster kept than plain lost).  The kept side counts as
+//    the slower of its stretch and the stream's own pace over all its kept
+//    time since its timing began, for as many units: keeping a stream can
+//    cause stalls of its own every few tens of milliseconds, which the
+//    stretch alone may miss (on that VM the host's steal when both vCPUs
+//    ran: stalls of 25-42 ms every 30-90 ms of a kept copy, none in
+//    stock's; the checks won, the copies ran 1.15-1.22x of stock's time).
+//    A second check, after a lost one,
 //    keeps the stream for as many units untimed before its kept stretch
 //    (they pay the switch back), which adds to that kept time.  A win
 //    keeps the stream to its end, unchecked again; the next stream is
@@ -156,12 +162,12 @@
 //    cp on the development VM: trials at 0.3-0.5x of plain's time, the
 //    copy at 1.5x of stock's).  Unlike a trial, which must win by
 //    kRequiredGain, a check leaves the stream only when its kept side was
-//    at least kStreamCheckAllowedLoss slower than its plain stretch: a
-//    plain stretch right after a switch runs faster than the program runs
-//    plain for long (a cold 2 GiB cp on the development VM: the checks'
-//    plain stretches read 2.7 GB/s, the kept ones took 0-9% longer, and
-//    the copy left plain after those lost checks took 1.5x as long as one
-//    kept to its end).  With the second vCPU busy with another program,
+//    at least kStreamCheckAllowedLoss slower than its plain stretch:
+//    leaving a stream that pays costs far more than keeping one that costs
+//    a little (a cold 2 GiB cp on the development VM left plain after
+//    lost checks took 1.5x as long as one kept to its end), and stretches
+//    of a few tens of milliseconds differ by several percent from run to
+//    run.  With the second vCPU busy with another program,
 //    kept streams' checkpoints were 10-40% slower than plain ones and a
 //    cold 1 GiB cp ran 1.21x of stock's time with streams never checked,
 //    1.11x with the check (kept 64 ms before it).  Where streams pay, a check
@@ -169,10 +175,9 @@
 //    percent of a 1 GiB copy, more of a shorter one (a quarter to two fifths
 //    of a 256 MiB copy's chunks ran plain with the check at 64 ms: so it
 //    waits for 128 ms, and streams read in less are never checked);
-//    there the first check often loses by chance (the stalls of the
-//    program's own writes that the pipeline hides count only clipped, as
-//    outliers) and the second wins.  Checks and their losses count
-//    in gate_stream_checks and gate_stream_checks_lost.
+//    there a first check lost by chance is followed by a second.  Checks
+//    and their losses count in gate_stream_checks and
+//    gate_stream_checks_lost.
 //
 // Cost per unit outside decisions: a decrement and a branch (none with
 // BeforeUnits(), which hands the count of units to the caller).  The clock
