@@ -640,6 +640,21 @@ TEST_F(ScopeGateTest, AStreamCheckCountsTheKeptStreamsStallsInFull) {
   EXPECT_LT(run.units_with_scope, 300'000u);
 }
 
+// Runs 2,000,000 units of `cost` through a gate whose scopes stream past
+// the page cache, and expects one stream check, won, that keeps the stream
+// for nearly every unit.
+void ExpectOneWonCheckKeepsTheStream(const UnitCost& cost) {
+  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
+  gate.KeepWhileStreaming(&FakeStreaming);
+  scopes_stream = true;
+  const UnitsRun run = RunUnits(gate, 2'000'000, cost);
+  Statistics statistics;
+  gate.TakeStatistics(&statistics);
+  EXPECT_EQ(statistics.gate_stream_checks, 1u);
+  EXPECT_EQ(statistics.gate_stream_checks_lost, 0u);
+  EXPECT_GT(run.units_with_scope, 1'900'000u);
+}
+
 // A plain stream waits for each read-ahead window of the kernel: most of
 // its units are fast, a few stall for milliseconds (a cold 1 GiB cp on the
 // development VM: 28 chunks in 1.1 ms, and two checkpoints of each plain
@@ -648,19 +663,11 @@ TEST_F(ScopeGateTest, AStreamCheckCountsTheKeptStreamsStallsInFull) {
 // average), kept ones 1,300 ns.  With the plain stretch's stalls clipped as
 // outliers the checks lost and left the stream plain.
 TEST_F(ScopeGateTest, AStreamCheckCountsThePlainStreamsStallsInFull) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
-  gate.KeepWhileStreaming(&FakeStreaming);
-  scopes_stream = true;
   uint64_t plain_units = 0;
-  const UnitsRun run = RunUnits(gate, 2'000'000, [&](uint64_t, bool with_scope) -> uint64_t {
+  ExpectOneWonCheckKeepsTheStream([&](uint64_t, bool with_scope) -> uint64_t {
     if (with_scope) return 1300;
     return ++plain_units % 4000 == 0 ? 10'000'600 : 600;
   });
-  Statistics statistics;
-  gate.TakeStatistics(&statistics);
-  EXPECT_EQ(statistics.gate_stream_checks, 1u);
-  EXPECT_EQ(statistics.gate_stream_checks_lost, 0u);
-  EXPECT_GT(run.units_with_scope, 1'900'000u);
 }
 
 // Leaving a stream that pays costs a copy far more than keeping one that
@@ -670,17 +677,8 @@ TEST_F(ScopeGateTest, AStreamCheckCountsThePlainStreamsStallsInFull) {
 // A stream kept a few percent slower than plain is kept: the check leaves
 // only one kept at least kStreamCheckAllowedLoss slower.
 TEST_F(ScopeGateTest, AStreamCheckKeepsAStreamThatIsAFewPercentSlowerKept) {
-  ScopeGate gate(nullptr, &FakeQuery, &FakeRetry, &FakeClock, &FakeWaits);
-  gate.KeepWhileStreaming(&FakeStreaming);
-  scopes_stream = true;
-  const UnitsRun run = RunUnits(gate, 2'000'000, [](uint64_t, bool with_scope) -> uint64_t {
-    return with_scope ? 1050 : 1000;
-  });
-  Statistics statistics;
-  gate.TakeStatistics(&statistics);
-  EXPECT_EQ(statistics.gate_stream_checks, 1u);
-  EXPECT_EQ(statistics.gate_stream_checks_lost, 0u);
-  EXPECT_GT(run.units_with_scope, 1'900'000u);
+  ExpectOneWonCheckKeepsTheStream(
+      [](uint64_t, bool with_scope) -> uint64_t { return with_scope ? 1050 : 1000; });
 }
 
 // One lost check may be noise: the second check, won, keeps the stream.
