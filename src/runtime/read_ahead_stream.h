@@ -152,11 +152,12 @@ class ReadAheadStream {
   // Pread visits on the descriptor an in-order stream's fill may cover (at
   // most CacheFill::kMaxRanges regions of them).
   static constexpr unsigned kInOrderFillVisits = 8192;
-  // The longest mostly cached run in file order NoteCachedRunEndsScope()
-  // walks: the runner's page-cache mode leaves a scope after 256 reads
-  // served from the cache in a row (PageCacheMode, at its first streak), so
-  // a longer run is left so at little more cost than walking it here.
-  static constexpr unsigned kShortCachedRunVisits = 256;
+  // The longest run in file order LeaveShortRun() walks: the runner's
+  // page-cache mode leaves a scope after 256 reads served from the cache in
+  // a row (PageCacheMode, at its first streak), so a longer cached run is
+  // left so at little more cost than walking it here; a longer cold one is
+  // asked of the page cache and left by LeaveShortRunInOrder().
+  static constexpr unsigned kShortRunVisits = 256;
   // The program's reads on one descriptor, and how many of them started
   // elsewhere than where the one before ended, that start a stream.
   static constexpr unsigned kArmingReads = 16;
@@ -194,11 +195,15 @@ class ReadAheadStream {
   // pread visit the graph gives from `from`, unless half or more of the
   // next kArmingReads preads on it are in the page cache: a stream of
   // hints when they jump kArmingJumps times, whatever the program's reads
-  // looked like, an in-order stream otherwise (see the top).  A started
-  // stream is pumped.  Returns true when this call started a stream ahead
-  // of the program or left a short run in file order to it
+  // looked like, an in-order stream otherwise (see the top).  Before
+  // asking the page cache, a short run in file order that is all the scope
+  // has left, none of its reads longer than `leave_reads_up_to` bytes, is
+  // left to the program whether cached or not (LeaveShortRun); 0 leaves no
+  // run so (the caller issues every read it can).  A started stream is
+  // pumped.  Returns true when this call started a stream ahead of the
+  // program or left a cold short run in file order to it
   // (LeaveShortRunInOrder): the next reads were found cold.
-  bool LookAhead(const Cursor& from);
+  bool LookAhead(const Cursor& from, uint64_t leave_reads_up_to);
 
   // The program is about to close `fd`: when the stream reads it, waits for
   // its requests and stops it for the scope.
@@ -221,9 +226,9 @@ class ReadAheadStream {
   }
 
   // True when this scope's last look-ahead found that a run in file order
-  // is all the scope has left to do, and left it to the program: a cold run
-  // shorter than a batch (ReadsInOrder() answers for it), or a mostly
-  // cached one of at most kShortCachedRunVisits reads.  From the
+  // is all the scope has left to do, and left it to the program: one of at
+  // most kShortRunVisits reads, cached or not (LeaveShortRun), or a cold
+  // one shorter than a batch (ReadsInOrder() answers for it).  From the
   // look-ahead, the graph's walk met preads of the run's descriptor alone,
   // none longer than `max_read_bytes`, and then the graph's end (not an
   // open, a close or a read that never comes).  The runner then has
@@ -288,13 +293,16 @@ class ReadAheadStream {
   // stream is done for the scope, and the result is true.  False when
   // the walk waits, goes on past a batch, or the file takes no stream.
   bool LeaveShortRunInOrder(int fd, const Cursor& from);
-  // A look-ahead found the next reads, in file order, mostly cached: when
-  // the graph's walk from `from` meets at most kShortCachedRunVisits preads
-  // of `fd`, then its end, with no other call, the page cache (and for
-  // pages not in it, the kernel's read-ahead on the program's descriptor)
-  // serves the rest of the scope: RunEndsScope() says so.  Nothing else
-  // changes.
-  void NoteCachedRunEndsScope(int fd, const Cursor& from);
+  // A look-ahead at reads in file order on `fd`: when the graph's walk
+  // from `from` meets at most kShortRunVisits preads of `fd`, none longer
+  // than `max_read_bytes`, then its end, with no other call, the page
+  // cache (for the pages in it) and the kernel's read-ahead on the
+  // program's descriptor (for the others) serve the rest of the scope as
+  // well as anything issued early would, so the page cache is not asked
+  // which: RunEndsScope(max_read_bytes) says so, the stream is done for
+  // the scope (no stream starts, none is counted), and the result is true.
+  // False, and nothing changes, otherwise.
+  bool LeaveShortRun(int fd, const Cursor& from, uint64_t max_read_bytes);
   // The pread visits on one descriptor from a cursor, as WalkRun() finds
   // them.
   struct Run {

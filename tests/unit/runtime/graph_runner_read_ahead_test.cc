@@ -349,33 +349,40 @@ TEST_F(GraphRunnerReadAheadTest, ReadsInAnInOrderStreamsRegionsAreLeftToTheProgr
 // A run in file order shorter than a batch gets no chain (the program's own
 // read-ahead reads it as fast); its reads are left to the program all the
 // same.  (Probed and started one by one, 64 leaves of a bulk-loaded tree
-// took 7x plain's time.)
+// took 7x plain's time.)  A run of at most kShortRunVisits reads that ends
+// the scope is left before the page cache is asked anything, and counts
+// no stream; a longer cold one counts a stream in file order.
 TEST_F(GraphRunnerReadAheadTest, AShortRunInFileOrderIsLeftToTheProgramWithoutAChain) {
-  LoopState state;
-  state.fd = MakeFile("cold", /*written=*/false);
-  for (int64_t block = 64; block < 128; ++block)
-    state.offsets.push_back(block * static_cast<int64_t>(kBlock));
-  const int free_before = ::open("/dev/null", O_RDONLY);
-  ::close(free_before);
-  GraphRunner scope(*graph_, CacheAware(4), &engine_);
-  EnterThenLookAhead(scope, state);
-  EXPECT_EQ(scope.statistics().read_ahead_streams_in_order, 1u);
-  EXPECT_TRUE(engine_.prepared().empty()) << "no chain, no early read";
-  const int next = ::open("/dev/null", O_RDONLY);
-  EXPECT_EQ(next, free_before) << "no descriptor of the stream's left open";
-  ::close(next);
-  // The run is all the graph has left: the scope follows it no more, and
-  // the program's reads run as its own.
-  EXPECT_FALSE(scope.speculating());
-  EXPECT_EQ(scope.statistics().scopes_left_in_file_order, 1u);
-  RunReads(scope, state);
-  const Statistics& statistics = scope.statistics();
-  EXPECT_EQ(statistics.intercepted, 0u);
-  EXPECT_EQ(statistics.found_cached + statistics.probes_waited + statistics.reads_started, 0u);
-  EXPECT_EQ(statistics.issued_early, 0u);
-  EXPECT_TRUE(engine_.prepared().empty());
-  scope.Exit();
-  ::close(state.fd);
+  for (const int64_t blocks : {int64_t{64}, int64_t{ReadAheadStream::kShortRunVisits + 1}}) {
+    SCOPED_TRACE(blocks);
+    LoopState state;
+    state.fd = MakeFile("cold", /*written=*/false);
+    for (int64_t block = 64; block < 64 + blocks; ++block)
+      state.offsets.push_back(block * static_cast<int64_t>(kBlock));
+    const int free_before = ::open("/dev/null", O_RDONLY);
+    ::close(free_before);
+    GraphRunner scope(*graph_, CacheAware(4), &engine_);
+    EnterThenLookAhead(scope, state);
+    const bool left_unasked = blocks <= ReadAheadStream::kShortRunVisits;
+    EXPECT_EQ(scope.statistics().read_ahead_streams, left_unasked ? 0u : 1u);
+    EXPECT_EQ(scope.statistics().read_ahead_streams_in_order, left_unasked ? 0u : 1u);
+    EXPECT_TRUE(engine_.prepared().empty()) << "no chain, no early read";
+    const int next = ::open("/dev/null", O_RDONLY);
+    EXPECT_EQ(next, free_before) << "no descriptor of the stream's left open";
+    ::close(next);
+    // The run is all the graph has left: the scope follows it no more, and
+    // the program's reads run as its own.
+    EXPECT_FALSE(scope.speculating());
+    EXPECT_EQ(scope.statistics().scopes_left_in_file_order, 1u);
+    RunReads(scope, state);
+    const Statistics& statistics = scope.statistics();
+    EXPECT_EQ(statistics.intercepted, 0u);
+    EXPECT_EQ(statistics.found_cached + statistics.probes_waited + statistics.reads_started, 0u);
+    EXPECT_EQ(statistics.issued_early, 0u);
+    EXPECT_TRUE(engine_.prepared().empty());
+    scope.Exit();
+    ::close(state.fd);
+  }
 }
 
 // The same short run with an fstat of the file after each read: the run is
@@ -418,9 +425,9 @@ TEST_F(GraphRunnerReadAheadTest, AShortRunWithOtherCallsKeepsItsScope) {
 // A short run in file order whose pages are in the page cache, and which
 // is all the scope has left: the cache serves it, and the scope stops
 // following its graph at the look-ahead.  A run longer than
-// kShortCachedRunVisits is followed (the page-cache mode may leave it later).
+// kShortRunVisits is followed (the page-cache mode may leave it later).
 TEST_F(GraphRunnerReadAheadTest, AShortCachedRunEndsItsScopeALongOneDoesNot) {
-  for (const int64_t blocks : {int64_t{64}, int64_t{ReadAheadStream::kShortCachedRunVisits + 1}}) {
+  for (const int64_t blocks : {int64_t{64}, int64_t{ReadAheadStream::kShortRunVisits + 1}}) {
     SCOPED_TRACE(blocks);
     LoopState state;
     state.fd = MakeFile("hot", /*written=*/true);
@@ -428,7 +435,7 @@ TEST_F(GraphRunnerReadAheadTest, AShortCachedRunEndsItsScopeALongOneDoesNot) {
       state.offsets.push_back(block * static_cast<int64_t>(kBlock));
     GraphRunner scope(*graph_, CacheAware(4), &engine_);
     EnterThenLookAhead(scope, state);
-    const bool short_run = blocks <= ReadAheadStream::kShortCachedRunVisits;
+    const bool short_run = blocks <= ReadAheadStream::kShortRunVisits;
     EXPECT_EQ(scope.speculating(), !short_run);
     EXPECT_EQ(scope.statistics().scopes_left_in_file_order, short_run ? 1u : 0u);
     EXPECT_EQ(scope.statistics().read_ahead_streams, 0u);
