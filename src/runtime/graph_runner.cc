@@ -1064,16 +1064,15 @@ void GraphRunner::LookAhead() {
   // peek head probes the first visits one by one, and the probes then find
   // those pages coming in.
   if (read_ahead_ != nullptr && !misprediction_guard_.suspended()) {
-    const uint64_t leave_reads_up_to =
-        settings_.page_cache_aware && visits_ahead_ == 0 ? kMaxInOrderReadBytes : 0;
-    const bool found_cold = read_ahead_->LookAhead(frontier_, leave_reads_up_to);
     // The rest of the scope is a run of reads in file order the page cache
     // or the kernel's read-ahead serve as well as anything issued early
     // would: nothing is left to follow, and the program's calls take the
     // idle path from here on.  (Not when page-cache awareness is off: then
     // every read is issued.)
-    if (settings_.page_cache_aware && read_ahead_->RunEndsScope(kMaxInOrderReadBytes) &&
-        visits_ahead_ == 0) {
+    const bool may_leave_run = settings_.page_cache_aware && visits_ahead_ == 0;
+    const bool found_cold =
+        read_ahead_->LookAhead(frontier_, may_leave_run ? kMaxInOrderReadBytes : 0);
+    if (may_leave_run && read_ahead_->RunEndsScope(kMaxInOrderReadBytes)) {
       speculating_ = false;
       statistics_.scopes_left_in_file_order++;
       return;
