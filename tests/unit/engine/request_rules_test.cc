@@ -26,7 +26,7 @@ TEST(RequestRulesTest, ASleepingOwnerMarksTheRequestAwaitedAndIsWokenByItsComple
   request.state.store(RequestState::kSubmitted);
   std::future<void> waited = WaitOnAnotherThread(&request);
   // The owner marks the request before it sleeps.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (request.state.load() != RequestState::kAwaited &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -34,7 +34,7 @@ TEST(RequestRulesTest, ASleepingOwnerMarksTheRequestAwaitedAndIsWokenByItsComple
   ASSERT_EQ(request.state.load(), RequestState::kAwaited);
   EXPECT_EQ(waited.wait_for(std::chrono::milliseconds(20)), std::future_status::timeout);
   CompleteRequest(&request, 42);
-  ASSERT_EQ(waited.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(60)), std::future_status::ready);
   EXPECT_EQ(request.state.load(), RequestState::kCompleted);
   EXPECT_EQ(request.result, 42);
 }

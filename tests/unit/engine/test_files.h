@@ -157,10 +157,11 @@ inline int ThreadsNamed(const std::string& name) {
 }
 
 // True once no thread of the process is named `name`, waiting up to
-// `timeout_ms` for it.  A thread that pthread_join() has returned for may
-// still be listed in /proc/self/task for a moment: the kernel wakes the
-// joiner when the thread clears its id, before it reaps the task.
-inline bool NoThreadNamedWithin(const std::string& name, int timeout_ms = 2000) {
+// `timeout_ms` for it (a loaded machine may run the thread late).  A thread
+// that pthread_join() has returned for may still be listed in
+// /proc/self/task for a moment: the kernel wakes the joiner when the thread
+// clears its id, before it reaps the task.
+inline bool NoThreadNamedWithin(const std::string& name, int timeout_ms = 30000) {
   for (int waited = 0;; waited += 5) {
     if (ThreadsNamed(name) == 0) return true;
     if (waited >= timeout_ms) return false;
