@@ -10,7 +10,8 @@
 // Memory from here leaves the program's heap as the plain program leaves
 // it (DESIGN §2, "free when idle").
 //
-// Sizes up to kLargestPooledBytes come from 1 MiB mappings, carved in
+// Sizes up to kLargestPooledBytes come from a first 64 KiB chunk in the
+// library's zero-filled data and then from 1 MiB mappings, carved in
 // 16-byte steps and reused through one free list per size; larger ones get
 // a mapping each.  A mutex guards the pool (held across fork(): a child
 // allocates safely).  For records made rarely, not per call.

@@ -2,6 +2,7 @@
 // threads, and that the program's malloc heap never sees it.
 #include "base/private_memory.h"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,18 @@ TEST(PrivateMemoryTest, GivesAlignedWritableBlocksOfEverySize) {
     blocks.emplace_back(block, size);
   }
   for (auto [block, size] : blocks) PrivateFree(block, size);
+}
+
+// A process's first small blocks need no mapping of their own: they lie in
+// the library's zero-filled data, which dladdr() finds inside a loaded
+// object, where it finds no object for a fresh mmap(2).  (Each test runs in
+// a process of its own: nothing was allocated here before.)
+TEST(PrivateMemoryTest, FirstBlocksComeFromTheLibrarysOwnData) {
+  void* block = PrivateAllocate(100);
+  ASSERT_NE(block, nullptr);
+  Dl_info info{};
+  EXPECT_NE(dladdr(block, &info), 0) << "the first block is in a mapping of its own";
+  PrivateFree(block, 100);
 }
 
 TEST(PrivateMemoryTest, ZeroBytesAndNullAreNothing) {
