@@ -24,7 +24,7 @@
 // tree hands to bptree_read_leaves() then replaces the planned one.  Where
 // the plan fails (the tree found inner pages in its own cache and read
 // fewer), the graph learns the leaves at bptree_read_leaves(), as a graph
-// of the leaf loop alone would.
+// of the leaf loop alone does, and the plugin looks ahead there.
 //
 // The edges into the loop and after each read are weak: an I/O error or a
 // corrupt page ends the scan early, and reads issued beyond it are simply
@@ -49,6 +49,9 @@ struct ScanState {
   // Inside Tree::Scan: the walk of its inner levels (empty for a scope of
   // bptree_read_leaves() alone).
   std::optional<bptree_plugin::LeafPlanner> planner;
+  // The plugin told the runtime that the leaves are known
+  // (foreactor_scope_look_ahead()).
+  bool looked_ahead = false;
 
   // The scan reads `leaf_count` leaves `leaf_pages` of `fd`: leaves_known?
   // now leads into the loop.
@@ -88,6 +91,13 @@ const foreactor::Graph<ScanState> scan_graph = [] {
 // The state of the Tree::Scan scope open on this thread, if any.
 thread_local ScanState* tree_scan = nullptr;
 
+// The leaves of `scan`'s scope are known: the runtime may read them ahead
+// (or leave them to the page cache) before the leaf loop starts.
+void LookAhead(ScanState* scan) {
+  scan->looked_ahead = true;
+  scan_graph.LookAhead();
+}
+
 }  // namespace
 
 extern "C" int64_t __real_bptree_read_leaves(int fd, const uint64_t* leaf_pages, size_t leaf_count,
@@ -101,6 +111,11 @@ extern "C" int64_t __wrap_bptree_read_leaves(int fd, const uint64_t* leaf_pages,
     // Inside Tree::Scan's scope: the tree's own list replaces the plan.
     tree_scan->KnowLeaves(fd, leaf_pages, leaf_count);
     tree_scan->planner.reset();
+    // Where the plan failed (a later scan of the process finds the inner
+    // pages in the tree's own cache), the runtime learns the leaves here:
+    // told so, it may leave a short run in file order to the page cache, as
+    // at the first scan, rather than follow each of its reads.
+    if (!tree_scan->looked_ahead) LookAhead(tree_scan);
     return __real_bptree_read_leaves(fd, leaf_pages, leaf_count, low, high, out, out_capacity);
   }
   if (leaf_count == 0)
@@ -108,6 +123,7 @@ extern "C" int64_t __wrap_bptree_read_leaves(int fd, const uint64_t* leaf_pages,
   ScanState scan;
   scan.KnowLeaves(fd, leaf_pages, leaf_count);
   foreactor::Scope scope(scan_graph, scan);
+  LookAhead(&scan);
   return __real_bptree_read_leaves(fd, leaf_pages, leaf_count, low, high, out, out_capacity);
 }
 
@@ -127,7 +143,7 @@ extern "C" bptree::Status __wrap__ZNK6bptree5Pager8ReadPageEmPNS_4PageE(const bp
   }
   // The last inner page of the walk: the leaves are known.
   scan->KnowLeaves(pager->fd(), scan->planner->leaves().data(), scan->planner->leaves().size());
-  scan_graph.LookAhead();
+  LookAhead(scan);
   return status;
 }
 
