@@ -219,6 +219,30 @@ FOREACTOR_API int foreactor_graph_add_child(foreactor_graph *graph, int branch, 
 FOREACTOR_API int foreactor_graph_set_write_behind(foreactor_graph *graph, int node);
 
 /*
+ * Declares that the graph's scopes need not follow the program before the
+ * plugin's first foreactor_scope_look_ahead() in each scope: the graph can
+ * move past its start only once the plugin has learned something outside
+ * the program's calls, and the plugin then always looks ahead (a B+-tree
+ * scan's leaves, known once its inner walk is read).  The contract: every
+ * scope in which the graph can make progress gets a look-ahead, and before
+ * it the program makes none of the graph's calls.
+ *
+ * What the runtime then does: it enters such a scope without starting to
+ * follow it; the program's calls before the look-ahead pass untouched.  At
+ * the look-ahead, a scope whose rest is a short run of preads in file order
+ * (what the page cache and the kernel's read-ahead serve as well as reads
+ * issued early) is left at once, with nothing set up for it; any other
+ * scope is followed from the graph's start on, as from its entry.  A scope
+ * with no look-ahead costs its entry and exit alone.  Not in check mode or
+ * at an exact depth (FOREACTOR_CHECK, FOREACTOR_EXACT_DEPTH), which follow
+ * every scope from its entry.  A plugin that breaks the contract loses
+ * speculation, never correctness.
+ *
+ * Returns 0, or -1 if the graph is finished or NULL.
+ */
+FOREACTOR_API int foreactor_graph_follow_from_look_ahead(foreactor_graph *graph);
+
+/*
  * Validates the graph and makes it usable.  Returns 0; or -1 and writes a
  * message naming the offending node and the rule it breaks into `error`
  * (`error_size` bytes, NUL-terminated; may be NULL).

@@ -527,6 +527,14 @@ class GraphBuilder {
   NodeRef start() noexcept { return NodeRef(state_.get(), FOREACTOR_START_NODE, nullptr); }
   NodeRef end() noexcept { return NodeRef(state_.get(), FOREACTOR_END_NODE, nullptr); }
 
+  // The graph's scopes follow the program from the plugin's first
+  // Graph::LookAhead() in each scope on (contract:
+  // foreactor_graph_follow_from_look_ahead).
+  void FollowFromLookAhead() noexcept {
+    if (state_ != nullptr && state_->graph != nullptr)
+      foreactor_graph_follow_from_look_ahead(state_->graph);
+  }
+
   // Adds a syscall node of `type`.  `arguments` is called as
   //   foreactor_readiness(State&, const foreactor::Visit&, foreactor_call&)
   // and fills the call for a visit (contract: foreactor_arguments_fn).  The

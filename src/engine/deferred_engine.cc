@@ -13,7 +13,7 @@ DeferredEngine::DeferredEngine(const EngineOptions& options, MadeCallback on_mad
 
 const char* DeferredEngine::name() const {
   if (real_ != nullptr) return real_->name();
-  return options_.kind == EngineKind::kIoUring ? IoUringEngine::kName : ThreadPoolEngine::kName;
+  return EngineKindName(options_.kind);
 }
 
 bool DeferredEngine::Supports(foreactor_call_type type) const {

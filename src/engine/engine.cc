@@ -50,6 +50,18 @@ int64_t Engine::InstallEarlyDescriptor(int64_t, const foreactor_call&) { return 
 
 void Engine::ReleaseEarlyDescriptor(int64_t) {}
 
+const char* EngineKindName(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::kIoUring:
+      return IoUringEngine::kName;
+    case EngineKind::kThreads:
+      return ThreadPoolEngine::kName;
+    case EngineKind::kSync:
+      break;
+  }
+  return SyncEngine::kName;
+}
+
 std::unique_ptr<Engine> CreateEngine(const EngineOptions& options, std::string* fallback_reason) {
 #ifdef FOREACTOR_FAULT_INJECTION
   // Test-only build (-DFOREACTOR_FAULT_INJECTION=ON): every engine is

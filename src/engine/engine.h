@@ -88,6 +88,10 @@ class Engine {
   virtual void RestartOrder() {}
 };
 
+// The name of the engines of `kind` ("io_uring", "threads", "sync"), as
+// their name() says and the statistics show it.
+const char* EngineKindName(EngineKind kind);
+
 // Creates the engine for `options` on the calling thread.  When io_uring is
 // asked for but cannot be set up, falls back to the thread pool and writes
 // the reason to `*fallback_reason` (empty when no fallback happened).

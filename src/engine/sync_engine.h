@@ -12,7 +12,8 @@ namespace foreactor {
 
 class SyncEngine final : public Engine {
  public:
-  const char* name() const override { return "sync"; }
+  static constexpr const char* kName = "sync";
+  const char* name() const override { return kName; }
   // Always false.
   bool Supports(foreactor_call_type type) const override;
   // Always false: the request stays kIdle.

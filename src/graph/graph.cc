@@ -597,6 +597,12 @@ int Graph::SetWriteBehind(int node) {
   });
 }
 
+int Graph::SetFollowsFromLookAhead() {
+  if (finished_) return -1;
+  follows_from_look_ahead_ = true;
+  return 0;
+}
+
 bool Graph::copies_data() const {
   for (const Node& node : nodes_) {
     if (node.kind != NodeKind::kSyscall || !InfoOf(node.call_type).reads_data) continue;

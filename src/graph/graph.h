@@ -71,6 +71,7 @@ class Graph {
   int SetNext(int from, int to, bool weak);
   int AddChild(int branch, int to, bool weak);
   int SetWriteBehind(int node);
+  int SetFollowsFromLookAhead();
 
   // Validates and freezes the graph.  Returns true when valid; otherwise
   // false with `*error` naming the graph, the node and the rule, e.g.
@@ -103,6 +104,9 @@ class Graph {
   int branch_count() const { return branch_count_; }
   // True when some syscall node declares write-behind.
   bool has_write_behind() const { return has_write_behind_; }
+  // True when the graph's scopes follow the program from the plugin's
+  // first look-ahead on (foreactor_graph_follow_from_look_ahead).
+  bool follows_from_look_ahead() const { return follows_from_look_ahead_; }
   // True when some node that reads data is followed directly by a node that
   // writes data (a copy loop, whose writes a write pipeline may run).
   bool copies_data() const;
@@ -127,6 +131,7 @@ class Graph {
   int branch_count_ = 0;
   int id_ = -1;
   bool has_write_behind_ = false;
+  bool follows_from_look_ahead_ = false;
   bool finished_ = false;
   bool valid_ = false;
 };

@@ -84,6 +84,11 @@ int foreactor_graph_set_write_behind(foreactor_graph* graph, int node) {
   }
 }
 
+int foreactor_graph_follow_from_look_ahead(foreactor_graph* graph) {
+  if (graph == nullptr) return -1;
+  return graph->graph.SetFollowsFromLookAhead();
+}
+
 int foreactor_graph_finish(foreactor_graph* graph, char* error, size_t error_size) {
   if (graph == nullptr) {
     CopyMessage("foreactor_graph_finish: the graph is NULL", error, error_size);

@@ -1084,6 +1084,19 @@ void GraphRunner::LookAhead() {
   Fill();
 }
 
+bool GraphRunner::LeavesAtStart(const Graph& graph, const GraphSettings& settings,
+                                void* scope_state) {
+  // As a runner's LookAhead(): its read-ahead stream exists, and may leave
+  // a run only when page-cache awareness is on (nothing is ahead yet).
+  if (!settings.read_ahead || !settings.page_cache_aware || settings.check || settings.depth == 0)
+    return false;
+  Cursor start;
+  start.Take(graph.node(FOREACTOR_START_NODE).next);
+  FileKindCache file_kinds;
+  return ReadAheadStream::ShortRunEndsScope(graph, scope_state, start, kMaxInOrderReadBytes,
+                                            &file_kinds);
+}
+
 void GraphRunner::RetrySpeculation() {
   if (misprediction_guard_.suspended()) ResumeSpeculation();
   if (depth_controller_.home_depth() == 0) depth_controller_.Restart();

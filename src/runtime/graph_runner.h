@@ -245,6 +245,12 @@ class GraphRunner {
   // speculating instead: the scope follows its graph no more
   // (scopes_left_in_file_order).
   void LookAhead();
+  // What LookAhead() would decide at the start of a scope of `graph` in
+  // `scope_state` with these settings, for a scope that follows its graph
+  // from the plugin's first look-ahead (foreactor_graph_follow_from_look_
+  // ahead): true when the whole scope is a short run in file order left to
+  // the program, so that no runner need follow it.
+  static bool LeavesAtStart(const Graph& graph, const GraphSettings& settings, void* scope_state);
 
   // Called between scopes after a long time without any (the scope gate
   // rested because a scope would issue nothing): lifts a suspension as a run

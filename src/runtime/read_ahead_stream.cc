@@ -81,6 +81,19 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
   Pump();
 }
 
+bool ReadAheadStream::ShortRunEndsScope(const Graph& graph, void* scope_state, const Cursor& from,
+                                        uint64_t max_read_bytes, FileKindCache* file_kinds) {
+  Range walked[kArmingReads];
+  FirstPreads first;
+  if (!WalkFirstPreads(graph, scope_state, from, kArmingReads, 4 * kBatchVisits, walked, &first) ||
+      first.fd < 0 || first.jumps >= kArmingJumps) {
+    return false;
+  }
+  Run run;
+  return RunIsRestOfScope(graph, scope_state, file_kinds, first.fd, from, kShortRunVisits,
+                          max_read_bytes, &run);
+}
+
 bool ReadAheadStream::LookAhead(const Cursor& from, uint64_t leave_reads_up_to) {
   if (phase_ == Phase::kStreaming) {
     Pump();
@@ -90,25 +103,15 @@ bool ReadAheadStream::LookAhead(const Cursor& from, uint64_t leave_reads_up_to) 
   // The next kArmingReads pread visits on the descriptor of the first one:
   // a stream of hints when they jump as the program's reads must
   // (kArmingJumps), an in-order stream otherwise.
-  Cursor cursor = from;
-  int stream_fd = -1;
   Range walked[kArmingReads];
-  int64_t previous_end = -1;
-  unsigned reads = 0, jumps = 0;
-  for (unsigned passed = 0; passed < 4 * kBatchVisits && reads < kArmingReads; ++passed) {
-    Range range;
-    int fd = -1;
-    const Step step = WalkStep(&cursor, &range, &fd);
-    if (step == Step::kStop) break;
-    if (step == Step::kWait) return false;  // not known yet: a later look-ahead tries again
-    if (step != Step::kRange || (stream_fd >= 0 && fd != stream_fd)) continue;
-    stream_fd = fd;
-    walked[reads] = range;
-    if (reads > 0 && range.start != previous_end) jumps++;
-    previous_end = range.end;
-    reads++;
+  FirstPreads first;
+  if (!WalkFirstPreads(graph_, scope_state_, from, kArmingReads, 4 * kBatchVisits, walked,
+                       &first)) {
+    return false;  // not known yet: a later look-ahead tries again
   }
-  if (stream_fd < 0) return false;
+  if (first.fd < 0) return false;
+  const int stream_fd = first.fd;
+  const unsigned reads = first.reads, jumps = first.jumps;
   // A short run in file order that ends the scope is left to the program
   // cached or cold: one cachestat(2) fewer (2.5-4 us of a hot 64-leaf
   // scan's first scope, 155 us in all, on the development VM).
@@ -146,40 +149,11 @@ bool ReadAheadStream::LookAhead(const Cursor& from, uint64_t leave_reads_up_to) 
              jumps >= kArmingJumps ? Start::kAheadScattered : Start::kAheadInOrder);
 }
 
-bool ReadAheadStream::WalkRun(int fd, const Cursor& from, unsigned max_reads, Run* run) {
-  Cursor cursor = from;
-  *run = Run{};
-  for (unsigned passed = 0; run->reads < max_reads && passed < 4 * max_reads;) {
-    Range range;
-    int walked_fd = -1;
-    const bool at_call = graph_.node(cursor.node).kind == NodeKind::kSyscall;
-    const Step step = WalkStep(&cursor, &range, &walked_fd);
-    if (step == Step::kWait) return false;  // not known yet: it may be longer
-    if (step == Step::kStop) {
-      // (WalkStep stops at a call only for an open, a close or a read that
-      // never comes; otherwise at the graph's end.)
-      run->rest_of_scope =
-          run->rest_of_scope && graph_.node(cursor.node).kind != NodeKind::kSyscall;
-      return run->reads > 0;
-    }
-    if (step == Step::kPassed || walked_fd != fd) {
-      if (at_call) run->rest_of_scope = false;
-      ++passed;
-      continue;
-    }
-    run->reads++;
-    run->start = std::min(run->start, range.start);
-    run->end = std::max(run->end, range.end);
-    run->longest_read = std::max(run->longest_read, static_cast<uint64_t>(range.end - range.start));
-  }
-  return false;
-}
-
 bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
   if (!kind.regular || kind.direct) return false;  // Arm() starts no stream either
   Run run;
-  if (!WalkRun(fd, from, kBatchVisits, &run)) return false;
+  if (!WalkPreadRun(graph_, scope_state_, fd, from, kBatchVisits, &run)) return false;
   fd_ = fd;
   in_order_start_ = run.start;
   in_order_end_ = run.end;
@@ -193,11 +167,9 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
 }
 
 bool ReadAheadStream::LeaveShortRun(int fd, const Cursor& from, uint64_t max_read_bytes) {
-  const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
-  if (!kind.regular || kind.direct) return false;  // O_DIRECT reads never find the cache
   Run run;
-  if (!WalkRun(fd, from, kShortRunVisits, &run) || !run.rest_of_scope ||
-      run.longest_read > max_read_bytes) {
+  if (!RunIsRestOfScope(graph_, scope_state_, file_kinds_, fd, from, kShortRunVisits,
+                        max_read_bytes, &run)) {
     return false;
   }
   run_ends_scope_ = true;
@@ -446,40 +418,6 @@ bool ReadAheadStream::GatherBatch() {
             [](const Need& a, const Need& b) { return a.order > b.order; });
   batch_regions_ = static_cast<unsigned>(regions_.size());
   return true;
-}
-
-ReadAheadStream::Step ReadAheadStream::WalkStep(Cursor* cursor, Range* range, int* fd) {
-  const Node& node = graph_.node(cursor->node);
-  uint64_t iteration[FOREACTOR_MAX_LOOPS];
-  if (node.kind == NodeKind::kBranch) {
-    const foreactor_visit visit = VisitAt(graph_, *cursor, scope_state_, iteration);
-    const int choice = node.choice(&visit);
-    if (choice < 0 || choice >= static_cast<int>(node.children.size())) return Step::kWait;
-    cursor->Take(node.children[choice]);
-    return Step::kPassed;
-  }
-  if (node.kind != NodeKind::kSyscall) return Step::kStop;  // the end
-  // After an open or a close, a descriptor number may name another file.
-  if (IsOpen(node.call_type) || node.call_type == FOREACTOR_CALL_CLOSE) return Step::kStop;
-  if (node.call_type != FOREACTOR_CALL_PREAD) {
-    cursor->Take(node.next);
-    return Step::kPassed;
-  }
-  const foreactor_visit visit = VisitAt(graph_, *cursor, scope_state_, iteration);
-  foreactor_call call{};
-  call.type = FOREACTOR_CALL_PREAD;
-  const foreactor_readiness readiness = node.arguments(&visit, &call);
-  if (readiness == FOREACTOR_NEVER) return Step::kStop;
-  if (readiness != FOREACTOR_READY) return Step::kWait;
-  cursor->Take(node.next);
-  if (call.offset < 0 || call.length == 0 ||
-      call.length > static_cast<size_t>(INT64_MAX - call.offset)) {
-    return Step::kPassed;
-  }
-  *fd = call.fd;
-  range->start = call.offset;
-  range->end = call.offset + static_cast<int64_t>(call.length);
-  return Step::kRange;
 }
 
 bool ReadAheadStream::Issue(const Range& region) {

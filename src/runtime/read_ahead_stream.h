@@ -127,6 +127,7 @@
 #include "runtime/cache_fill.h"
 #include "runtime/cursor.h"
 #include "runtime/file_kind_cache.h"
+#include "runtime/pread_walk.h"
 #include "runtime/statistics.h"
 
 namespace foreactor {
@@ -164,6 +165,16 @@ class ReadAheadStream {
   static constexpr unsigned kArmingJumps = 8;
   // Regions at the start of a file whose reading is remembered (64 GiB).
   static constexpr int64_t kTrackedRegions = 65536;
+
+  // What LookAhead() decides about leaving a short run (LeaveShortRun),
+  // for a scope of `graph` in `scope_state` with no runner: true when the
+  // next kArmingReads preads from `from` jump fewer than kArmingJumps times
+  // and the run they start is the rest of the scope (RunIsRestOfScope,
+  // pread_walk.h: at most kShortRunVisits reads of a regular file read
+  // through the page cache, none longer than `max_read_bytes`, then the
+  // graph's end).  `file_kinds` answers for the descriptor.
+  static bool ShortRunEndsScope(const Graph& graph, void* scope_state, const Cursor& from,
+                                uint64_t max_read_bytes, FileKindCache* file_kinds);
 
   // Every pointer and reference outlives this object; `statistics`
   // receives the read_ahead_* counters.  `engine` runs the requests of
@@ -264,12 +275,9 @@ class ReadAheadStream {
 
  private:
   enum class Phase { kWatching, kStreaming, kDone };
-  // What one step of the walk found.
-  enum class Step { kPassed, kRange, kWait, kStop };
-  struct Range {
-    int64_t start = 0;
-    int64_t end = 0;  // exclusive
-  };
+  using Step = PreadStep;
+  using Range = ByteRange;
+  using Run = PreadRun;
   // A needed range, with the order in which the program will need it.
   struct Need {
     Range range;
@@ -303,22 +311,6 @@ class ReadAheadStream {
   // the scope (no stream starts, none is counted), and the result is true.
   // False, and nothing changes, otherwise.
   bool LeaveShortRun(int fd, const Cursor& from, uint64_t max_read_bytes);
-  // The pread visits on one descriptor from a cursor, as WalkRun() finds
-  // them.
-  struct Run {
-    int64_t start = INT64_MAX;  // the lowest offset read
-    int64_t end = 0;            // the highest end
-    unsigned reads = 0;
-    uint64_t longest_read = 0;
-    // No other call was met, and the walk ended at the graph's end.
-    bool rest_of_scope = true;
-  };
-  // Walks the graph from `from` over at most `max_reads` pread visits on
-  // `fd` (and 4 x `max_reads` other steps) into `*run`.  True when the
-  // walk ended within them (the graph's end, an open, a close or a read
-  // that never comes) after at least one read; false when it waits for
-  // arguments not known yet or goes on past them.
-  bool WalkRun(int fd, const Cursor& from, unsigned max_reads, Run* run);
   // Starts the fill of the in-order stream's fill_ranges_; when it cannot
   // start, no range is left to the program (ReadsInOrder).
   void StartFill();
@@ -332,9 +324,10 @@ class ReadAheadStream {
   // before (batch_all_taken_ when that left none).  False when the walk
   // found nothing (it waits or has ended).
   bool GatherBatch();
-  // One visit of the walk from `*cursor`; on kRange, `*range` is a pread on
-  // descriptor `*fd`.
-  Step WalkStep(Cursor* cursor, Range* range, int* fd);
+  // One visit of the walk from `*cursor` (StepToNextPread, pread_walk.h).
+  Step WalkStep(Cursor* cursor, Range* range, int* fd) {
+    return StepToNextPread(graph_, scope_state_, cursor, range, fd);
+  }
   // True when region `index` of the file was read or found cached since
   // the stream started; false for regions past kTrackedRegions.
   bool RegionTaken(int64_t index) const {

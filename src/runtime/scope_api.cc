@@ -90,6 +90,14 @@ struct ThreadState {
   struct Frame {
     foreactor_graph* graph;
     GraphRunner* runner;  // null when this scope does not speculate
+    // The scope was entered to be followed from the plugin's first
+    // look-ahead on (foreactor_graph_follow_from_look_ahead); until that
+    // look-ahead (awaits_look_ahead) it has no runner, and `scope_state` is
+    // kept for it.  A scope so entered counts as open for nested scopes of
+    // its graph, with a runner or not.
+    bool from_look_ahead;
+    bool awaits_look_ahead;
+    void* scope_state;
   };
 
   GraphRunner* runners[kMaxGraphs] = {};
@@ -241,9 +249,64 @@ int TableIndexOf(const foreactor_graph* graph) {
 
 bool ScopeOfGraphOpen(const ThreadState& state, const foreactor_graph* graph) {
   for (int i = 0; i < state.depth; ++i) {
-    if (state.stack[i].graph == graph && state.stack[i].runner != nullptr) return true;
+    const ThreadState::Frame& frame = state.stack[i];
+    if (frame.graph == graph && (frame.runner != nullptr || frame.from_look_ahead)) return true;
   }
   return false;
+}
+
+// Whether scopes of a graph with these settings may wait for the plugin's
+// first look-ahead before following it: not where every scope is followed
+// from its entry (check mode, an exact depth).
+bool MayAwaitLookAhead(const GraphSettings& settings) {
+  return !settings.check && DepthPolicyOf(settings) != DepthPolicy::kExact;
+}
+
+// Counts a scope that no runner followed in the graph's statistics: entered,
+// and left in file order at its first look-ahead when `left` says so.
+void CountScopeWithoutRunner(ThreadState* state, const foreactor_graph* graph,
+                             const GraphSettings& settings, bool left) {
+  Statistics delta;
+  delta.scopes = 1;
+  if (left) delta.scopes_left_in_file_order = 1;
+  // (No engine is made for it: the engine the graph's runner would use.)
+  const std::unique_ptr<Engine>& engine = state->engines[static_cast<int>(settings.engine.kind)];
+  AccumulateStatistics(graph->graph.name(),
+                       engine != nullptr ? engine->name() : EngineKindName(settings.engine.kind),
+                       delta);
+}
+
+// Makes (once per thread and graph) and enters the runner of `frame`'s
+// graph, which becomes the thread's innermost speculating scope.  Leaves
+// `frame->runner` null when no runner can be made.
+void EnterRunner(ThreadState* state, ThreadState::Frame* frame, const GraphRuntime& runtime,
+                 void* scope_state) {
+  const Graph& model = frame->graph->graph;
+  GraphRunner*& runner = state->runners[model.id()];
+  if (runner == nullptr) {
+    Engine* engine = state->EngineFor(runtime.settings.engine);
+    // Chains of linked requests go to the thread pool when the graph's
+    // engine is io_uring (GraphRunner's constructor says why).
+    Engine* chain_engine = engine;
+    if (runtime.settings.engine.kind == EngineKind::kIoUring) {
+      EngineOptions pool = runtime.settings.engine;
+      pool.kind = EngineKind::kThreads;
+      Engine* threads = state->EngineFor(pool);
+      if (threads != nullptr) chain_engine = threads;
+    }
+    if (engine != nullptr) {
+      runner = NewOrNull<GraphRunner>(model, runtime.settings, engine, chain_engine);
+      if (runner != nullptr && !runner->ok()) {
+        delete runner;
+        runner = nullptr;
+      }
+    }
+  }
+  if (runner == nullptr) return;
+  frame->runner = runner;
+  runner->outer = tls_context.innermost;
+  tls_context.innermost = runner;
+  runner->Enter(scope_state);
 }
 
 // Reads the settings (and reports invalid ones) when the library loads,
@@ -348,39 +411,21 @@ void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
     return;
   }
   ThreadState::Frame& frame = state->stack[state->depth];
-  frame.graph = graph;
-  frame.runner = nullptr;
+  frame = ThreadState::Frame{graph, nullptr, false, false, nullptr};
   const foreactor::Graph& model = graph->graph;
   bool speculate = foreactor::Enabled() && !state->forked_child && model.valid() &&
                    !foreactor::ScopeOfGraphOpen(*state, graph);
   foreactor::GraphRuntime* runtime = speculate ? foreactor::RuntimeOf(model) : nullptr;
   if (runtime != nullptr && runtime->settings.enabled) {
-    foreactor::GraphRunner*& runner = state->runners[model.id()];
-    if (runner == nullptr) {
-      foreactor::Engine* engine = state->EngineFor(runtime->settings.engine);
-      // Chains of linked requests go to the thread pool when the graph's
-      // engine is io_uring (GraphRunner's constructor says why).
-      foreactor::Engine* chain_engine = engine;
-      if (runtime->settings.engine.kind == foreactor::EngineKind::kIoUring) {
-        foreactor::EngineOptions pool = runtime->settings.engine;
-        pool.kind = foreactor::EngineKind::kThreads;
-        foreactor::Engine* threads = state->EngineFor(pool);
-        if (threads != nullptr) chain_engine = threads;
-      }
-      if (engine != nullptr) {
-        runner = foreactor::NewOrNull<foreactor::GraphRunner>(model, runtime->settings, engine,
-                                                              chain_engine);
-        if (runner != nullptr && !runner->ok()) {
-          delete runner;
-          runner = nullptr;
-        }
-      }
-    }
-    if (runner != nullptr) {
-      frame.runner = runner;
-      runner->outer = tls_context.innermost;
-      tls_context.innermost = runner;
-      runner->Enter(scope_state);
+    if (model.follows_from_look_ahead() && foreactor::MayAwaitLookAhead(runtime->settings)) {
+      // Nothing to follow before the plugin's first look-ahead (the
+      // graph's contract): no runner yet, and the program's calls take the
+      // interposers' idle path.
+      frame.from_look_ahead = true;
+      frame.awaits_look_ahead = true;
+      frame.scope_state = scope_state;
+    } else {
+      foreactor::EnterRunner(state, &frame, *runtime, scope_state);
     }
   }
   state->depth++;
@@ -401,6 +446,12 @@ void foreactor_scope_exit(foreactor_graph* graph) {
     return;
   }
   ThreadState::Frame frame = state->stack[--state->depth];
+  if (frame.awaits_look_ahead) {
+    // No look-ahead came: the scope is counted, nothing else was done.
+    const foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
+    if (runtime != nullptr)
+      foreactor::CountScopeWithoutRunner(state, graph, runtime->settings, false);
+  }
   if (frame.runner != nullptr) {
     if (!state->forked_child) tls_context.innermost = frame.runner->outer;
     frame.runner->outer = nullptr;
@@ -417,8 +468,28 @@ void foreactor_scope_look_ahead(foreactor_graph* graph) {
   ThreadState* state = foreactor::tls_state;
   if (state == nullptr || graph == nullptr || state->forked_child) return;
   for (int i = state->depth - 1; i >= 0; --i) {
-    if (state->stack[i].graph != graph) continue;
-    foreactor::GraphRunner* runner = state->stack[i].runner;
+    ThreadState::Frame& frame = state->stack[i];
+    if (frame.graph != graph) continue;
+    if (frame.awaits_look_ahead) {
+      InsideForeactor inside;
+      frame.awaits_look_ahead = false;
+      const foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
+      if (runtime == nullptr) return;
+      if (foreactor::GraphRunner::LeavesAtStart(graph->graph, runtime->settings,
+                                                frame.scope_state)) {
+        foreactor::CountScopeWithoutRunner(state, graph, runtime->settings, true);
+        return;
+      }
+      // Followed from here, as from the scope's entry; only as the
+      // innermost scope (the runners' list of speculating scopes is a
+      // stack).  Otherwise the scope runs without speculation.
+      if (i != state->depth - 1) {
+        foreactor::CountScopeWithoutRunner(state, graph, runtime->settings, false);
+        return;
+      }
+      foreactor::EnterRunner(state, &frame, *runtime, frame.scope_state);
+    }
+    foreactor::GraphRunner* runner = frame.runner;
     if (runner == nullptr || !runner->speculating()) return;
     InsideForeactor inside;
     runner->LookAhead();

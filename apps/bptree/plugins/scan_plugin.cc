@@ -81,6 +81,10 @@ const foreactor::Graph<ScanState> scan_graph = [] {
       builder.Branch("more_leaves", [](ScanState& scan, const foreactor::Visit& visit) {
         return visit.iteration(0) + 1 < scan.leaf_count ? 0 : 1;
       });
+  // Nothing moves before the leaves are known, and the plugin then always
+  // looks ahead: the runtime follows a scan from there (a short one in file
+  // order it leaves with nothing set up).
+  builder.FollowFromLookAhead();
   builder.start().Then(leaves_known, foreactor::kWeak);
   leaves_known.Children({{read_leaf, foreactor::kWeak}, builder.end()});
   read_leaf.Then(more_leaves, foreactor::kWeak);

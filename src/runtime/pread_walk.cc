@@ -1,0 +1,104 @@
+// pread_walk.cc: walks of a graph's coming preads (pread_walk.h).
+#include "runtime/pread_walk.h"
+
+#include <algorithm>
+
+#include "base/call_types.h"
+
+namespace foreactor {
+
+PreadStep StepToNextPread(const Graph& graph, void* scope_state, Cursor* cursor, ByteRange* range,
+                          int* fd) {
+  const Node& node = graph.node(cursor->node);
+  uint64_t iteration[FOREACTOR_MAX_LOOPS];
+  if (node.kind == NodeKind::kBranch) {
+    const foreactor_visit visit = VisitAt(graph, *cursor, scope_state, iteration);
+    const int choice = node.choice(&visit);
+    if (choice < 0 || choice >= static_cast<int>(node.children.size())) return PreadStep::kWait;
+    cursor->Take(node.children[choice]);
+    return PreadStep::kPassed;
+  }
+  if (node.kind != NodeKind::kSyscall) return PreadStep::kStop;  // the end
+  // After an open or a close, a descriptor number may name another file.
+  if (IsOpen(node.call_type) || node.call_type == FOREACTOR_CALL_CLOSE) return PreadStep::kStop;
+  if (node.call_type != FOREACTOR_CALL_PREAD) {
+    cursor->Take(node.next);
+    return PreadStep::kPassed;
+  }
+  const foreactor_visit visit = VisitAt(graph, *cursor, scope_state, iteration);
+  foreactor_call call{};
+  call.type = FOREACTOR_CALL_PREAD;
+  const foreactor_readiness readiness = node.arguments(&visit, &call);
+  if (readiness == FOREACTOR_NEVER) return PreadStep::kStop;
+  if (readiness != FOREACTOR_READY) return PreadStep::kWait;
+  cursor->Take(node.next);
+  if (call.offset < 0 || call.length == 0 ||
+      call.length > static_cast<size_t>(INT64_MAX - call.offset)) {
+    return PreadStep::kPassed;
+  }
+  *fd = call.fd;
+  range->start = call.offset;
+  range->end = call.offset + static_cast<int64_t>(call.length);
+  return PreadStep::kRange;
+}
+
+bool WalkFirstPreads(const Graph& graph, void* scope_state, const Cursor& from, unsigned max_reads,
+                     unsigned max_steps, ByteRange* walked, FirstPreads* first) {
+  *first = FirstPreads{};
+  Cursor cursor = from;
+  int64_t previous_end = -1;
+  for (unsigned steps = 0; steps < max_steps && first->reads < max_reads; ++steps) {
+    ByteRange range;
+    int fd = -1;
+    const PreadStep step = StepToNextPread(graph, scope_state, &cursor, &range, &fd);
+    if (step == PreadStep::kStop) break;
+    if (step == PreadStep::kWait) return false;
+    if (step != PreadStep::kRange || (first->fd >= 0 && fd != first->fd)) continue;
+    first->fd = fd;
+    walked[first->reads] = range;
+    if (first->reads > 0 && range.start != previous_end) first->jumps++;
+    previous_end = range.end;
+    first->reads++;
+  }
+  return true;
+}
+
+bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& from,
+                  unsigned max_reads, PreadRun* run) {
+  Cursor cursor = from;
+  *run = PreadRun{};
+  for (unsigned passed = 0; run->reads < max_reads && passed < 4 * max_reads;) {
+    ByteRange range;
+    int walked_fd = -1;
+    const bool at_call = graph.node(cursor.node).kind == NodeKind::kSyscall;
+    const PreadStep step = StepToNextPread(graph, scope_state, &cursor, &range, &walked_fd);
+    if (step == PreadStep::kWait) return false;  // not known yet: it may be longer
+    if (step == PreadStep::kStop) {
+      // (A walk stops at a call only for an open, a close or a read that
+      // never comes; otherwise at the graph's end.)
+      run->rest_of_scope = run->rest_of_scope && graph.node(cursor.node).kind != NodeKind::kSyscall;
+      return run->reads > 0;
+    }
+    if (step == PreadStep::kPassed || walked_fd != fd) {
+      if (at_call) run->rest_of_scope = false;
+      ++passed;
+      continue;
+    }
+    run->reads++;
+    run->start = std::min(run->start, range.start);
+    run->end = std::max(run->end, range.end);
+    run->longest_read = std::max(run->longest_read, static_cast<uint64_t>(range.end - range.start));
+  }
+  return false;
+}
+
+bool RunIsRestOfScope(const Graph& graph, void* scope_state, FileKindCache* file_kinds, int fd,
+                      const Cursor& from, unsigned max_reads, uint64_t max_read_bytes,
+                      PreadRun* run) {
+  const FileKindCache::Kind kind = file_kinds->Lookup(fd);
+  if (!kind.regular || kind.direct) return false;  // O_DIRECT reads never find the cache
+  return WalkPreadRun(graph, scope_state, fd, from, max_reads, run) && run->rest_of_scope &&
+         run->longest_read <= max_read_bytes;
+}
+
+}  // namespace foreactor

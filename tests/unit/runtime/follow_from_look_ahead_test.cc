@@ -1,0 +1,210 @@
+// Tests of graphs followed from the plugin's first look-ahead
+// (foreactor_graph_follow_from_look_ahead, GraphBuilder::FollowFromLookAhead):
+// the program's calls before the look-ahead pass untouched; a scope whose
+// rest is a short run of preads in file order is left at the look-ahead
+// with no runner made; any other scope is followed from there as from its
+// entry; a scope with no look-ahead is counted and nothing more; an exact
+// depth follows every scope from its entry.  Results never change.
+#include "foreactor/foreactor.hpp"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config/settings.h"
+#include "runtime/interception.h"
+#include "runtime/program_calls.h"
+#include "runtime/statistics.h"
+
+namespace {
+
+constexpr uint64_t kBlock = 4096;
+constexpr uint64_t kBlocks = 16;
+
+struct ScanState {
+  int fd;
+  bool known;      // the branch before the loop waits until the plugin knows
+  bool scattered;  // the blocks in a scattered order instead of file order
+};
+
+// The offset of the block read at visit `visit`.
+int64_t BlockOffset(const ScanState& state, uint64_t visit) {
+  // Scattered: 0, 8, 1, 9, ... 7, 15 (every read jumps, enough of them for
+  // the runtime not to take the run as one in file order).
+  const uint64_t block = state.scattered ? (visit % 2) * (kBlocks / 2) + visit / 2 : visit;
+  return static_cast<int64_t>(block * kBlock);
+}
+
+// start -> known? -> read_block (visit i: BlockOffset) -> more? -> read_block | end
+foreactor::plugin::Graph<ScanState> BuildScan(const char* name) {
+  foreactor::GraphBuilder<ScanState> builder(name);
+  builder.FollowFromLookAhead();
+  auto known = builder.Branch("known", [](ScanState& state, const foreactor::Visit&) {
+    return state.known ? 0 : FOREACTOR_CHOICE_NOT_YET;
+  });
+  auto read = builder.Syscall(
+      "read_block", FOREACTOR_CALL_PREAD,
+      [](ScanState& state, const foreactor::Visit& visit, foreactor_call& call) {
+        call = foreactor::Pread(state.fd, kBlock, BlockOffset(state, visit.iteration(0)));
+        return FOREACTOR_READY;
+      });
+  auto more = builder.Branch("more", [](ScanState&, const foreactor::Visit& visit) {
+    return visit.iteration(0) + 1 < kBlocks ? 0 : 1;
+  });
+  builder.start().Then(known, foreactor::kWeak);
+  known.Children({read});
+  read.Then(more, foreactor::kWeak);
+  more.Children({read, builder.end()});
+  return builder.Build();
+}
+
+// The value of counter `key` of graph `graph` in the statistics JSON.
+uint64_t Counter(const std::string& graph, const std::string& key) {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* out = open_memstream(&text, &size);
+  EXPECT_NE(out, nullptr);
+  if (out == nullptr) return UINT64_MAX;
+  EXPECT_EQ(foreactor::WriteStatisticsJson(out), 0);
+  fclose(out);
+  const std::string json(text, size);
+  free(text);
+  const size_t graph_at = json.find("\"" + graph + "\"");
+  if (graph_at == std::string::npos) return 0;
+  const size_t at = json.find("\"" + key + "\": ", graph_at);
+  if (at == std::string::npos) return UINT64_MAX;
+  return std::stoull(json.substr(at + key.size() + 4));
+}
+
+class FollowFromLookAheadTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("FOREACTOR", "1", 1);
+    setenv("FOREACTOR_ENGINE", "threads", 1);
+    setenv("FOREACTOR_DEPTH", "auto", 1);
+    setenv("FOREACTOR_EXACT_DEPTH_follow_exact", "1", 1);
+    setenv("FOREACTOR_DEPTH_follow_exact", "8", 1);
+    foreactor::ReloadSettingsForTesting();
+  }
+  static void TearDownTestSuite() {
+    unsetenv("FOREACTOR");
+    unsetenv("FOREACTOR_ENGINE");
+    unsetenv("FOREACTOR_DEPTH");
+    unsetenv("FOREACTOR_EXACT_DEPTH_follow_exact");
+    unsetenv("FOREACTOR_DEPTH_follow_exact");
+    foreactor::ReloadSettingsForTesting();
+  }
+  void SetUp() override {
+    char path[] = "/tmp/foreactor_follow_XXXXXX";
+    fd_ = mkstemp(path);
+    ASSERT_GE(fd_, 0);
+    unlink(path);
+    for (uint64_t block = 0; block < kBlocks; ++block) {
+      const std::string bytes(kBlock, static_cast<char>('a' + block));
+      ASSERT_EQ(write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    }
+  }
+  void TearDown() override { close(fd_); }
+
+  // The program reads the blocks in the graph's order through the open
+  // scopes; each read must return its block's bytes.
+  void ProgramReadsEveryBlock(const ScanState& state) {
+    for (uint64_t visit = 0; visit < kBlocks; ++visit) {
+      std::vector<char> buffer(kBlock);
+      const int64_t offset = BlockOffset(state, visit);
+      foreactor_call call = foreactor::Pread(fd_, kBlock, offset);
+      call.buffer = buffer.data();
+      ASSERT_EQ(foreactor::ProgramCallThroughScopes(call), static_cast<int64_t>(kBlock));
+      const char expected = static_cast<char>('a' + offset / static_cast<int64_t>(kBlock));
+      EXPECT_EQ(buffer, std::vector<char>(kBlock, expected));
+    }
+  }
+
+  // A read of the file's first block, as the program's own call.
+  void ProgramReadsOtherData() {
+    std::vector<char> buffer(kBlock);
+    foreactor_call call = foreactor::Pread(fd_, kBlock, 0);
+    call.buffer = buffer.data();
+    ASSERT_EQ(foreactor::ProgramCallThroughScopes(call), static_cast<int64_t>(kBlock));
+  }
+
+  int fd_ = -1;
+};
+
+TEST_F(FollowFromLookAheadTest, AShortRunInFileOrderIsLeftWithNothingSetUp) {
+  static const auto graph = BuildScan("follow_short");
+  ScanState state{fd_, false, false};
+  {
+    foreactor::Scope scope(graph, state);
+    // Before the look-ahead the scope follows nothing: the interposers'
+    // idle path.
+    EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
+    ProgramReadsOtherData();
+    state.known = true;
+    graph.LookAhead();
+    EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
+    ProgramReadsEveryBlock(state);
+  }
+  EXPECT_EQ(Counter("follow_short", "scopes"), 1u);
+  EXPECT_EQ(Counter("follow_short", "scopes_left_in_file_order"), 1u);
+  EXPECT_EQ(Counter("follow_short", "intercepted"), 0u);
+  EXPECT_EQ(Counter("follow_short", "passed_through"), 0u);
+  // No runner was made: no scope's outcome to report.
+  foreactor_scope_outcome outcome{};
+  EXPECT_EQ(foreactor_last_scope_outcome(graph.handle(), &outcome), 0);
+}
+
+TEST_F(FollowFromLookAheadTest, AScatteredRunIsFollowedFromTheLookAhead) {
+  static const auto graph = BuildScan("follow_scattered");
+  ScanState state{fd_, false, true};
+  {
+    foreactor::Scope scope(graph, state);
+    ProgramReadsOtherData();  // before the look-ahead: not the graph's
+    state.known = true;
+    graph.LookAhead();
+    EXPECT_TRUE(foreactor::ThreadHasSpeculatingScope());
+    ProgramReadsEveryBlock(state);
+  }
+  EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
+  EXPECT_EQ(Counter("follow_scattered", "scopes"), 1u);
+  EXPECT_EQ(Counter("follow_scattered", "scopes_left_in_file_order"), 0u);
+  // Every block read matched the graph, from its start.
+  EXPECT_EQ(Counter("follow_scattered", "intercepted"), kBlocks);
+  EXPECT_EQ(Counter("follow_scattered", "passed_through"), 0u);
+}
+
+TEST_F(FollowFromLookAheadTest, AScopeWithNoLookAheadIsCountedAndNothingMore) {
+  static const auto graph = BuildScan("follow_never");
+  ScanState state{fd_, false, false};
+  {
+    foreactor::Scope scope(graph, state);
+    ProgramReadsOtherData();
+    EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
+  }
+  EXPECT_EQ(Counter("follow_never", "scopes"), 1u);
+  EXPECT_EQ(Counter("follow_never", "intercepted"), 0u);
+}
+
+TEST_F(FollowFromLookAheadTest, AnExactDepthFollowsTheScopeFromItsEntry) {
+  static const auto graph = BuildScan("follow_exact");
+  ScanState state{fd_, false, false};
+  {
+    foreactor::Scope scope(graph, state);
+    EXPECT_TRUE(foreactor::ThreadHasSpeculatingScope());
+    ProgramReadsOtherData();  // passes the waiting frontier
+    state.known = true;
+    graph.LookAhead();
+    ProgramReadsEveryBlock(state);
+  }
+  EXPECT_EQ(Counter("follow_exact", "scopes"), 1u);
+  // The runner saw the program's first read (not the graph's) pass.
+  EXPECT_EQ(Counter("follow_exact", "passed_through"), 1u);
+}
+
+}  // namespace
