@@ -2,7 +2,7 @@
 //
 //   plugin_get_test build DIR SHAPE bloom|nobloom          make the database
 //   plugin_get_test get DIR SHAPE bloom|nobloom GETS THREADS
-//   plugin_get_test lookup DIR SHAPE bloom|nobloom NUMBER|evict...
+//   plugin_get_test lookup DIR SHAPE bloom|nobloom NUMBER|evict|settle:N...
 //
 // Keys are "key%08d" of a number; even numbers are written, odd never.
 // SHAPE "levels": 30,000 keys in sorted batches (flushed memtables pushed
@@ -15,8 +15,10 @@
 // `get` opens the database with a small block cache and looks up GETS
 // random numbers (present, overwritten, deleted, never written, past the
 // end) on THREADS threads; `lookup` looks up the NUMBERs in order, with
-// ReadOptions::fill_cache off (a block read once is read again), and at
-// each `evict` drops the database's files from the page cache.  Both
+// ReadOptions::fill_cache off (a block read once is read again), at
+// each `evict` drops the database's files from the page cache, and at each
+// `settle:N` waits up to 10 s for the last page of N table files to be in
+// the page cache (read-ahead carried out by foreactor's own thread).  Both
 // check every status and value against the model the shape determines,
 // print "gets N found F mismatches M" (and, for `get`, the file listing to
 // stderr) and exit with status 0 iff M == 0.  Memory-mapped table reads are
@@ -27,8 +29,11 @@
 // before them (mallinfo2), which the plugin's records must not change.
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -164,6 +169,44 @@ int Build(const std::string& dir, const std::string& shape, bool bloom) {
 // In a list of numbers to look up: drop the database's files from the page
 // cache here (POSIX_FADV_DONTNEED; LevelDB's own descriptors stay open).
 constexpr int kEvict = -1;
+// In a list of numbers to look up, kSettle - N (N >= 1, "settle:N" on the
+// command line): wait until the last page of N table files is in the page
+// cache, at most kSettleSeconds.  The plugin's read-ahead hints are carried
+// out by a thread of foreactor's, which the process's exit right after its
+// last Get would cut short on a loaded machine.
+constexpr int kSettle = -1000;
+constexpr int kSettleSeconds = 10;
+
+// Table files of `dir` whose last page is in the page cache.
+int TablesWithTailCached(const std::string& dir) {
+  const long page = sysconf(_SC_PAGESIZE);
+  int cached = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".ldb") continue;
+    const int fd = open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat status;
+    if (fstat(fd, &status) == 0 && status.st_size > 0) {
+      const off_t last_page = (status.st_size - 1) / page * page;
+      void* mapping =
+          mmap(nullptr, static_cast<size_t>(page), PROT_READ, MAP_SHARED, fd, last_page);
+      unsigned char resident = 0;
+      if (mapping != MAP_FAILED) {
+        if (mincore(mapping, static_cast<size_t>(page), &resident) == 0 && (resident & 1)) cached++;
+        munmap(mapping, static_cast<size_t>(page));
+      }
+    }
+    close(fd);
+  }
+  return cached;
+}
+
+void Settle(const std::string& dir, int tables) {
+  for (int waited_ms = 0; waited_ms < kSettleSeconds * 1000; waited_ms += 10) {
+    if (TablesWithTailCached(dir) >= tables) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
 
 void Evict(const std::string& dir) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -192,6 +235,10 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
       for (int number : numbers(t)) {
         if (number == kEvict) {
           Evict(dir);
+          continue;
+        }
+        if (number <= kSettle - 1) {
+          Settle(dir, kSettle - number);
           continue;
         }
         std::string value;
@@ -255,13 +302,15 @@ int main(int argc, char** argv) {
   if (mode == "lookup" && args.size() >= 5) {
     std::vector<int> numbers;
     for (size_t i = 4; i < args.size(); ++i)
-      numbers.push_back(args[i] == "evict" ? kEvict : std::stoi(args[i]));
+      numbers.push_back(args[i] == "evict"               ? kEvict
+                        : args[i].starts_with("settle:") ? kSettle - std::stoi(args[i].substr(7))
+                                                         : std::stoi(args[i]));
     return Lookups(args[1], args[2], bloom, 1, false, [&](int) { return numbers; });
   }
   std::fprintf(stderr,
                "usage: %s build DIR levels|chain bloom|nobloom\n"
                "       %s get DIR levels|chain bloom|nobloom GETS THREADS\n"
-               "       %s lookup DIR levels|chain bloom|nobloom NUMBER|evict...\n",
+               "       %s lookup DIR levels|chain bloom|nobloom NUMBER|evict|settle:N...\n",
                argv[0], argv[0], argv[0]);
   return 2;
 }
