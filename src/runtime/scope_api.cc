@@ -43,6 +43,9 @@ void ReportOnce(std::atomic<bool>& flag, const std::string& message) {
 // Process-wide facts about one graph, made on its first scope.
 struct GraphRuntime {
   GraphSettings settings;
+  // The graph's statistics totals, for its scopes that no runner follows
+  // (foreactor_graph_follow_from_look_ahead): found once, not per scope.
+  std::atomic<GraphTotals*> totals_without_runner{nullptr};
 };
 
 std::atomic<GraphRuntime*> graph_runtimes[kMaxGraphs];
@@ -264,16 +267,17 @@ bool MayAwaitLookAhead(const GraphSettings& settings) {
 
 // Counts a scope that no runner followed in the graph's statistics: entered,
 // and left in file order at its first look-ahead when `left` says so.
-void CountScopeWithoutRunner(ThreadState* state, const foreactor_graph* graph,
-                             const GraphSettings& settings, bool left) {
+void CountScopeWithoutRunner(const foreactor_graph* graph, GraphRuntime* runtime, bool left) {
+  GraphTotals* totals = runtime->totals_without_runner.load(std::memory_order_acquire);
+  if (totals == nullptr) {
+    // (No engine is made for such a scope: the kind the graph's runner uses.)
+    totals = GraphTotalsFor(graph->graph.name(), EngineKindName(runtime->settings.engine.kind));
+    runtime->totals_without_runner.store(totals, std::memory_order_release);
+  }
   Statistics delta;
   delta.scopes = 1;
   if (left) delta.scopes_left_in_file_order = 1;
-  // (No engine is made for it: the engine the graph's runner would use.)
-  const std::unique_ptr<Engine>& engine = state->engines[static_cast<int>(settings.engine.kind)];
-  AccumulateStatistics(graph->graph.name(),
-                       engine != nullptr ? engine->name() : EngineKindName(settings.engine.kind),
-                       delta);
+  AccumulateStatistics(totals, delta);
 }
 
 // Makes (once per thread and graph) and enters the runner of `frame`'s
@@ -448,9 +452,8 @@ void foreactor_scope_exit(foreactor_graph* graph) {
   ThreadState::Frame frame = state->stack[--state->depth];
   if (frame.awaits_look_ahead) {
     // No look-ahead came: the scope is counted, nothing else was done.
-    const foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
-    if (runtime != nullptr)
-      foreactor::CountScopeWithoutRunner(state, graph, runtime->settings, false);
+    foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
+    if (runtime != nullptr) foreactor::CountScopeWithoutRunner(graph, runtime, false);
   }
   if (frame.runner != nullptr) {
     if (!state->forked_child) tls_context.innermost = frame.runner->outer;
@@ -473,18 +476,18 @@ void foreactor_scope_look_ahead(foreactor_graph* graph) {
     if (frame.awaits_look_ahead) {
       InsideForeactor inside;
       frame.awaits_look_ahead = false;
-      const foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
+      foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
       if (runtime == nullptr) return;
       if (foreactor::GraphRunner::LeavesAtStart(graph->graph, runtime->settings,
                                                 frame.scope_state)) {
-        foreactor::CountScopeWithoutRunner(state, graph, runtime->settings, true);
+        foreactor::CountScopeWithoutRunner(graph, runtime, true);
         return;
       }
       // Followed from here, as from the scope's entry; only as the
       // innermost scope (the runners' list of speculating scopes is a
       // stack).  Otherwise the scope runs without speculation.
       if (i != state->depth - 1) {
-        foreactor::CountScopeWithoutRunner(state, graph, runtime->settings, false);
+        foreactor::CountScopeWithoutRunner(graph, runtime, false);
         return;
       }
       foreactor::EnterRunner(state, &frame, *runtime, frame.scope_state);
