@@ -85,8 +85,7 @@ GraphRunner::GraphRunner(const Graph& graph, const GraphSettings& settings, Engi
                                           &tls_context.write_behind_hints_in_flight,
                                           WriteBehind::ChunkBytesForTests()));
     }
-    if (has_pread && settings.read_ahead && !settings.check && settings.depth > 0 &&
-        engine != nullptr) {
+    if (has_pread && ReadAheadStreamsOn(settings) && engine != nullptr) {
       read_ahead_.reset(new ReadAheadStream(graph, engine, &file_kinds_, &statistics_));
     }
     if (WritePipelineWanted(graph, settings) && engine != nullptr) {
@@ -1088,8 +1087,7 @@ bool GraphRunner::LeavesAtStart(const Graph& graph, const GraphSettings& setting
                                 void* scope_state) {
   // As a runner's LookAhead(): its read-ahead stream exists, and may leave
   // a run only when page-cache awareness is on (nothing is ahead yet).
-  if (!settings.read_ahead || !settings.page_cache_aware || settings.check || settings.depth == 0)
-    return false;
+  if (!ReadAheadStreamsOn(settings) || !settings.page_cache_aware) return false;
   Cursor start;
   start.Take(graph.node(FOREACTOR_START_NODE).next);
   FileKindCache file_kinds;

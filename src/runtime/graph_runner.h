@@ -251,6 +251,11 @@ class GraphRunner {
   // ahead): true when the whole scope is a short run in file order left to
   // the program, so that no runner need follow it.
   static bool LeavesAtStart(const Graph& graph, const GraphSettings& settings, void* scope_state);
+  // Whether a runner with these settings has a read-ahead stream (for a
+  // graph with preads and an engine): streams on, not check mode, a depth.
+  static bool ReadAheadStreamsOn(const GraphSettings& settings) {
+    return settings.read_ahead && !settings.check && settings.depth > 0;
+  }
 
   // Called between scopes after a long time without any (the scope gate
   // rested because a scope would issue nothing): lifts a suspension as a run

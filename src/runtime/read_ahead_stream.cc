@@ -81,17 +81,24 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
   Pump();
 }
 
+bool ReadAheadStream::FirstPreadsStartShortRun(const Graph& graph, void* scope_state,
+                                               FileKindCache* file_kinds, const FirstPreads& first,
+                                               const Cursor& from, uint64_t max_read_bytes,
+                                               Run* run) {
+  return first.fd >= 0 && first.jumps < kArmingJumps &&
+         RunIsRestOfScope(graph, scope_state, file_kinds, first.fd, from, kShortRunVisits,
+                          max_read_bytes, run);
+}
+
 bool ReadAheadStream::ShortRunEndsScope(const Graph& graph, void* scope_state, const Cursor& from,
                                         uint64_t max_read_bytes, FileKindCache* file_kinds) {
   Range walked[kArmingReads];
   FirstPreads first;
-  if (!WalkFirstPreads(graph, scope_state, from, kArmingReads, 4 * kBatchVisits, walked, &first) ||
-      first.fd < 0 || first.jumps >= kArmingJumps) {
-    return false;
-  }
   Run run;
-  return RunIsRestOfScope(graph, scope_state, file_kinds, first.fd, from, kShortRunVisits,
-                          max_read_bytes, &run);
+  return WalkFirstPreads(graph, scope_state, from, kArmingReads, 4 * kBatchVisits, walked,
+                         &first) &&
+         FirstPreadsStartShortRun(graph, scope_state, file_kinds, first, from, max_read_bytes,
+                                  &run);
 }
 
 bool ReadAheadStream::LookAhead(const Cursor& from, uint64_t leave_reads_up_to) {
@@ -115,10 +122,7 @@ bool ReadAheadStream::LookAhead(const Cursor& from, uint64_t leave_reads_up_to) 
   // A short run in file order that ends the scope is left to the program
   // cached or cold: one cachestat(2) fewer (2.5-4 us of a hot 64-leaf
   // scan's first scope, 155 us in all, on the development VM).
-  if (jumps < kArmingJumps && leave_reads_up_to > 0 &&
-      LeaveShortRun(stream_fd, from, leave_reads_up_to)) {
-    return false;
-  }
+  if (leave_reads_up_to > 0 && LeaveShortRun(first, from, leave_reads_up_to)) return false;
   // Most of those reads in the page cache say the scan is most likely hot:
   // then no stream (whose start checks the whole file, which takes a while
   // for a large cached file); if the reads turn out cold, they start one as
@@ -166,10 +170,11 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
   return true;
 }
 
-bool ReadAheadStream::LeaveShortRun(int fd, const Cursor& from, uint64_t max_read_bytes) {
+bool ReadAheadStream::LeaveShortRun(const FirstPreads& first, const Cursor& from,
+                                    uint64_t max_read_bytes) {
   Run run;
-  if (!RunIsRestOfScope(graph_, scope_state_, file_kinds_, fd, from, kShortRunVisits,
-                        max_read_bytes, &run)) {
+  if (!FirstPreadsStartShortRun(graph_, scope_state_, file_kinds_, first, from, max_read_bytes,
+                                &run)) {
     return false;
   }
   run_ends_scope_ = true;
