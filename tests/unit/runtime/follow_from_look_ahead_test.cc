@@ -19,6 +19,7 @@
 
 #include "config/settings.h"
 #include "runtime/interception.h"
+#include "runtime/lettered_file.h"
 #include "runtime/program_calls.h"
 #include "runtime/statistics.h"
 
@@ -101,14 +102,8 @@ class FollowFromLookAheadTest : public testing::Test {
     foreactor::ReloadSettingsForTesting();
   }
   void SetUp() override {
-    char path[] = "/tmp/foreactor_follow_XXXXXX";
-    fd_ = mkstemp(path);
+    fd_ = foreactor::MakeLetteredFile(kBlocks, kBlock);
     ASSERT_GE(fd_, 0);
-    unlink(path);
-    for (uint64_t block = 0; block < kBlocks; ++block) {
-      const std::string bytes(kBlock, static_cast<char>('a' + block));
-      ASSERT_EQ(write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    }
   }
   void TearDown() override { close(fd_); }
 
@@ -121,7 +116,7 @@ class FollowFromLookAheadTest : public testing::Test {
       foreactor_call call = foreactor::Pread(fd_, kBlock, offset);
       call.buffer = buffer.data();
       ASSERT_EQ(foreactor::ProgramCallThroughScopes(call), static_cast<int64_t>(kBlock));
-      const char expected = static_cast<char>('a' + offset / static_cast<int64_t>(kBlock));
+      const char expected = foreactor::BlockLetter(static_cast<uint64_t>(offset) / kBlock);
       EXPECT_EQ(buffer, std::vector<char>(kBlock, expected));
     }
   }

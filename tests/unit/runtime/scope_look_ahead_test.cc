@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "config/settings.h"
+#include "runtime/lettered_file.h"
 #include "runtime/program_calls.h"
 
 namespace {
@@ -73,14 +74,8 @@ class ScopeLookAheadTest : public testing::Test {
     foreactor::ReloadSettingsForTesting();
   }
   void SetUp() override {
-    char path[] = "/tmp/foreactor_look_ahead_XXXXXX";
-    fd_ = mkstemp(path);
+    fd_ = foreactor::MakeLetteredFile(kBlocks, kBlock);
     ASSERT_GE(fd_, 0);
-    unlink(path);
-    for (uint64_t block = 0; block < kBlocks; ++block) {
-      const std::string bytes(kBlock, static_cast<char>('a' + block));
-      ASSERT_EQ(write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    }
   }
   void TearDown() override { close(fd_); }
 
@@ -92,7 +87,7 @@ class ScopeLookAheadTest : public testing::Test {
       foreactor_call call = foreactor::Pread(fd_, kBlock, static_cast<int64_t>(block * kBlock));
       call.buffer = buffer.data();
       ASSERT_EQ(foreactor::ProgramCallThroughScopes(call), static_cast<int64_t>(kBlock));
-      EXPECT_EQ(buffer, std::vector<char>(kBlock, static_cast<char>('a' + block)));
+      EXPECT_EQ(buffer, std::vector<char>(kBlock, foreactor::BlockLetter(block)));
     }
   }
 

@@ -16,6 +16,7 @@
 
 #include "config/settings.h"
 #include "foreactor/foreactor.hpp"
+#include "runtime/lettered_file.h"
 #include "runtime/program_calls.h"
 #include "runtime/read_loop_graph.h"
 
@@ -54,8 +55,8 @@ std::vector<void*> KeyValues() {
       call.buffer = buffer.data();
       const int64_t result = foreactor::ProgramCallThroughScopes(call);
       reads_right = reads_right && result == static_cast<int64_t>(kBlock) &&
-                    buffer[0] == static_cast<char>('a' + block) &&
-                    buffer[kBlock - 1] == static_cast<char>('a' + block);
+                    buffer[0] == foreactor::BlockLetter(block) &&
+                    buffer[kBlock - 1] == foreactor::BlockLetter(block);
     }
   }
   foreactor_scope_outcome outcome{};
@@ -73,14 +74,8 @@ TEST(ThreadStateKeyTest, NoKeyLeftRunsWithoutSpeculationAndLeavesEveryKeyAlone) 
   setenv("FOREACTOR_DEPTH", "4", 1);
   setenv("FOREACTOR_PAGE_CACHE", "0", 1);
   foreactor::ReloadSettingsForTesting();
-  char path[] = "/tmp/foreactor_no_key_XXXXXX";
-  const int fd = mkstemp(path);
+  const int fd = foreactor::MakeLetteredFile(kBlocks, kBlock);
   ASSERT_GE(fd, 0);
-  unlink(path);
-  for (uint64_t block = 0; block < kBlocks; ++block) {
-    const std::string bytes(kBlock, static_cast<char>('a' + block));
-    ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  }
   EXPECT_EXIT(RunScopeWithNoKeyLeft(fd), testing::ExitedWithCode(0),
               "no thread-specific data key left");
   close(fd);
