@@ -505,7 +505,11 @@ FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t lengt
  * released (closing a descriptor of a locked file in the program's own
  * table would).  A relative `path` is resolved when that thread opens it.
  * At most 64 hints wait at once; a call beyond them waits for the oldest to
- * be taken.  Cost to the caller: a stat and a hand-over.
+ * be taken, at most 2 seconds: past that the thread is taken to have stopped
+ * progressing (an open stuck on an unreachable network mount), the call
+ * returns -1, and later calls finding the queue full return -1 at once
+ * until the thread takes a hint again.  Cost to the caller: a stat and a
+ * hand-over.
  * Thread-safe, not async-signal-safe.  Works whether or not foreactor is on.
  */
 FOREACTOR_API int foreactor_read_ahead_file(const char *path, uint64_t offset, uint64_t length);

@@ -3,10 +3,15 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -38,9 +43,13 @@ struct HintQueue {
   uint64_t taken = 0;     // hints the thread has carried out (or dropped)
   bool thread_started = false;
   unsigned generation = 0;  // ForkGeneration() of the thread's start
+  // `taken` when a caller last gave up waiting for room: while the thread
+  // has taken nothing since, a full ring drops hints at once.
+  uint64_t taken_when_given_up = UINT64_MAX;
   // Bumped after each hint queued: the thread waits on it when idle.
   std::atomic<uint32_t> queued_signal{0};
-  // Bumped after each hint taken: a caller finding the ring full waits on it.
+  // Bumped after each hint taken: a caller finding the ring full waits on it
+  // (WaitForTaken, a futex wait with a time limit).
   std::atomic<uint32_t> taken_signal{0};
 };
 constinit HintQueue queue;
@@ -49,6 +58,42 @@ constinit HintQueue queue;
 // for ever: it is held across fork() (added at load, as private_memory.cc's).
 __attribute__((constructor)) void AddForkHandlersAtLoad() {
   (void)AddForkHandlers(HoldAcrossFork<queue.mutex>());
+}
+
+// How long a caller finding the ring full waits for the thread to take a
+// hint before it drops its own.  Far beyond any open and readahead(2) of a
+// working machine: the limit is there so that a thread that stopped
+// progressing (an open stuck on a dead network mount, a thread that never
+// ran) costs the program at most this once, never a hang.
+constexpr time_t kRoomWaitSeconds = 2;
+
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+                  std::atomic<uint32_t>::is_always_lock_free,
+              "taken_signal is the futex word callers wait on");
+
+// Waits until queue.taken_signal differs from `seen`, at most
+// kRoomWaitSeconds; false when the time ran out.
+bool WaitForTaken(uint32_t seen) {
+  timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += kRoomWaitSeconds;
+  for (;;) {
+    if (queue.taken_signal.load(std::memory_order_acquire) != seen) return true;
+    // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline.
+    const long result =
+        syscall(SYS_futex, reinterpret_cast<uint32_t*>(&queue.taken_signal),
+                FUTEX_WAIT_BITSET_PRIVATE, seen, &deadline, nullptr, FUTEX_BITSET_MATCH_ANY);
+    if (result < 0 && errno == ETIMEDOUT) {
+      return queue.taken_signal.load(std::memory_order_acquire) != seen;
+    }
+  }
+}
+
+// Wakes every caller in WaitForTaken().
+void WakeTakenWaiters() {
+  queue.taken_signal.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&queue.taken_signal), FUTEX_WAKE_PRIVATE,
+          INT32_MAX, nullptr, nullptr, 0);
 }
 
 // Opens the file of `hint` and starts reading its range, in the hint
@@ -84,8 +129,7 @@ void* RunHints(void*) {
       std::lock_guard lock(queue.mutex);
       queue.taken++;
     }
-    queue.taken_signal.fetch_add(1, std::memory_order_release);
-    queue.taken_signal.notify_all();
+    WakeTakenWaiters();
   }
   return nullptr;
 }
@@ -104,6 +148,7 @@ bool EnsureThreadLocked() {
   }
   queue.queued = 0;
   queue.taken = 0;
+  queue.taken_when_given_up = UINT64_MAX;
   queue.generation = StartCountingForks();
   queue.thread_started = StartQuietThread(&RunHints, nullptr, PathReadAhead::kStackBytes,
                                           /*detached=*/true, nullptr) == 0;
@@ -131,8 +176,14 @@ bool PathReadAhead::Queue(const char* path, dev_t device, ino_t inode, uint64_t 
         queue.queued++;
         break;
       }
+      // Full, and the thread has taken nothing since a caller last waited
+      // in vain: it is not progressing, drop the hint.
+      if (queue.taken == queue.taken_when_given_up) return false;
     }
-    queue.taken_signal.wait(signal, std::memory_order_acquire);
+    if (!WaitForTaken(signal)) {
+      std::lock_guard lock(queue.mutex);
+      queue.taken_when_given_up = queue.taken;
+    }
   }
   queue.queued_signal.fetch_add(1, std::memory_order_release);
   queue.queued_signal.notify_one();

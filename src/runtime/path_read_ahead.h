@@ -29,7 +29,7 @@ namespace foreactor {
 class PathReadAhead {
  public:
   // Hints that may wait for the thread at once; a hint beyond them waits
-  // for the oldest to be taken.
+  // for the oldest to be taken, at most a bounded time (Queue()).
   static constexpr int kQueueEntries = 64;
   static constexpr size_t kStackBytes = 64 * 1024;
 
@@ -38,8 +38,11 @@ class PathReadAhead {
   // there is still the one on `device` with `inode` (the caller's stat of
   // it).  A relative `path` is resolved against the working directory when
   // the thread opens it.  Returns false, queueing nothing, when `path` does
-  // not fit a queue entry (PATH_MAX bytes with its terminator) or no thread
-  // can be started.  Thread-safe; not async-signal-safe.
+  // not fit a queue entry (PATH_MAX bytes with its terminator), no thread
+  // can be started, or the queue is full and the thread took no hint within
+  // 2 seconds (from then on a full queue refuses at once, until the thread
+  // takes one: a thread that stopped progressing never hangs the program).
+  // Thread-safe; not async-signal-safe.
   static bool Queue(const char* path, dev_t device, ino_t inode, uint64_t offset, uint64_t length);
 };
 

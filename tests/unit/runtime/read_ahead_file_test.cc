@@ -1,18 +1,24 @@
 // Tests of foreactor_read_ahead_file(): the range of a file dropped from the
 // page cache is read back into it without the caller opening the file, the
 // program's descriptors and record locks stay as they were, more hints than
-// the queue holds and hints in a forked child are all carried out, and
-// paths that name no regular file, empty ranges and overflowing ones are
-// refused.
+// the queue holds and hints in a forked child are all carried out, a
+// caller never waits for ever on a hint thread that stopped progressing,
+// and paths that name no regular file, empty ranges and overflowing ones
+// are refused.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -20,14 +26,50 @@
 
 #include "engine/test_files.h"
 #include "foreactor/foreactor.h"
+#include "runtime/path_read_ahead.h"
 
 namespace {
 
+using foreactor::testing::DirectoryEntries;
 using foreactor::testing::LockWholeFile;
 using foreactor::testing::OpenDescriptorCount;
 using foreactor::testing::TempDir;
 using foreactor::testing::ThreadsNamed;
 using foreactor::testing::WriteLockHeld;
+
+// The first line of /proc/self/task/<task>/<file>, empty when unreadable.
+std::string TaskFileLine(const std::string& task, const char* file) {
+  std::ifstream in("/proc/self/task/" + task + "/" + file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The thread id of this process's thread named `name`; -1 when none is.
+pid_t ThreadIdNamed(const std::string& name) {
+  for (const std::string& task : DirectoryEntries("/proc/self/task")) {
+    if (task != "." && task != ".." && TaskFileLine(task, "comm") == name) return std::stoi(task);
+  }
+  return -1;
+}
+
+// Every thread of this process: id, name, state, system call and kernel
+// wait channel, one line each, for a failure's message.
+std::string TaskReport() {
+  std::ostringstream report;
+  for (const std::string& task : DirectoryEntries("/proc/self/task")) {
+    if (task == "." || task == "..") continue;
+    const std::string stat = TaskFileLine(task, "stat");
+    const size_t name_end = stat.rfind(')');
+    report << "task " << task << " '" << TaskFileLine(task, "comm") << "' state "
+           << (name_end != std::string::npos && name_end + 2 < stat.size()
+                   ? stat.substr(name_end + 2, 1)
+                   : "?")
+           << " syscall [" << TaskFileLine(task, "syscall") << "] wchan ["
+           << TaskFileLine(task, "wchan") << "]\n";
+  }
+  return report.str();
+}
 
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kFilePages = 64;
@@ -179,8 +221,12 @@ TEST_F(ReadAheadFileTest, WorksInAForkedChild) {
     }
     if (foreactor_read_ahead_file(path_.c_str(), 8 * kPage, 4 * kPage) != 0) _exit(kNotQueued);
     switch (WatchForOpenAndClose(watch, 60)) {
-      case Seen::kNothing:
+      case Seen::kNothing: {
+        // What every thread of the child is doing, for the failure's output.
+        const std::string report = TaskReport();
+        fprintf(stderr, "forked child, no open of the file in 60 s:\n%s", report.c_str());
         _exit(ThreadsNamed("foreactor-ahead") == 0 ? kNoHintThread : kNeverOpened);
+      }
       case Seen::kOpened:
         _exit(kNeverClosed);
       case Seen::kOpenedAndClosed:
@@ -192,6 +238,80 @@ TEST_F(ReadAheadFileTest, WorksInAForkedChild) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), kCarriedOut);
+}
+
+// The hint thread's id once it waits for hints (in a futex wait, holding
+// nothing); -1 when it does not within a minute.
+pid_t IdleHintThread() {
+  for (int i = 0; i < 6000; ++i) {
+    const pid_t thread = ThreadIdNamed("foreactor-ahead");
+    if (thread > 0 && TaskFileLine(std::to_string(thread), "syscall").starts_with("202 ")) {
+      return thread;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+// A hint thread that stopped progressing (held here by a tracer; in a
+// program, an open stuck on a dead network mount) never hangs the program:
+// a caller finding the ring full waits a bounded time and drops its hint,
+// the next is dropped too while the thread has taken nothing, and once the
+// thread runs again the queued hints are carried out and new ones taken.
+TEST_F(ReadAheadFileTest, NeverWaitsForEverOnAThreadThatStoppedProgressing) {
+  ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);
+  const pid_t thread = IdleHintThread();
+  ASSERT_GT(thread, 0) << TaskReport();
+  int stopped[2], release[2];
+  ASSERT_EQ(pipe(stopped), 0);
+  ASSERT_EQ(pipe(release), 0);
+  const pid_t tracer = fork();
+  ASSERT_GE(tracer, 0);
+  if (tracer == 0) {
+    // Stops the one thread (a ptrace interrupt stops no other), reports
+    // it, and lets it go when the test writes to `release`.
+    char byte = 0;
+    int status = 0;
+    if (ptrace(PTRACE_SEIZE, thread, nullptr, nullptr) != 0 ||
+        ptrace(PTRACE_INTERRUPT, thread, nullptr, nullptr) != 0 ||
+        waitpid(thread, &status, __WALL) != thread || write(stopped[1], &byte, 1) != 1) {
+      _exit(1);
+    }
+    (void)read(release[0], &byte, 1);
+    ptrace(PTRACE_DETACH, thread, nullptr, nullptr);
+    _exit(0);
+  }
+  close(stopped[1]);
+  close(release[0]);
+  char byte = 0;
+  if (read(stopped[0], &byte, 1) != 1) {
+    int status = 0;
+    waitpid(tracer, &status, 0);
+    GTEST_SKIP() << "the hint thread could not be stopped by ptrace";
+  }
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  for (int hint = 0; hint < foreactor::PathReadAhead::kQueueEntries; ++hint) {
+    ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), static_cast<uint64_t>(hint) * kPage, kPage),
+              0);
+  }
+  // The ring is full and its thread stopped: the next hint is dropped.
+  auto full = std::async(std::launch::async,
+                         [&] { return foreactor_read_ahead_file(path_.c_str(), 0, kPage); });
+  const bool returned = full.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  EXPECT_TRUE(returned) << "a hint waited 30 s for room the stopped thread never made";
+  if (returned) {
+    EXPECT_EQ(full.get(), -1);
+    EXPECT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), -1);
+  }
+  ASSERT_EQ(write(release[1], &byte, 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(tracer, &status, 0), tracer);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (!returned) full.get();
+  close(stopped[0]);
+  close(release[1]);
+  EXPECT_TRUE(BecomesCached(0, kFilePages * kPage));
+  EXPECT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);
 }
 
 TEST_F(ReadAheadFileTest, RefusesWhatIsNoRegularFileAndBadRanges) {
