@@ -54,9 +54,16 @@ pid_t ThreadIdNamed(const std::string& name) {
 }
 
 // Every thread of this process: id, name, state, system call and kernel
-// wait channel, one line each, for a failure's message.
+// wait channel, one line each, after the process's tracer and allowed
+// CPUs, for a failure's message.
 std::string TaskReport() {
   std::ostringstream report;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("TracerPid:") || line.starts_with("Cpus_allowed_list:")) {
+      report << line << "\n";
+    }
+  }
   for (const std::string& task : DirectoryEntries("/proc/self/task")) {
     if (task == "." || task == "..") continue;
     const std::string stat = TaskFileLine(task, "stat");
