@@ -103,14 +103,20 @@ struct ThreadState {
     void* scope_state;
   };
 
-  GraphRunner* runners[kMaxGraphs] = {};
+  // kMaxGraphs entries (runner of graph id, or null), made with the
+  // thread's first runner: a thread whose scopes are all left with no
+  // runner (a short run in file order) never writes them.  With the stack
+  // below not zeroed, a thread's first scope touches a few hundred bytes
+  // of this record instead of 4 KiB (two fresh heap pages in a short
+  // process).
+  std::unique_ptr<GraphRunner*[]> runners;
   // kMaxGraphs entries, made with the first scope gate of the thread (each
   // gate by its graph's first foreactor_scope_gate()): a thread whose
   // plugins ask no gate does not write them.
   std::unique_ptr<ScopeGate*[]> gates;
   std::unique_ptr<Engine> engines[3];
   bool engine_failed[3] = {};
-  Frame stack[kMaxScopeDepth];
+  Frame stack[kMaxScopeDepth];  // [0, depth) written; the rest never read
   int depth = 0;
   int untracked_depth = 0;  // scopes opened beyond kMaxScopeDepth
   bool forked_child = false;
@@ -118,9 +124,24 @@ struct ThreadState {
   // engines release what they can make again (RestEnginesIfIdle).
   bool rest_engines_when_idle = false;
 
+  // Leaves `stack` unwritten (a value-initialized record would zero it).
+  ThreadState() {}
+
   // The scope gate of graph `id` on this thread, or null before its first
   // foreactor_scope_gate().
   ScopeGate* GateOf(int id) const { return gates != nullptr ? gates[id] : nullptr; }
+
+  // The runner of graph `id` on this thread, or null before its first.
+  GraphRunner* RunnerOf(int id) const { return runners != nullptr ? runners[id] : nullptr; }
+
+  // Calls `visit` with each runner the thread made.
+  template <typename Visit>
+  void ForEachRunner(Visit visit) const {
+    if (runners == nullptr) return;
+    std::for_each(runners.get(), runners.get() + kMaxGraphs, [&](GraphRunner* runner) {
+      if (runner != nullptr) visit(runner);
+    });
+  }
 
   ~ThreadState() {
     if (forked_child) {
@@ -128,7 +149,7 @@ struct ThreadState {
       for (auto& engine : engines) (void)engine.release();
       return;
     }
-    for (GraphRunner* runner : runners) delete runner;
+    ForEachRunner([](GraphRunner* runner) { delete runner; });
     if (gates != nullptr)
       std::for_each(gates.get(), gates.get() + kMaxGraphs, [](ScopeGate* gate) { delete gate; });
   }
@@ -148,18 +169,16 @@ struct ThreadState {
   // Waits for every write-back hint of the thread's runners.
   void FinishWriteBehind() {
     if (tls_context.write_behind_hints_in_flight == 0 || forked_child) return;
-    for (GraphRunner* runner : runners) {
-      if (runner != nullptr) runner->FinishWriteBehind();
-    }
+    ForEachRunner([](GraphRunner* runner) { runner->FinishWriteBehind(); });
   }
 
   // The program is about to close `fd`: waits for the write-back hints
   // that name it (runners keep them past their scopes).
   void BeforeClose(int fd) {
     if (tls_context.write_behind_hints_in_flight == 0 || forked_child) return;
-    for (GraphRunner* runner : runners) {
-      if (runner != nullptr && runner->has_write_behind_in_flight()) runner->BeforeClose(fd);
-    }
+    ForEachRunner([fd](GraphRunner* runner) {
+      if (runner->has_write_behind_in_flight()) runner->BeforeClose(fd);
+    });
   }
 
   // The thread's engine of `options.kind`.  io_uring and thread pool
@@ -286,6 +305,11 @@ void CountScopeWithoutRunner(const foreactor_graph* graph, GraphRuntime* runtime
 void EnterRunner(ThreadState* state, ThreadState::Frame* frame, const GraphRuntime& runtime,
                  void* scope_state) {
   const Graph& model = frame->graph->graph;
+  if (state->runners == nullptr) {
+    state->runners.reset(NewArrayOrNull<GraphRunner*>(kMaxGraphs));
+    if (state->runners == nullptr) return;
+    std::fill_n(state->runners.get(), kMaxGraphs, nullptr);
+  }
   GraphRunner*& runner = state->runners[model.id()];
   if (runner == nullptr) {
     Engine* engine = state->EngineFor(runtime.settings.engine);
@@ -389,9 +413,7 @@ void DisableAfterFork() {
   ThreadState* state = tls_state;
   if (state == nullptr) return;
   state->forked_child = true;
-  for (GraphRunner* runner : state->runners) {
-    if (runner != nullptr) runner->Abandon();
-  }
+  state->ForEachRunner([](GraphRunner* runner) { runner->Abandon(); });
 }
 
 }  // namespace foreactor
@@ -509,7 +531,7 @@ int foreactor_last_scope_outcome(const foreactor_graph* graph, foreactor_scope_o
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
   if (state == nullptr || outcome == nullptr || id < 0) return 0;
-  const foreactor::GraphRunner* runner = state->runners[id];
+  const foreactor::GraphRunner* runner = state->RunnerOf(id);
   if (runner == nullptr || !runner->has_last_outcome) return 0;
   *outcome = runner->last_outcome;
   return 1;
@@ -522,7 +544,7 @@ namespace {
 GraphRunner* ThreadRunnerOf(const foreactor_graph* graph) {
   const ThreadState* state = foreactor::tls_state;
   const int id = foreactor::TableIndexOf(graph);
-  return state != nullptr && id >= 0 ? state->runners[id] : nullptr;
+  return state != nullptr && id >= 0 ? state->RunnerOf(id) : nullptr;
 }
 
 // The scope gate's request after an idle rest (ScopeGate::RetryRequest).
@@ -615,7 +637,7 @@ void foreactor_scope_gate_exclude(const foreactor_graph* graph, uint64_t nanosec
   foreactor::ScopeGate* gate = state != nullptr && id >= 0 ? state->GateOf(id) : nullptr;
   if (gate == nullptr) return;
   gate->ExcludeTime(nanoseconds);
-  foreactor::GraphRunner* runner = state->runners[id];
+  foreactor::GraphRunner* runner = state->RunnerOf(id);
   if (runner != nullptr) runner->ExcludeTime(nanoseconds);
 }
 
@@ -648,7 +670,7 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
   // depth only looks for gains it cannot have.
   const bool sync = settings.engine.kind == foreactor::EngineKind::kSync;
   if (settings.automatic_depth && sync) return FOREACTOR_SPECULATION_NONE;
-  const foreactor::GraphRunner* runner = state != nullptr ? state->runners[model.id()] : nullptr;
+  const foreactor::GraphRunner* runner = state != nullptr ? state->RunnerOf(model.id()) : nullptr;
   if (runner == nullptr) {
     // Never entered on this thread, or its engine could not be started.
     if (state != nullptr && state->engine_failed[static_cast<int>(settings.engine.kind)]) {
