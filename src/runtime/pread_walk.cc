@@ -64,9 +64,11 @@ bool WalkFirstPreads(const Graph& graph, void* scope_state, const Cursor& from, 
 }
 
 bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& from,
-                  unsigned max_reads, PreadRun* run) {
+                  unsigned max_reads, unsigned early_reads, PreadRun* run) {
   Cursor cursor = from;
   *run = PreadRun{};
+  run->fd = fd;
+  int64_t previous_end = -1;
   for (unsigned passed = 0; run->reads < max_reads && passed < 4 * max_reads;) {
     ByteRange range;
     int walked_fd = -1;
@@ -79,11 +81,16 @@ bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& f
       run->rest_of_scope = run->rest_of_scope && graph.node(cursor.node).kind != NodeKind::kSyscall;
       return run->reads > 0;
     }
-    if (step == PreadStep::kPassed || walked_fd != fd) {
+    if (step == PreadStep::kRange && run->fd < 0) run->fd = walked_fd;
+    if (step == PreadStep::kPassed || walked_fd != run->fd) {
       if (at_call) run->rest_of_scope = false;
       ++passed;
       continue;
     }
+    if (run->reads > 0 && run->reads < early_reads && range.start != previous_end) {
+      run->early_jumps++;
+    }
+    previous_end = range.end;
     run->reads++;
     run->start = std::min(run->start, range.start);
     run->end = std::max(run->end, range.end);
@@ -93,12 +100,14 @@ bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& f
 }
 
 bool RunIsRestOfScope(const Graph& graph, void* scope_state, FileKindCache* file_kinds, int fd,
-                      const Cursor& from, unsigned max_reads, uint64_t max_read_bytes,
-                      PreadRun* run) {
-  const FileKindCache::Kind kind = file_kinds->Lookup(fd);
-  if (!kind.regular || kind.direct) return false;  // O_DIRECT reads never find the cache
-  return WalkPreadRun(graph, scope_state, fd, from, max_reads, run) && run->rest_of_scope &&
-         run->longest_read <= max_read_bytes;
+                      const Cursor& from, unsigned max_reads, unsigned early_reads,
+                      uint64_t max_read_bytes, PreadRun* run) {
+  if (!WalkPreadRun(graph, scope_state, fd, from, max_reads, early_reads, run) ||
+      !run->rest_of_scope || run->longest_read > max_read_bytes) {
+    return false;
+  }
+  const FileKindCache::Kind kind = file_kinds->Lookup(run->fd);
+  return kind.regular && !kind.direct;  // O_DIRECT reads never find the cache
 }
 
 }  // namespace foreactor

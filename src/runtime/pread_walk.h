@@ -56,31 +56,39 @@ bool WalkFirstPreads(const Graph& graph, void* scope_state, const Cursor& from, 
 // The pread visits on one descriptor from a cursor, as WalkPreadRun()
 // finds them.
 struct PreadRun {
+  int fd = -1;                // the descriptor walked
   int64_t start = INT64_MAX;  // the lowest offset read
   int64_t end = 0;            // the highest end
   unsigned reads = 0;
   uint64_t longest_read = 0;
+  // Of the first `early_reads` reads (WalkPreadRun's argument), those not
+  // starting where the one before ended.
+  unsigned early_jumps = 0;
   // No other call was met, and the walk ended at the graph's end.
   bool rest_of_scope = true;
 };
 
 // Walks the graph from `from` over at most `max_reads` pread visits on
-// `fd` (and 4 x `max_reads` other steps) into `*run`.  True when the walk
-// ended within them (the graph's end, an open, a close or a read that
-// never comes) after at least one read; false when it waits for arguments
-// not known yet or goes on past them.
+// `fd` (on the descriptor of the first pread met when `fd` is negative;
+// and 4 x `max_reads` other steps) into `*run`, counting the jumps of the
+// first `early_reads`.  True when the walk ended within them (the graph's
+// end, an open, a close or a read that never comes) after at least one
+// read; false when it waits for arguments not known yet or goes on past
+// them.
 bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& from,
-                  unsigned max_reads, PreadRun* run);
+                  unsigned max_reads, unsigned early_reads, PreadRun* run);
 
-// True when the walk from `from` meets at most `max_reads` preads of `fd`,
-// none longer than `max_read_bytes`, then the graph's end, with no other
-// call, and `fd` is a regular file read through the page cache (as
-// `file_kinds` says): the page cache and the kernel's read-ahead on the
-// program's descriptor serve such a run as well as anything issued early
-// would.  `*run` holds what the walk found.
+// True when the walk from `from` meets at most `max_reads` preads of `fd`
+// (of the first pread's descriptor when `fd` is negative), none longer
+// than `max_read_bytes`, then the graph's end, with no other call, and
+// that descriptor is a regular file read through the page cache (as
+// `file_kinds` says, asked only when the walk qualifies): the page cache
+// and the kernel's read-ahead on the program's descriptor serve such a
+// run as well as anything issued early would.  `*run` holds what the walk
+// found, with the jumps of its first `early_reads` reads.
 bool RunIsRestOfScope(const Graph& graph, void* scope_state, FileKindCache* file_kinds, int fd,
-                      const Cursor& from, unsigned max_reads, uint64_t max_read_bytes,
-                      PreadRun* run);
+                      const Cursor& from, unsigned max_reads, unsigned early_reads,
+                      uint64_t max_read_bytes, PreadRun* run);
 
 }  // namespace foreactor
 

@@ -81,24 +81,18 @@ void ReadAheadStream::NoteProgramRead(int fd, int64_t offset, int64_t result, co
   Pump();
 }
 
-bool ReadAheadStream::FirstPreadsStartShortRun(const Graph& graph, void* scope_state,
-                                               FileKindCache* file_kinds, const FirstPreads& first,
-                                               const Cursor& from, uint64_t max_read_bytes,
-                                               Run* run) {
-  return first.fd >= 0 && first.jumps < kArmingJumps &&
-         RunIsRestOfScope(graph, scope_state, file_kinds, first.fd, from, kShortRunVisits,
-                          max_read_bytes, run);
+bool ReadAheadStream::RunFromEndsScope(const Graph& graph, void* scope_state,
+                                       FileKindCache* file_kinds, int fd, const Cursor& from,
+                                       uint64_t max_read_bytes, Run* run) {
+  return RunIsRestOfScope(graph, scope_state, file_kinds, fd, from, kShortRunVisits, kArmingReads,
+                          max_read_bytes, run) &&
+         run->early_jumps < kArmingJumps;
 }
 
 bool ReadAheadStream::ShortRunEndsScope(const Graph& graph, void* scope_state, const Cursor& from,
                                         uint64_t max_read_bytes, FileKindCache* file_kinds) {
-  Range walked[kArmingReads];
-  FirstPreads first;
   Run run;
-  return WalkFirstPreads(graph, scope_state, from, kArmingReads, 4 * kBatchVisits, walked,
-                         &first) &&
-         FirstPreadsStartShortRun(graph, scope_state, file_kinds, first, from, max_read_bytes,
-                                  &run);
+  return RunFromEndsScope(graph, scope_state, file_kinds, -1, from, max_read_bytes, &run);
 }
 
 bool ReadAheadStream::LookAhead(const Cursor& from, uint64_t leave_reads_up_to) {
@@ -157,7 +151,7 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
   if (!kind.regular || kind.direct) return false;  // Arm() starts no stream either
   Run run;
-  if (!WalkPreadRun(graph_, scope_state_, fd, from, kBatchVisits, &run)) return false;
+  if (!WalkPreadRun(graph_, scope_state_, fd, from, kBatchVisits, 0, &run)) return false;
   fd_ = fd;
   in_order_start_ = run.start;
   in_order_end_ = run.end;
@@ -173,8 +167,8 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
 bool ReadAheadStream::LeaveShortRun(const FirstPreads& first, const Cursor& from,
                                     uint64_t max_read_bytes) {
   Run run;
-  if (!FirstPreadsStartShortRun(graph_, scope_state_, file_kinds_, first, from, max_read_bytes,
-                                &run)) {
+  if (first.fd < 0 ||
+      !RunFromEndsScope(graph_, scope_state_, file_kinds_, first.fd, from, max_read_bytes, &run)) {
     return false;
   }
   run_ends_scope_ = true;

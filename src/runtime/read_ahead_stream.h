@@ -168,9 +168,9 @@ class ReadAheadStream {
 
   // What LookAhead() decides about leaving a short run (LeaveShortRun),
   // for a scope of `graph` in `scope_state` with no runner: true when the
-  // next kArmingReads preads from `from` start a short run that ends the
-  // scope (FirstPreadsStartShortRun).  `file_kinds` answers for the
-  // descriptor.
+  // preads from `from` are a short run that ends the scope
+  // (RunFromEndsScope, on the first pread's descriptor), walked once.
+  // `file_kinds` answers for the descriptor.
   static bool ShortRunEndsScope(const Graph& graph, void* scope_state, const Cursor& from,
                                 uint64_t max_read_bytes, FileKindCache* file_kinds);
 
@@ -300,7 +300,7 @@ class ReadAheadStream {
   // the walk waits, goes on past a batch, or the file takes no stream.
   bool LeaveShortRunInOrder(int fd, const Cursor& from);
   // A look-ahead whose first reads from `from` are `first`: when they start
-  // a short run that ends the scope (FirstPreadsStartShortRun), the page
+  // a short run that ends the scope (RunFromEndsScope), the page
   // cache (for the pages in it) and the kernel's read-ahead on the
   // program's descriptor (for the others) serve the rest of the scope as
   // well as anything issued early would, so the page cache is not asked
@@ -308,15 +308,15 @@ class ReadAheadStream {
   // the scope (no stream starts, none is counted), and the result is true.
   // False, and nothing changes, otherwise.
   bool LeaveShortRun(const FirstPreads& first, const Cursor& from, uint64_t max_read_bytes);
-  // The rule of LeaveShortRun() and ShortRunEndsScope(): the first reads of
-  // a walk from `from` (`first`) jump fewer than kArmingJumps times, and the
-  // walk meets at most kShortRunVisits preads of their descriptor, none
-  // longer than `max_read_bytes`, then the graph's end, with no other call,
-  // on a regular file read through the page cache (RunIsRestOfScope).
-  // `*run` holds what the walk found.
-  static bool FirstPreadsStartShortRun(const Graph& graph, void* scope_state,
-                                       FileKindCache* file_kinds, const FirstPreads& first,
-                                       const Cursor& from, uint64_t max_read_bytes, Run* run);
+  // The rule of LeaveShortRun() and ShortRunEndsScope(): the walk from
+  // `from` meets at most kShortRunVisits preads of `fd` (of the first
+  // pread's descriptor when `fd` is negative), none longer than
+  // `max_read_bytes`, then the graph's end, with no other call, on a
+  // regular file read through the page cache (RunIsRestOfScope), and its
+  // first kArmingReads reads jump fewer than kArmingJumps times (as those
+  // that start a stream in order).  `*run` holds what the walk found.
+  static bool RunFromEndsScope(const Graph& graph, void* scope_state, FileKindCache* file_kinds,
+                               int fd, const Cursor& from, uint64_t max_read_bytes, Run* run);
   // Starts the fill of the in-order stream's fill_ranges_; when it cannot
   // start, no range is left to the program (ReadsInOrder).
   void StartFill();
