@@ -34,6 +34,7 @@ namespace {
 
 constexpr int kMaxGraphs = 256;                  // graphs per process that can speculate
 constexpr int kMaxScopeDepth = 64;               // nested scopes per thread that are tracked
+constexpr int kInlineScopeFrames = 8;            // of them, kept in the thread's record
 constexpr unsigned kAutomaticDepthWorkers = 32;  // thread pool workers for FOREACTOR_DEPTH=auto
 
 void ReportOnce(std::atomic<bool>& flag, const std::string& message) {
@@ -116,16 +117,43 @@ struct ThreadState {
   std::unique_ptr<ScopeGate*[]> gates;
   std::unique_ptr<Engine> engines[3];
   bool engine_failed[3] = {};
-  Frame stack[kMaxScopeDepth];  // [0, depth) written; the rest never read
+  // Frames [0, depth) of the open scopes, innermost last (FrameAt): the
+  // first kInlineScopeFrames in the record, deeper ones in a table made
+  // when a scope first nests that deep.  Frames at depth and beyond are
+  // never read (the record's constructor leaves them unwritten); a small
+  // record is the first scope's one allocation, and fits where the
+  // program's heap has already touched its pages.
+  Frame inline_frames[kInlineScopeFrames];
+  std::unique_ptr<Frame[]> deeper_frames;  // kMaxScopeDepth - kInlineScopeFrames
   int depth = 0;
-  int untracked_depth = 0;  // scopes opened beyond kMaxScopeDepth
+  int untracked_depth = 0;  // scopes opened with no room for their frame (RoomForNextFrame)
   bool forked_child = false;
   // A scope gate started to rest: once no scope is open on the thread, the
   // engines release what they can make again (RestEnginesIfIdle).
   bool rest_engines_when_idle = false;
 
-  // Leaves `stack` unwritten (a value-initialized record would zero it).
+  // Leaves the frames unwritten (a value-initialized record would zero
+  // them).
   ThreadState() {}
+
+  Frame& FrameAt(int index) {
+    return index < kInlineScopeFrames ? inline_frames[index]
+                                      : deeper_frames[index - kInlineScopeFrames];
+  }
+  const Frame& FrameAt(int index) const {
+    return index < kInlineScopeFrames ? inline_frames[index]
+                                      : deeper_frames[index - kInlineScopeFrames];
+  }
+
+  // True when frame `depth` can be pushed: below kMaxScopeDepth, with the
+  // table of deeper frames made when it is needed (false when it cannot
+  // be).
+  bool RoomForNextFrame() {
+    if (depth >= kMaxScopeDepth) return false;
+    if (depth < kInlineScopeFrames || deeper_frames != nullptr) return true;
+    deeper_frames.reset(NewArrayOrNull<Frame>(kMaxScopeDepth - kInlineScopeFrames));
+    return deeper_frames != nullptr;
+  }
 
   // The scope gate of graph `id` on this thread, or null before its first
   // foreactor_scope_gate().
@@ -271,7 +299,7 @@ int TableIndexOf(const foreactor_graph* graph) {
 
 bool ScopeOfGraphOpen(const ThreadState& state, const foreactor_graph* graph) {
   for (int i = 0; i < state.depth; ++i) {
-    const ThreadState::Frame& frame = state.stack[i];
+    const ThreadState::Frame& frame = state.FrameAt(i);
     if (frame.graph == graph && (frame.runner != nullptr || frame.from_look_ahead)) return true;
   }
   return false;
@@ -432,11 +460,11 @@ void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
   InsideForeactor inside;
   ThreadState* state = foreactor::GetThreadState();
   if (state == nullptr) return;
-  if (state->depth >= foreactor::kMaxScopeDepth) {
+  if (!state->RoomForNextFrame()) {
     state->untracked_depth++;
     return;
   }
-  ThreadState::Frame& frame = state->stack[state->depth];
+  ThreadState::Frame& frame = state->FrameAt(state->depth);
   frame = ThreadState::Frame{graph, nullptr, false, false, nullptr};
   const foreactor::Graph& model = graph->graph;
   bool speculate = foreactor::Enabled() && !state->forked_child && model.valid() &&
@@ -465,13 +493,13 @@ void foreactor_scope_exit(foreactor_graph* graph) {
     state->untracked_depth--;
     return;
   }
-  if (state->depth == 0 || state->stack[state->depth - 1].graph != graph) {
+  if (state->depth == 0 || state->FrameAt(state->depth - 1).graph != graph) {
     foreactor::ReportOnce(foreactor::unbalanced_reported,
                           std::string("foreactor_scope_exit(") + graph->graph.name().c_str() +
                               ") does not match the innermost open scope; ignored");
     return;
   }
-  ThreadState::Frame frame = state->stack[--state->depth];
+  ThreadState::Frame frame = state->FrameAt(--state->depth);
   if (frame.awaits_look_ahead) {
     // No look-ahead came: the scope is counted, nothing else was done.
     foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
@@ -493,7 +521,7 @@ void foreactor_scope_look_ahead(foreactor_graph* graph) {
   ThreadState* state = foreactor::tls_state;
   if (state == nullptr || graph == nullptr || state->forked_child) return;
   for (int i = state->depth - 1; i >= 0; --i) {
-    ThreadState::Frame& frame = state->stack[i];
+    ThreadState::Frame& frame = state->FrameAt(i);
     if (frame.graph != graph) continue;
     if (frame.awaits_look_ahead) {
       InsideForeactor inside;

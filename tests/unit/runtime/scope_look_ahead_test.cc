@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,8 @@ class ScopeLookAheadTest : public testing::Test {
     setenv("FOREACTOR_DEPTH", "8", 1);
     setenv("FOREACTOR_EXACT_DEPTH", "1", 1);
     // Every read goes to the engine: what was issued early is counted.
-    for (const char* name : {"look_ahead_first", "look_ahead_none", "look_ahead_nested"}) {
+    for (const char* name :
+         {"look_ahead_first", "look_ahead_none", "look_ahead_nested", "look_ahead_deep"}) {
       setenv((std::string("FOREACTOR_PAGE_CACHE_") + name).c_str(), "0", 1);
     }
     foreactor::ReloadSettingsForTesting();
@@ -143,6 +145,42 @@ TEST_F(ScopeLookAheadTest, ReachesTheGraphsScopeBelowAnotherGraphs) {
     ProgramReadsEveryBlock();
   }
   EXPECT_EQ(IssuedEarly(graph), kBlocks);
+}
+
+// A thread keeps the frames of its first open scopes in its own record and
+// deeper ones in a table made when a scope first nests that deep: the
+// graph's scope is found below a dozen scopes of other graphs, and each
+// scope's exit pops its own frame.
+TEST_F(ScopeLookAheadTest, ReachesTheGraphsScopeBelowADozenScopesOfOtherGraphs) {
+  auto graph = BuildWaitingLoop("look_ahead_deep");
+  ASSERT_TRUE(graph.valid());
+  constexpr int kInnerScopes = 12;
+  std::vector<foreactor::plugin::Graph<WaitingState>> inner_graphs;
+  for (int i = 0; i < kInnerScopes; ++i) {
+    inner_graphs.push_back(BuildWaitingLoop(("look_ahead_deep_" + std::to_string(i)).c_str()));
+    ASSERT_TRUE(inner_graphs.back().valid());
+  }
+  {
+    WaitingState state{fd_, false};
+    foreactor::Scope scope(graph, state);
+    // Wait for good: their scopes match nothing.
+    std::vector<WaitingState> inner_states(kInnerScopes, WaitingState{fd_, false});
+    std::vector<std::unique_ptr<foreactor::Scope>> inner_scopes;
+    for (int i = 0; i < kInnerScopes; ++i) {
+      inner_scopes.push_back(std::make_unique<foreactor::Scope>(inner_graphs[i], inner_states[i]));
+    }
+    state.known = true;
+    graph.LookAhead();
+    ProgramReadsEveryBlock();
+    // Innermost first, as the program's own nesting would.
+    while (!inner_scopes.empty()) inner_scopes.pop_back();
+  }
+  EXPECT_EQ(IssuedEarly(graph), kBlocks);
+  for (const auto& inner_graph : inner_graphs) {
+    foreactor_scope_outcome outcome{};
+    ASSERT_EQ(foreactor_last_scope_outcome(inner_graph.handle(), &outcome), 1);
+    EXPECT_EQ(outcome.calls, 0u) << "an inner scope took a read of the graph below it";
+  }
 }
 
 TEST_F(ScopeLookAheadTest, DoesNothingWithoutAnOpenScopeOrAGraph) {
