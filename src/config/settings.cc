@@ -365,6 +365,19 @@ struct SettingsState {
   std::vector<std::string> reported;        // problems already printed
 };
 
+// True when the name of one of `variables` ("NAME=value") ends in "_" and
+// `graph_name`: only such a variable can set one of the graph's tunables.
+bool AnyVariableNamesGraph(const std::vector<std::string>& variables, std::string_view graph_name) {
+  for (const std::string& variable : variables) {
+    const std::string_view name = std::string_view(variable).substr(0, variable.find('='));
+    if (name.size() > graph_name.size() && name.ends_with(graph_name) &&
+        name[name.size() - graph_name.size() - 1] == '_') {
+      return true;
+    }
+  }
+  return false;
+}
+
 // The one state object.  Never destroyed: other threads and exit handlers
 // may still ask for settings while static destructors run.  Constructing
 // it does not allocate.
@@ -468,6 +481,12 @@ GraphSettings SettingsForGraph(const std::string& graph_name) {
   }
   SettingsState& state = State();
   std::lock_guard<std::mutex> lock(state.mutex);
+  // The common case, decided with no allocation (a process's first scope
+  // pays for this): no variable names the graph, whose settings are the
+  // process's.
+  if (IsValidGraphName(graph_name) && !AnyVariableNamesGraph(state.variables, graph_name)) {
+    return graph;
+  }
   const bool read = AllocationSucceeds([&] {
     std::vector<std::string> problems;
     std::string consequence = "graph " + graph_name + " is off";

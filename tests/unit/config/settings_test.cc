@@ -595,6 +595,21 @@ TEST_F(ProcessSettingsTest, ReadsTheEnvironment) {
   EXPECT_EQ(Settings().stats_path, "/tmp/s.json");
 }
 
+// A graph's variables are those whose name ends in "_" and the graph's
+// name: a graph whose name ends another graph's keeps the defaults.
+TEST_F(ProcessSettingsTest, AGraphWhoseNameEndsAnothersKeepsTheDefaults) {
+  Set("FOREACTOR", "1");
+  Set("FOREACTOR_DEPTH", "4");
+  Set("FOREACTOR_DEPTH_btree", "32");
+  Set("FOREACTOR_DEPTH_bptree_scan", "16");
+  ReloadSettingsForTesting();
+  EXPECT_EQ(SettingsForGraph("btree").depth, 32u);
+  EXPECT_EQ(SettingsForGraph("tree").depth, 4u);
+  EXPECT_EQ(SettingsForGraph("bptree_scan").depth, 16u);
+  EXPECT_EQ(SettingsForGraph("scan").depth, 4u);
+  EXPECT_EQ(SettingsForGraph("ptree_scan").depth, 4u);
+}
+
 TEST_F(ProcessSettingsTest, PerGraphValuesOverrideTheDefaults) {
   Set("FOREACTOR", "1");
   Set("FOREACTOR_DEPTH", "4");
