@@ -44,9 +44,16 @@ void ReportOnce(std::atomic<bool>& flag, const std::string& message) {
 // Process-wide facts about one graph, made on its first scope.
 struct GraphRuntime {
   GraphSettings settings;
-  // The graph's statistics totals, for its scopes that no runner follows
-  // (foreactor_graph_follow_from_look_ahead): found once, not per scope.
-  std::atomic<GraphTotals*> totals_without_runner{nullptr};
+  std::string graph_name;  // (the graph may be destroyed before the counts are folded)
+  // The graph's scopes that no runner followed
+  // (foreactor_graph_follow_from_look_ahead), and of them those left in
+  // file order, not yet in the graph's statistics totals: a scope adds to
+  // them with no lock and no lookup (CountScopeWithoutRunner); they are
+  // folded in before the statistics are written (FoldScopesWithoutRunner).
+  // `scopes` is added to before `left` (release), and `left` taken before
+  // `scopes` (acquire): a fold never sees more left than entered.
+  std::atomic<uint64_t> scopes_without_runner{0};
+  std::atomic<uint64_t> scopes_left_without_runner{0};
 };
 
 std::atomic<GraphRuntime*> graph_runtimes[kMaxGraphs];
@@ -69,6 +76,10 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   GraphRuntime* fresh = NewOrNull<GraphRuntime>();
   if (fresh == nullptr) return nullptr;
   fresh->settings = SettingsForGraph(graph.name());
+  if (!AllocationSucceeds([&] { fresh->graph_name = graph.name(); })) {
+    delete fresh;
+    return nullptr;
+  }
   // Depth 0 issues nothing early: no engine resources at all.
   if (!fresh->settings.automatic_depth && fresh->settings.depth == 0)
     fresh->settings.engine.kind = EngineKind::kSync;
@@ -312,19 +323,27 @@ bool MayAwaitLookAhead(const GraphSettings& settings) {
   return !settings.check && DepthPolicyOf(settings) != DepthPolicy::kExact;
 }
 
-// Counts a scope that no runner followed in the graph's statistics: entered,
-// and left in file order at its first look-ahead when `left` says so.
-void CountScopeWithoutRunner(const foreactor_graph* graph, GraphRuntime* runtime, bool left) {
-  GraphTotals* totals = runtime->totals_without_runner.load(std::memory_order_acquire);
-  if (totals == nullptr) {
+// Counts a scope that no runner followed: entered, and left in file order
+// at its first look-ahead when `left` says so.
+void CountScopeWithoutRunner(GraphRuntime* runtime, bool left) {
+  runtime->scopes_without_runner.fetch_add(1, std::memory_order_relaxed);
+  if (left) runtime->scopes_left_without_runner.fetch_add(1, std::memory_order_release);
+}
+
+// Folds every graph's counts of scopes no runner followed into its
+// statistics totals (a statistics fold, added when the library loads).
+void FoldScopesWithoutRunner() {
+  for (std::atomic<GraphRuntime*>& slot : graph_runtimes) {
+    GraphRuntime* runtime = slot.load(std::memory_order_acquire);
+    if (runtime == nullptr) continue;
+    Statistics delta;
+    delta.scopes_left_in_file_order =
+        runtime->scopes_left_without_runner.exchange(0, std::memory_order_acquire);
+    delta.scopes = runtime->scopes_without_runner.exchange(0, std::memory_order_relaxed);
+    if (delta.scopes == 0) continue;
     // (No engine is made for such a scope: the kind the graph's runner uses.)
-    totals = GraphTotalsFor(graph->graph.name(), EngineKindName(runtime->settings.engine.kind));
-    runtime->totals_without_runner.store(totals, std::memory_order_release);
+    AccumulateStatistics(runtime->graph_name, EngineKindName(runtime->settings.engine.kind), delta);
   }
-  Statistics delta;
-  delta.scopes = 1;
-  if (left) delta.scopes_left_in_file_order = 1;
-  AccumulateStatistics(totals, delta);
 }
 
 // Makes (once per thread and graph) and enters the runner of `frame`'s
@@ -366,10 +385,12 @@ void EnterRunner(ThreadState* state, ThreadState::Frame* frame, const GraphRunti
 }
 
 // Reads the settings (and reports invalid ones) when the library loads,
-// not in the middle of the program's first scope.  With foreactor on, also
+// not in the middle of the program's first scope, and adds the fold of
+// the counts of scopes no runner followed.  With foreactor on, also
 // grows the descriptor table for foreactor's high descriptors while the
 // process most likely has one thread (high_descriptors.h).
 __attribute__((constructor)) void LoadSettingsAtStart() {
+  AddStatisticsFold(&FoldScopesWithoutRunner);
   if (Settings().enabled) ReserveHighDescriptors();
 }
 
@@ -503,7 +524,7 @@ void foreactor_scope_exit(foreactor_graph* graph) {
   if (frame.awaits_look_ahead) {
     // No look-ahead came: the scope is counted, nothing else was done.
     foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
-    if (runtime != nullptr) foreactor::CountScopeWithoutRunner(graph, runtime, false);
+    if (runtime != nullptr) foreactor::CountScopeWithoutRunner(runtime, false);
   }
   if (frame.runner != nullptr) {
     if (!state->forked_child) tls_context.innermost = frame.runner->outer;
@@ -530,14 +551,14 @@ void foreactor_scope_look_ahead(foreactor_graph* graph) {
       if (runtime == nullptr) return;
       if (foreactor::GraphRunner::LeavesAtStart(graph->graph, runtime->settings,
                                                 frame.scope_state)) {
-        foreactor::CountScopeWithoutRunner(graph, runtime, true);
+        foreactor::CountScopeWithoutRunner(runtime, true);
         return;
       }
       // Followed from here, as from the scope's entry; only as the
       // innermost scope (the runners' list of speculating scopes is a
       // stack).  Otherwise the scope runs without speculation.
       if (i != state->depth - 1) {
-        foreactor::CountScopeWithoutRunner(graph, runtime, false);
+        foreactor::CountScopeWithoutRunner(runtime, false);
         return;
       }
       foreactor::EnterRunner(state, &frame, *runtime, frame.scope_state);

@@ -223,7 +223,8 @@ struct StatisticsSection {
   std::atomic<bool (*)(FILE*)> write{nullptr};
 };
 StatisticsSection sections[kMaxStatisticsSections];
-std::mutex sections_mutex;
+std::atomic<void (*)()> folds[kMaxStatisticsFolds];
+std::mutex sections_mutex;  // adding sections and folds
 
 }  // namespace
 
@@ -240,8 +241,24 @@ void AddStatisticsSection(const char* name, bool (*write)(FILE* out)) {
   }
 }
 
+void AddStatisticsFold(void (*fold)()) {
+  std::lock_guard<std::mutex> lock(sections_mutex);
+  for (std::atomic<void (*)()>& slot : folds) {
+    void (*existing)() = slot.load(std::memory_order_relaxed);
+    if (existing == fold) return;
+    if (existing == nullptr) {
+      slot.store(fold, std::memory_order_release);
+      return;
+    }
+  }
+}
+
 int WriteStatisticsJson(FILE* out) {
   if (out == nullptr) return -1;
+  for (const std::atomic<void (*)()>& slot : folds) {
+    void (*fold)() = slot.load(std::memory_order_acquire);
+    if (fold != nullptr) fold();
+  }
   // Copy the totals so that a slow `out` never holds up ending scopes.
   std::vector<std::pair<std::string, GraphTotals>> graphs;
   if (!AllocationSucceeds([&] {

@@ -96,7 +96,14 @@ void AccumulateStatistics(const std::string& graph_name, std::string_view engine
 inline constexpr int kMaxStatisticsSections = 4;
 void AddStatisticsSection(const char* name, bool (*write)(FILE* out));
 
-// Writes every graph's totals as JSON: {"graphs": {"name": {...counters...}},
+// Adds `fold`, which moves counts a layer keeps outside the totals (so as
+// to count with no lock and no lookup) into them with
+// AccumulateStatistics(): WriteStatisticsJson() calls every fold first.  At
+// most kMaxStatisticsFolds; one added twice is kept once.  Thread-safe.
+inline constexpr int kMaxStatisticsFolds = 2;
+void AddStatisticsFold(void (*fold)());
+
+// Writes every graph's totals as JSON (after the folds): {"graphs": {"name": {...counters...}},
 // then each added section as "name": value, then "pid": N}.
 int WriteStatisticsJson(FILE* out);
 
