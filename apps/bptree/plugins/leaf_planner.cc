@@ -34,6 +34,8 @@ bool LeafPlanner::InnerPageRead(uint64_t page_number, const bptree::Page& page) 
   const uint32_t last = view.UpperBound(high_);
   try {
     if (level == 2) {
+      // One allocation for the page's leaves, not one per doubling.
+      leaves_.reserve(leaves_.size() + (last - first + 1));
       for (uint32_t index = first; index <= last; ++index) leaves_.push_back(view.child(index));
     } else {
       // Children are walked in order: the first goes on top.
