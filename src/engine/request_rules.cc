@@ -1,11 +1,11 @@
 #include "engine/request_rules.h"
 
 #include <fcntl.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include <climits>
+#include <atomic>
+#include <cstdint>
+
+#include "base/futex.h"
 
 namespace foreactor {
 
@@ -74,15 +74,9 @@ bool LinkContinues(const Request& completed) {
   return static_cast<uint64_t>(completed.result) == RequestedBytes(completed.call);
 }
 
-namespace {
-
-static_assert(sizeof(std::atomic<RequestState>) == sizeof(int) &&
+static_assert(sizeof(std::atomic<RequestState>) == sizeof(uint32_t) &&
                   std::atomic<RequestState>::is_always_lock_free,
               "a request's state is the futex word its owner sleeps on");
-
-int* FutexWord(std::atomic<RequestState>* state) { return reinterpret_cast<int*>(state); }
-
-}  // namespace
 
 void CompleteRequest(Request* request, int64_t result) {
   request->result = result;
@@ -90,7 +84,7 @@ void CompleteRequest(Request* request, int64_t result) {
   // The exchange is the last access to the request.
   if (state->exchange(RequestState::kCompleted, std::memory_order_acq_rel) ==
       RequestState::kAwaited) {
-    syscall(SYS_futex, FutexWord(state), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+    FutexWakeAll(state);
   }
 }
 
@@ -112,8 +106,7 @@ void WaitForCompletion(Request* request) {
       continue;
     }
     // Returns at once unless the state is still what was seen (kAwaited).
-    syscall(SYS_futex, FutexWord(state), FUTEX_WAIT_PRIVATE,
-            static_cast<int>(RequestState::kAwaited), nullptr, nullptr, 0);
+    FutexWait(state, static_cast<uint32_t>(RequestState::kAwaited));
     seen = state->load(std::memory_order_acquire);
   }
 }

@@ -3,19 +3,16 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <mutex>
 
 #include "base/fork.h"
+#include "base/futex.h"
 #include "base/quiet_thread.h"
 #include "runtime/raw_syscalls.h"
 #include "runtime/reopened_file.h"
@@ -79,11 +76,7 @@ bool WaitForTaken(uint32_t seen) {
   deadline.tv_sec += kRoomWaitSeconds;
   for (;;) {
     if (queue.taken_signal.load(std::memory_order_acquire) != seen) return true;
-    // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline.
-    const long result =
-        syscall(SYS_futex, reinterpret_cast<uint32_t*>(&queue.taken_signal),
-                FUTEX_WAIT_BITSET_PRIVATE, seen, &deadline, nullptr, FUTEX_BITSET_MATCH_ANY);
-    if (result < 0 && errno == ETIMEDOUT) {
+    if (!FutexWait(&queue.taken_signal, seen, &deadline)) {
       return queue.taken_signal.load(std::memory_order_acquire) != seen;
     }
   }
@@ -92,8 +85,7 @@ bool WaitForTaken(uint32_t seen) {
 // Wakes every caller in WaitForTaken().
 void WakeTakenWaiters() {
   queue.taken_signal.fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&queue.taken_signal), FUTEX_WAKE_PRIVATE,
-          INT32_MAX, nullptr, nullptr, 0);
+  FutexWakeAll(&queue.taken_signal);
 }
 
 // Opens the file of `hint` and starts reading its range, in the hint
