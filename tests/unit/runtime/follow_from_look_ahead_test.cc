@@ -7,7 +7,6 @@
 // depth follows every scope from its entry.  Results never change.
 #include "foreactor/foreactor.hpp"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -21,7 +20,7 @@
 #include "runtime/interception.h"
 #include "runtime/lettered_file.h"
 #include "runtime/program_calls.h"
-#include "runtime/statistics.h"
+#include "runtime/statistics_json.h"
 
 namespace {
 
@@ -67,15 +66,7 @@ foreactor::plugin::Graph<ScanState> BuildScan(const char* name) {
 
 // The value of counter `key` of graph `graph` in the statistics JSON.
 uint64_t Counter(const std::string& graph, const std::string& key) {
-  char* text = nullptr;
-  size_t size = 0;
-  FILE* out = open_memstream(&text, &size);
-  EXPECT_NE(out, nullptr);
-  if (out == nullptr) return UINT64_MAX;
-  EXPECT_EQ(foreactor::WriteStatisticsJson(out), 0);
-  fclose(out);
-  const std::string json(text, size);
-  free(text);
+  const std::string json = foreactor::StatisticsJsonText();
   const size_t graph_at = json.find("\"" + graph + "\"");
   if (graph_at == std::string::npos) return 0;
   const size_t at = json.find("\"" + key + "\": ", graph_at);

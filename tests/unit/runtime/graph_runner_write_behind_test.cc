@@ -5,13 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "runtime/graph_runner_fixture.h"
+#include "runtime/statistics_json.h"
 
 namespace foreactor {
 namespace {
@@ -203,14 +202,7 @@ TEST_F(GraphRunnerWriteBehindTest, ACloseWaitBetweenScopesReachesTheTotals) {
   ASSERT_TRUE(scope.has_write_behind_in_flight());
   scope.BeforeClose(state_.fd);
   EXPECT_EQ(scope.statistics().write_behind_wait_nanoseconds, 0u) << "folded";
-  char* text = nullptr;
-  size_t size = 0;
-  FILE* out = open_memstream(&text, &size);
-  ASSERT_NE(out, nullptr);
-  ASSERT_EQ(WriteStatisticsJson(out), 0);
-  fclose(out);
-  const std::string json(text, size);
-  free(text);
+  const std::string json = StatisticsJsonText();
   const size_t graph_at = json.find("\"output\"");
   ASSERT_NE(graph_at, std::string::npos) << json;
   const size_t key = json.find("\"write_behind_wait_nanoseconds\": ", graph_at);

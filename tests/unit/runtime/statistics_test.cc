@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/statistics_json.h"
+
 namespace foreactor {
 namespace {
 
@@ -146,21 +148,8 @@ class JsonParser {
   size_t position_ = 0;
 };
 
-// Everything WriteStatisticsJson writes, as text.
-std::string WrittenJson() {
-  char* buffer = nullptr;
-  size_t size = 0;
-  FILE* out = open_memstream(&buffer, &size);
-  EXPECT_NE(out, nullptr);
-  EXPECT_EQ(WriteStatisticsJson(out), 0);
-  std::fclose(out);
-  std::string text(buffer, size);
-  std::free(buffer);
-  return text;
-}
-
 JsonValue ParsedJson() {
-  std::string text = WrittenJson();
+  std::string text = StatisticsJsonText();
   JsonValue document;
   EXPECT_TRUE(JsonParser(text).ParseDocument(&document)) << "not valid JSON:\n" << text;
   return document;
