@@ -141,9 +141,10 @@ inline std::vector<std::string> DirectoryEntries(const char* path) {
   return names;
 }
 
-// How many threads of the process are named `name` (/proc/self/task/*/comm).
-inline int ThreadsNamed(const std::string& name) {
-  int count = 0;
+// The ids of the process's threads named `name` (/proc/self/task/*/comm),
+// in the directory's order.
+inline std::vector<pid_t> ThreadIdsNamed(const std::string& name) {
+  std::vector<pid_t> ids;
   for (const std::string& task : DirectoryEntries("/proc/self/task")) {
     if (task == "." || task == "..") continue;
     char comm[64] = {};
@@ -151,9 +152,16 @@ inline int ThreadsNamed(const std::string& name) {
     if (fd < 0) continue;  // the thread ended
     const ssize_t length = read(fd, comm, sizeof(comm) - 1);
     close(fd);
-    if (length > 0 && std::string(comm, static_cast<size_t>(length)) == name + "\n") count++;
+    if (length > 0 && std::string(comm, static_cast<size_t>(length)) == name + "\n") {
+      ids.push_back(static_cast<pid_t>(std::stol(task)));
+    }
   }
-  return count;
+  return ids;
+}
+
+// How many threads of the process are named `name`.
+inline int ThreadsNamed(const std::string& name) {
+  return static_cast<int>(ThreadIdsNamed(name).size());
 }
 
 // True once no thread of the process is named `name`, waiting up to

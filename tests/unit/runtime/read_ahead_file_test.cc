@@ -21,6 +21,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -34,6 +35,7 @@ using foreactor::testing::DirectoryEntries;
 using foreactor::testing::LockWholeFile;
 using foreactor::testing::OpenDescriptorCount;
 using foreactor::testing::TempDir;
+using foreactor::testing::ThreadIdsNamed;
 using foreactor::testing::ThreadsNamed;
 using foreactor::testing::WriteLockHeld;
 
@@ -43,14 +45,6 @@ std::string TaskFileLine(const std::string& task, const char* file) {
   std::string line;
   std::getline(in, line);
   return line;
-}
-
-// The thread id of this process's thread named `name`; -1 when none is.
-pid_t ThreadIdNamed(const std::string& name) {
-  for (const std::string& task : DirectoryEntries("/proc/self/task")) {
-    if (task != "." && task != ".." && TaskFileLine(task, "comm") == name) return std::stoi(task);
-  }
-  return -1;
 }
 
 // Every thread of this process: id, name, state, system call and kernel
@@ -251,7 +245,8 @@ TEST_F(ReadAheadFileTest, WorksInAForkedChild) {
 // nothing); -1 when it does not within a minute.
 pid_t IdleHintThread() {
   for (int i = 0; i < 6000; ++i) {
-    const pid_t thread = ThreadIdNamed("foreactor-ahead");
+    const std::vector<pid_t> named = ThreadIdsNamed("foreactor-ahead");
+    const pid_t thread = named.empty() ? -1 : named.front();
     if (thread > 0 && TaskFileLine(std::to_string(thread), "syscall").starts_with("202 ")) {
       return thread;
     }
