@@ -116,7 +116,7 @@ bool ReadAheadStream::LookAhead(const Cursor& from, uint64_t leave_reads_up_to) 
   // A short run in file order that ends the scope is left to the program
   // cached or cold: one cachestat(2) fewer (2.5-4 us of a hot 64-leaf
   // scan's first scope, 155 us in all, on the development VM).
-  if (leave_reads_up_to > 0 && LeaveShortRun(first, from, leave_reads_up_to)) return false;
+  if (leave_reads_up_to > 0 && LeaveShortRun(stream_fd, from, leave_reads_up_to)) return false;
   // Most of those reads in the page cache say the scan is most likely hot:
   // then no stream (whose start checks the whole file, which takes a while
   // for a large cached file); if the reads turn out cold, they start one as
@@ -164,11 +164,9 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
   return true;
 }
 
-bool ReadAheadStream::LeaveShortRun(const FirstPreads& first, const Cursor& from,
-                                    uint64_t max_read_bytes) {
+bool ReadAheadStream::LeaveShortRun(int fd, const Cursor& from, uint64_t max_read_bytes) {
   Run run;
-  if (first.fd < 0 ||
-      !RunFromEndsScope(graph_, scope_state_, file_kinds_, first.fd, from, max_read_bytes, &run)) {
+  if (!RunFromEndsScope(graph_, scope_state_, file_kinds_, fd, from, max_read_bytes, &run)) {
     return false;
   }
   run_ends_scope_ = true;

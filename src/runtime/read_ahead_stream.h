@@ -299,15 +299,15 @@ class ReadAheadStream {
   // stream is done for the scope, and the result is true.  False when
   // the walk waits, goes on past a batch, or the file takes no stream.
   bool LeaveShortRunInOrder(int fd, const Cursor& from);
-  // A look-ahead whose first reads from `from` are `first`: when they start
-  // a short run that ends the scope (RunFromEndsScope), the page
+  // A look-ahead whose first pread from `from` is on `fd`: when the preads
+  // from there are a short run that ends the scope (RunFromEndsScope), the page
   // cache (for the pages in it) and the kernel's read-ahead on the
   // program's descriptor (for the others) serve the rest of the scope as
   // well as anything issued early would, so the page cache is not asked
   // which: RunEndsScope(max_read_bytes) says so, the stream is done for
   // the scope (no stream starts, none is counted), and the result is true.
   // False, and nothing changes, otherwise.
-  bool LeaveShortRun(const FirstPreads& first, const Cursor& from, uint64_t max_read_bytes);
+  bool LeaveShortRun(int fd, const Cursor& from, uint64_t max_read_bytes);
   // The rule of LeaveShortRun() and ShortRunEndsScope(): the walk from
   // `from` meets at most kShortRunVisits preads of `fd` (of the first
   // pread's descriptor when `fd` is negative), none longer than
