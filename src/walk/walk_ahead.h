@@ -145,8 +145,9 @@ struct WalkAheadStatistics {
   // Entries the first thread had stat'ed when the others started (they
   // start once a directory it reads is not cached; 0 when they never did).
   uint64_t stats_before_workers = 0;
-  uint64_t cold_checks = 0;  // times the program's side asked whether the tree is cached
-  uint64_t distance = 0;     // the configured distance (0: walk-ahead off)
+  uint64_t cold_checks = 0;             // times the program's side asked whether the tree is cached
+  uint64_t cold_checks_of_process = 0;  // of those, asked of the whole process's block reads
+  uint64_t distance = 0;                // the configured distance (0: walk-ahead off)
   // Stats kept for a plugin's answers (foreactor_walk_ahead_keep_stats):
   uint64_t stats_kept = 0;                // entries whose stat was kept
   uint64_t stat_questions = 0;            // the program's stats the plugin asked about while

@@ -342,6 +342,11 @@ def test_a_cached_tree_starts_no_thread(tmp_path):
     assert statistics["directories_read"] == 0, statistics
     # Once as the walk began, then after every 16 of the other 327.
     assert statistics["cold_checks"] == 1 + (329 - 2) // 16, statistics
+    # Of the process's reads: as the walk began and at every 8th check (the
+    # 8th and 16th); the others ask for the walking thread's own reads, as
+    # the process's make the kernel update the caller's CPU time, where the
+    # scheduler may switch away from the program.
+    assert statistics["cold_checks_of_process"] == 3, statistics
 
 
 @needs_io_accounting
