@@ -16,6 +16,7 @@
 
 #include "base/call_types.h"
 #include "base/fork.h"
+#include "base/process_threads.h"
 #include "engine/request_rules.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -168,6 +169,7 @@ bool IoUringEngine::Setup(const EngineOptions& options, std::string* error) {
     result = io_uring_queue_init_params(entries, &ring_, &params);
     if (result == 0) {
       NoteRingMapped();
+      NoteKernelWorkerThreads();  // the kernel may run the ring's requests on workers of its own
       deferred_task_work_ = (flags & IORING_SETUP_DEFER_TASKRUN) != 0;
       break;
     }

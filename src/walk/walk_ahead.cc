@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "base/out_of_memory.h"
+#include "base/process_threads.h"
 #include "base/quiet_thread.h"
 #include "config/report.h"
 #include "config/settings.h"
@@ -124,23 +124,20 @@ constexpr size_t kThreadStackBytes = 256 * 1024;
 // that reads an engine's workers make for the program count too).  The
 // check runs when a walk begins and then once every
 // kProgramDirectoriesPerColdCheck directories the program opens, until
-// the thread starts: one getrusage(2) (0.1-0.3 us here) per 16
-// directories.  The process's count (RUSAGE_SELF) makes the kernel bring
-// the calling thread's CPU time up to date first, a point where the
-// scheduler may switch to another runnable task: with du's output in a
-// pipe, asked every 16 directories it cost a hot walk of the deep tree
-// about 190 context switches and 1.3% of its time on the development VM.
-// So the checks made on the thread that opened the root ask for that
-// thread's count (RUSAGE_THREAD, no such update), and every
-// kColdChecksPerProcessCheck-th check, and any made on another thread,
-// the process's (reads an engine's workers make for the program).  On a
-// cached tree no thread ever starts: an idle second
+// the thread starts: one getrusage(2) (0.1-0.2 us here) per 16
+// directories.  While the process has only ever had one thread, that
+// thread's count (RUSAGE_THREAD) is the process's, and is what is asked
+// (ProcessBlocksRead()): the process's (RUSAGE_SELF) makes the kernel
+// bring the caller's CPU time up to date first, a point where the
+// scheduler may switch to another task, and with du's output in a pipe,
+// asked every 16 directories (or even every 128) it cost a hot walk of
+// the deep tree 140-190 context switches and 1.3-1.5% of its time on the
+// development VM.  On a cached tree no thread ever starts: an idle second
 // thread alone made stock du 2-3% slower on the hot deep tree (glibc
 // leaves its single-threaded shortcuts once a process has two threads).
 // On a cold tree the program's read of the root's own blocks shows it
 // before the walk begins, so the walk starts when it did before.
 constexpr uint64_t kProgramDirectoriesPerColdCheck = 16;
-constexpr uint64_t kColdChecksPerProcessCheck = 8;
 // The stats walk-ahead keeps for a plugin's answers (StatAnswers): at most
 // this many bytes, about 170,000 entries; they are handed over to the
 // kept directory kStatsPerHandOver at a time, so that a program reading the
@@ -170,6 +167,16 @@ uint64_t BlocksRead(int who) {
 }
 
 uint64_t BlocksReadByThisThread() { return BlocksRead(RUSAGE_THREAD); }
+
+// The process's block reads so far (see kProgramDirectoriesPerColdCheck),
+// and, in `*of_process`, whether getrusage(2) was asked for the whole
+// process's.  A count of the process's (RUSAGE_SELF) holds the reads of
+// threads that ended before an exec, which a count taken while the process
+// had one thread left out: a walk may start early, on a cached tree to rest.
+uint64_t ProcessBlocksRead(bool* of_process) {
+  *of_process = !ProcessHasOnlyOneThread();
+  return BlocksRead(*of_process ? RUSAGE_SELF : RUSAGE_THREAD);
+}
 
 // True when the kernel accounts each thread's block I/O (rusage ru_inblock).
 bool KernelAccountsBlockReads() {
@@ -225,12 +232,9 @@ struct Root {
                         // opens the slot's new tree, the previous one's
   dev_t device = 0;     // the root's filesystem (descendants on another are not walked)
   bool no_access_time = true;  // O_NOATIME is accepted here (it is tried until refused)
-  // The block reads of the process, and of the thread that opened the
-  // root (`opener`), when the program opened it while no walk-ahead thread
-  // ran (kProgramDirectoriesPerColdCheck).
+  // The process's block reads when the program opened the root, while no
+  // walk-ahead thread ran (kProgramDirectoriesPerColdCheck).
   uint64_t process_blocks_at_open = 0;
-  uint64_t opener_blocks_at_open = 0;
-  pthread_t opener{};
 };
 
 // True when `path` is `root` or lies under it, by the strings alone.
@@ -434,9 +438,8 @@ class WalkAhead {
     slot->no_access_time = true;
     // Only needed while no thread runs (kProgramDirectoriesPerColdCheck).
     if (walkable && io_accounting_ && !threads_started_.load(std::memory_order_relaxed)) {
-      slot->process_blocks_at_open = BlocksRead(RUSAGE_SELF);
-      slot->opener_blocks_at_open = BlocksRead(RUSAGE_THREAD);
-      slot->opener = pthread_self();
+      bool of_process = false;
+      slot->process_blocks_at_open = ProcessBlocksRead(&of_process);
     }
     most_recent_ = slot;
     return true;
@@ -457,8 +460,6 @@ class WalkAhead {
     walking_.store(true, std::memory_order_relaxed);
     // The baseline of the cold checks, while no thread runs.
     blocks_before_walk_.store(root->process_blocks_at_open, std::memory_order_relaxed);
-    opener_blocks_before_walk_.store(root->opener_blocks_at_open, std::memory_order_relaxed);
-    walk_opener_.store(root->opener, std::memory_order_relaxed);
     return true;
   }
 
@@ -497,11 +498,12 @@ class WalkAhead {
       Disable("walk-ahead does not run under a seccomp filter; walk-ahead is off");
       return;
     }
+    bool of_process = false;
     if (io_accounting_ &&
-        BlocksRead(RUSAGE_SELF) == blocks_before_walk_.load(std::memory_order_relaxed)) {
+        ProcessBlocksRead(&of_process) == blocks_before_walk_.load(std::memory_order_relaxed)) {
       // Cached so far: look again as the program goes on.
       counters.cold_checks.fetch_add(1, std::memory_order_relaxed);
-      counters.cold_checks_of_process.fetch_add(1, std::memory_order_relaxed);
+      if (of_process) counters.cold_checks_of_process.fetch_add(1, std::memory_order_relaxed);
       next_cold_check_.store(counters.program_directories.load(std::memory_order_relaxed) +
                                  kProgramDirectoriesPerColdCheck,
                              std::memory_order_relaxed);
@@ -514,22 +516,16 @@ class WalkAhead {
   // The program opened its `opened`-th directory (any open it reports,
   // NoteProgramDirectory()) while a walk waits for the tree to show it is
   // not cached: every kProgramDirectoriesPerColdCheck
-  // directories, starts the walk's first thread if the root's opener (on
-  // its own thread), or the process (every kColdChecksPerProcessCheck-th
-  // check, and on other threads), has read from a block device since the
-  // root was opened.
+  // directories, starts the walk's first thread if the process has read
+  // from a block device since the root was opened.
   void CheckWhetherTheTreeIsCold(uint64_t opened) {
     if (opened < next_cold_check_.load(std::memory_order_relaxed)) return;
     next_cold_check_.store(opened + kProgramDirectoriesPerColdCheck, std::memory_order_relaxed);
-    const uint64_t check = counters.cold_checks.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (check % kColdChecksPerProcessCheck != 0 &&
-        pthread_equal(pthread_self(), walk_opener_.load(std::memory_order_relaxed))) {
-      if (BlocksRead(RUSAGE_THREAD) == opener_blocks_before_walk_.load(std::memory_order_relaxed))
-        return;
-    } else {
-      counters.cold_checks_of_process.fetch_add(1, std::memory_order_relaxed);
-      if (BlocksRead(RUSAGE_SELF) == blocks_before_walk_.load(std::memory_order_relaxed)) return;
-    }
+    counters.cold_checks.fetch_add(1, std::memory_order_relaxed);
+    bool of_process = false;
+    const uint64_t blocks = ProcessBlocksRead(&of_process);
+    if (of_process) counters.cold_checks_of_process.fetch_add(1, std::memory_order_relaxed);
+    if (blocks == blocks_before_walk_.load(std::memory_order_relaxed)) return;
     StartLeader();
   }
 
@@ -1051,12 +1047,10 @@ class WalkAhead {
   // show the tree is not cached (kProgramDirectoriesPerColdCheck).
   std::atomic<bool> leader_waits_for_cold_{false};
   std::atomic<uint64_t> blocks_before_walk_{0};  // the process's block reads at the root's open
-  std::atomic<uint64_t> opener_blocks_before_walk_{0};  // the root's opener's, at its open
-  std::atomic<pthread_t> walk_opener_{};                // the thread that opened the root
-  std::atomic<uint64_t> next_cold_check_{0};    // the program's directory count of the next check
-  std::atomic<bool> workers_started_{false};    // StartWorkers() ran
-  std::atomic<bool> walking_{false};            // a walk is under way: relative opens only count
-  std::atomic<bool> candidate_waiting_{false};  // a candidate root waits for a second directory
+  std::atomic<uint64_t> next_cold_check_{0};     // the program's directory count of the next check
+  std::atomic<bool> workers_started_{false};     // StartWorkers() ran
+  std::atomic<bool> walking_{false};             // a walk is under way: relative opens only count
+  std::atomic<bool> candidate_waiting_{false};   // a candidate root waits for a second directory
 };
 
 // The one instance, made when walk-ahead is switched on, never destroyed

@@ -19,7 +19,10 @@
 // read that always goes to the device.  Walk-ahead starts its threads only
 // once the process has read from a device since it opened the tree, so
 // this lets the tests walk a tree they just made (and so is cached) as if
-// it were not.
+// it were not.  With FOREACTOR_TEST_DEVICE_READ_ON_THREAD_AT=N as well, the
+// read is made instead by a second thread when the walk has opened N
+// directories (the walk waits for it): from then on the process has two
+// threads.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -30,11 +33,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 namespace {
 
 unsigned long entries = 0;
+unsigned long directories_opened = 0;
 useconds_t pause_per_directory = 0;  // microseconds
+
+// FOREACTOR_TEST_DEVICE_READ_ON_THREAD_AT, or 0 when not set.
+unsigned long DirectoriesBeforeTheThreadsRead() {
+  const char* text = std::getenv("FOREACTOR_TEST_DEVICE_READ_ON_THREAD_AT");
+  return text == nullptr ? 0 : std::strtoul(text, nullptr, 10);
+}
 
 // Reads FOREACTOR_TEST_DEVICE_READ's first block from the device, if set.
 void ReadFromTheDeviceIfAsked() {
@@ -58,7 +69,12 @@ void Walk(int parent, const char* name, const std::string& path, int depth) {
     return;
   }
   std::printf("%d %d %s\n", depth, fd, path.c_str());
-  if (depth == 0) ReadFromTheDeviceIfAsked();
+  static const unsigned long read_on_thread_at = DirectoriesBeforeTheThreadsRead();
+  ++directories_opened;
+  if (read_on_thread_at == 0 && depth == 0) ReadFromTheDeviceIfAsked();
+  if (read_on_thread_at != 0 && directories_opened == read_on_thread_at) {
+    std::thread(ReadFromTheDeviceIfAsked).join();
+  }
   if (pause_per_directory != 0) usleep(pause_per_directory);
   DIR* stream = fdopendir(fd);
   if (stream == nullptr) {
