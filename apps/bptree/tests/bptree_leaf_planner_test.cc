@@ -153,6 +153,30 @@ TEST_F(LeafPlannerTest, KnowsTheScansLeavesAtItsLastInnerPage) {
   ExpectRandomPlansMatch(tree.get(), 61000, 7);
 }
 
+// The leaf list grows geometrically: a scan over thousands of inner pages
+// moves it a few dozen times at most, not once per page.
+TEST_F(LeafPlannerTest, MovesTheLeafListLogarithmicallyOften) {
+  ASSERT_TRUE(directory_.ok());
+  // Degree 4: 20,000 keys make 5,000 leaves under about 1,250 pages of
+  // the level above them.
+  std::unique_ptr<bptree::Tree> tree = BulkTree(20000, 4);
+  ASSERT_NE(tree, nullptr);
+  RecordScan(tree.get(), 0, UINT64_MAX);
+  LeafPlanner planner(tree->meta().root_page, tree->meta().height, 0, UINT64_MAX);
+  const uint64_t* data = planner.leaves().data();
+  int moves = 0;
+  for (const PageRead& read : pages_read) {
+    planner.InnerPageRead(read.page_number, read.page);
+    if (planner.leaves().data() != data) {
+      moves++;
+      data = planner.leaves().data();
+    }
+  }
+  ASSERT_TRUE(planner.complete());
+  ASSERT_EQ(planner.leaves().size(), leaves_gathered.size());
+  EXPECT_LE(moves, 16) << "for " << planner.leaves().size() << " leaves";
+}
+
 TEST_F(LeafPlannerTest, KnowsTheLeavesOfAnInsertBuiltTree) {
   ASSERT_TRUE(directory_.ok());
   const std::string path = directory_.File("inserted");
