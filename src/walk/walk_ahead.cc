@@ -169,13 +169,14 @@ uint64_t BlocksRead(int who) {
 uint64_t BlocksReadByThisThread() { return BlocksRead(RUSAGE_THREAD); }
 
 // The process's block reads so far (see kProgramDirectoriesPerColdCheck),
-// and, in `*of_process`, whether getrusage(2) was asked for the whole
-// process's.  A count of the process's (RUSAGE_SELF) holds the reads of
-// threads that ended before an exec, which a count taken while the process
-// had one thread left out: a walk may start early, on a cached tree to rest.
-uint64_t ProcessBlocksRead(bool* of_process) {
-  *of_process = !ProcessHasOnlyOneThread();
-  return BlocksRead(*of_process ? RUSAGE_SELF : RUSAGE_THREAD);
+// and, in `*of_process` unless it is null, whether getrusage(2) was asked
+// for the whole process's.  A baseline taken of one thread and a later
+// count of the process's differ by the reads of threads that ended before
+// an exec: such a walk may start early, and on a cached tree it rests.
+uint64_t ProcessBlocksRead(bool* of_process = nullptr) {
+  const bool whole_process = !ProcessHasOnlyOneThread();
+  if (of_process != nullptr) *of_process = whole_process;
+  return BlocksRead(whole_process ? RUSAGE_SELF : RUSAGE_THREAD);
 }
 
 // True when the kernel accounts each thread's block I/O (rusage ru_inblock).
@@ -438,8 +439,7 @@ class WalkAhead {
     slot->no_access_time = true;
     // Only needed while no thread runs (kProgramDirectoriesPerColdCheck).
     if (walkable && io_accounting_ && !threads_started_.load(std::memory_order_relaxed)) {
-      bool of_process = false;
-      slot->process_blocks_at_open = ProcessBlocksRead(&of_process);
+      slot->process_blocks_at_open = ProcessBlocksRead();
     }
     most_recent_ = slot;
     return true;
