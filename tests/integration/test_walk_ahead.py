@@ -674,6 +674,7 @@ def test_the_tool_runs_a_program_with_walk_ahead_and_shows_its_statistics(tree, 
     assert statistics["distance"] == 100 and statistics["walks_started"] == 1, statistics
     shown = run([tool, "stats", stats], environment(), check=True).stdout.decode()
     assert "walk-ahead" in shown and "walks started" in shown and "limit" in shown
+    assert "of them of the whole process" in shown, shown
     bad = run([tool, "run", "--walk-ahead-workers", "65", "--", "true"], environment())
     assert bad.returncode == 2 and b"must be a whole number from 1 to 64" in bad.stderr
 
