@@ -509,7 +509,10 @@ FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t lengt
  * progressing (an open stuck on an unreachable network mount), the call
  * returns -1, and later calls finding the queue full return -1 at once
  * until the thread takes a hint again.  Cost to the caller: a stat and a
- * hand-over.
+ * hand-over.  Hints of ranges the page cache already holds are left out:
+ * while the last 16 hints carried out each found its whole range cached,
+ * a call returns 0 at once, path unchecked, and only one call in 16 is
+ * carried out, so that a range found missing starts hints again.
  * Thread-safe, not async-signal-safe.  Works whether or not foreactor is on.
  */
 FOREACTOR_API int foreactor_read_ahead_file(const char *path, uint64_t offset, uint64_t length);

@@ -14,6 +14,7 @@
 #include "base/fork.h"
 #include "base/futex.h"
 #include "base/quiet_thread.h"
+#include "runtime/pages_cached.h"
 #include "runtime/raw_syscalls.h"
 #include "runtime/reopened_file.h"
 
@@ -48,6 +49,14 @@ struct HintQueue {
   // Bumped after each hint taken: a caller finding the ring full waits on it
   // (WaitForTaken, a futex wait with a time limit).
   std::atomic<uint32_t> taken_signal{0};
+  // Hints carried out in a row whose whole range the page cache held
+  // (written by the thread; up to PathReadAhead::kNeedlessInARow), the
+  // calls Needless() answered since (the probe's count), and the
+  // ForkGeneration() of the thread they count for: a forked child judges
+  // its own thread's hints.
+  std::atomic<uint32_t> cached_in_a_row{0};
+  std::atomic<uint32_t> needless_calls{0};
+  std::atomic<unsigned> counted_generation{0};
 };
 constinit HintQueue queue;
 
@@ -95,7 +104,15 @@ void CarryOut(const Hint& hint) {
   const int descriptor = OpenSameRegularFile(
       hint.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, hint.device, hint.inode);
   if (descriptor < 0) return;
-  raw::Readahead(descriptor, static_cast<int64_t>(hint.offset), hint.length);
+  uint64_t cached = 0, pages = 0;
+  if (CountCachedPages(descriptor, hint.offset, hint.length, &cached, &pages) == 0 &&
+      cached >= pages) {
+    if (queue.cached_in_a_row.load(std::memory_order_relaxed) < PathReadAhead::kNeedlessInARow)
+      queue.cached_in_a_row.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    queue.cached_in_a_row.store(0, std::memory_order_relaxed);
+    raw::Readahead(descriptor, static_cast<int64_t>(hint.offset), hint.length);
+  }
   raw::Close(descriptor);
 }
 
@@ -142,12 +159,28 @@ bool EnsureThreadLocked() {
   queue.taken = 0;
   queue.taken_when_given_up = UINT64_MAX;
   queue.generation = StartCountingForks();
+  queue.cached_in_a_row.store(0, std::memory_order_relaxed);
+  queue.needless_calls.store(0, std::memory_order_relaxed);
+  queue.counted_generation.store(queue.generation, std::memory_order_relaxed);
   queue.thread_started = StartQuietThread(&RunHints, nullptr, PathReadAhead::kStackBytes,
                                           /*detached=*/true, nullptr) == 0;
   return queue.thread_started;
 }
 
 }  // namespace
+
+bool PathReadAhead::Needless() {
+  if (queue.cached_in_a_row.load(std::memory_order_relaxed) < kNeedlessInARow ||
+      queue.counted_generation.load(std::memory_order_relaxed) != ForkGeneration()) {
+    return false;
+  }
+  return queue.needless_calls.fetch_add(1, std::memory_order_relaxed) % kProbeEvery != 0;
+}
+
+void PathReadAhead::ForgetHintsFoundCachedForTest() {
+  queue.cached_in_a_row.store(0, std::memory_order_relaxed);
+  queue.needless_calls.store(0, std::memory_order_relaxed);
+}
 
 bool PathReadAhead::Queue(const char* path, dev_t device, ino_t inode, uint64_t offset,
                           uint64_t length) {

@@ -17,6 +17,18 @@
 // child, whose hints still waiting in the parent are dropped), with every
 // signal blocked (quiet_thread.h).  Its state is never destroyed: the thread
 // may still wait on it while the process exits.
+//
+// Hints for data that is already cached.  Before its readahead(2) the
+// thread asks the page cache (cachestat(2)) whether the whole range is
+// there already.  While the last kNeedlessInARow hints it carried out all
+// found so, callers leave their hints out (Needless()), all but one in
+// kProbeEvery, whose answer starts hints again once a range is found
+// missing; a forked child's hints are judged afresh by its own thread.  A
+// program whose files are all cached (a LevelDB database held in memory,
+// whose table opens the plugin hints) then pays nothing per hint, where a
+// stat, a hand-over and the thread's open, readahead and close beside it
+// made the Gets that open a table 1.2-1.4x as slow at the 99th percentile;
+// where the ranges are cold, each hint is carried out.
 #ifndef FOREACTOR_RUNTIME_PATH_READ_AHEAD_H_
 #define FOREACTOR_RUNTIME_PATH_READ_AHEAD_H_
 
@@ -31,6 +43,8 @@ class PathReadAhead {
   // Hints that may wait for the thread at once; a hint beyond them waits
   // for the oldest to be taken, at most a bounded time (Queue()).
   static constexpr int kQueueEntries = 64;
+  static constexpr uint32_t kNeedlessInARow = 16;
+  static constexpr uint32_t kProbeEvery = 16;
   static constexpr size_t kStackBytes = 64 * 1024;
 
   // Queues a hint: the thread reads [offset, offset + length) of the
@@ -44,6 +58,16 @@ class PathReadAhead {
   // takes one: a thread that stopped progressing never hangs the program).
   // Thread-safe; not async-signal-safe.
   static bool Queue(const char* path, dev_t device, ino_t inode, uint64_t offset, uint64_t length);
+
+  // True when a caller should leave its hint out: the last kNeedlessInARow
+  // hints carried out each found its whole range in the page cache, and
+  // this is not the one call in kProbeEvery that goes through (see the
+  // top).  Thread-safe; a relaxed atomic or two.
+  static bool Needless();
+
+  // For tests, each of which expects a process's fresh start: forgets the
+  // hints found cached, so that the next are carried out.
+  static void ForgetHintsFoundCachedForTest();
 };
 
 }  // namespace foreactor

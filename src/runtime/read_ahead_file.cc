@@ -13,6 +13,9 @@
 extern "C" int foreactor_read_ahead_file(const char* path, uint64_t offset, uint64_t length) {
   if (path == nullptr || length == 0 || offset > INT64_MAX || length > INT64_MAX - offset)
     return -1;
+  // Recent hints all found their ranges cached: this one is left out, path
+  // unchecked (path_read_ahead.h).
+  if (foreactor::PathReadAhead::Needless()) return 0;
   // Only a regular file is opened: opening a device or a FIFO can act on it.
   struct stat status;
   if (foreactor::raw::Fstatat(AT_FDCWD, path, &status, 0) < 0 || !S_ISREG(status.st_mode)) {

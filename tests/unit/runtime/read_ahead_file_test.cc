@@ -3,6 +3,7 @@
 // program's descriptors and record locks stay as they were, more hints than
 // the queue holds and hints in a forked child are all carried out, a
 // caller never waits for ever on a hint thread that stopped progressing,
+// hints of cached ranges are left out while they keep being found cached,
 // and paths that name no regular file, empty ranges and overflowing ones
 // are refused.
 #include <fcntl.h>
@@ -78,6 +79,9 @@ constexpr uint64_t kFilePages = 64;
 class ReadAheadFileTest : public testing::Test {
  protected:
   void SetUp() override {
+    // Hints an earlier test of this process found cached would leave this
+    // one's out.
+    foreactor::PathReadAhead::ForgetHintsFoundCachedForTest();
     ASSERT_TRUE(directory_.ok());
     path_ = directory_.Path("file");
     ASSERT_TRUE(directory_.WritePatternFile("file", kFilePages * kPage));
@@ -130,6 +134,27 @@ class ReadAheadFileTest : public testing::Test {
       }
     }
     return seen;
+  }
+
+  // The closes the inotify descriptor `watch` saw (IN_CLOSE_NOWRITE: each
+  // hint carried out opens and closes the file; watched with IN_OPEN too,
+  // since inotify merges identical events in a row) until `count` were
+  // seen or `seconds` passed; with 0 seconds, those already queued.
+  static int WatchForCloses(int watch, int count, int seconds) {
+    int closes = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    do {
+      pollfd ready{watch, POLLIN, 0};
+      if (poll(&ready, 1, seconds == 0 ? 0 : 100) <= 0) continue;
+      alignas(inotify_event) char events[4096];
+      const ssize_t bytes = read(watch, events, sizeof(events));
+      for (ssize_t at = 0; at < bytes;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(events + at);
+        if (event->mask & IN_CLOSE_NOWRITE) closes++;
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      }
+    } while (closes < count && std::chrono::steady_clock::now() < deadline);
+    return closes;
   }
 
   TempDir directory_;
@@ -185,6 +210,56 @@ TEST_F(ReadAheadFileTest, CarriesOutMoreHintsThanTheQueueHolds) {
     }
   }
   EXPECT_TRUE(BecomesCached(0, kFilePages * kPage));
+}
+
+// Hints of a range the page cache holds cost the program nothing once the
+// thread found kNeedlessInARow of them cached in a row: one call in
+// kProbeEvery is carried out, and a probe that finds its range gone starts
+// hints again.
+TEST_F(ReadAheadFileTest, LeavesOutHintsWhileTheirRangesAreFoundCached) {
+  using foreactor::PathReadAhead;
+  char page[kPage];
+  for (uint64_t index = 0; index < kFilePages; ++index) {
+    ASSERT_EQ(pread(fd_, page, kPage, static_cast<off_t>(index * kPage)),
+              static_cast<ssize_t>(kPage));
+  }
+  if (CachedPages(0, kFilePages * kPage) != kFilePages) GTEST_SKIP() << "the file is not cached";
+  ASSERT_TRUE(directory_.WritePatternFile("sentinel", kPage));  // cached as written
+  const std::string sentinel = directory_.Path("sentinel");
+  const int watch = inotify_init1(IN_CLOEXEC);
+  const int sentinel_watch = inotify_init1(IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(sentinel_watch, 0);
+  ASSERT_GE(inotify_add_watch(watch, path_.c_str(), IN_OPEN | IN_CLOSE_NOWRITE), 0);
+  ASSERT_GE(inotify_add_watch(sentinel_watch, sentinel.c_str(), IN_OPEN | IN_CLOSE_NOWRITE), 0);
+  const int in_a_row = static_cast<int>(PathReadAhead::kNeedlessInARow);
+  for (int hint = 0; hint < in_a_row; ++hint) {
+    ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), static_cast<uint64_t>(hint) * kPage, kPage),
+              0);
+  }
+  ASSERT_EQ(WatchForCloses(watch, in_a_row, 60), in_a_row) << "hints not carried out";
+  // Of the next kProbeEvery calls one is carried out; the call after them
+  // (the next probe, of the sentinel file) says when the thread got there.
+  const int probe_every = static_cast<int>(PathReadAhead::kProbeEvery);
+  for (int hint = 0; hint < probe_every; ++hint) {
+    ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);
+  }
+  ASSERT_EQ(foreactor_read_ahead_file(sentinel.c_str(), 0, kPage), 0);
+  ASSERT_EQ(WatchForCloses(sentinel_watch, 1, 60), 1)
+      << "the probe of the sentinel not carried out";
+  EXPECT_EQ(WatchForCloses(watch, probe_every, 0), 1);
+  // The range gone: the probe among the next kProbeEvery calls finds it
+  // missing, and the hints after it are carried out again.
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  if (CachedPages(0, kFilePages * kPage) != 0) GTEST_SKIP() << "the file's pages stay cached";
+  for (int hint = 0; hint < probe_every; ++hint) {
+    ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 0, kPage), 0);
+  }
+  ASSERT_EQ(WatchForCloses(watch, 1, 60), 1);
+  ASSERT_EQ(foreactor_read_ahead_file(path_.c_str(), 8 * kPage, 4 * kPage), 0);
+  EXPECT_TRUE(BecomesCached(8 * kPage, 4 * kPage));
+  close(watch);
+  close(sentinel_watch);
 }
 
 // How a forked child's hint ended, as the child's exit status.
