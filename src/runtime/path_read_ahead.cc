@@ -40,7 +40,9 @@ struct HintQueue {
   uint64_t queued = 0;    // hints queued since the thread started
   uint64_t taken = 0;     // hints the thread has carried out (or dropped)
   bool thread_started = false;
-  unsigned generation = 0;  // ForkGeneration() of the thread's start
+  // ForkGeneration() of the thread's start: written under the mutex, read
+  // without it by Needless() (a forked child judges its own thread's hints).
+  std::atomic<unsigned> generation{0};
   // `taken` when a caller last gave up waiting for room: while the thread
   // has taken nothing since, a full ring drops hints at once.
   uint64_t taken_when_given_up = UINT64_MAX;
@@ -50,13 +52,10 @@ struct HintQueue {
   // (WaitForTaken, a futex wait with a time limit).
   std::atomic<uint32_t> taken_signal{0};
   // Hints carried out in a row whose whole range the page cache held
-  // (written by the thread; up to PathReadAhead::kNeedlessInARow), the
-  // calls Needless() answered since (the probe's count), and the
-  // ForkGeneration() of the thread they count for: a forked child judges
-  // its own thread's hints.
+  // (written by the thread; up to PathReadAhead::kNeedlessInARow), and the
+  // calls Needless() answered since (the probe's count).
   std::atomic<uint32_t> cached_in_a_row{0};
   std::atomic<uint32_t> needless_calls{0};
-  std::atomic<unsigned> counted_generation{0};
 };
 constinit HintQueue queue;
 
@@ -104,9 +103,7 @@ void CarryOut(const Hint& hint) {
   const int descriptor = OpenSameRegularFile(
       hint.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, hint.device, hint.inode);
   if (descriptor < 0) return;
-  uint64_t cached = 0, pages = 0;
-  if (CountCachedPages(descriptor, hint.offset, hint.length, &cached, &pages) == 0 &&
-      cached >= pages) {
+  if (RangeCached(descriptor, hint.offset, hint.length)) {
     if (queue.cached_in_a_row.load(std::memory_order_relaxed) < PathReadAhead::kNeedlessInARow)
       queue.cached_in_a_row.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -148,7 +145,8 @@ void* RunHints(void*) {
 // when none can be started.
 bool EnsureThreadLocked() {
   const unsigned generation = ForkGeneration();
-  if (queue.thread_started && queue.generation == generation) return true;
+  if (queue.thread_started && queue.generation.load(std::memory_order_relaxed) == generation)
+    return true;
   if (queue.hints == nullptr) {
     void* mapping = mmap(nullptr, sizeof(Hint) * PathReadAhead::kQueueEntries,
                          PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -158,10 +156,9 @@ bool EnsureThreadLocked() {
   queue.queued = 0;
   queue.taken = 0;
   queue.taken_when_given_up = UINT64_MAX;
-  queue.generation = StartCountingForks();
+  queue.generation.store(StartCountingForks(), std::memory_order_relaxed);
   queue.cached_in_a_row.store(0, std::memory_order_relaxed);
   queue.needless_calls.store(0, std::memory_order_relaxed);
-  queue.counted_generation.store(queue.generation, std::memory_order_relaxed);
   queue.thread_started = StartQuietThread(&RunHints, nullptr, PathReadAhead::kStackBytes,
                                           /*detached=*/true, nullptr) == 0;
   return queue.thread_started;
@@ -171,7 +168,7 @@ bool EnsureThreadLocked() {
 
 bool PathReadAhead::Needless() {
   if (queue.cached_in_a_row.load(std::memory_order_relaxed) < kNeedlessInARow ||
-      queue.counted_generation.load(std::memory_order_relaxed) != ForkGeneration()) {
+      queue.generation.load(std::memory_order_relaxed) != ForkGeneration()) {
     return false;
   }
   return queue.needless_calls.fetch_add(1, std::memory_order_relaxed) % kProbeEvery != 0;

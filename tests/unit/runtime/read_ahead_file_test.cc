@@ -114,24 +114,31 @@ class ReadAheadFileTest : public testing::Test {
     return false;
   }
 
+  // Reads the events the inotify descriptor `watch` has within `timeout_ms`
+  // (0: those already queued) and calls on_event(mask) for each, in order.
+  template <class OnEvent>
+  static void ReadEvents(int watch, int timeout_ms, OnEvent&& on_event) {
+    pollfd ready{watch, POLLIN, 0};
+    if (poll(&ready, 1, timeout_ms) <= 0) return;
+    alignas(inotify_event) char events[4096];
+    const ssize_t bytes = read(watch, events, sizeof(events));
+    for (ssize_t at = 0; at < bytes;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(events + at);
+      on_event(event->mask);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+
   // What the inotify descriptor `watch` saw of the file within `seconds`.
   enum class Seen { kNothing, kOpened, kOpenedAndClosed };
   static Seen WatchForOpenAndClose(int watch, int seconds) {
     Seen seen = Seen::kNothing;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd ready{watch, POLLIN, 0};
-      if (poll(&ready, 1, 100) <= 0) continue;
-      alignas(inotify_event) char events[4096];
-      const ssize_t bytes = read(watch, events, sizeof(events));
-      for (ssize_t at = 0; at < bytes;) {
-        const auto* event = reinterpret_cast<const inotify_event*>(events + at);
-        if (event->mask & IN_OPEN) seen = Seen::kOpened;
-        if (seen == Seen::kOpened && (event->mask & IN_CLOSE_NOWRITE)) {
-          return Seen::kOpenedAndClosed;
-        }
-        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
-      }
+    while (seen != Seen::kOpenedAndClosed && std::chrono::steady_clock::now() < deadline) {
+      ReadEvents(watch, 100, [&](uint32_t mask) {
+        if ((mask & IN_OPEN) && seen == Seen::kNothing) seen = Seen::kOpened;
+        if (seen == Seen::kOpened && (mask & IN_CLOSE_NOWRITE)) seen = Seen::kOpenedAndClosed;
+      });
     }
     return seen;
   }
@@ -144,15 +151,8 @@ class ReadAheadFileTest : public testing::Test {
     int closes = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     do {
-      pollfd ready{watch, POLLIN, 0};
-      if (poll(&ready, 1, seconds == 0 ? 0 : 100) <= 0) continue;
-      alignas(inotify_event) char events[4096];
-      const ssize_t bytes = read(watch, events, sizeof(events));
-      for (ssize_t at = 0; at < bytes;) {
-        const auto* event = reinterpret_cast<const inotify_event*>(events + at);
-        if (event->mask & IN_CLOSE_NOWRITE) closes++;
-        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
-      }
+      ReadEvents(watch, seconds == 0 ? 0 : 100,
+                 [&](uint32_t mask) { closes += (mask & IN_CLOSE_NOWRITE) != 0; });
     } while (closes < count && std::chrono::steady_clock::now() < deadline);
     return closes;
   }
