@@ -356,14 +356,14 @@ def leveldb_rows(data):
             continue
         where, bounds = point["point"], point.get("bound") or {}
         for metric in ("average", "p99"):
-            if metric == "p99" and leveldb_target(where, metric) == "-":
+            target = leveldb_target(where, metric)
+            if metric == "p99" and target == "-":
                 continue
             bound = (bounds.get("ratio") or {}).get(metric)
             notes = [f"{label} {figures[metric]:.2f}x" for label, figures in (
                 ("on this device", bounds.get("device_ratio")),
                 ("device reads only", bounds.get("memory_ratio")))
                 if (figures or {}).get(metric) is not None]
-            target = leveldb_target(where, metric)
             for name in ENGINES_AUTO:
                 entry = point["configurations"].get(name)
                 if metric == "average":
