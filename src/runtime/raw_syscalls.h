@@ -30,6 +30,13 @@ inline int64_t Fcntl(int fd, int command, long argument) {
   return Result(syscall(SYS_fcntl, fd, command, argument));
 }
 inline int64_t Fstat(int fd, struct stat* out) { return Result(syscall(SYS_fstat, fd, out)); }
+inline int64_t Ftruncate(int fd, int64_t length) {
+  return Result(syscall(SYS_ftruncate, fd, length));
+}
+// openat(2) of `path` relative to the working directory.
+inline int64_t Open(const char* path, int flags, mode_t mode) {
+  return Result(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+}
 
 // statx(2) of the open file `fd` itself, asking for `mask`.
 inline int64_t FstatxOf(int fd, unsigned mask, struct statx* out) {

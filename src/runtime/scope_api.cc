@@ -407,12 +407,9 @@ __attribute__((destructor)) void WriteStatisticsAtExit() {
   }
   if (settings.stats_path.empty()) return;
   tls_context.inside_foreactor++;
-  FILE* out = std::fopen(settings.stats_path.c_str(), "w");
-  if (out == nullptr) {
-    Report("cannot write statistics to " + settings.stats_path + ": " + std::strerror(errno));
-  } else {
-    WriteStatisticsJson(out);
-    std::fclose(out);
+  const int written = WriteStatisticsFile(settings.stats_path.c_str());
+  if (written != 0) {
+    Report("cannot write statistics to " + settings.stats_path + ": " + std::strerror(-written));
   }
   tls_context.inside_foreactor--;
 }

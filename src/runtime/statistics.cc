@@ -6,12 +6,15 @@
 
 #include "runtime/statistics.h"
 #include "base/out_of_memory.h"
+#include "runtime/raw_syscalls.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <cinttypes>
 #include <cstring>
 #include <map>
@@ -286,6 +289,30 @@ int WriteStatisticsJson(FILE* out) {
   }
   if (std::fprintf(out, ",\n  \"pid\": %ld\n}\n", static_cast<long>(getpid())) < 0) return -1;
   return std::fflush(out) == 0 && !std::ferror(out) ? 0 : -1;
+}
+
+int WriteStatisticsFile(const char* path) {
+  const int64_t opened = raw::Open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (opened < 0) return static_cast<int>(opened);
+  const int fd = static_cast<int>(opened);
+  FILE* out = fdopen(fd, "w");
+  if (out == nullptr) {
+    const int error = errno;
+    raw::Close(fd);
+    return -error;
+  }
+  errno = 0;
+  int result = 0;
+  if (WriteStatisticsJson(out) != 0 || std::fflush(out) != 0) result = errno != 0 ? -errno : -EIO;
+  struct stat status;
+  if (result == 0 && raw::Fstat(fd, &status) == 0 && S_ISREG(status.st_mode)) {
+    // What is left of a longer document before goes.
+    const off_t length = ftello(out);
+    const int64_t cut = length < 0 ? -errno : raw::Ftruncate(fd, length);
+    if (cut < 0) result = static_cast<int>(cut);
+  }
+  if (std::fclose(out) != 0 && result == 0) result = -errno;
+  return result;
 }
 
 }  // namespace foreactor
