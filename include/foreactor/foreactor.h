@@ -462,6 +462,20 @@ FOREACTOR_API int foreactor_walk_ahead_keep_stats(void);
 FOREACTOR_API int foreactor_walk_ahead_stat(const struct stat *directory, const char *name,
                                             struct stat *status);
 
+/*
+ * The address of a word that reads 0 for as long as walk-ahead has kept no
+ * stat in this process, and nonzero from the first one it keeps on (it
+ * never goes back to 0).  While it reads 0, foreactor_walk_ahead_stat()
+ * answers nothing.  A plugin that wraps every stat of the program may read
+ * it first, with a relaxed atomic load (__atomic_load_n(flag,
+ * __ATOMIC_RELAXED)), and make the call at once while it is 0: on a cached
+ * tree, where walk-ahead keeps nothing, that is a load in place of the
+ * wrapper's checks and a call into the library on every stat.
+ *
+ * Never NULL; the word lives as long as the process.
+ */
+FOREACTOR_API const int *foreactor_walk_ahead_stats_kept_flag(void);
+
 /* -------------------------------------------------------------- page cache */
 
 /*

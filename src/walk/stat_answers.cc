@@ -20,7 +20,13 @@ bool SameTime(const struct timespec& a, const struct timespec& b) {
   return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
 }
 
+// StatsEverKeptFlag(): written only with std::atomic_ref, on a line of its
+// own (the program's threads read it on every stat).
+alignas(64) int stats_ever_kept = 0;
+
 }  // namespace
+
+const int* StatsEverKeptFlag() { return &stats_ever_kept; }
 
 StatAnswers::StatAnswers(size_t max_bytes) : max_bytes_(max_bytes) {}
 
@@ -46,6 +52,8 @@ StatAnswers::Handle StatAnswers::Begin(const struct stat& directory) {
   });
   if (!made) return handle;
   kept_directories_.fetch_add(1, std::memory_order_relaxed);
+  std::atomic_ref<int> ever_kept(stats_ever_kept);
+  if (ever_kept.load(std::memory_order_relaxed) == 0) ever_kept.store(1, std::memory_order_relaxed);
   Count(counters_.directories_kept);
   handle.number = number;
   return handle;

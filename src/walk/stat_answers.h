@@ -44,6 +44,12 @@
 
 namespace foreactor {
 
+// A word of the process that is 0 until some StatAnswers keeps its first
+// directory and nonzero from then on (it never goes back to 0): while it
+// reads 0, no question can be answered.  Read it with a relaxed atomic load;
+// foreactor_walk_ahead_stats_kept_flag() hands it to plugins.
+const int* StatsEverKeptFlag();
+
 class StatAnswers {
  public:
   // A directory kept more than this many directories before the one the

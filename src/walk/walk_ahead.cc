@@ -1270,6 +1270,11 @@ extern "C" __attribute__((visibility("default"))) int foreactor_walk_ahead_keep_
   return foreactor::KeepWalkAheadStats() ? 1 : 0;
 }
 
+extern "C" __attribute__((visibility("default"))) const int* foreactor_walk_ahead_stats_kept_flag(
+    void) {
+  return foreactor::StatsEverKeptFlag();
+}
+
 extern "C" __attribute__((visibility("default"))) int foreactor_walk_ahead_stat(
     const struct stat* directory, const char* name, struct stat* status) {
   if (directory == nullptr || name == nullptr || status == nullptr) return 0;

@@ -134,6 +134,10 @@ const foreactor::Graph<WalkState>& walk_graph = *new foreactor::Graph<WalkState>
 
 // Asked once, at load: settings never change.
 const bool foreactor_on = foreactor_enabled() != 0;
+// Walk-ahead's word that turns nonzero once it keeps a stat
+// (foreactor_walk_ahead_stats_kept_flag); null until the plugin's
+// initialisers have run.
+const int* const walk_ahead_stats_kept = foreactor_walk_ahead_stats_kept_flag();
 
 bool Predictable(const FTS* fts) {
   const int options = fts->fts_options;
@@ -288,6 +292,12 @@ int __wrap_rpl_fts_close(FTS* fts) {
 // of that entry when it has one (see the top).  In a scope the graph's
 // early stats serve du's calls, and the runtime must see every one of them.
 int __wrap_fstatat(int fd, const char* path, struct stat* status, int flags) {
+  // Nothing can be answered before walk-ahead keeps a stat: never on a
+  // cached tree, whose stats then cost one load more than du's own.
+  const int* kept = walk_ahead_stats_kept;
+  if (kept == nullptr || __atomic_load_n(kept, __ATOMIC_RELAXED) == 0) {
+    return __real_fstatat(fd, path, status, flags);
+  }
   const FTS* fts = walk.fts;
   if (fts != nullptr && !walk.in_scope && flags == AT_SYMLINK_NOFOLLOW && fd == fts->fts_cwd_fd) {
     const FTSENT* entry = fts->fts_cur;

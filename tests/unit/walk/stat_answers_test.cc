@@ -253,5 +253,35 @@ TEST(StatAnswersTest, ACountersSnapshotInAForkedChildNeverWaitsForTheLock) {
   EXPECT_EQ(hung, 0);
 }
 
+// In a process of its own: exits 0 when StatsEverKeptFlag() reads 0 until
+// a directory is kept (not when one is refused), and stays nonzero once the
+// directory is dropped.
+void CheckStatsEverKeptFlag() {
+  const int* flag = StatsEverKeptFlag();
+  auto on = [flag] { return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0; };
+  const bool off_at_start = !on();
+  StatAnswers refusing(0);  // every directory would pass its bound
+  const bool refused = !refusing.Begin(DirectoryStatus(1));
+  const bool off_after_refusal = !on();
+  StatAnswers answers(1 << 20);
+  const struct stat directory = DirectoryStatus(10);
+  const StatAnswers::Handle handle = answers.Begin(directory);
+  const bool on_once_kept = handle && on();
+  auto entries = Entries({"a"});
+  answers.Add(handle, &entries);
+  answers.Finish(handle);
+  const bool answered = Asked(&answers, directory, "a") == 0;
+  const bool on_once_dropped = !answers.HasAnswers() && on();
+  _exit(off_at_start && refused && off_after_refusal && on_once_kept && answered && on_once_dropped
+            ? 0
+            : 1);
+}
+
+TEST(StatAnswersTest, ProcessFlagTurnsOnWithTheFirstDirectoryKeptAndStaysOn) {
+  // A process started afresh: this test's may have kept directories already.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(CheckStatsEverKeptFlag(), testing::ExitedWithCode(0), "");
+}
+
 }  // namespace
 }  // namespace foreactor
