@@ -447,19 +447,6 @@ TEST(StatisticsTest, ReportsAWriteError) {
   EXPECT_EQ(WriteStatisticsJson(nullptr), -1);
 }
 
-// What WriteStatisticsJson() writes now, as a string.
-std::string StatisticsDocument() {
-  char* text = nullptr;
-  size_t length = 0;
-  FILE* memory = open_memstream(&text, &length);
-  if (memory == nullptr) return "";
-  const bool written = WriteStatisticsJson(memory) == 0;
-  std::fclose(memory);
-  std::string document = written ? std::string(text, length) : "";
-  std::free(text);
-  return document;
-}
-
 // The whole content of the file at `path`.
 std::string FileContent(const std::string& path) {
   std::string content;
@@ -495,7 +482,7 @@ TEST(StatisticsTest, FileOverALongerOneHoldsExactlyTheDocument) {
   ASSERT_EQ(WriteStatisticsFile(path.c_str()), 0);
   const std::string content = FileContent(path);
   unlink(path.c_str());
-  EXPECT_EQ(content, StatisticsDocument());
+  EXPECT_EQ(content, StatisticsJsonText());
   JsonValue document;
   EXPECT_TRUE(JsonParser(content).ParseDocument(&document));
 }
@@ -508,7 +495,7 @@ TEST(StatisticsTest, FileIsCreatedWhenMissing) {
   ASSERT_EQ(WriteStatisticsFile(path.c_str()), 0);
   const std::string content = FileContent(path);
   unlink(path.c_str());
-  EXPECT_EQ(content, StatisticsDocument());
+  EXPECT_EQ(content, StatisticsJsonText());
 }
 
 // Written over in place, the file keeps its new pages dirty for the
