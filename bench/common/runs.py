@@ -5,6 +5,7 @@ alternates from round to round (so that no configuration always follows the
 same one), and reports medians and ratios to the plain program.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -181,19 +182,23 @@ def run_with_timeout(command, environment, seconds, executable=None, text=True,
     this process drains while it runs: a program that writes many small
     lines (du flushes each line with its own write()) then does not wait
     for this process to be scheduled between them, which on a machine whose
-    cores the program's own threads keep busy cost du 30-70 ms a run."""
+    cores the program's own threads keep busy cost du 30-70 ms a run.
+
+    The call returns as soon as the process has ended: it waits for it in
+    the kernel (the timeout is a timer beside the wait), never by polling.
+    Popen.communicate(timeout=...) polls once the pipes are closed, sleeping
+    0.5 ms, then 1 ms, ...: a program that still works after closing its
+    standard streams (du closes them before its exit handlers run, and
+    foreactor writes its statistics file in one) was timed 0.5-1.5 ms long."""
     output_file = tempfile.TemporaryFile() if stdout_to_file else None
     try:
         with subprocess.Popen(command, env=environment, executable=executable,
                               stdout=output_file or subprocess.PIPE, stderr=subprocess.PIPE,
                               text=text, start_new_session=True) as process:
-            try:
-                stdout, stderr = process.communicate(timeout=seconds)
-            except subprocess.TimeoutExpired:
-                stacks = process_stacks(process.pid)
-                kill_group(process.pid)
-                process.communicate()
-                raise RunTimedOut(seconds, stacks) from None
+            with _killed_after(process, seconds) as stacks:
+                stdout, stderr = process.communicate()
+            if stacks:
+                raise RunTimedOut(seconds, stacks[0])
             if output_file is not None:
                 output_file.seek(0)
                 stdout = output_file.read()
@@ -210,6 +215,20 @@ def wait_with_timeout(process, seconds):
     start_new_session=True), which is killed with its process group, after
     process_stacks() of it is recorded, when it runs longer than `seconds`.
     Returns (exit code, resource usage); raises RunTimedOut."""
+    with _killed_after(process, seconds) as stacks:
+        _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if stacks:
+        raise RunTimedOut(seconds, stacks[0])
+    return process.returncode, usage
+
+
+@contextlib.contextmanager
+def _killed_after(process, seconds):
+    """While the block runs: once `seconds` have passed, records
+    process_stacks() of `process` (started with start_new_session=True) in
+    the list the block is given and kills its process group, so that the
+    block's blocking wait for the process (or for its pipes) ends."""
     stacks = []
 
     def expire():
@@ -219,14 +238,10 @@ def wait_with_timeout(process, seconds):
     timer = threading.Timer(seconds, expire)
     timer.start()
     try:
-        _, status, usage = os.wait4(process.pid, 0)
+        yield stacks
     finally:
         timer.cancel()
         timer.join()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if stacks:
-        raise RunTimedOut(seconds, stacks[0])
-    return process.returncode, usage
 
 
 def kill_group(pid):
