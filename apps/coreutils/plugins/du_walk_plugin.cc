@@ -99,15 +99,22 @@ struct WalkState {
   // gate's own count is.
   bool gate_open;
   bool gate_measuring;  // the gate measures those fts_reads: directory reads are left out
-  bool gate_quiet;      // neither: the fast path in __wrap_rpl_fts_read takes them
+  // The fts_reads the answer holds for, beyond the one that asked: in
+  // quiet_units_left when the answer is neither open nor measuring (the
+  // fast path in __wrap_rpl_fts_read takes those of this walk), else in
+  // gate_units_left.  At most one of the two is nonzero.
   uint32_t gate_units_left;
+  uint32_t quiet_units_left;
   uint64_t completed;     // entry stats completed in the scope: the next visit's number
   uint64_t expected_end;  // visits [completed, expected_end) are expected, in ring[v % kWindow]
   const FTSENT* next_unexpected;  // the next entry of the directory list not yet expected
   ExpectedStat ring[kWindow];
 };
 
-constinit thread_local WalkState walk{};
+// Initial-exec: the plugin is always linked into the program, and its objects
+// are compiled -fPIC, where the default model would call __tls_get_addr (and
+// make every wrapper save its arguments around that call).
+constinit thread_local WalkState walk __attribute__((tls_model("initial-exec"))){};
 
 // Built once and never destroyed: du may exit() from inside the walk (a
 // fatal error), and a graph must outlive every scope of it.
@@ -212,7 +219,10 @@ __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
   if (walk.fts != fts) {  // another walk: the previous one's scope is over
     LeaveScope();
     walk.fts = fts;
-    walk.gate_quiet = false;  // until the gate answers for this walk
+    // The gate's answer still holds for its count, but this walk takes the
+    // path below until the gate answers for it.
+    walk.gate_units_left += walk.quiet_units_left;
+    walk.quiet_units_left = 0;
     // The graph covers the entries' stats; the directory reads between them
     // (most of a cold walk) it cannot issue early.  Walk-ahead reads the
     // tree ahead of du on threads of its own, before fts opens the root,
@@ -226,8 +236,11 @@ __attribute__((noinline)) FTSENT* ReadEntry(FTS* fts) {
     uint32_t units = 1;
     walk.gate_open = walk_graph.ScopeGate(&units);
     walk.gate_measuring = walk_graph.ScopeGateMeasuring();
-    walk.gate_quiet = !walk.gate_open && !walk.gate_measuring;
-    walk.gate_units_left = units - 1;
+    if (!walk.gate_open && !walk.gate_measuring) {
+      walk.quiet_units_left = units - 1;
+    } else {
+      walk.gate_units_left = units - 1;
+    }
   }
   const bool open = walk.gate_open;
   if (open && !walk.in_scope) {
@@ -271,8 +284,8 @@ FTSENT* __wrap_rpl_fts_read(FTS* fts) {
   // predictable.  It keeps the state ReadEntry() would keep on that path,
   // and has nothing to do after the read, so it ends in a tail call.
   WalkState& state = walk;
-  if (state.fts == fts && state.gate_units_left > 0 && state.gate_quiet) {
-    --state.gate_units_left;
+  if (state.fts == fts && state.quiet_units_left != 0) [[likely]] {
+    --state.quiet_units_left;
     return __real_rpl_fts_read(fts);
   }
   return ReadEntry(fts);
@@ -286,18 +299,16 @@ int __wrap_rpl_fts_close(FTS* fts) {
   return __real_rpl_fts_close(fts);
 }
 
+namespace {
+
 // fts's stat of the entry it is about to return, in the directory it reads
 // (fts.c's fts_stat for FTS_PHYSICAL: fstatat(fts_cwd_fd, fts_accpath, _,
 // AT_SYMLINK_NOFOLLOW) with p == fts_cur): answered from walk-ahead's stat
 // of that entry when it has one (see the top).  In a scope the graph's
 // early stats serve du's calls, and the runtime must see every one of them.
-int __wrap_fstatat(int fd, const char* path, struct stat* status, int flags) {
-  // Nothing can be answered before walk-ahead keeps a stat: never on a
-  // cached tree, whose stats then cost one load more than du's own.
-  const int* kept = walk_ahead_stats_kept;
-  if (kept == nullptr || __atomic_load_n(kept, __ATOMIC_RELAXED) == 0) {
-    return __real_fstatat(fd, path, status, flags);
-  }
+// Every other call is made as du made it.
+__attribute__((noinline)) int StatOrAnswer(int fd, const char* path, struct stat* status,
+                                           int flags) {
   const FTS* fts = walk.fts;
   if (fts != nullptr && !walk.in_scope && flags == AT_SYMLINK_NOFOLLOW && fd == fts->fts_cwd_fd) {
     const FTSENT* entry = fts->fts_cur;
@@ -308,4 +319,17 @@ int __wrap_fstatat(int fd, const char* path, struct stat* status, int flags) {
     }
   }
   return __real_fstatat(fd, path, status, flags);
+}
+
+}  // namespace
+
+int __wrap_fstatat(int fd, const char* path, struct stat* status, int flags) {
+  // Nothing can be answered before walk-ahead keeps a stat: never on a
+  // cached tree, whose stats then cost two loads more than du's own (the
+  // rest is out of line, so that this path needs no stack frame).
+  const int* kept = walk_ahead_stats_kept;
+  if (kept == nullptr || __atomic_load_n(kept, __ATOMIC_RELAXED) == 0) [[likely]] {
+    return __real_fstatat(fd, path, status, flags);
+  }
+  return StatOrAnswer(fd, path, status, flags);
 }
