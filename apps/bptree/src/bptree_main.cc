@@ -29,6 +29,8 @@ constexpr char kUsage[] =
     "      create FILE with the same N keys and values as load, put one by one in a random\n"
     "      order (Fisher-Yates with mt19937_64 seeded with R, default 2): leaf splits append\n"
     "      pages, so the leaves end up scattered over the file\n"
+    "      load and insert print the milliseconds they took and started_ns, the\n"
+    "      CLOCK_MONOTONIC time they started at (a caller may time them to the process's end)\n"
     "  bptree scan FILE LOW HIGH [--repeat N] [--direct]\n"
     "      print the count of pairs with LOW <= key <= HIGH, their checksum (64-bit FNV-1a\n"
     "      over the little-endian bytes of each key then value, in key order) and the\n"
@@ -85,6 +87,12 @@ bool TakeDirectFlag(int* argc, char** argv) {
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
+}
+
+// `time` in nanoseconds of CLOCK_MONOTONIC (steady_clock's clock on Linux),
+// which other processes of the machine read too.
+int64_t MonotonicNanoseconds(std::chrono::steady_clock::time_point time) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
 }
 
 // 64-bit FNV-1a over the little-endian bytes of each key, then its value.
@@ -172,9 +180,9 @@ int RunLoad(int argc, char** argv) {
   const double elapsed_ms = MillisecondsSince(start);
   if (!status.ok()) return Fail(status);
   std::printf("loaded %" PRIu64 " pairs into %s: degree %u, height %u, %" PRIu64 " leaves, %" PRIu64
-              " pages, elapsed_ms %.3f\n",
+              " pages, elapsed_ms %.3f started_ns %" PRId64 "\n",
               meta.entry_count, path.c_str(), meta.degree, meta.height, meta.leaf_count,
-              meta.page_count, elapsed_ms);
+              meta.page_count, elapsed_ms, MonotonicNanoseconds(start));
   return 0;
 }
 
@@ -232,9 +240,9 @@ int RunInsert(int argc, char** argv) {
   if (!status.ok()) return Fail(status);
   const bptree::TreeMeta& meta = tree->meta();
   std::printf("inserted %" PRIu64 " pairs into %s: degree %u, height %u, %" PRIu64
-              " leaves, %" PRIu64 " pages, elapsed_ms %.3f\n",
+              " leaves, %" PRIu64 " pages, elapsed_ms %.3f started_ns %" PRId64 "\n",
               meta.entry_count, path.c_str(), meta.degree, meta.height, meta.leaf_count,
-              meta.page_count, elapsed_ms);
+              meta.page_count, elapsed_ms, MonotonicNanoseconds(start));
   return 0;
 }
 

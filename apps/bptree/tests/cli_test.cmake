@@ -19,7 +19,8 @@ function(run_tool expected_status expect)
   set(last_output "${out}" PARENT_SCOPE)
 endfunction()
 
-run_tool(0 "loaded 5000 pairs .*degree 16, height 4" load ${TREE} --degree 16 --count 5000 --seed 7 --batch 9)
+# The load says when it started (CLOCK_MONOTONIC ns), for a caller that times it to its end.
+run_tool(0 "loaded 5000 pairs .*degree 16, height 4, .* elapsed_ms [0-9.]+ started_ns [0-9]+\n$" load ${TREE} --degree 16 --count 5000 --seed 7 --batch 9)
 run_tool(0 "entries 5000\n.*check ok" stats ${TREE} --check)
 run_tool(0 "^count 5000 checksum 0x[0-9a-f]+ elapsed_ms [0-9.]+ leaf_loop_ms [0-9.]+\n$" scan ${TREE} 0 0xffffffffffffffff)
 set(full_scan "${last_output}")
