@@ -284,9 +284,15 @@ def tool_environment(engine, depth, stats_file, direct):
     return environment
 
 
+# What run_tool() returns: the tool's standard output, {graph: statistics or
+# None} (None for the plain tool), and time.monotonic_ns() right after the
+# tool's process was reaped (before its statistics file is read).
+ToolRun = collections.namedtuple("ToolRun", "stdout graphs ended_ns")
+
+
 def run_tool(engine, depth, arguments, stats_file, messages, label, direct=False):
     """Runs the plain tool (engine None) or the foreactor one, with --direct
-    when `direct`; returns (stdout, {graph: statistics or None} or None)."""
+    when `direct`; returns a ToolRun."""
     tool = PLAIN_TOOL if engine is None else FOREACTOR_TOOL
     if stats_file.exists():
         stats_file.unlink()
@@ -294,6 +300,7 @@ def run_tool(engine, depth, arguments, stats_file, messages, label, direct=False
     try:
         completed = runs.run_with_timeout(command, tool_environment(engine, depth, stats_file, direct),
                                           RUN_TIMEOUT_SECONDS)
+        ended_ns = time.monotonic_ns()
     except runs.RunTimedOut as timed_out:
         timed_out.print_report(label)
         raise MismatchError(f"{label}: timed out after {RUN_TIMEOUT_SECONDS} s") from None
@@ -307,7 +314,7 @@ def run_tool(engine, depth, arguments, stats_file, messages, label, direct=False
     if engine is not None:
         graphs = {name: runs.read_graph_statistics(stats_file, name)
                   for name in (SCAN_GRAPH, LOAD_GRAPH)}
-    return completed.stdout, graphs
+    return ToolRun(completed.stdout, graphs, ended_ns)
 
 
 def fsync_file(path):
@@ -335,15 +342,15 @@ def build_tree(tool_engine, depth, kind, path, degree, stats_file, messages, lab
                  "--degree", degree, "--seed", KEY_SEED]
     if kind == "insert":
         arguments += ["--order-seed", INSERT_ORDER_SEED]
-    stdout, graphs = run_tool(tool_engine, depth, arguments, stats_file, messages, label,
-                              direct=direct)
-    ended_ns = time.monotonic_ns()  # the process has been reaped (run_with_timeout)
+    tool_run = run_tool(tool_engine, depth, arguments, stats_file, messages, label,
+                        direct=direct)
     # The tool never syncs: getting the data to the device is part of the load.
     sync_ms = fsync_file(path)
-    words = parse_words(stdout)
-    if "started_ns" not in words or f" {KEY_COUNT} pairs" not in stdout:
-        raise MismatchError(f"{label}: unexpected output {stdout!r}")
-    return (ended_ns - int(words["started_ns"])) / 1e6, sync_ms, (graphs or {}).get(LOAD_GRAPH)
+    words = parse_words(tool_run.stdout)
+    if "started_ns" not in words or f" {KEY_COUNT} pairs" not in tool_run.stdout:
+        raise MismatchError(f"{label}: unexpected output {tool_run.stdout!r}")
+    load_ms = (tool_run.ended_ns - int(words["started_ns"])) / 1e6
+    return load_ms, sync_ms, (tool_run.graphs or {}).get(LOAD_GRAPH)
 
 
 def file_digest(path):
@@ -512,8 +519,8 @@ def leaf_spans(path, degree, ranges, context):
     below LOW and the pairs in the range (counted by scans of the plain
     tool) place them."""
     def count(low, high, label):
-        stdout, _ = run_tool(None, None, ["scan", path, low, high], context["stats_file"],
-                             context["messages"], label)
+        stdout = run_tool(None, None, ["scan", path, low, high], context["stats_file"],
+                          context["messages"], label).stdout
         return int(parse_words(stdout)["count"])
 
     stats = tree_stats(path)
@@ -575,9 +582,9 @@ def measure_scans(phase, degree, path, ranges, configs, rounds, context):
                                      read_only_ms(path, spans[range_index], label), None)
                     context["progress"].step(label)
                     continue
-                stdout, graphs = run_tool(engine, depth, ["scan", path, low, high],
-                                          context["stats_file"], context["messages"], label,
-                                          direct=phase.direct)
+                stdout, graphs, _ = run_tool(engine, depth, ["scan", path, low, high],
+                                             context["stats_file"], context["messages"], label,
+                                             direct=phase.direct)
                 words = parse_words(stdout)
                 try:
                     count, checksum = int(words["count"]), words["checksum"]

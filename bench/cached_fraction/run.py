@@ -180,8 +180,8 @@ def sweep_bptree(bptree, fractions, configurations, rounds, work_dir, report):
 
     def scan(engine, depth, label):
         nonlocal reference
-        stdout, graphs = bptree.run_tool(engine, depth, ["scan", tree, low, high], stats_file,
-                                         messages, label)
+        stdout, graphs, _ = bptree.run_tool(engine, depth, ["scan", tree, low, high], stats_file,
+                                            messages, label)
         words = bptree.parse_words(stdout)
         outcome = (words.get("count"), words.get("checksum"))
         if reference is None:
