@@ -41,6 +41,9 @@ constexpr size_t kMaxTransferBytes = 0x7ffff000;
 constexpr __u64 kInternalUserData = 0;
 // CQ slots requests leave free, so a cancellation always finds one.
 constexpr unsigned kReservedForCancel = 1;
+// How long the destructor waits for owed completions before it sends its
+// cancellation again (~IoUringEngine).
+constexpr long long kCancelRetryNanoseconds = 10'000'000;
 
 // IORING_OP_FIXED_FD_INSTALL (Linux 6.8) and its flag, newer than the
 // liburing headers Debian 12 ships: installs the fixed file the SQE names
@@ -257,6 +260,12 @@ IoUringEngine::~IoUringEngine() {
     SubmitPending();
     // Requests never take the last CQ slot, so when there is no room for
     // the cancellation, an internal SQE's CQE is on its way: reap and retry.
+    // A request the kernel was still issuing when the cancellation ran can
+    // escape it (a read of an empty pipe that had not armed its poll yet):
+    // it would then never complete, so while completions are owed the
+    // cancellation is sent again every kCancelRetryNanoseconds (where the
+    // kernel can bound a wait: FEAT_EXT_ARG).
+    const bool bounded_wait = (ring_.features & IORING_FEAT_EXT_ARG) != 0;
     bool cancel_submitted = false;
     while (owed_completions_ > 0 && !broken_) {
       if (!cancel_submitted && HasRoomFor(1, 0)) {
@@ -269,8 +278,14 @@ IoUringEngine::~IoUringEngine() {
         continue;
       }
       io_uring_cqe* cqe = nullptr;
-      const int result = io_uring_wait_cqe(&ring_, &cqe);
+      __kernel_timespec retry_after = {0, kCancelRetryNanoseconds};
+      const int result = bounded_wait ? io_uring_wait_cqe_timeout(&ring_, &cqe, &retry_after)
+                                      : io_uring_wait_cqe(&ring_, &cqe);
       if (result == -EINTR) continue;
+      if (result == -ETIME) {
+        cancel_submitted = false;
+        continue;
+      }
       if (result < 0) {
         broken_ = true;
         break;
