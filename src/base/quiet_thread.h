@@ -17,6 +17,16 @@ namespace foreactor {
 // joins the thread; otherwise `*thread` receives it, for pthread_join(3)
 // (`thread` may be null when detached).  Returns 0, or the error number of
 // pthread_create(3) (then no thread runs).
+//
+// The new thread starts on a CPU other than the caller's when the caller's
+// CPU affinity allows another: the caller goes on with the program's work,
+// and Linux otherwise often queues a new thread on its parent's CPU, where
+// it waits for the parent's time slice to end (a thread started beside a
+// program that page-faults in a buffer waited 2-4 ms on the development VM
+// before its first instruction, with the other CPU idle).  From its first
+// instruction of `main` on, the thread's affinity is the caller's again,
+// so the scheduler moves it freely; where placing it fails, it starts as
+// pthread_create(3) places it.
 int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, bool detached,
                      pthread_t* thread);
 
