@@ -38,14 +38,16 @@ Write-behind: the load plugin declares it (foreactor starts write-back of
 finished leaves early); --write-behind-off adds each foreactor configuration
 once more with FOREACTOR_WRITE_BEHIND=0, to compare in the same run.
 
-Usage: run.py [--quick] [--rounds N] [--scans N] [--seed N] [--degrees D,..]
+Usage: run.py [--quick] [--rounds N] [--scans N] [--short-scans N] [--seed N]
+              [--degrees D,..]
               [--depths N,..|auto] [--phases KEY,..] [--write-behind-off]
               [--output FILE] [--no-device-reference]
                                          (or: ./run bench bptree [--quick])
        run.py --markdown RESULTS_JSON   (the tables of a past run, as Markdown)
 Full: degrees 64, 128, 256 and 510, every phase at each; depths 4, 16, 64, 256
-and auto; 3 rounds of 10 scans (about 32 minutes).
---quick: degree 256, depth 64 and auto, 2 rounds of 5 scans (a few minutes).
+and auto; 3 rounds of 10 scans, 50 in the short phases (about 35 minutes).
+--quick: degree 256, depth 64 and auto, 2 rounds of 5 scans, 10 in the short
+phases (a few minutes).
 Writes bench/results/bptree.json (bptree-quick.json) and one plot per phase,
 bench/results/bptree[-quick]-PHASE.png.
 """
@@ -141,6 +143,11 @@ QUICK_PLAN = {256: [phase.key for phase in PHASES]}
 QUICK_DEPTHS = (64,)
 QUICK_ROUNDS = 2
 QUICK_SCANS = 5
+# A short scan takes 0.1-0.2 ms of a process's few: one process's scan moves
+# by a fifth either way (its page faults, where its pages fall), so a round of
+# them needs more scans than a round of full ones for the same spread.
+FULL_SHORT_SCANS = 50
+QUICK_SHORT_SCANS = 10
 PAGE_BYTES = 8192  # BPTREE_PAGE_SIZE: the request size of the device reference
 # The bulk-loaded tree's cold scans are also timed against reading the
 # leaves each scan covers alone, in the same rounds: `dd` reads them in
@@ -204,6 +211,8 @@ def parse_arguments():
                         help="degree 256, depth 64 and auto, 2 rounds of 5 scans")
     parser.add_argument("--rounds", type=int, help="rounds per configuration (3; quick 2)")
     parser.add_argument("--scans", type=int, help="range scans per round (10; quick 5)")
+    parser.add_argument("--short-scans", type=int,
+                        help="range scans per round in the short phases (50; quick 10)")
     parser.add_argument("--seed", type=int, default=2024, help="seed of the scan ranges")
     parser.add_argument("--degrees", type=number_list,
                         help="comma-separated degrees, every phase at each (default: the plan "
@@ -228,8 +237,10 @@ def parse_arguments():
         arguments.rounds = QUICK_ROUNDS if arguments.quick else FULL_ROUNDS
     if arguments.scans is None:
         arguments.scans = QUICK_SCANS if arguments.quick else 10
-    if arguments.rounds <= 0 or arguments.scans <= 0:
-        parser.error("--rounds and --scans must be positive")
+    if arguments.short_scans is None:
+        arguments.short_scans = QUICK_SHORT_SCANS if arguments.quick else FULL_SHORT_SCANS
+    if arguments.rounds <= 0 or arguments.scans <= 0 or arguments.short_scans <= 0:
+        parser.error("--rounds, --scans and --short-scans must be positive")
     if arguments.degrees and max(arguments.degrees) > 510:
         parser.error("degrees are at most 510")
     return arguments
@@ -891,7 +902,7 @@ def main():
     depths = arguments.depths if arguments.depths is not None else (
         QUICK_DEPTHS if arguments.quick else FULL_DEPTHS)
     ranges = scan_ranges(arguments.scans, arguments.seed)
-    short_ranges = scan_ranges(arguments.scans, arguments.seed, SHORT_RANGE_FRACTION)
+    short_ranges = scan_ranges(arguments.short_scans, arguments.seed, SHORT_RANGE_FRACTION)
     prefix = "bptree-quick" if arguments.quick else "bptree"
     output = arguments.output or RESULTS_DIR / f"{prefix}.json"
     record = run_record.begin("bptree", DATA_DIR, PAGE_BYTES, arguments, arguments.rounds,
@@ -923,7 +934,9 @@ def main():
                 + (f" ({auto[1]})" if auto[1] and not auto[0] else ""))
             configs = configurations(depths, auto[0], arguments.write_behind_off)
             total = sum(runs_in_phase(PHASE_BY_KEY[key], configs, arguments.rounds,
-                                      len(ranges)) for keys in plan.values() for key in keys)
+                                      len(short_ranges) if is_short(PHASE_BY_KEY[key])
+                                      else len(ranges))
+                        for keys in plan.values() for key in keys)
             context["progress"] = progress.Progress(total)
             for degree, keys in plan.items():
                 for key in keys:
@@ -949,7 +962,8 @@ def main():
 
     print(f"\nWhat ran: {KEY_COUNT:,} random keys (seed {KEY_SEED}), bulk loaded and inserted "
           f"in random order; {len(ranges)} range scans per round of {RANGE_FRACTION:.0%} of the "
-          f"key range each, or of {SHORT_RANGE_FRACTION:.0%} for short scans (seed "
+          f"key range each, or {len(short_ranges)} of {SHORT_RANGE_FRACTION:.0%} for short "
+          f"scans (seed "
           f"{arguments.seed}); {arguments.rounds} round(s); "
           f"{len(configs)} configurations alternating; {elapsed / 60:.1f} min in all.")
     print(f"Cold runs: before each one, "
@@ -991,6 +1005,7 @@ def main():
                        "configurations": [name for name, _, _ in configs],
                        "auto_depth": {"accepted": auto[0], "stderr": auto[1]},
                        "rounds": arguments.rounds, "scans_per_round": len(ranges),
+                       "short_scans_per_round": len(short_ranges),
                        "range_seed": arguments.seed, "range_fraction": RANGE_FRACTION,
                        "short_range_fraction": SHORT_RANGE_FRACTION,
                        "write_behind_off_compared": arguments.write_behind_off,

@@ -76,3 +76,19 @@ def test_short_scans_are_judged_by_never_slower_alone(bench):
     targets = bench.evaluate_targets({"short-bulk-cold": {"256": summary}})
     assert [target["met"] for target in targets] == [False]
     assert "at most 3% slower" in targets[0]["target"] and "0.60x" in targets[0]["measured"]
+
+
+def parsed(bench, monkeypatch, *arguments):
+    monkeypatch.setattr("sys.argv", ["run.py", *arguments])
+    return bench.parse_arguments()
+
+
+def test_short_phases_run_more_scans_a_round_than_full_ones(bench, monkeypatch):
+    full = parsed(bench, monkeypatch)
+    assert (full.scans, full.short_scans) == (10, bench.FULL_SHORT_SCANS)
+    assert full.short_scans > full.scans
+    quick = parsed(bench, monkeypatch, "--quick")
+    assert (quick.scans, quick.short_scans) == (bench.QUICK_SCANS, bench.QUICK_SHORT_SCANS)
+    assert parsed(bench, monkeypatch, "--short-scans", "7").short_scans == 7
+    with pytest.raises(SystemExit):
+        parsed(bench, monkeypatch, "--short-scans", "0")
