@@ -4,6 +4,7 @@
 #include <linux/close_range.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -32,8 +33,12 @@ void* RunPlaced(void* placed_start) {
 
 // A PlacedStart for `main(argument)` with the caller's affinity, and in
 // `*others` that affinity without the CPU the caller runs on; null where
-// there is no other CPU to start on (or the affinity is not known).
+// there is no other CPU to start on, the affinity is not known, or the
+// process runs under a seccomp filter.
 PlacedStart* PlanStartElsewhere(void* (*main)(void*), void* argument, cpu_set_t* others) {
+  // A seccomp filter may forbid the affinity calls, or kill the process for
+  // them, where it lets threads start.
+  if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0) return nullptr;
   cpu_set_t affinity;
   if (sched_getaffinity(0, sizeof(affinity), &affinity) != 0) return nullptr;
   const int here = sched_getcpu();

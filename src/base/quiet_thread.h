@@ -25,8 +25,9 @@ namespace foreactor {
 // program that page-faults in a buffer waited 2-4 ms on the development VM
 // before its first instruction, with the other CPU idle).  From its first
 // instruction of `main` on, the thread's affinity is the caller's again,
-// so the scheduler moves it freely; where placing it fails, it starts as
-// pthread_create(3) places it.
+// so the scheduler moves it freely; where placing it fails, and under a
+// seccomp filter (which may kill the process for the affinity calls), it
+// starts as pthread_create(3) places it.
 int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, bool detached,
                      pthread_t* thread);
 
