@@ -11,12 +11,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include "seccomp_filter.h"
 
 namespace foreactor {
 namespace {
@@ -116,12 +117,7 @@ TEST(QuietThreadTest, UnderASeccompFilterMakesNoAffinityCall) {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
     };
-    struct sock_fprog program = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])),
-                                 filter};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
-      _exit(2);
-    }
+    if (!InstallSeccompFilter(filter, sizeof(filter) / sizeof(filter[0]))) _exit(10);
     pthread_t thread;
     if (StartQuietThread(&DoNothing, nullptr, 64 * 1024, /*detached=*/false, &thread) != 0) {
       _exit(3);
@@ -132,6 +128,7 @@ TEST(QuietThreadTest, UnderASeccompFilterMakesNoAffinityCall) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_FALSE(WIFSIGNALED(status)) << "killed by signal " << WTERMSIG(status);
+  if (WEXITSTATUS(status) == 10) GTEST_SKIP() << "cannot install a seccomp filter here";
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 

@@ -9,7 +9,6 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "seccomp_filter.h"
 #include "test_files.h"
 
 namespace foreactor {
@@ -565,10 +565,7 @@ bool ForbidIoUring() {
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
-  struct sock_fprog program = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])),
-                               filter};
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
-  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+  return InstallSeccompFilter(filter, sizeof(filter) / sizeof(filter[0]));
 }
 
 TEST(IoUringEngineTest, ForbiddenIoUringFallsBackToTheThreadPoolWithAReason) {
