@@ -59,9 +59,11 @@ FULL_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
 QUICK_FRACTIONS = (0.0, 0.5, 1.0)
 # The graph's counters summed over a configuration's runs.  Cold reads
 # started early (readahead(2) on the program's thread) count in
-# reads_started, not issued_early; the scope gate's units say how many units
-# (Gets, scans) ran plain and in a scope.
-STAT_NAMES = ("scopes", "issued_early", "reads_started", "consumed", "wasted", "synchronous",
+# reads_started (by the scope) or reads_started_in_plans (by LevelDB's
+# plugin while it plans a Get), not issued_early; the scope gate's units say
+# how many units (Gets, scans) ran plain and in a scope.
+STAT_NAMES = ("scopes", "issued_early", "reads_started", "reads_started_in_plans", "consumed",
+              "wasted", "synchronous",
               "found_cached", "served_from_cache", "cache_mode_changes", "depth_changes",
               "gate_trials", "gate_plain_units", "gate_scope_units")
 # The plugin-linked build with foreactor off (FOREACTOR=0), in the same

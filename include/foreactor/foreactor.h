@@ -503,6 +503,38 @@ FOREACTOR_API int foreactor_pages_cached(int fd, uint64_t offset, uint64_t lengt
                                          uint64_t *pages);
 
 /*
+ * Starts the device reads of bytes [offset, offset + length) of the regular
+ * file open as `fd` (readahead(2)) and returns without waiting for them, for
+ * a plugin that plans a unit's reads before the unit's scope of `graph` and
+ * finds one of them cold (foreactor_pages_cached): the device then reads it
+ * while the rest of the plan is made, instead of from the scope's first
+ * look ahead on.  In the scope, the runtime's peek head finds the read's
+ * pages coming in and leaves the read to the program, whose own read waits
+ * for them and copies them once (the graph's statistics count it in
+ * `found_present`).  Pages the page cache holds are left alone.
+ *
+ * Returns 0 once the reads are started, counted in the graph's statistics
+ * (`reads_started_in_plans`).  Returns -1, with nothing done, when the
+ * graph's scopes issue nothing early on the calling thread: foreactor off,
+ * the graph invalid or switched off, check mode (nothing runs early there),
+ * depth 0 or the sync engine, page-cache awareness off (the runtime then
+ * issues every planned read itself), or speculation suspended
+ * (foreactor_scope_speculation() answers FOREACTOR_SPECULATION_NONE); and
+ * when readahead(2) refuses the range: `fd` not open, not a regular file,
+ * a length of 0 or a range that overflows.
+ *
+ * A start is a hint: it changes no data the program reads and no descriptor,
+ * and a plan that turns out wrong (the unit returns before the read) only
+ * cost the device that read.  Cost to the caller: one system call, which
+ * on a virtual machine includes the device's notification (about 20 us on
+ * the development VM when the device was idle, a few us more per further
+ * start).  Start only reads a scope would start anyway: those the plan
+ * holds, found cold.  Thread-safe, not async-signal-safe.
+ */
+FOREACTOR_API int foreactor_scope_start_read(const foreactor_graph *graph, int fd, uint64_t offset,
+                                             uint64_t length);
+
+/*
  * Starts reading bytes [offset, offset + length) of the regular file at
  * `path` into the page cache, for a file the program has not opened yet but
  * is about to open and read there (a LevelDB table's index, which opening

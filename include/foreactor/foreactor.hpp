@@ -457,6 +457,11 @@ class Graph {
   foreactor_speculation ScopeSpeculation() const noexcept {
     return foreactor_scope_speculation(graph_);
   }
+  // foreactor_scope_start_read() for this graph: true when the device
+  // reads of the cold range were started.
+  bool StartRead(int fd, uint64_t offset, uint64_t length) const noexcept {
+    return foreactor_scope_start_read(graph_, fd, offset, length) == 0;
+  }
   // foreactor_scope_look_ahead() for this graph: what the callbacks
   // answered not-yet may be known now; the open scope walks ahead at once.
   void LookAhead() const noexcept { foreactor_scope_look_ahead(graph_); }

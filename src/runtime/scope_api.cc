@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "graph/graph_handle.h"
 #include "runtime/graph_runner.h"
 #include "runtime/interception.h"
+#include "runtime/raw_syscalls.h"
 #include "runtime/scope_gate.h"
 #include "runtime/statistics.h"
 
@@ -54,6 +56,9 @@ struct GraphRuntime {
   // `scopes` (acquire): a fold never sees more left than entered.
   std::atomic<uint64_t> scopes_without_runner{0};
   std::atomic<uint64_t> scopes_left_without_runner{0};
+  // Reads started by foreactor_scope_start_read(), not yet in the totals
+  // (folded with the two above).
+  std::atomic<uint64_t> reads_started_in_plans{0};
 };
 
 std::atomic<GraphRuntime*> graph_runtimes[kMaxGraphs];
@@ -340,7 +345,9 @@ void FoldScopesWithoutRunner() {
     delta.scopes_left_in_file_order =
         runtime->scopes_left_without_runner.exchange(0, std::memory_order_acquire);
     delta.scopes = runtime->scopes_without_runner.exchange(0, std::memory_order_relaxed);
-    if (delta.scopes == 0) continue;
+    delta.reads_started_in_plans =
+        runtime->reads_started_in_plans.exchange(0, std::memory_order_relaxed);
+    if (delta.scopes == 0 && delta.reads_started_in_plans == 0) continue;
     // (No engine is made for such a scope: the kind the graph's runner uses.)
     AccumulateStatistics(runtime->graph_name, EngineKindName(runtime->settings.engine.kind), delta);
   }
@@ -735,6 +742,28 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
   return foreactor::DepthPolicyOf(settings) == foreactor::DepthPolicy::kExact || sync
              ? FOREACTOR_SPECULATION_REQUESTED
              : FOREACTOR_SPECULATION_AUTOMATIC;
+}
+
+int foreactor_scope_start_read(const foreactor_graph* graph, int fd, uint64_t offset,
+                               uint64_t length) {
+  // NONE covers foreactor off, an invalid or switched-off graph, depth 0,
+  // the sync engine at the automatic depth and suspended speculation.
+  if (foreactor_scope_speculation(graph) == FOREACTOR_SPECULATION_NONE) return -1;
+  foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
+  if (runtime == nullptr) return -1;
+  const foreactor::GraphSettings& settings = runtime->settings;
+  if (settings.check || !settings.page_cache_aware ||
+      settings.engine.kind == foreactor::EngineKind::kSync || length == 0 || offset > INT64_MAX ||
+      length > INT64_MAX - offset) {
+    return -1;
+  }
+  const int saved_errno = errno;  // the program's errno is left as it was
+  const bool started =
+      foreactor::raw::Readahead(fd, static_cast<int64_t>(offset), static_cast<size_t>(length)) == 0;
+  errno = saved_errno;
+  if (!started) return -1;
+  runtime->reads_started_in_plans.fetch_add(1, std::memory_order_relaxed);
+  return 0;
 }
 
 int foreactor_write_stats(FILE* out) {

@@ -96,6 +96,7 @@ constexpr CounterField kCounterFields[] = {
     {"read_ahead_streams_in_order", &Statistics::read_ahead_streams_in_order},
     {"left_in_file_order", &Statistics::left_in_file_order},
     {"scopes_left_in_file_order", &Statistics::scopes_left_in_file_order},
+    {"reads_started_in_plans", &Statistics::reads_started_in_plans},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

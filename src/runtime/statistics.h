@@ -66,6 +66,7 @@ struct Statistics {
   uint64_t read_ahead_streams_in_order = 0;  // of them, in file order (read_ahead_stream.h)
   uint64_t left_in_file_order = 0;  // cold reads in file order left to the kernel's read-ahead
   uint64_t scopes_left_in_file_order = 0;  // scopes whose rest was such a run: not followed
+  uint64_t reads_started_in_plans = 0;     // cold reads a plugin started while planning a unit
 
   void Add(const Statistics& other);
 };

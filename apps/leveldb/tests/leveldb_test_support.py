@@ -100,6 +100,8 @@ def graph_statistics(stats_file):
 
 def reads_ahead(counters):
     """The reads foreactor started ahead of LevelDB in one graph's `counters`:
-    issued early on the engine, or started in the kernel (readahead) and left
-    to LevelDB's own pread."""
-    return counters.get("issued_early", 0) + counters.get("reads_started", 0)
+    issued early on the engine, or started in the kernel (readahead), by the
+    scope's peek head or while the plugin planned the Get, and left to
+    LevelDB's own pread."""
+    return (counters.get("issued_early", 0) + counters.get("reads_started", 0)
+            + counters.get("reads_started_in_plans", 0))

@@ -64,16 +64,6 @@ foreactor::plugin::Graph<ScanState> BuildScan(const char* name) {
   return builder.Build();
 }
 
-// The value of counter `key` of graph `graph` in the statistics JSON.
-uint64_t Counter(const std::string& graph, const std::string& key) {
-  const std::string json = foreactor::StatisticsJsonText();
-  const size_t graph_at = json.find("\"" + graph + "\"");
-  if (graph_at == std::string::npos) return 0;
-  const size_t at = json.find("\"" + key + "\": ", graph_at);
-  if (at == std::string::npos) return UINT64_MAX;
-  return std::stoull(json.substr(at + key.size() + 4));
-}
-
 class FollowFromLookAheadTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -137,10 +127,10 @@ TEST_F(FollowFromLookAheadTest, AShortRunInFileOrderIsLeftWithNothingSetUp) {
     EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
     ProgramReadsEveryBlock(state);
   }
-  EXPECT_EQ(Counter("follow_short", "scopes"), 1u);
-  EXPECT_EQ(Counter("follow_short", "scopes_left_in_file_order"), 1u);
-  EXPECT_EQ(Counter("follow_short", "intercepted"), 0u);
-  EXPECT_EQ(Counter("follow_short", "passed_through"), 0u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_short", "scopes"), 1u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_short", "scopes_left_in_file_order"), 1u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_short", "intercepted"), 0u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_short", "passed_through"), 0u);
   // No runner was made: no scope's outcome to report.
   foreactor_scope_outcome outcome{};
   EXPECT_EQ(foreactor_last_scope_outcome(graph.handle(), &outcome), 0);
@@ -158,11 +148,11 @@ TEST_F(FollowFromLookAheadTest, AScatteredRunIsFollowedFromTheLookAhead) {
     ProgramReadsEveryBlock(state);
   }
   EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
-  EXPECT_EQ(Counter("follow_scattered", "scopes"), 1u);
-  EXPECT_EQ(Counter("follow_scattered", "scopes_left_in_file_order"), 0u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_scattered", "scopes"), 1u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_scattered", "scopes_left_in_file_order"), 0u);
   // Every block read matched the graph, from its start.
-  EXPECT_EQ(Counter("follow_scattered", "intercepted"), kBlocks);
-  EXPECT_EQ(Counter("follow_scattered", "passed_through"), 0u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_scattered", "intercepted"), kBlocks);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_scattered", "passed_through"), 0u);
 }
 
 TEST_F(FollowFromLookAheadTest, AScopeWithNoLookAheadIsCountedAndNothingMore) {
@@ -173,8 +163,8 @@ TEST_F(FollowFromLookAheadTest, AScopeWithNoLookAheadIsCountedAndNothingMore) {
     ProgramReadsOtherData();
     EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
   }
-  EXPECT_EQ(Counter("follow_never", "scopes"), 1u);
-  EXPECT_EQ(Counter("follow_never", "intercepted"), 0u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_never", "scopes"), 1u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_never", "intercepted"), 0u);
 }
 
 TEST_F(FollowFromLookAheadTest, AnExactDepthFollowsTheScopeFromItsEntry) {
@@ -188,9 +178,9 @@ TEST_F(FollowFromLookAheadTest, AnExactDepthFollowsTheScopeFromItsEntry) {
     graph.LookAhead();
     ProgramReadsEveryBlock(state);
   }
-  EXPECT_EQ(Counter("follow_exact", "scopes"), 1u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_exact", "scopes"), 1u);
   // The runner saw the program's first read (not the graph's) pass.
-  EXPECT_EQ(Counter("follow_exact", "passed_through"), 1u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_exact", "passed_through"), 1u);
 }
 
 }  // namespace

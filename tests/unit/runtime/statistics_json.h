@@ -3,6 +3,7 @@
 #ifndef FOREACTOR_TESTS_UNIT_RUNTIME_STATISTICS_JSON_H_
 #define FOREACTOR_TESTS_UNIT_RUNTIME_STATISTICS_JSON_H_
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -26,6 +27,17 @@ inline std::string StatisticsJsonText() {
   std::string text(buffer, size);
   std::free(buffer);
   return text;
+}
+
+// The value of counter `key` of graph `graph` in the statistics JSON: 0
+// when the graph has no statistics yet, UINT64_MAX when the key is missing.
+inline uint64_t StatisticsCounter(const std::string& graph, const std::string& key) {
+  const std::string json = StatisticsJsonText();
+  const size_t graph_at = json.find("\"" + graph + "\"");
+  if (graph_at == std::string::npos) return 0;
+  const size_t at = json.find("\"" + key + "\": ", graph_at);
+  if (at == std::string::npos) return UINT64_MAX;
+  return std::stoull(json.substr(at + key.size() + 4));
 }
 
 }  // namespace foreactor

@@ -213,7 +213,8 @@ Statistics Distinct(uint64_t base) {
                           &statistics.read_ahead_streams_ahead,
                           &statistics.read_ahead_streams_in_order,
                           &statistics.left_in_file_order,
-                          &statistics.scopes_left_in_file_order};
+                          &statistics.scopes_left_in_file_order,
+                          &statistics.reads_started_in_plans};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -272,7 +273,8 @@ const char* const kCounterKeys[] = {"scopes",
                                     "read_ahead_streams_ahead",
                                     "read_ahead_streams_in_order",
                                     "left_in_file_order",
-                                    "scopes_left_in_file_order"};
+                                    "scopes_left_in_file_order",
+                                    "reads_started_in_plans"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);

@@ -285,6 +285,25 @@ def test_levels_check_mode_finds_no_divergence(program, tmp_path, filter_kind):
     assert result["mismatches"] == 0
     assert counters["check_divergences"] == 0, counters
     assert counters["passed_through"] <= 0.01 * counters["intercepted"], counters
+    assert counters["reads_started_in_plans"] == 0, counters  # nothing runs early
+
+
+@pytest.mark.parametrize("engine", ["io_uring", "threads"])
+def test_cold_blocks_are_started_while_the_gets_are_planned(program, plain_found, tmp_path,
+                                                           engine):
+    """Tables are planned deepest first and a block found cold is started at
+    once: the scope's peek head then finds it coming in (none left for it to
+    start), and the reads stay in the Get's order (hardly any misprediction).
+    Most Gets here read one cold block, not worth a scope: their plans start
+    it all the same, and LevelDB's pread waits for it."""
+    result, counters = levels_run(program, tmp_path, "nobloom",
+                                  {"FOREACTOR_ENGINE": engine, "FOREACTOR_DEPTH": 16,
+                                   "FOREACTOR_EXACT_DEPTH": 1})
+    assert result == {"gets": 20000, "found": plain_found["nobloom"], "mismatches": 0}
+    assert counters["reads_started_in_plans"] > 100, counters
+    assert counters["found_present"] + counters["found_cached"] >= 0.9 * counters["intercepted"]
+    assert counters["reads_started"] <= 0.1 * counters["found_present"], counters
+    assert counters["mispredicted"] <= 0.01 * counters["intercepted"], counters
 
 
 def test_levels_two_threads(program, plain_found, tmp_path):
