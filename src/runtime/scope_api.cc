@@ -51,7 +51,7 @@ struct GraphRuntime {
   // (foreactor_graph_follow_from_look_ahead), and of them those left in
   // file order, not yet in the graph's statistics totals: a scope adds to
   // them with no lock and no lookup (CountScopeWithoutRunner); they are
-  // folded in before the statistics are written (FoldScopesWithoutRunner).
+  // folded in before the statistics are written (FoldCountsOutsideRunners).
   // `scopes` is added to before `left` (release), and `left` taken before
   // `scopes` (acquire): a fold never sees more left than entered.
   std::atomic<uint64_t> scopes_without_runner{0};
@@ -335,9 +335,10 @@ void CountScopeWithoutRunner(GraphRuntime* runtime, bool left) {
   if (left) runtime->scopes_left_without_runner.fetch_add(1, std::memory_order_release);
 }
 
-// Folds every graph's counts of scopes no runner followed into its
-// statistics totals (a statistics fold, added when the library loads).
-void FoldScopesWithoutRunner() {
+// Folds every graph's counts kept outside its runners (scopes no runner
+// followed, reads started in plans) into its statistics totals (a
+// statistics fold, added when the library loads).
+void FoldCountsOutsideRunners() {
   for (std::atomic<GraphRuntime*>& slot : graph_runtimes) {
     GraphRuntime* runtime = slot.load(std::memory_order_acquire);
     if (runtime == nullptr) continue;
@@ -348,7 +349,8 @@ void FoldScopesWithoutRunner() {
     delta.reads_started_in_plans =
         runtime->reads_started_in_plans.exchange(0, std::memory_order_relaxed);
     if (delta.scopes == 0 && delta.reads_started_in_plans == 0) continue;
-    // (No engine is made for such a scope: the kind the graph's runner uses.)
+    // (No engine is made for such a scope or start: the kind the graph's
+    // runner uses.)
     AccumulateStatistics(runtime->graph_name, EngineKindName(runtime->settings.engine.kind), delta);
   }
 }
@@ -393,11 +395,11 @@ void EnterRunner(ThreadState* state, ThreadState::Frame* frame, const GraphRunti
 
 // Reads the settings (and reports invalid ones) when the library loads,
 // not in the middle of the program's first scope, and adds the fold of
-// the counts of scopes no runner followed.  With foreactor on, also
+// the counts kept outside runners.  With foreactor on, also
 // grows the descriptor table for foreactor's high descriptors while the
 // process most likely has one thread (high_descriptors.h).
 __attribute__((constructor)) void LoadSettingsAtStart() {
-  AddStatisticsFold(&FoldScopesWithoutRunner);
+  AddStatisticsFold(&FoldCountsOutsideRunners);
   if (Settings().enabled) ReserveHighDescriptors();
 }
 
@@ -757,11 +759,13 @@ int foreactor_scope_start_read(const foreactor_graph* graph, int fd, uint64_t of
       length > INT64_MAX - offset) {
     return -1;
   }
-  const int saved_errno = errno;  // the program's errno is left as it was
-  const bool started =
-      foreactor::raw::Readahead(fd, static_cast<int64_t>(offset), static_cast<size_t>(length)) == 0;
-  errno = saved_errno;
-  if (!started) return -1;
+  {
+    InsideForeactor inside;  // keeps the program's errno
+    if (foreactor::raw::Readahead(fd, static_cast<int64_t>(offset), static_cast<size_t>(length)) <
+        0) {
+      return -1;
+    }
+  }
   runtime->reads_started_in_plans.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }
