@@ -8,52 +8,95 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <new>
+
+#include "base/futex.h"
 
 namespace foreactor {
 
 namespace {
 
-// What a thread started on another CPU needs before it runs `main`.
-struct PlacedStart {
+// What a new thread needs before it runs `main`; made by
+// StartQuietThread(), freed by the thread.
+struct Start {
   void* (*main)(void*);
   void* argument;
-  cpu_set_t affinity;  // the caller's
+  QuietThreadStarts* starts;  // told once the thread has its malloc arena
+  bool placed;                // started on another CPU: take `affinity` first
+  cpu_set_t affinity;         // the caller's, when `placed`
 };
 
-void* RunPlaced(void* placed_start) {
-  const PlacedStart* start = static_cast<PlacedStart*>(placed_start);
-  // A failure leaves the thread on the other CPUs only: it still runs.
-  sched_setaffinity(0, sizeof(start->affinity), &start->affinity);
+}  // namespace
+
+// The start of every quiet thread (a friend of QuietThreadStarts).
+void* RunQuietThreadStart(void* start_pointer) {
+  Start* start = static_cast<Start*>(start_pointer);
   void* (*main)(void*) = start->main;
   void* argument = start->argument;
+  QuietThreadStarts* starts = start->starts;
+  const bool placed = start->placed;
+  const cpu_set_t affinity = start->affinity;
   delete start;
+  // A thread's first allocation gives it a malloc arena, and glibc, the
+  // first time a process has more arenas than its test count (8 on 64-bit
+  // machines), opens and closes /sys/devices/system/cpu/online to size the
+  // limit.  Made here, before the caller goes on, that descriptor cannot
+  // take the number of an open the program makes.  (The delete above frees
+  // on this thread already; `volatile` keeps this pair from being
+  // optimized away.)
+  void* volatile first_allocation = malloc(64);
+  free(first_allocation);
+  starts->Arrive();  // `starts` may be gone once this returns
+  // A failure leaves the thread on the other CPUs only: it still runs.
+  if (placed) sched_setaffinity(0, sizeof(affinity), &affinity);
   return main(argument);
 }
 
-// A PlacedStart for `main(argument)` with the caller's affinity, and in
-// `*others` that affinity without the CPU the caller runs on; null where
-// there is no other CPU to start on, the affinity is not known, or the
-// process runs under a seccomp filter.
-PlacedStart* PlanStartElsewhere(void* (*main)(void*), void* argument, cpu_set_t* others) {
+namespace {
+
+// Fills `*others` with the caller's affinity without the CPU the caller
+// runs on and `start->affinity` with the whole of it; false where there is
+// no other CPU to start on, the affinity is not known, or the process runs
+// under a seccomp filter.
+bool PlanStartElsewhere(Start* start, cpu_set_t* others) {
   // A seccomp filter may forbid the affinity calls, or kill the process for
   // them, where it lets threads start.
-  if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0) return nullptr;
+  if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0) return false;
   cpu_set_t affinity;
-  if (sched_getaffinity(0, sizeof(affinity), &affinity) != 0) return nullptr;
+  if (sched_getaffinity(0, sizeof(affinity), &affinity) != 0) return false;
   const int here = sched_getcpu();
   if (here < 0 || here >= CPU_SETSIZE || !CPU_ISSET(here, &affinity) || CPU_COUNT(&affinity) < 2) {
-    return nullptr;
+    return false;
   }
   *others = affinity;
   CPU_CLR(here, others);
-  return new (std::nothrow) PlacedStart{main, argument, affinity};
+  start->affinity = affinity;
+  return true;
 }
 
 }  // namespace
 
+void QuietThreadStarts::Arrive() {
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    FutexWakeAll(&pending_);  // only the address is used: `this` may be gone
+  }
+}
+
+void QuietThreadStarts::Wait() {
+  for (uint32_t pending; (pending = pending_.load(std::memory_order_acquire)) != 0;) {
+    FutexWait(&pending_, pending);
+  }
+}
+
 int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, bool detached,
-                     pthread_t* thread) {
+                     pthread_t* thread, QuietThreadStarts* starts) {
+  QuietThreadStarts own_start;
+  if (starts == nullptr) starts = &own_start;  // waited for by its destructor
+  Start* start = new (std::nothrow) Start{main, argument, starts, false, {}};
+  if (start == nullptr) return ENOMEM;
   pthread_attr_t attributes;
   const auto set_up = [&]() {
     const int error = pthread_attr_init(&attributes);
@@ -64,38 +107,41 @@ int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, b
     return 0;
   };
   int error = set_up();
-  if (error != 0) return error;
-  cpu_set_t others;
-  PlacedStart* placed = PlanStartElsewhere(main, argument, &others);
-  if (placed != nullptr && pthread_attr_setaffinity_np(&attributes, sizeof(others), &others) != 0) {
-    delete placed;
-    placed = nullptr;
+  if (error != 0) {
+    delete start;
+    return error;
   }
+  cpu_set_t others;
+  start->placed = PlanStartElsewhere(start, &others) &&
+                  pthread_attr_setaffinity_np(&attributes, sizeof(others), &others) == 0;
   sigset_t all_signals;
   sigset_t previous_mask;
   sigfillset(&all_signals);
   pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
+  starts->pending_.fetch_add(1, std::memory_order_relaxed);
   pthread_t started;
-  if (placed != nullptr) {
-    error = pthread_create(&started, &attributes, &RunPlaced, placed);
-    if (error != 0) {
-      // The other CPUs may have been taken from the process meanwhile:
-      // start it where pthread_create(3) places it.
-      delete placed;
-      placed = nullptr;
-      pthread_attr_destroy(&attributes);
-      error = set_up();
-      if (error != 0) {
-        pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-        return error;
-      }
+  error = pthread_create(&started, &attributes, &RunQuietThreadStart, start);
+  if (error != 0 && start->placed) {
+    // The other CPUs may have been taken from the process meanwhile:
+    // start it where pthread_create(3) places it.
+    start->placed = false;
+    pthread_attr_destroy(&attributes);
+    error = set_up();
+    if (error == 0) {
+      error = pthread_create(&started, &attributes, &RunQuietThreadStart, start);
+      if (error != 0) pthread_attr_destroy(&attributes);
     }
+  } else {
+    pthread_attr_destroy(&attributes);
   }
-  if (placed == nullptr) error = pthread_create(&started, &attributes, main, argument);
   pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-  pthread_attr_destroy(&attributes);
-  if (error == 0 && thread != nullptr) *thread = started;
-  return error;
+  if (error != 0) {
+    starts->pending_.fetch_sub(1, std::memory_order_relaxed);
+    delete start;
+    return error;
+  }
+  if (thread != nullptr) *thread = started;
+  return 0;
 }
 
 bool TakeEmptyDescriptorTable() {

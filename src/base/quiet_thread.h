@@ -5,7 +5,9 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace foreactor {
 
@@ -18,18 +20,41 @@ namespace foreactor {
 // (`thread` may be null when detached).  Returns 0, or the error number of
 // pthread_create(3) (then no thread runs).
 //
-// The new thread starts on a CPU other than the caller's when the caller's
-// CPU affinity allows another: the caller goes on with the program's work,
-// and Linux otherwise often queues a new thread on its parent's CPU, where
-// it waits for the parent's time slice to end (a thread started beside a
-// program that page-faults in a buffer waited 2-4 ms on the development VM
-// before its first instruction, with the other CPU idle).  From its first
-// instruction of `main` on, the thread's affinity is the caller's again,
-// so the scheduler moves it freely; where placing it fails, and under a
-// seccomp filter (which may kill the process for the affinity calls), it
-// starts as pthread_create(3) places it.
+// The thread makes its first heap allocation before it runs `main`, and
+// StartQuietThread() returns only once it has (or, with `starts`, at once,
+// and starts->Wait() waits): glibc may open and close a descriptor while
+// it gives a new thread its malloc arena, and made while the caller waits,
+// that descriptor cannot take the number of an open the program makes
+// (the program's descriptor numbers stay those it gets without foreactor).
+// A thread takes 0.1 ms or more to begin on some VMs: a caller that starts
+// several passes one `starts` to each and waits once.
+class QuietThreadStarts;
 int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, bool detached,
-                     pthread_t* thread);
+                     pthread_t* thread, QuietThreadStarts* starts = nullptr);
+
+// Threads started with StartQuietThread(..., this) that have not made their
+// first heap allocation yet.  Wait() before the program may open anything
+// (the destructor waits too).  Not copyable: the threads hold its address.
+class QuietThreadStarts {
+ public:
+  QuietThreadStarts() = default;
+  QuietThreadStarts(const QuietThreadStarts&) = delete;
+  QuietThreadStarts& operator=(const QuietThreadStarts&) = delete;
+  ~QuietThreadStarts() { Wait(); }
+
+  // Returns once every thread started with this has made its first
+  // allocation.
+  void Wait();
+
+ private:
+  friend int StartQuietThread(void* (*)(void*), void*, size_t, bool, pthread_t*,
+                              QuietThreadStarts*);
+  friend void* RunQuietThreadStart(void*);
+  // Called by a started thread after its first allocation.
+  void Arrive();
+
+  std::atomic<uint32_t> pending_{0};
+};
 
 // Gives the calling thread a descriptor table of its own that holds none of
 // the program's descriptors: close_range(2) of every number with

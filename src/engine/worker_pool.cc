@@ -51,9 +51,10 @@ void WorkerPool::AddForkHandlersAtLoad() {
 
 unsigned WorkerPool::AllowWorkers(unsigned count) {
   if (count > kMaxWorkers) count = kMaxWorkers;
+  QuietThreadStarts starts;  // waited for after the unlock (destroyed after `lock`)
   std::lock_guard<std::mutex> lock(mutex_);
   if (count > worker_limit_) worker_limit_ = count;
-  if (workers_ == 0 && worker_limit_ > 0) StartWorkerLocked();
+  if (workers_ == 0 && worker_limit_ > 0) StartWorkerLocked(&starts);
   return workers_;
 }
 
@@ -67,11 +68,11 @@ unsigned WorkerPool::worker_limit() {
   return worker_limit_;
 }
 
-bool WorkerPool::StartWorkerLocked() {
+bool WorkerPool::StartWorkerLocked(QuietThreadStarts* starts) {
   // No signal is ever delivered to a worker (quiet_thread.h).
   pthread_t thread;
-  if (StartQuietThread(&WorkerPool::WorkerMain, this, kWorkerStackBytes, /*detached=*/true,
-                       &thread) != 0) {
+  if (StartQuietThread(&WorkerPool::WorkerMain, this, kWorkerStackBytes, /*detached=*/true, &thread,
+                       starts) != 0) {
     return false;
   }
   pthread_setname_np(thread, kWorkerThreadName);  // for people reading ps/top
@@ -234,8 +235,11 @@ void WorkerPool::Unregister(Submitter* submitter) {
 }
 
 int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) {
+  // The workers started here are waited for once, after the unlock
+  // (`starts` is destroyed after `lock`): they take jobs meanwhile.
+  QuietThreadStarts starts;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (workers_ == 0 && (worker_limit_ == 0 || !StartWorkerLocked())) return -EAGAIN;
+  if (workers_ == 0 && (worker_limit_ == 0 || !StartWorkerLocked(&starts))) return -EAGAIN;
   if (!GrowQueueLocked(queued_ + count)) return -ENOMEM;
   for (size_t i = 0; i < count; ++i) {
     jobs_[(first_ + queued_) & (capacity_ - 1)] = Job{heads[i], submitter};
@@ -281,7 +285,7 @@ int WorkerPool::Push(Request* const* heads, size_t count, Submitter* submitter) 
   const size_t startable = queued_ > waiting ? queued_ - waiting : 0;
   const size_t coming = idle_workers_ + starting_workers_;
   size_t unserved = startable > coming ? startable - coming : 0;
-  while (unserved > 0 && workers_ < worker_limit_ && StartWorkerLocked()) --unserved;
+  while (unserved > 0 && workers_ < worker_limit_ && StartWorkerLocked(&starts)) --unserved;
   return 0;
 }
 

@@ -42,6 +42,7 @@
 #include <memory>
 #include <mutex>
 
+#include "base/quiet_thread.h"
 #include "engine/request.h"
 
 namespace foreactor {
@@ -150,7 +151,9 @@ class WorkerPool {
   WorkerPool() = default;
   static void* WorkerMain(void* pool);
   void RunWorker();
-  bool StartWorkerLocked();
+  // Starts a worker; `starts` waits for its first allocation
+  // (quiet_thread.h), which its caller does once the mutex is free.
+  bool StartWorkerLocked(QuietThreadStarts* starts);
   bool GrowQueueLocked(size_t needed);
   void FinishJobLocked(Submitter* submitter);
 
