@@ -17,8 +17,9 @@ namespace foreactor {
 // in force at its creation: the calling thread blocks every signal around
 // pthread_create(3) and then restores its own mask.  `detached`: nobody
 // joins the thread; otherwise `*thread` receives it, for pthread_join(3)
-// (`thread` may be null when detached).  Returns 0, or the error number of
-// pthread_create(3) (then no thread runs).
+// (`thread` may be null when detached).  Returns 0, or ENOMEM (the start's
+// few bytes could not be allocated) or the error number of
+// pthread_create(3); then no thread runs.
 //
 // The thread makes its first heap allocation before it runs `main`, and
 // StartQuietThread() returns only once it has (or, with `starts`, at once,
