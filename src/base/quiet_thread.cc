@@ -129,7 +129,7 @@ int StartQuietThread(void* (*main)(void*), void* argument, size_t stack_bytes, b
     error = set_up();
     if (error == 0) {
       error = pthread_create(&started, &attributes, &RunQuietThreadStart, start);
-      if (error != 0) pthread_attr_destroy(&attributes);
+      pthread_attr_destroy(&attributes);
     }
   } else {
     pthread_attr_destroy(&attributes);
