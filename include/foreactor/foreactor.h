@@ -535,6 +535,17 @@ FOREACTOR_API int foreactor_scope_start_read(const foreactor_graph *graph, int f
                                              uint64_t length);
 
 /*
+ * 1 when foreactor_scope_start_read() starts reads for `graph` on the
+ * calling thread (for a range readahead(2) takes), 0 when it would return -1
+ * whatever the range: foreactor off, the graph's scopes issuing nothing
+ * early, check mode, page-cache awareness off or the sync engine.  A plugin
+ * asks it before a unit to choose how to plan: where reads can be started,
+ * it may plan late and start the cold ones itself; where not, only a
+ * scope's engine issues its planned reads early.  Thread-safe.
+ */
+FOREACTOR_API int foreactor_scope_starts_reads(const foreactor_graph *graph);
+
+/*
  * Starts reading bytes [offset, offset + length) of the regular file at
  * `path` into the page cache, for a file the program has not opened yet but
  * is about to open and read there (a LevelDB table's index, which opening

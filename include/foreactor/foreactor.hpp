@@ -462,6 +462,9 @@ class Graph {
   bool StartRead(int fd, uint64_t offset, uint64_t length) const noexcept {
     return foreactor_scope_start_read(graph_, fd, offset, length) == 0;
   }
+  // foreactor_scope_starts_reads() for this graph: true when StartRead()
+  // starts reads on this thread.
+  bool StartsReads() const noexcept { return foreactor_scope_starts_reads(graph_) != 0; }
   // foreactor_scope_look_ahead() for this graph: what the callbacks
   // answered not-yet may be known now; the open scope walks ahead at once.
   void LookAhead() const noexcept { foreactor_scope_look_ahead(graph_); }

@@ -477,6 +477,29 @@ using foreactor::InsideForeactor;
 using foreactor::ThreadState;
 using foreactor::tls_context;
 
+namespace {
+
+// The runtime of `graph` when foreactor_scope_start_read() starts reads for
+// it on the calling thread, given a range readahead(2) takes; null where
+// the graph's scopes issue nothing early (NONE covers foreactor off, an
+// invalid or switched-off graph, depth 0, the sync engine at the automatic
+// depth and suspended speculation), in check mode, with page-cache
+// awareness off (the runtime then issues every planned read itself) and
+// with the sync engine.
+foreactor::GraphRuntime* RuntimeStartingReads(const foreactor_graph* graph) {
+  if (foreactor_scope_speculation(graph) == FOREACTOR_SPECULATION_NONE) return nullptr;
+  foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
+  if (runtime == nullptr) return nullptr;
+  const foreactor::GraphSettings& settings = runtime->settings;
+  if (settings.check || !settings.page_cache_aware ||
+      settings.engine.kind == foreactor::EngineKind::kSync) {
+    return nullptr;
+  }
+  return runtime;
+}
+
+}  // namespace
+
 extern "C" {
 
 void foreactor_scope_enter(foreactor_graph* graph, void* scope_state) {
@@ -746,17 +769,14 @@ foreactor_speculation foreactor_scope_speculation(const foreactor_graph* graph) 
              : FOREACTOR_SPECULATION_AUTOMATIC;
 }
 
+int foreactor_scope_starts_reads(const foreactor_graph* graph) {
+  return RuntimeStartingReads(graph) != nullptr ? 1 : 0;
+}
+
 int foreactor_scope_start_read(const foreactor_graph* graph, int fd, uint64_t offset,
                                uint64_t length) {
-  // NONE covers foreactor off, an invalid or switched-off graph, depth 0,
-  // the sync engine at the automatic depth and suspended speculation.
-  if (foreactor_scope_speculation(graph) == FOREACTOR_SPECULATION_NONE) return -1;
-  foreactor::GraphRuntime* runtime = foreactor::RuntimeOf(graph->graph);
-  if (runtime == nullptr) return -1;
-  const foreactor::GraphSettings& settings = runtime->settings;
-  if (settings.check || !settings.page_cache_aware ||
-      settings.engine.kind == foreactor::EngineKind::kSync || length == 0 || offset > INT64_MAX ||
-      length > INT64_MAX - offset) {
+  foreactor::GraphRuntime* runtime = RuntimeStartingReads(graph);
+  if (runtime == nullptr || length == 0 || offset > INT64_MAX || length > INT64_MAX - offset) {
     return -1;
   }
   {

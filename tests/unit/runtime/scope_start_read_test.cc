@@ -1,4 +1,6 @@
-// Tests of foreactor_scope_start_read() (foreactor::Graph::StartRead): a
+// Tests of foreactor_scope_start_read() (foreactor::Graph::StartRead) and
+// foreactor_scope_starts_reads() (Graph::StartsReads), which says whether it
+// would start anything: a
 // cold range it starts comes into the page cache without the caller reading
 // it, and is counted in the graph's statistics; it refuses, doing nothing,
 // where the graph's scopes issue nothing early (check mode, depth 0, the
@@ -98,6 +100,7 @@ class ScopeStartReadTest : public testing::Test {
     ASSERT_TRUE(graph.valid());
     const bool dropped = DropFile();
     errno = 1234;
+    EXPECT_FALSE(graph.StartsReads()) << graph_name;
     EXPECT_EQ(foreactor_scope_start_read(graph.handle(), fd_, 0, 8 * kPage), -1) << graph_name;
     EXPECT_EQ(errno, 1234);
     if (dropped) {
@@ -114,6 +117,7 @@ TEST_F(ScopeStartReadTest, AColdRangeComesIntoThePageCacheAndIsCounted) {
   ASSERT_TRUE(graph.valid());
   if (!DropFile()) GTEST_SKIP() << "the page cache keeps this file's pages, or no cachestat(2)";
   errno = 1234;
+  EXPECT_TRUE(graph.StartsReads());
   ASSERT_TRUE(graph.StartRead(fd_, 8 * kPage, 8 * kPage));
   EXPECT_EQ(errno, 1234);
   // The device reads the range in while the caller goes on; nothing reads
@@ -155,6 +159,7 @@ TEST_F(ScopeStartReadTest, RangesReadaheadCannotStartAreRefused) {
   EXPECT_EQ(foreactor_scope_start_read(graph.handle(), fd_, UINT64_MAX - 1, 2 * kPage), -1);
   EXPECT_EQ(foreactor_scope_start_read(graph.handle(), fd_, uint64_t{1} << 63, kPage), -1);
   EXPECT_EQ(foreactor_scope_start_read(nullptr, fd_, 0, kPage), -1);
+  EXPECT_EQ(foreactor_scope_starts_reads(nullptr), 0);
   EXPECT_EQ(errno, 1234);
   EXPECT_EQ(foreactor::StatisticsCounter("start_refused", "reads_started_in_plans"), 0u);
 }
@@ -165,6 +170,7 @@ TEST(ScopeStartReadOffTest, ForeactorOffStartsNothing) {
   auto graph = BuildOneRead("start_off");
   const int fd = foreactor::MakeLetteredFile(1, kPage);
   ASSERT_GE(fd, 0);
+  EXPECT_FALSE(graph.StartsReads());
   EXPECT_FALSE(graph.StartRead(fd, 0, kPage));
   close(fd);
 }
