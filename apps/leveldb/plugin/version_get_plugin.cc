@@ -51,12 +51,11 @@
 // Each pread of the Get reads first what the page cache holds, without
 // waiting (preadv2(2), RWF_NOWAIT); the first one found not wholly cached
 // plans the tables after it up to the deep ones, and the Get reads on
-// plain.  A Get of a short path that the
-// page cache serves pays for no plan (planned first, a Get with 75% of the
-// default image cached took 1.25x plain's median time), and the scope
-// added nothing there: its runtime found every planned read coming in and
-// issued none.  Tables are known
-// by file number and size: a table of another database open in the same
+// plain.  A Get of a short path that the page cache serves pays for no plan
+// (planned first, a Get with 75% of the default image cached took 1.25x
+// plain's median time), and the scope added nothing there: its runtime found
+// every planned read coming in and issued none.  Tables are known by file
+// number and size: a table of another database open in the same
 // process with both equal only costs a misprediction (its descriptor is not
 // the one the Get reads).
 #include <sys/types.h>
