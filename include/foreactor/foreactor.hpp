@@ -48,9 +48,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -866,6 +868,28 @@ void NoThrow(Action&& action) noexcept {
   }
 }
 
+// Reads bytes [offset, offset + length) of `fd` into `buffer` as far as the
+// page cache holds them, without waiting for the device (preadv2(2) with
+// RWF_NOWAIT), for a plugin that plans a unit late: at the unit's first read
+// that would wait (LevelDB's Gets).  Returns what preadv2(2) returned.
+// `length` bytes, or 0 (end of file, or a length of 0), is the read's
+// answer as pread(2) would give it (`*would_wait` false).  Otherwise the
+// plugin makes the read itself, and `*would_wait` says why: true when part of the range is not
+// cached (EAGAIN, or fewer bytes, which may also mean the end of the file:
+// the pread then gives the same answer), false when the kernel cannot tell
+// (a file system that refuses RWF_NOWAIT, a bad descriptor: the pread then
+// reports the error as it would have).  errno is left as it was.
+inline ssize_t ReadFromPageCache(int fd, void* buffer, size_t length, off_t offset,
+                                 bool* would_wait) noexcept {
+  const int saved_errno = errno;
+  iovec vector = {buffer, length};
+  const ssize_t bytes = preadv2(fd, &vector, 1, offset, RWF_NOWAIT);
+  *would_wait =
+      (bytes > 0 && static_cast<size_t>(bytes) < length) || (bytes < 0 && errno == EAGAIN);
+  errno = saved_errno;
+  return bytes;
+}
+
 // Whether the ranges a plugin plans to read are in the page cache, for
 // plugins that plan a unit's reads before its scope (LevelDB's table
 // reads): a read the page cache holds has no device time to overlap, and
@@ -923,77 +947,6 @@ class RangesInCache {
 
  private:
   detail::RecallTable<kEntryBits> held_;
-};
-
-// The units whose last plan held nothing worth a scope, for plugins that
-// plan a unit before its scope (LevelDB's Gets): a unit of a key planned so
-// (its blocks cached, say) is likely planned so again on its next run, and
-// planning it costs about as much as the unit's own lookups.  PlanUnit()
-// asks the scope gate, skips or makes the plan, and remembers the keys
-// whose plans were not worth a scope; Skip() and Remember() are its parts.
-//
-// A remembered key is skipped on its next kSkipsPerPlan askings, then
-// planned again: a unit whose data turned cold meanwhile runs plain at most
-// that many times, as without foreactor.  `generation` is the plugin's
-// count of changes that make every plan stale (a new LevelDB Version):
-// keys are remembered per generation.  kEntries keys are remembered, one
-// word each, at the entry a hash of (key, generation) picks; another key
-// hashed to the same entry replaces it (one plan more, no other cost).
-//
-// Thread-safe as RangesInCache is.  Not copyable; constant-initialized
-// (kEntries words), so a plugin can keep one as a global.
-class PlansWithoutOverlap {
- public:
-  static constexpr int kSkipsPerPlan = 8;
-  static constexpr unsigned kEntryBits = 14;
-  static constexpr size_t kEntries = size_t{1} << kEntryBits;
-
-  constexpr PlansWithoutOverlap() = default;
-  PlansWithoutOverlap(const PlansWithoutOverlap&) = delete;
-  PlansWithoutOverlap& operator=(const PlansWithoutOverlap&) = delete;
-
-  // True when the last plan of `key` in `generation` was not worth a scope
-  // and was skipped fewer than kSkipsPerPlan times since: run the unit
-  // plain, without planning it.
-  bool Skip(std::string_view key, uint64_t generation) noexcept {
-    return skipped_.Recall(Hash(key, generation), kSkipsPerPlan);
-  }
-
-  // The plan of `key` in `generation` just made is not worth a scope.
-  void Remember(std::string_view key, uint64_t generation) noexcept {
-    skipped_.Remember(Hash(key, generation));
-  }
-
-  // What a unit's plan came to (PlanUnit's planner returns it).
-  enum class Outcome {
-    kScope,      // worth a scope: the unit runs in one
-    kPlain,      // not worth one: the unit runs plain, its key is remembered
-    kPlainOnce,  // not worth one as planned, but the plan lacked what the
-                 // unit's next plan will know (a table not opened yet): the
-                 // unit runs plain, its key is not remembered
-  };
-
-  // Whether the unit of `key` in `generation` runs with a scope of `graph`.
-  // True when the graph's scope gate asks for one (Graph::ScopeGate), the
-  // key is not skipped (Skip) and plan_unit(), which plans the unit, says
-  // Outcome::kScope.  A key whose plan says kPlain is remembered (Remember);
-  // an exception plan_unit() throws counts as kPlainOnce.
-  template <class State, class Planner>
-  bool PlanUnit(const Graph<State>& graph, std::string_view key, uint64_t generation,
-                Planner&& plan_unit) noexcept {
-    if (!graph.ScopeGate() || Skip(key, generation)) return false;
-    Outcome outcome = Outcome::kPlainOnce;
-    NoThrow([&] { outcome = plan_unit(); });
-    if (outcome == Outcome::kPlain) Remember(key, generation);
-    return outcome == Outcome::kScope;
-  }
-
- private:
-  static uint64_t Hash(std::string_view key, uint64_t generation) noexcept {
-    return detail::MixBits(std::hash<std::string_view>{}(key) ^ generation * 0x9e3779b97f4a7c15u);
-  }
-
-  detail::RecallTable<kEntryBits> skipped_;
 };
 
 }  // namespace plugin

@@ -10,62 +10,62 @@
 //   start -> next_table --0w--> read_block -w-> more --> next_table (loop)
 //                 \--1--> end
 //
-// (-w-: weak edge, the Get may return there.)  The plan of a Get (the data
-// block reads, in order) is made before the scope from LevelDB's own objects
-// and code: the tables Version::Get visits (its own walk,
-// Version::ForEachOverlapping), and per table the index and filter blocks
+// (-w-: weak edge, the Get may return there.)  A Get is planned late: as
+// it runs, at its first read, from LevelDB's own objects and code: the
+// tables Version::Get visits (its own walk, Version::ForEachOverlapping,
+// taken as the Get starts), and per table the index and filter blocks
 // LevelDB keeps in memory, seen as ReadBlock returns them inside
 // Table::Open, read with LevelDB's own Block and FilterBlockReader code.  A
-// table on the Get's path LevelDB has not opened has no planned read:
-// opening it makes calls the plugin does not predict, which pass by the
-// scope (an open, then reads of a descriptor no planned read uses), as does
-// the read of its data block; its index is read ahead instead
-// (foreactor_read_ahead_file), so that opening the table (two reads, one
-// after the other) finds index and footer cached.  When LevelDB's table cache
-// can hold every table of the Version (it then keeps each open from its
-// first Get on), the first planned Get after LevelDB opened a table reads
-// ahead the index of every table not opened yet, so that later Gets opening
-// a table wait for their data block alone: at most one index per table in a
-// process (for tables of 2 MiB, 2.4% of the database; kIndexShare).  Reads of
-// blocks the page cache holds are left out (foreactor::RangesInCache, asked
-// per block): they pass by the scope (another descriptor than the next
-// planned read's) while the planned reads of colder blocks after them are in
-// flight.  Tables are planned deepest first, and a block found cold is
-// started at once (foreactor_scope_start_read): the cold blocks are mostly
-// in the large levels, which the Get reaches last, and the device reads them
-// while the tables above are planned (13 us for 14 tables at the published
-// point), not from the scope's first look ahead on.  A key whose plan was not
-// worth a scope is planned again only after a few Gets
-// (foreactor::PlansWithoutOverlap): planning costs about what LevelDB's own
-// index seeks cost.
+// Get the page cache serves whole pays for its path alone (planned before
+// the scope, a Get with 75% of the default image cached took 1.25x plain's
+// median time).
 //
-// That plan before the scope is made where every Get runs in one (an exact
-// depth, check mode) or the runtime issues the planned reads itself
-// (page-cache awareness off, the sync engine).  Where the runtime lets the
-// plugin start reads (foreactor::Graph::StartsReads) and the scope gate
-// decides (the automatic depth, a fixed one as a bound), a Get is planned
-// late instead, with no scope.  The tables with kLeftOutForOneRead or more
-// tables before them on its path are planned as it starts, as above
-// (deepest first, cold blocks started at once, indexes of tables not opened
-// read ahead): LevelDB's work in the tables above overlaps their reads.
-// Each pread of the Get reads first what the page cache holds, without
-// waiting (preadv2(2), RWF_NOWAIT); the first one found not wholly cached
-// plans the tables after it up to the deep ones, and the Get reads on
-// plain.  A Get of a short path that the page cache serves pays for no plan
-// (planned first, a Get with 75% of the default image cached took 1.25x
-// plain's median time), and the scope added nothing there: its runtime found
-// every planned read coming in and issued none.  Tables are known by file
-// number and size: a table of another database open in the same
+// Where the runtime lets the plugin start reads
+// (foreactor::Graph::StartsReads) and the scope gate decides (the
+// automatic depth, a fixed one as a bound), a Get runs with no scope.  As
+// it starts, the tables with kTablesAboveDeepOnes or more tables before
+// them on its path are planned, deepest first, and each cold block found
+// is started at once (foreactor_scope_start_read): LevelDB's work in the
+// tables above overlaps their reads (at the published point most cold
+// blocks are in the large levels, below 16 tables read from memory).  Each
+// pread of the Get reads first what the page cache holds, without waiting
+// (foreactor::ReadFromPageCache); the first one found not wholly cached
+// plans the tables after it up to the deep ones, then is read as pread(2)
+// reads it (not started: pread's read-ahead window also brings in the
+// blocks around it, which later Gets find cached), and the Get reads on
+// plain.  A scope added nothing there: its runtime found every planned read
+// coming in and issued none.
+//
+// Where every Get runs in a scope (an exact depth, check mode) or the
+// runtime issues the planned reads itself (page-cache awareness off, the
+// sync engine), the Get's first read plans the tables after it, and the Get
+// runs in a scope from that read on, when the plan has two reads, or one
+// after the table LevelDB is opening.
+//
+// In every plan, a table on the Get's path LevelDB has not opened has no
+// planned read: opening it makes calls the plugin does not predict, which
+// pass by the scope (an open, then reads of a descriptor no planned read
+// uses), as does the read of its data block; its index is read ahead
+// instead (foreactor_read_ahead_file), so that opening the table (two
+// reads, one after the other) finds index and footer cached.  When
+// LevelDB's table cache can hold every table of the Version (it then keeps
+// each open from its first Get on), the first planned Get after LevelDB
+// opened a table reads ahead the index of every table not opened yet, so
+// that later Gets opening a table wait for their data block alone: at most
+// one index per table in a process (for tables of 2 MiB, 2.4% of the
+// database; kIndexShare).  Reads of blocks the page cache holds are left
+// out (foreactor::RangesInCache, asked per block): they pass by the scope
+// (another descriptor than the next planned read's).  Tables are known by
+// file number and size: a table of another database open in the same
 // process with both equal only costs a misprediction (its descriptor is not
 // the one the Get reads).
 #include <sys/types.h>
-#include <sys/uio.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -86,28 +86,27 @@
 // The functions wrapped with -Wl,--wrap (plugin.cmake names them), by their
 // mangled names: Real<Name> calls LevelDB's, Wrap<Name> is defined below.
 // Member functions take `this` first.
-#define WRAPPED(name, symbol, ...)           \
-  using name = leveldb::Status(__VA_ARGS__); \
-  name Real##name asm("__real_" symbol);     \
+#define WRAPPED(name, result, symbol, ...) \
+  using name = result(__VA_ARGS__);        \
+  name Real##name asm("__real_" symbol);   \
   name Wrap##name asm("__wrap_" symbol)
-WRAPPED(VersionGet,
+WRAPPED(VersionGet, leveldb::Status,
         "_ZN7leveldb7Version3GetERKNS_11ReadOptionsERKNS_9LookupKeyEPNSt7__cxx1112basic_string"
         "IcSt11char_traitsIcESaIcEEEPNS0_8GetStatsE",
         leveldb::Version*, const leveldb::ReadOptions&, const leveldb::LookupKey&, std::string*,
         void*);
-WRAPPED(TableOpen, "_ZN7leveldb5Table4OpenERKNS_7OptionsEPNS_16RandomAccessFileEmPPS0_",
+WRAPPED(TableOpen, leveldb::Status,
+        "_ZN7leveldb5Table4OpenERKNS_7OptionsEPNS_16RandomAccessFileEmPPS0_",
         const leveldb::Options&, leveldb::RandomAccessFile*, uint64_t, leveldb::Table**);
-WRAPPED(ReadBlock,
+WRAPPED(ReadBlock, leveldb::Status,
         "_ZN7leveldb9ReadBlockEPNS_16RandomAccessFileERKNS_11ReadOptionsERKNS_11BlockHandleEPNS_"
         "13BlockContentsE",
         leveldb::RandomAccessFile*, const leveldb::ReadOptions&, const leveldb::BlockHandle&,
         leveldb::BlockContents*);
-void RealTableDelete(leveldb::Table* table) asm("__real__ZN7leveldb5TableD1Ev");
-void WrapTableDelete(leveldb::Table* table) asm("__wrap__ZN7leveldb5TableD1Ev");
-std::string RealTableFileName(const std::string& dbname, uint64_t number) asm(
-    "__real__ZN7leveldb13TableFileNameERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEm");
-std::string WrapTableFileName(const std::string& dbname, uint64_t number) asm(
-    "__wrap__ZN7leveldb13TableFileNameERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEm");
+WRAPPED(TableDelete, void, "_ZN7leveldb5TableD1Ev", leveldb::Table*);
+WRAPPED(TableFileName, std::string,
+        "_ZN7leveldb13TableFileNameERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEm",
+        const std::string&, uint64_t);
 // Version::ForEachOverlapping (private): calls visit(arg, level, file) for
 // each table Version::Get visits for the key, in its order, while it returns true.
 using ForEachOverlapping = void(leveldb::Version*, leveldb::Slice user_key,
@@ -160,35 +159,35 @@ thread_local OpeningTable opening;
 std::basic_string<char, std::char_traits<char>, foreactor::PrivateAllocator<char>> database;
 // The data blocks Gets find in the page cache: their reads are left out.
 foreactor::RangesInCache ranges_in_cache;
-// The Gets whose plans were not worth a scope: planned again only now and then.
-foreactor::PlansWithoutOverlap plans_without_overlap;
 
-// A plan with one read is worth a scope after this many tables left out
-// (LevelDB's work in one table from memory, a few µs, is about a scope's
-// cost), or after one table LevelDB opens (device reads).  A late Get (see
-// the top) plans the tables with this many before them as it starts.
-constexpr int kLeftOutForOneRead = 4;
+// A Get planned late without a scope plans, as it starts, the tables with
+// this many tables or more before them on its path (LevelDB's work in those
+// overlaps their reads).
+constexpr size_t kTablesAboveDeepOnes = 4;
 
-// The preads of a Get, in order.
-struct Plan {
-  foreactor::PrivateVector<foreactor_call> reads;
-  // LevelDB's work before the first read, in tables left out: each table
-  // whose read is left out counts 1, each it opens kLeftOutForOneRead.
-  int left_out_before_first_read = 0;
-  bool met_unopened_table = false;  // its plan is then to be made again
-  // While planning: the tables Version::Get visits, in its order.
+// The Get in progress on this thread, from WrapVersionGet's call of
+// Version::Get to its return, and its plan (the state of its scope).
+struct Get {
+  // Null: no Get planned on this thread, or its first read (found cold, when
+  // late) made.
+  const leveldb::LookupKey* key = nullptr;
+  bool late = false;  // planned late, with no scope (see the top)
+  // The tables Version::Get visits, in its order, and the preads planned.
   foreactor::PrivateVector<const leveldb::FileMetaData*> path;
+  foreactor::PrivateVector<foreactor_call> reads;
+  std::optional<foreactor::Scope> scope;
 };
+thread_local Get get;
 
-const foreactor::Graph<Plan> graph = [] {
-  foreactor::GraphBuilder<Plan> builder("leveldb_get");
+const foreactor::Graph<Get> graph = [] {
+  foreactor::GraphBuilder<Get> builder("leveldb_get");
   using foreactor::Visit;
   auto read_block = builder.Syscall("read_block", FOREACTOR_CALL_PREAD,
-                                    [](Plan& plan, const Visit& visit, foreactor_call& call) {
+                                    [](Get& plan, const Visit& visit, foreactor_call& call) {
                                       call = plan.reads[visit.iteration(0)];
                                       return FOREACTOR_READY;
                                     });
-  auto more = builder.Branch("more", [](Plan& plan, const Visit& visit) {
+  auto more = builder.Branch("more", [](Get& plan, const Visit& visit) {
     return visit.iteration(0) + 1 < plan.reads.size() ? 0 : 1;
   });
   // Weak into the first read too: a block cache hit the plan did not foresee
@@ -230,157 +229,111 @@ void ReadIndexAhead(const leveldb::FileMetaData& file) {
                             file.file_size - length, length);
 }
 
-// The first time in a process that LevelDB has opened a table, reads ahead
-// the index of every table of `version` it has not opened, when its table
-// cache can hold them all (the files of each level taken with the public
-// Version::GetOverlappingInputs(level, nullptr, nullptr)).  Call it under
-// the shared lock.
+// The first time in a process that a Get is planned after LevelDB opened a
+// table, reads ahead the index of every table of `version` it has not
+// opened, when its table cache can hold them all (the files of each level
+// taken with the public Version::GetOverlappingInputs(level, nullptr,
+// nullptr)).
 void ReadIndexesAheadOnce(leveldb::Version* version) {
   // A load first: every planned Get comes here, and only the first may write.
   if (table_cache_capacity.load() == 0 || indexes_read_ahead.load(std::memory_order_relaxed) ||
       indexes_read_ahead.exchange(true))
     return;
-  std::vector<leveldb::FileMetaData*> levels[leveldb::config::kNumLevels];
-  size_t count = 0;
+  std::vector<leveldb::FileMetaData*> files, level_files;
   for (int level = 0; level < leveldb::config::kNumLevels; ++level) {
-    version->GetOverlappingInputs(level, nullptr, nullptr, &levels[level]);
-    count += levels[level].size();
+    version->GetOverlappingInputs(level, nullptr, nullptr, &level_files);
+    files.insert(files.end(), level_files.begin(), level_files.end());
   }
-  if (count > static_cast<size_t>(table_cache_capacity.load())) return;
-  for (const auto& level : levels)
-    for (const leveldb::FileMetaData* file : level)
-      if (!tables.contains(file->number)) ReadIndexAhead(*file);
+  if (files.size() > static_cast<size_t>(table_cache_capacity.load())) return;
+  std::shared_lock lock(mutex);
+  for (const leveldb::FileMetaData* file : files)
+    if (!tables.contains(file->number)) ReadIndexAhead(*file);
 }
 
-// Adds the read the Get of `key` makes in table `file` to `plan`, if any
+// Adds the read this thread's Get makes in table `file` to its plan, if any
 // (Table::InternalGet: the index entry Seek() finds, none past the last
 // block, unless the Bloom filter rules the key out or the block cache holds
-// the block), and starts it, unless the table's reads are left out (see the
-// top).  When LevelDB has not opened the table, reads its index ahead
-// instead.  Tables are planned in the reverse of the Get's order: `plan`'s
-// reads are then in reverse order, and its left_out_before_first_read counts
-// the tables planned since its last read.  Call it under the shared lock.
-void PlanTable(const leveldb::FileMetaData& file, const leveldb::LookupKey& key, Plan* plan) {
+// the block), and starts it, unless the page cache holds the block.  When
+// LevelDB has not opened the table, reads its index ahead instead.  Call it
+// under the shared lock.
+void PlanTable(const leveldb::FileMetaData& file) {
   const auto found = tables.find(file.number);
-  if (found == tables.end() || found->second.file_size != file.file_size) {
-    ReadIndexAhead(file);
-    plan->met_unopened_table = true;
-    plan->left_out_before_first_read += kLeftOutForOneRead;
-    return;
-  }
+  if (found == tables.end() || found->second.file_size != file.file_size)
+    return ReadIndexAhead(file);
   const Table& table = found->second;
   std::unique_ptr<leveldb::Iterator> entry(table.index->NewIterator(&comparator));
-  entry->Seek(key.internal_key());
+  entry->Seek(get.key->internal_key());
   leveldb::Slice value = entry->Valid() ? entry->value() : leveldb::Slice();
   leveldb::BlockHandle handle;
-  if (handle.DecodeFrom(&value).ok() &&
-      (table.filter == nullptr || table.filter->KeyMayMatch(handle.offset(), key.internal_key())) &&
-      !BlockCached(table, handle.offset())) {
-    const uint64_t length = handle.size() + leveldb::kBlockTrailerSize;
-    if (ranges_in_cache.InCache(table.fd, handle.offset(), length)) {
-      plan->left_out_before_first_read++;
-      return;
-    }
-    plan->reads.push_back(foreactor::Pread(table.fd, length, int64_t(handle.offset())));
-    plan->left_out_before_first_read = 0;
-    graph.StartRead(table.fd, handle.offset(), length);
+  if (!handle.DecodeFrom(&value).ok()) return;
+  const uint64_t offset = handle.offset(), length = handle.size() + leveldb::kBlockTrailerSize;
+  if ((table.filter == nullptr || table.filter->KeyMayMatch(offset, get.key->internal_key())) &&
+      !BlockCached(table, offset) && !ranges_in_cache.InCache(table.fd, offset, length)) {
+    get.reads.push_back(foreactor::Pread(table.fd, length, int64_t(offset)));
+    graph.StartRead(table.fd, offset, length);
   }
 }
 
-// Starts the plan of the Get of `key` in `version`: its path, the tables
-// Version::Get visits, in its order (LevelDB's own walk).
-void FindPath(leveldb::Version* version, const leveldb::LookupKey& key, Plan* plan) {
-  plan->reads.clear();
-  plan->path.clear();
-  plan->left_out_before_first_read = 0;
-  plan->met_unopened_table = false;
-  VersionForEachOverlapping(version, key.user_key(), key.internal_key(), plan,
-                            [](void* arg, int, leveldb::FileMetaData* file) {
-                              static_cast<Plan*>(arg)->path.push_back(file);
+// Plans tables [first, end) of this thread's Get's path, deepest first
+// (PlanTable): its plan's reads are then in the reverse of the Get's order.
+void PlanTables(size_t first, size_t end) {
+  std::shared_lock lock(mutex);
+  for (size_t table = std::min(end, get.path.size()); table-- > first;) PlanTable(*get.path[table]);
+}
+
+// As `version`'s Get of `key` starts on this thread: its path (LevelDB's own
+// walk) and, planned late, its deep tables.
+void StartGet(leveldb::Version* version, const leveldb::LookupKey& key) {
+  get.key = &key;
+  get.late = graph.ScopeSpeculation() == FOREACTOR_SPECULATION_AUTOMATIC && graph.StartsReads();
+  get.path.clear();
+  get.reads.clear();
+  ReadIndexesAheadOnce(version);
+  VersionForEachOverlapping(version, key.user_key(), key.internal_key(), nullptr,
+                            [](void*, int, leveldb::FileMetaData* file) {
+                              get.path.push_back(file);
                               return true;
                             });
+  if (get.late) PlanTables(kTablesAboveDeepOnes, get.path.size());
 }
 
-// Plans tables [first, end) of the path, deepest first (PlanTable).  Call it
-// under the shared lock.
-void PlanTables(leveldb::Version* version, const leveldb::LookupKey& key, size_t first, size_t end,
-                Plan* plan) {
-  ReadIndexesAheadOnce(version);
-  for (size_t table = std::min(end, plan->path.size()); table-- > first;)
-    PlanTable(*plan->path[table], key, plan);
-}
-
-// Plans the Get of `key` in `version`: its reads in the tables LevelDB has
-// open, in order (the indexes of those it has not opened read ahead).  The
-// plan is worth a scope when its reads can overlap another planned read, or
-// LevelDB's work in the tables left out or opened before the first; a plan
-// that met a table LevelDB had not opened is made again next time.
-foreactor::PlansWithoutOverlap::Outcome PlanGet(leveldb::Version* version,
-                                                const leveldb::LookupKey& key, Plan* plan) {
-  using Outcome = foreactor::PlansWithoutOverlap::Outcome;
-  FindPath(version, key, plan);
+// Plans this thread's Get from its first read on, `read`, of the table it
+// reads through `fd` (or is opening: then Table::Open's read, not planned):
+// planned late, the tables after it up to the deep ones; otherwise all the
+// tables after it, and the Get runs in a scope from `read` on when the plan
+// has a read to overlap with another, or with the table's opening.
+void PlanFrom(const foreactor_call& read) {
   std::shared_lock lock(mutex);
-  PlanTables(version, key, 0, plan->path.size(), plan);
-  std::reverse(plan->reads.begin(), plan->reads.end());
-  // Two reads, or one after enough of LevelDB's work (it counts as a second).
-  if (plan->reads.size() + (plan->left_out_before_first_read >= kLeftOutForOneRead) >= 2)
-    return Outcome::kScope;
-  return plan->met_unopened_table ? Outcome::kPlainOnce : Outcome::kPlain;
-}
-
-// The Get in progress on this thread when it is planned late (see the
-// top), from WrapVersionGet's call of Version::Get to its return.
-struct LateGet {
-  leveldb::Version* version = nullptr;  // null: no Get planned late
-  const leveldb::LookupKey* key = nullptr;
-  bool planned = false;  // a read of it was found cold, and the plan made
-};
-thread_local LateGet late_get;
-thread_local Plan late_plan;  // the late Get's path and the reads planned
-
-// At the start of a late Get: its path, and the tables with at least
-// kLeftOutForOneRead tables before them planned at once (LevelDB's work in
-// those overlaps their cold blocks' reads; at the published point most cold
-// blocks are in the large levels, below 16 tables read from memory).
-void PlanDeepTables() {
-  FindPath(late_get.version, *late_get.key, &late_plan);
-  if (late_plan.path.size() <= static_cast<size_t>(kLeftOutForOneRead)) return;
-  std::shared_lock lock(mutex);
-  PlanTables(late_get.version, *late_get.key, kLeftOutForOneRead, late_plan.path.size(),
-             &late_plan);
-}
-
-// Plans the tables of the late Get's path after the one it reads through
-// `fd` (or is opening: its Table::Open reads) and before the deep ones.
-void PlanTablesAfter(int fd) {
-  const auto& path = late_plan.path;
-  std::shared_lock lock(mutex);
-  const auto reading = std::find_if(path.begin(), path.end(), [&](const auto* file) {
+  const auto reading = std::find_if(get.path.begin(), get.path.end(), [&](const auto* file) {
     if (opening.in_table_open) return file->number == opening.number;
     const auto found = tables.find(file->number);
-    return found != tables.end() && found->second.fd == fd;
+    return found != tables.end() && found->second.fd == read.fd;
   });
-  if (reading != path.end())
-    PlanTables(late_get.version, *late_get.key, reading - path.begin() + 1, kLeftOutForOneRead,
-               &late_plan);
+  lock.unlock();
+  if (reading == get.path.end()) return;
+  PlanTables(reading - get.path.begin() + 1, get.late ? kTablesAboveDeepOnes : get.path.size());
+  if (get.late) return;
+  if (!opening.in_table_open) get.reads.push_back(read);
+  std::reverse(get.reads.begin(), get.reads.end());
+  if (get.reads.size() + opening.in_table_open >= 2) get.scope.emplace(graph, get);
 }
 
-// A read of a late Get before its first cold one (pread(2)'s contract): what
-// the page cache holds is read without waiting (preadv2(2), RWF_NOWAIT).
-// When that is not the whole range, the tables after it are planned, and the
-// range read as pread(2) reads it (not started with the others: pread's
+// The first read of a planned Get (pread(2)'s contract).  Planned late,
+// the Get first reads what the page cache holds, without waiting
+// (foreactor::ReadFromPageCache), and is planned only when that is not the
+// whole range (not at all when the kernel cannot tell); the range is then
+// read as pread(2) reads it (not started with the others: pread's
 // read-ahead window also brings in the blocks around it, which later Gets
-// find cached); the Get reads plain from then on, also when the kernel
-// cannot tell (an error other than EAGAIN).
+// find cached).  Otherwise the Get is planned at this read.  Its later
+// reads run plain, or in its scope.
 ssize_t ReadOrPlan(int fd, void* buffer, size_t length, off_t offset) {
-  const int saved_errno = errno;
-  iovec vector = {buffer, length};
-  const ssize_t cached = preadv2(fd, &vector, 1, offset, RWF_NOWAIT);
-  const bool cold = cached > 0 || (cached < 0 && errno == EAGAIN);
-  errno = saved_errno;
-  if (cached == static_cast<ssize_t>(length) || cached == 0) return cached;  // or end of file
-  late_get.planned = true;
-  if (cold) foreactor::NoThrow([&] { PlanTablesAfter(fd); });
+  bool cold = true;
+  if (get.late) {
+    const ssize_t cached = foreactor::ReadFromPageCache(fd, buffer, length, offset, &cold);
+    if (cached == static_cast<ssize_t>(length) || cached == 0) return cached;  // or end of file
+  }
+  if (cold) foreactor::NoThrow([&] { PlanFrom(foreactor::Pread(fd, length, offset)); });
+  get.key = nullptr;
   return __real_pread(fd, buffer, length, offset);
 }
 
@@ -388,28 +341,18 @@ ssize_t ReadOrPlan(int fd, void* buffer, size_t length, off_t offset) {
 
 leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOptions& options,
                                const leveldb::LookupKey& key, std::string* value, void* stats) {
-  // The runtime's scope gate times Gets with and without a plan (and scope;
-  // an exact depth or check mode plans every Get; foreactor off, none).
-  if (graph.ScopeSpeculation() == FOREACTOR_SPECULATION_AUTOMATIC && graph.StartsReads()) {
-    if (!graph.ScopeGate()) return RealVersionGet(version, options, key, value, stats);
-    struct Late {
-      Late(leveldb::Version* version, const leveldb::LookupKey& key) {
-        late_get = LateGet{version, &key, false};
-        foreactor::NoThrow([] { PlanDeepTables(); });
-      }
-      ~Late() { late_get.version = nullptr; }
-    } late(version, key);
-    return RealVersionGet(version, options, key, value, stats);
-  }
-  // Planned before the scope.  Keys whose plans were not worth a scope are
-  // remembered per Version, by its address: a Version at a freed one's
-  // address costs a few Gets unplanned.
-  thread_local Plan plan;
-  const std::string_view user_key(key.user_key().data(), key.user_key().size());
-  if (!plans_without_overlap.PlanUnit(graph, user_key, reinterpret_cast<uintptr_t>(version),
-                                      [&] { return PlanGet(version, key, &plan); }))
-    return RealVersionGet(version, options, key, value, stats);
-  foreactor::Scope scope(graph, plan);
+  // The runtime's scope gate times Gets planned and plain (an exact depth or
+  // check mode plans every Get; foreactor off, none).
+  if (!graph.ScopeGate()) return RealVersionGet(version, options, key, value, stats);
+  struct Planned {
+    Planned(leveldb::Version* version, const leveldb::LookupKey& key) {
+      foreactor::NoThrow([&] { StartGet(version, key); });
+    }
+    ~Planned() {
+      get.scope.reset();
+      get.key = nullptr;
+    }
+  } planned(version, key);
   return RealVersionGet(version, options, key, value, stats);
 }
 
@@ -480,8 +423,7 @@ std::string WrapTableFileName(const std::string& dbname, uint64_t number) {
 // is closed after its Table is deleted (TableCache's DeleteEntry).
 extern "C" ssize_t __wrap_pread(int fd, void* buffer, size_t length, off_t offset) {
   if (opening.in_table_open) opening.fd = fd;
-  if (late_get.version != nullptr && !late_get.planned)
-    return ReadOrPlan(fd, buffer, length, offset);
+  if (get.key != nullptr) return ReadOrPlan(fd, buffer, length, offset);
   return __real_pread(fd, buffer, length, offset);
 }
 

@@ -291,11 +291,12 @@ def test_levels_check_mode_finds_no_divergence(program, tmp_path, filter_kind):
 @pytest.mark.parametrize("engine", ["io_uring", "threads"])
 def test_cold_blocks_are_started_while_the_gets_are_planned(program, plain_found, tmp_path,
                                                            engine):
-    """Tables are planned deepest first and a block found cold is started at
-    once: the scope's peek head then finds it coming in (none left for it to
-    start), and the reads stay in the Get's order (hardly any misprediction).
-    Most Gets here read one cold block, not worth a scope: their plans start
-    it all the same, and LevelDB's pread waits for it."""
+    """With an exact depth, a Get's first read plans the tables after it,
+    deepest first, and a block found cold is started at once: the scope's
+    peek head then finds it coming in (none left for it to start), and the
+    reads stay in the Get's order (hardly any misprediction).  The first
+    read itself is the scope's first, read by LevelDB's pread as the scope
+    starts (not started by the plugin)."""
     result, counters = levels_run(program, tmp_path, "nobloom",
                                   {"FOREACTOR_ENGINE": engine, "FOREACTOR_DEPTH": 16,
                                    "FOREACTOR_EXACT_DEPTH": 1})
