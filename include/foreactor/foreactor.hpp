@@ -874,11 +874,13 @@ void NoThrow(Action&& action) noexcept {
 // that would wait (LevelDB's Gets).  Returns what preadv2(2) returned.
 // `length` bytes, or 0 (end of file, or a length of 0), is the read's
 // answer as pread(2) would give it (`*would_wait` false).  Otherwise the
-// plugin makes the read itself, and `*would_wait` says why: true when part of the range is not
-// cached (EAGAIN, or fewer bytes, which may also mean the end of the file:
-// the pread then gives the same answer), false when the kernel cannot tell
-// (a file system that refuses RWF_NOWAIT, a bad descriptor: the pread then
-// reports the error as it would have).  errno is left as it was.
+// plugin makes the read itself, and `*would_wait` says why: true when part
+// of the range is not cached (EAGAIN, or fewer bytes, which may also mean
+// the end of the file: the pread then gives the same answer), false when
+// the kernel cannot tell (a file system that refuses RWF_NOWAIT, a bad
+// descriptor: the pread then reports the error as it would have).  A range
+// not cached is started by the kernel all the same (its pages are read in
+// while the plugin plans).  errno is left as it was.
 inline ssize_t ReadFromPageCache(int fd, void* buffer, size_t length, off_t offset,
                                  bool* would_wait) noexcept {
   const int saved_errno = errno;

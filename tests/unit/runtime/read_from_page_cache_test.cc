@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -13,7 +12,12 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/lettered_file.h"
+
 namespace {
+
+using foreactor::BlockLetter;
+using foreactor::MakeLetteredFile;
 
 constexpr size_t kPage = 4096;
 constexpr size_t kFilePages = 16;
@@ -21,13 +25,8 @@ constexpr size_t kFilePages = 16;
 class ReadFromPageCacheTest : public testing::Test {
  protected:
   void SetUp() override {
-    char path[] = "/tmp/foreactor_read_from_page_cache_XXXXXX";
-    fd_ = mkstemp(path);
+    fd_ = MakeLetteredFile(kFilePages, kPage);  // page i holds BlockLetter(i)
     ASSERT_GE(fd_, 0);
-    unlink(path);
-    std::vector<char> data(kFilePages * kPage);
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i / kPage + 'a');
-    ASSERT_EQ(write(fd_, data.data(), data.size()), static_cast<ssize_t>(data.size()));
     ASSERT_EQ(fdatasync(fd_), 0);  // clean pages: POSIX_FADV_DONTNEED drops them
     char byte;
     bool would_wait = false;
@@ -58,8 +57,8 @@ TEST_F(ReadFromPageCacheTest, ACachedRangeIsReadWhole) {
             static_cast<ssize_t>(buffer.size()));
   EXPECT_FALSE(would_wait);
   EXPECT_EQ(errno, 1234);
-  EXPECT_EQ(buffer.front(), 'd');
-  EXPECT_EQ(buffer.back(), 'e');
+  EXPECT_EQ(buffer.front(), BlockLetter(3));
+  EXPECT_EQ(buffer.back(), BlockLetter(4));
 }
 
 TEST_F(ReadFromPageCacheTest, ADroppedRangeWouldWaitAndKeepsErrno) {
@@ -88,7 +87,7 @@ TEST_F(ReadFromPageCacheTest, ARangeCachedInPartReadsThatPartAndWouldWait) {
       foreactor::ReadFromPageCache(fd_, buffer.data(), buffer.size(), 4 * kPage, &would_wait);
   EXPECT_EQ(bytes, static_cast<ssize_t>(2 * kPage));
   EXPECT_TRUE(would_wait);
-  EXPECT_EQ(buffer[kPage], 'f');
+  EXPECT_EQ(buffer[kPage], BlockLetter(5));
 }
 
 TEST_F(ReadFromPageCacheTest, TheEndOfTheFileIsAnAnswer) {
