@@ -22,21 +22,25 @@
 //
 // Where the runtime lets the plugin start reads
 // (foreactor::Graph::StartsReads) and the scope gate decides (the
-// automatic depth, a fixed one as a bound), a Get runs with no scope.  As
-// it starts, the tables with kTablesAboveDeepOnes or more tables before
-// them on its path are planned, deepest first, and each cold block found
-// is started at once (foreactor_scope_start_read): LevelDB's work in the
-// tables above overlaps their reads (at the published point most cold
-// blocks are in the large levels, below 16 tables read from memory).  Each
-// pread of the Get reads first what the page cache holds, without waiting
-// (foreactor::ReadFromPageCache); the first one found not wholly cached
-// plans the tables after it up to the deep ones, then is read as pread(2)
-// reads it (its pages are already coming in: the kernel started them at the
-// first try; started again with readahead(2) as well, the default image with
-// LevelDB's compactions ran 0.98x of plain's time at 10% memory instead of
-// 0.78x, for a reason not found), and the Get reads on plain.  A scope
-// added nothing there: its runtime found every planned read coming in and
-// issued none.
+// automatic depth, a fixed one as a bound), a Get runs with no scope, and
+// how it is planned follows this thread's last kGetsRemembered planned
+// Gets:
+// - When at least kColdGetsToPlanAtStart of them found a block the page
+//   cache lacked, the Get is planned as it starts: its tables after the
+//   first, deepest first, each cold block found started at once
+//   (foreactor_scope_start_read), so that LevelDB's work in the tables
+//   above overlaps their reads; then it reads on plain.  (The first
+//   table's block is left to LevelDB's read, which comes before any work a
+//   start could overlap: planned too, it cost the published point 0.73x of
+//   plain's time instead of 0.64x-0.67x.)
+// - Otherwise (most Gets served from memory: a plan at the start would
+//   cost each of them a page cache query per table), each pread of the Get
+//   reads first what the page cache holds, without waiting
+//   (foreactor::ReadFromPageCache); the first one found not wholly cached
+//   plans the tables after it, then is read as pread(2) reads it (the
+//   kernel started its pages at the first try), and the Get reads on plain.
+// A scope added nothing there: its runtime found every planned read coming
+// in and issued none.
 //
 // Where every Get runs in a scope (an exact depth, check mode) or the
 // runtime issues the planned reads itself (page-cache awareness off, the
@@ -65,6 +69,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -111,9 +116,8 @@ WRAPPED(TableFileName, std::string,
         const std::string&, uint64_t);
 // Version::ForEachOverlapping (private): calls visit(arg, level, file) for
 // each table Version::Get visits for the key, in its order, while it returns true.
-using ForEachOverlapping = void(leveldb::Version*, leveldb::Slice user_key,
-                                leveldb::Slice internal_key, void* arg,
-                                bool (*visit)(void* arg, int level, leveldb::FileMetaData*));
+using ForEachOverlapping = void(leveldb::Version*, leveldb::Slice, leveldb::Slice, void*,
+                                bool (*)(void*, int, leveldb::FileMetaData*));
 ForEachOverlapping VersionForEachOverlapping asm(
     "_ZN7leveldb7Version18ForEachOverlappingENS_5SliceES1_PvPFbS2_iPNS_12FileMetaDataEE");
 extern "C" ssize_t __real_pread(int fd, void* buffer, size_t length, off_t offset);
@@ -162,10 +166,12 @@ std::basic_string<char, std::char_traits<char>, foreactor::PrivateAllocator<char
 // The data blocks Gets find in the page cache: their reads are left out.
 foreactor::RangesInCache ranges_in_cache;
 
-// A Get planned late without a scope plans, as it starts, the tables with
-// this many tables or more before them on its path (LevelDB's work in those
-// overlaps their reads).
-constexpr size_t kTablesAboveDeepOnes = 4;
+// A Get planned without a scope is planned as it starts when at least this
+// many of this thread's last 16 such Gets (Get::cold_gets) found a cold
+// block (see the top).  With 75% of the default image cached, a fifth of
+// the Gets found one, and 2.5% of the Gets came after 8 or more in 16; at
+// 10% memory, over two thirds did, and 96% came after 8 or more.
+constexpr int kColdGetsToPlanAtStart = 8;
 
 // The Get in progress on this thread, from WrapVersionGet's call of
 // Version::Get to its return, and its plan (the state of its scope).
@@ -174,7 +180,11 @@ struct Get {
   // late) made.
   const leveldb::LookupKey* key = nullptr;
   bool late = false;  // planned late, with no scope (see the top)
-  // The tables Version::Get visits, in its order, and the preads planned.
+  // Bit i: the planned late Get i + 1 Gets before this one found a block
+  // the page cache lacked (made a read not wholly cached, or started one).
+  uint16_t cold_gets = 0;
+  // The tables Version::Get visits, in its order, and the preads planned,
+  // the Get's last first (the graph takes them from the end).
   foreactor::PrivateVector<const leveldb::FileMetaData*> path;
   foreactor::PrivateVector<foreactor_call> reads;
   std::optional<foreactor::Scope> scope;
@@ -186,7 +196,7 @@ const foreactor::Graph<Get> graph = [] {
   using foreactor::Visit;
   auto read_block = builder.Syscall("read_block", FOREACTOR_CALL_PREAD,
                                     [](Get& plan, const Visit& visit, foreactor_call& call) {
-                                      call = plan.reads[visit.iteration(0)];
+                                      call = plan.reads[plan.reads.size() - 1 - visit.iteration(0)];
                                       return FOREACTOR_READY;
                                     });
   auto more = builder.Branch("more", [](Get& plan, const Visit& visit) {
@@ -276,15 +286,16 @@ void PlanTable(const leveldb::FileMetaData& file) {
   }
 }
 
-// Plans tables [first, end) of this thread's Get's path, deepest first
-// (PlanTable): its plan's reads are then in the reverse of the Get's order.
-void PlanTables(size_t first, size_t end) {
+// Plans the tables of this thread's Get's path from `first` on, deepest
+// first (PlanTable): its plan's reads are then in the reverse of the Get's
+// order.
+void PlanTables(size_t first) {
   std::shared_lock lock(mutex);
-  for (size_t table = std::min(end, get.path.size()); table-- > first;) PlanTable(*get.path[table]);
+  for (size_t table = get.path.size(); table-- > first;) PlanTable(*get.path[table]);
 }
 
 // As `version`'s Get of `key` starts on this thread: its path (LevelDB's own
-// walk) and, planned late, its deep tables.
+// walk) and, planned late after cold Gets, its plan (see the top).
 void StartGet(leveldb::Version* version, const leveldb::LookupKey& key) {
   get.key = &key;
   get.late = graph.ScopeSpeculation() == FOREACTOR_SPECULATION_AUTOMATIC && graph.StartsReads();
@@ -296,14 +307,16 @@ void StartGet(leveldb::Version* version, const leveldb::LookupKey& key) {
                               get.path.push_back(file);
                               return true;
                             });
-  if (get.late) PlanTables(kTablesAboveDeepOnes, get.path.size());
+  if (!get.late || std::popcount(get.cold_gets) < kColdGetsToPlanAtStart) return;
+  PlanTables(1);
+  if (!get.reads.empty()) get.key = nullptr;  // planned: the Get reads on plain
 }
 
 // Plans this thread's Get from its first read on, `read`, of the table it
 // reads through `fd` (or is opening: then Table::Open's read, not planned):
-// planned late, the tables after it up to the deep ones; otherwise all the
-// tables after it, and the Get runs in a scope from `read` on when the plan
-// has a read to overlap with another, or with the table's opening.
+// the tables after it, and, unless planned late, the Get runs in a scope
+// from `read` on when the plan has a read to overlap with another, or with
+// the table's opening.
 void PlanFrom(const foreactor_call& read) {
   std::shared_lock lock(mutex);
   const auto reading = std::find_if(get.path.begin(), get.path.end(), [&](const auto* file) {
@@ -313,10 +326,9 @@ void PlanFrom(const foreactor_call& read) {
   });
   lock.unlock();
   if (reading == get.path.end()) return;
-  PlanTables(reading - get.path.begin() + 1, get.late ? kTablesAboveDeepOnes : get.path.size());
+  PlanTables(reading - get.path.begin() + 1);
   if (get.late) return;
   if (!opening.in_table_open) get.reads.push_back(read);
-  std::reverse(get.reads.begin(), get.reads.end());
   if (get.reads.size() + opening.in_table_open >= 2) get.scope.emplace(graph, get);
 }
 
@@ -329,10 +341,9 @@ void PlanFrom(const foreactor_call& read) {
 // in its scope.
 ssize_t ReadOrPlan(int fd, void* buffer, size_t length, off_t offset) {
   bool cold = true;
-  if (get.late) {
-    const ssize_t cached = foreactor::ReadFromPageCache(fd, buffer, length, offset, &cold);
-    if (cached == static_cast<ssize_t>(length) || cached == 0) return cached;  // or end of file
-  }
+  const ssize_t cached =
+      get.late ? foreactor::ReadFromPageCache(fd, buffer, length, offset, &cold) : -1;
+  if (cached == static_cast<ssize_t>(length) || cached == 0) return cached;  // or end of file
   if (cold) foreactor::NoThrow([&] { PlanFrom(foreactor::Pread(fd, length, offset)); });
   get.key = nullptr;
   return __real_pread(fd, buffer, length, offset);
@@ -345,15 +356,15 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   // The runtime's scope gate times Gets planned and plain (an exact depth or
   // check mode plans every Get; foreactor off, none).
   if (!graph.ScopeGate()) return RealVersionGet(version, options, key, value, stats);
-  struct Planned {
-    Planned(leveldb::Version* version, const leveldb::LookupKey& key) {
-      foreactor::NoThrow([&] { StartGet(version, key); });
-    }
-    ~Planned() {
+  struct EndOfGet {
+    ~EndOfGet() {
       get.scope.reset();
+      // A Get that made a read not wholly cached, or planned one, has no key.
+      if (get.late) get.cold_gets = static_cast<uint16_t>(get.cold_gets << 1 | !get.key);
       get.key = nullptr;
     }
-  } planned(version, key);
+  } end_of_get;
+  foreactor::NoThrow([&] { StartGet(version, key); });
   return RealVersionGet(version, options, key, value, stats);
 }
 

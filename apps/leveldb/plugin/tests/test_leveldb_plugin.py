@@ -362,6 +362,31 @@ def test_a_late_get_plans_the_tables_after_its_cold_read_only(program, tmp_path)
     assert counters.get("scopes", 0) == 0, counters
 
 
+def test_after_cold_gets_a_get_is_planned_as_it_starts(program, tmp_path):
+    """After an eviction, Gets of 900 (levels 1 and 2, found in 1) and 200
+    (levels 0, 1, 2, found in 0) bring the blocks of levels 0 and 1 that a
+    Get of 500 reads into the page cache, and not its level-2 block.  When
+    8 or more of the thread's last 16 planned Gets found a cold block, that
+    Get is planned as it starts: its tables after the first are planned,
+    and its level-2 block is started (one start more than the same lookups
+    without it).  After fewer cold Gets it is planned late: its first two
+    reads are found cached, and its last, cold, has no table after it to
+    plan (no start)."""
+    db = database(program, tmp_path / "db", "chain", "nobloom", cold=False)
+
+    def starts(numbers):
+        stats = tmp_path / "stats.json"
+        result = run(program, ["lookup", db, "chain", "nobloom"] + numbers,
+                     foreactor_on(stats, FOREACTOR_ENGINE="io_uring"))
+        assert result["mismatches"] == 0, result
+        return graph_statistics(stats).get("leveldb_get", {}).get("reads_started_in_plans", 0)
+
+    cold_gets = [500] + ["evict", 500] * 9
+    warm_up = ["evict", 900, 200]
+    assert starts(cold_gets + warm_up + [500]) - starts(cold_gets + warm_up) == 1
+    assert starts([500] + warm_up + [500]) - starts([500] + warm_up) == 0
+
+
 def test_tables_the_page_cache_holds_are_left_out_of_plans(program, plain_found, tmp_path):
     """Every table cached: even an exact depth plans no Get (the plugin asks
     foreactor::RangesInCache about each block it would read), so no Get
