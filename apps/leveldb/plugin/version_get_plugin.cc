@@ -10,21 +10,22 @@
 //   start -> next_table --0w--> read_block -w-> more --> next_table (loop)
 //                 \--1--> end
 //
-// (-w-: weak edge, the Get may return there.)  A Get is planned late: as
-// it runs, at its first read, from LevelDB's own objects and code: the
-// tables Version::Get visits (its own walk, Version::ForEachOverlapping,
-// taken as the Get starts), and per table the index and filter blocks
-// LevelDB keeps in memory, seen as ReadBlock returns them inside
-// Table::Open, read with LevelDB's own Block and FilterBlockReader code.  A
-// Get the page cache serves whole pays for its path alone (planned before
-// the scope, a Get with 75% of the default image cached took 1.25x plain's
-// median time).
+// (-w-: weak edge, the Get may return there.)  A Get is planned as it
+// runs (as it starts or at its first read, below), from LevelDB's own
+// objects and code: the tables Version::Get visits (its own walk,
+// Version::ForEachOverlapping, taken as the Get starts), and per table the
+// index and filter blocks LevelDB keeps in memory, seen as ReadBlock
+// returns them inside Table::Open, read with LevelDB's own Block and
+// FilterBlockReader code.  A Get planned at its first read that the page
+// cache serves whole pays for its path alone (planned before the scope, a
+// Get with 75% of the default image cached took 1.25x plain's median
+// time).
 //
 // Where the runtime lets the plugin start reads
 // (foreactor::Graph::StartsReads) and the scope gate decides (the
 // automatic depth, a fixed one as a bound), a Get runs with no scope, and
-// how it is planned follows this thread's last kGetsRemembered planned
-// Gets:
+// how it is planned follows this thread's last 16 planned Gets
+// (Get::cold_gets):
 // - When at least kColdGetsToPlanAtStart of them found a block the page
 //   cache lacked, the Get is planned as it starts: its tables after the
 //   first, deepest first, each cold block found started at once
