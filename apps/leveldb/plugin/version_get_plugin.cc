@@ -177,11 +177,14 @@ constexpr int kColdGetsToPlanAtStart = 8;
 // The Get in progress on this thread, from WrapVersionGet's call of
 // Version::Get to its return, and its plan (the state of its scope).
 struct Get {
-  // Null: no Get planned on this thread, or its first read (found cold, when
-  // late) made.
+  // Null: no Get planned on this thread, its plan at the start holding a
+  // cold block, or its first read not found wholly cached made.
   const leveldb::LookupKey* key = nullptr;
-  bool late = false;  // planned late, with no scope (see the top)
-  // Bit i: the planned late Get i + 1 Gets before this one found a block
+  // No scope runs: the plugin plans the Get as it runs (at its start after
+  // cold Gets, otherwise at its first cold read) and starts the plan's reads
+  // itself (see the top).
+  bool late = false;
+  // Bit i: the Get i + 1 Gets before this one, planned late, found a block
   // the page cache lacked (made a read not wholly cached, or started one).
   uint16_t cold_gets = 0;
   // The tables Version::Get visits, in its order, and the preads planned,
