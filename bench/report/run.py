@@ -47,13 +47,14 @@ CASE_FILES = {
     "bptree": ("bptree.json", "./run bench bptree --degrees 256 --rounds 10"),
     "leveldb": ("leveldb.json",
                 "./run bench leveldb --sweeps memory --images default,level0 --compactions "
-                "own,held --depths 8,auto --bound --ops 20000 --rounds 10"),
+                "own,held --depths 8,auto --bound --ops 20000 --rounds 16"),
     "leveldb_values": ("leveldb-values.json",
                        "./run bench leveldb --sweeps value --images level0 --values 4096,16384 "
                        "--depths 8,auto --bound --ops 20000 --rounds 10 "
                        "--output bench/results/leveldb-values.json"),
     "overhead": ("overhead.json", "./run bench overhead"),
-    "cached_fraction": ("cached_fraction.json", "./run bench cached_fraction --rounds 5"),
+    "cached_fraction": ("cached_fraction.json",
+                        "./run bench cached_fraction --rounds 15 --leveldb-compactions held"),
 }
 ENGINES_AUTO = ("io_uring auto", "threads auto")
 
