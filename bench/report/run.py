@@ -42,9 +42,11 @@ README_END = "<!-- RESULTS:END -->"
 # its length as it goes).
 CASE_FILES = {
     "demo": ("demo.json", "./run demo --rounds 15"),
-    "du": ("coreutils-du.json", "./run bench coreutils --only du --rounds 9"),
+    "du": ("coreutils-du.json",
+           "./run bench coreutils --only du --trees wide-100k,wide-400k,deep --states cold,hot "
+           "--depths 16 --rounds 15 --hot-rounds 45"),
     "cp": ("coreutils-cp.json", "./run bench coreutils --only cp --rounds 15"),
-    "bptree": ("bptree.json", "./run bench bptree --degrees 256 --rounds 10"),
+    "bptree": ("bptree.json", "./run bench bptree --degrees 256 --depths 64 --rounds 15 --scans 5"),
     "leveldb": ("leveldb.json",
                 "./run bench leveldb --sweeps memory --images default,level0 --compactions "
                 "own,held --depths 8,auto --bound --ops 20000 --rounds 16"),
@@ -52,7 +54,7 @@ CASE_FILES = {
                        "./run bench leveldb --sweeps value --images level0 --values 4096,16384 "
                        "--depths 8,auto --bound --ops 20000 --rounds 10 "
                        "--output bench/results/leveldb-values.json"),
-    "overhead": ("overhead.json", "./run bench overhead"),
+    "overhead": ("overhead.json", "./run bench overhead --calls 500000 --runs 15"),
     "cached_fraction": ("cached_fraction.json",
                         "./run bench cached_fraction --rounds 15 --leveldb-compactions held"),
 }
