@@ -75,7 +75,8 @@ def test_new_format_shows_interval_bound_and_share(tmp_path):
     assert "| Random reads | cold cache | plugin, io_uring, automatic depth | 0.40x | [0.38, 0.43] (5 pairs) | 75% |" in readme
     assert readme.startswith("intro\n") and readme.endswith("rest\n") and "\nold\n" not in readme
     # The cases without a results file say how to make one.
-    assert f"No results: run `{report.CASE_FILES['bptree'][1]}`." in text
+    assert ("No results: run `./run bench bptree --degrees 256 --depths 64 --rounds 15 "
+            "--scans 5`.") in text
     assert len(text.splitlines()) <= 200
 
 
