@@ -9,6 +9,13 @@
 // process, which starts a thread that makes the pool and forks a child in
 // the meantime, after a delay that moves across the window round by round.
 // The child then runs one read on the pool; an alarm kills a hung child.
+//
+// Only the pool's creation may race the fork.  The thread that makes it
+// waits, before it exits, until the fork is done: a thread's exit frees
+// memory, and under AddressSanitizer (whose allocator takes no lock around
+// fork) a child forked while another thread is inside the allocator may
+// find the allocator's lock held for ever.  glibc's allocator is safe
+// there, so that wait hides nothing the library does.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -51,9 +58,11 @@ int ReadOnThePool() {
 // Exit status: 0, kChildKilled, or 16 + the child's failure bits.
 [[noreturn]] void RunOneRound(int round) {
   std::atomic<bool> starting{false};
+  std::atomic<bool> forked{false};
   std::thread first_use([&] {
     starting.store(true);
     static_cast<void>(WorkerPool::Instance());
+    while (!forked.load()) std::this_thread::yield();
   });
   while (!starting.load()) {
   }
@@ -66,6 +75,7 @@ int ReadOnThePool() {
     alarm(5);
     _exit(ReadOnThePool());
   }
+  forked.store(true);
   first_use.join();
   int status = 0;
   if (child < 0 || waitpid(child, &status, 0) != child) _exit(99);
