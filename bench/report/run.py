@@ -56,7 +56,7 @@ CASE_FILES = {
                        "--output bench/results/leveldb-values.json"),
     "overhead": ("overhead.json", "./run bench overhead --calls 500000 --runs 15"),
     "cached_fraction": ("cached_fraction.json",
-                        "./run bench cached_fraction --rounds 15 --leveldb-compactions held"),
+                        "./run bench cached_fraction --rounds 25 --leveldb-compactions held"),
 }
 ENGINES_AUTO = ("io_uring auto", "threads auto")
 
