@@ -42,7 +42,11 @@ the floor of what the graph of Version::Get can reach on the point.  Only
 the driver runs in the point's memory cgroup; the tool and perf run
 outside it.  The tables show the bound beside each result, and the share
 of the bound's gain each configuration realizes: (1 - ratio) / (1 - bound),
-on the average.
+on the average.  With LevelDB's own compactions the database changes shape
+during the run, and a faster run makes more of its Gets before the level-0
+tables are merged away: those points also give each configuration's ratio
+at plain's mix of level-0 shapes (level0_mix.py), the one to set beside the
+bound, which is computed on plain's Gets.
 Beside it, the bound of device reads only (--cached-below, default 15 us):
 preads shorter than that were served from the page cache and keep their
 time, only the others overlap.  It is no floor (on the level-0 image the
@@ -85,6 +89,7 @@ from bench.common import (cache, device_reference, progress, ratios, results,  #
                           run_record, runs)
 from foreactor_cli.bound import describe_gain  # noqa: E402
 import images  # noqa: E402
+import level0_mix  # noqa: E402
 import memory  # noqa: E402
 
 PROGRAM_DIR = Path(os.environ.get("LEVELDB_BUILD_DIR", ROOT / "third_party" / "leveldb-build"))
@@ -344,7 +349,10 @@ def driver_command(driver, point, trace, image, operations):
     command = [driver, "--db", RUN_DIR, "--clone-from", image, "--run", trace,
                "--ops", operations, "--threads", point["threads"],
                "--compactions", point["compactions"]]
-    return command + ([] if point["fill_cache"] else ["--no-fill-cache"])
+    # With LevelDB's own compactions, the runs are also compared at plain's
+    # mix of level-0 shapes (level0_mix.py).
+    return (command + ([] if point["fill_cache"] else ["--no-fill-cache"])
+            + (["--latency-by-level0"] if point["compactions"] == "own" else []))
 
 
 def bound_command(command, figures_file, device_gain, cached_below_us):
@@ -489,6 +497,9 @@ def run_point(sweep, point, arguments, tick, cold_reports):
         entry["time_ratio"] = ratios.paired_ratio(
             [s["latency_us"]["average"] for s in samples["plain"]],
             [s["latency_us"]["average"] for s in samples[name]])
+        if point["compactions"] == "own":
+            entry["time_ratio_at_plain_level0_mix"] = ratios.paired_ratio(
+                *level0_mix.paired_totals(samples["plain"], samples[name]))
     return result
 
 
@@ -518,12 +529,27 @@ def bound_line(figures):
             f"({figures['share_in_calls']:.0%} of Get time in pread)")
 
 
-def bound_share(entry, config):
+def bound_share(entry, config, key="time_ratio"):
     """The share of the gain `foreactor bound` allows (average latency) that a
-    configuration realizes at a point, as text ('-' without a bound)."""
+    configuration realizes at a point, as text ('-' without a bound), by its
+    paired ratio `key`."""
     bound = ((entry.get("bound") or {}).get("ratio") or {}).get("average")
     return ratios.format_share(ratios.share_realized(
-        (config.get("time_ratio") or {}).get("ratio"), bound))
+        (config.get(key) or {}).get("ratio"), bound))
+
+
+def level0_mix_lines(entry):
+    """Lines of the ratios at plain's mix of level-0 shapes of a point run
+    with LevelDB's own compactions (none for other points)."""
+    lines = []
+    for name, config in entry["configurations"].items():
+        mix = config.get("time_ratio_at_plain_level0_mix")
+        if name == "plain" or not mix or mix.get("ratio") is None:
+            continue
+        lines.append(f"- {point_label(entry['point'])}, {name}: at plain's mix of level-0 shapes "
+                     f"{ratios.format_ratio(mix)}, share of bound's gain "
+                     f"{bound_share(entry, config, 'time_ratio_at_plain_level0_mix')}")
+    return lines
 
 
 def started_text(stats):
@@ -573,6 +599,9 @@ def markdown(data):
         for entry in data["points"]:
             if entry["sweep"] == sweep and entry.get("bound"):
                 lines.append(f"- {point_label(entry['point'])}: {bound_line(entry['bound'])}")
+        for entry in data["points"]:
+            if entry["sweep"] == sweep:
+                lines += level0_mix_lines(entry)
         lines.append("")
     return "\n".join(lines)
 

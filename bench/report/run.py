@@ -378,6 +378,14 @@ def leveldb_rows(data):
                                 name if metric == "average" else f"{name}, p99 latency",
                                 target, interval, bound, "foreactor bound",
                                 ", ".join(notes) or None))
+                # With LevelDB's own compactions, also at plain's mix of
+                # level-0 shapes (bench/leveldb/level0_mix.py), which the
+                # bound, computed on plain's Gets, shares.
+                mix = (entry or {}).get("time_ratio_at_plain_level0_mix")
+                if metric == "average" and mix and mix.get("ratio") is not None:
+                    rows.append(Row(leveldb_case(where), f"{name}, at plain's level-0 mix",
+                                    target, mix, bound, "foreactor bound",
+                                    ", ".join(notes) or None))
     return rows
 
 
@@ -591,7 +599,10 @@ def build_page(results_dir, images_dir, page):
          "published setup (12 level-0 tables above the levels, Gets with fill_cache off); the "
          "default image, as LevelDB's own compactions leave it, the common one. Time ratio: "
          "average Get latency, and on the published setup the p99 latency too (paired by "
-         "round from each run's p99)."),
+         "round from each run's p99). With own compactions, LevelDB merges the level-0 tables "
+         "away during the run and a faster run makes more of its Gets before that: \"at "
+         "plain's level-0 mix\" compares the runs Get for Get at the same number of level-0 "
+         "tables, weighted as plain's Gets are, as the bound is."),
     ]
     relative = os.path.relpath(images_dir, Path(page).parent)
     lines = ["# Results", "",

@@ -6,7 +6,8 @@
 //   leveldb_driver --db DIR --clone-from IMAGE --load TRACE --level0-tables N
 //                  [--value-size N] [options]
 //   leveldb_driver --db DIR --run TRACE [--clone-from IMAGE] [--threads N]
-//                  [--ops N] [--compactions own|held] [--no-fill-cache] [options]
+//                  [--ops N] [--compactions own|held] [--no-fill-cache]
+//                  [--latency-by-level0] [options]
 // options: --cache-mib N (block cache, default 8 = LevelDB's default)
 //          --bloom-bits N (Bloom filter bits per key, default 0 = none)
 //          --compression none|snappy (default none)
@@ -20,6 +21,9 @@
 //   default): LevelDB compacts as it does by itself.
 // --no-fill-cache: Gets run with ReadOptions::fill_cache = false (the blocks
 //   they read do not enter the block cache).
+// --latency-by-level0: the summary also gives the Gets grouped by the
+//   number of level-0 tables as each started, with their summed latency
+//   ("latency_by_level0"; replay.h says why).
 // Every mode prints the files per level of the database as it leaves it.
 //
 // Table files are read with pread, never mmap (support/no_mmap_reads.h).
@@ -68,6 +72,7 @@ struct Arguments {
   int level0_tables = 0;
   bool hold_compactions = false;
   bool fill_cache = true;
+  bool latency_by_level0 = false;
 };
 
 [[noreturn]] void Usage(const std::string& message) {
@@ -76,7 +81,7 @@ struct Arguments {
                "usage: leveldb_driver --db DIR (--load TRACE [--value-size N] [--compact] |\n"
                "         --clone-from IMAGE --load TRACE --level0-tables N [--value-size N] |\n"
                "         --run TRACE [--clone-from IMAGE] [--threads N] [--ops N]\n"
-               "         [--compactions own|held] [--no-fill-cache])\n"
+               "         [--compactions own|held] [--no-fill-cache] [--latency-by-level0])\n"
                "         [--cache-mib N] [--bloom-bits N] [--compression none|snappy]\n"
                "         [--write-buffer-kib N] [--json FILE]\n",
                message.c_str());
@@ -103,6 +108,10 @@ Arguments ParseArguments(int argc, char** argv) {
     }
     if (option == "--no-fill-cache") {
       arguments.fill_cache = false;
+      continue;
+    }
+    if (option == "--latency-by-level0") {
+      arguments.latency_by_level0 = true;
       continue;
     }
     if (i + 1 >= argc) Usage(option + " needs a value");
@@ -159,8 +168,9 @@ Arguments ParseArguments(int argc, char** argv) {
   if (!arguments.clone_from.empty() && arguments.run_trace.empty() && !stacking) {
     Usage("--clone-from goes with --run or --level0-tables");
   }
-  if ((arguments.hold_compactions || !arguments.fill_cache) && arguments.run_trace.empty()) {
-    Usage("--compactions and --no-fill-cache go with --run");
+  if ((arguments.hold_compactions || !arguments.fill_cache || arguments.latency_by_level0) &&
+      arguments.run_trace.empty()) {
+    Usage("--compactions, --no-fill-cache and --latency-by-level0 go with --run");
   }
   return arguments;
 }
@@ -350,7 +360,8 @@ int Main(int argc, char** argv) {
   } else {
     leveldb::ReadOptions read_options;
     read_options.fill_cache = arguments.fill_cache;
-    ReplayResult result = Replay(db.get(), ops, arguments.threads, read_options);
+    ReplayResult result =
+        Replay(db.get(), ops, arguments.threads, read_options, arguments.latency_by_level0);
     const LatencySummary latency = Summarize(&result.get_latencies_ns);
     const uint64_t operations = result.gets + result.puts;
     json += "\"mode\": \"run\", \"threads\": " + std::to_string(arguments.threads) +
@@ -372,6 +383,20 @@ int Main(int argc, char** argv) {
                   latency.max_us, result.seconds,
                   result.seconds > 0 ? static_cast<double>(operations) / result.seconds : 0.0);
     json += numbers;
+    if (arguments.latency_by_level0) {
+      json += ", \"latency_by_level0\": [";
+      const char* separator = "";
+      for (const auto& [tables, group] : result.by_level0) {
+        std::snprintf(numbers, sizeof(numbers),
+                      "%s{\"level0_tables\": %llu, \"gets\": %llu, \"total_us\": %.3f}", separator,
+                      static_cast<unsigned long long>(tables),
+                      static_cast<unsigned long long>(group.gets),
+                      static_cast<double>(group.total_ns) / 1000.0);
+        json += numbers;
+        separator = ", ";
+      }
+      json += "]";
+    }
     if (result.mismatches != 0 || result.put_errors != 0) exit_status = 1;
     for (const std::string& example : result.mismatch_examples) {
       std::fprintf(stderr, "leveldb_driver: mismatch: %s\n", example.c_str());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -52,7 +53,16 @@ struct ClientResult {
   uint64_t gets = 0, found = 0, not_found = 0, puts = 0, put_errors = 0, mismatches = 0;
   std::vector<std::string> examples;
   std::vector<uint64_t> latencies;
+  std::vector<uint64_t> level0_tables;  // with by_level0: per Get, as latencies
 };
+
+// The number of level-0 tables `db` has now.
+uint64_t Level0Tables(leveldb::DB* db) {
+  std::string text;
+  return db->GetProperty("leveldb.num-files-at-level0", &text)
+             ? std::strtoull(text.c_str(), nullptr, 10)
+             : 0;
+}
 
 void RecordMismatch(ClientResult* result, std::string description) {
   ++result->mismatches;
@@ -60,7 +70,7 @@ void RecordMismatch(ClientResult* result, std::string description) {
 }
 
 void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops,
-               const leveldb::ReadOptions& read_options, KeyTable* keys,
+               const leveldb::ReadOptions& read_options, bool by_level0, KeyTable* keys,
                std::atomic<size_t>* cursor, ClientResult* result) {
   std::string value;
   const leveldb::WriteOptions write_options;
@@ -81,6 +91,7 @@ void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops,
       continue;
     }
     const uint32_t lower_bound = state.lower_bound.load(std::memory_order_acquire);
+    if (by_level0) result->level0_tables.push_back(Level0Tables(db));
     const auto start = Clock::now();
     const leveldb::Status status = db->Get(read_options, op.key, &value);
     const auto end = Clock::now();
@@ -113,17 +124,20 @@ void RunClient(leveldb::DB* db, const std::vector<TraceOp>& ops,
 }  // namespace
 
 ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int threads,
-                    const leveldb::ReadOptions& read_options) {
+                    const leveldb::ReadOptions& read_options, bool by_level0) {
   auto keys = std::make_unique<KeyTable>(ops);
   std::atomic<size_t> cursor{0};
   std::vector<ClientResult> results(static_cast<size_t>(threads < 1 ? 1 : threads));
-  for (ClientResult& result : results) result.latencies.reserve(ops.size() / results.size() + 16);
+  for (ClientResult& result : results) {
+    result.latencies.reserve(ops.size() / results.size() + 16);
+    if (by_level0) result.level0_tables.reserve(ops.size() / results.size() + 16);
+  }
   const auto start = Clock::now();
   {
     std::vector<std::jthread> clients;
     for (ClientResult& result : results) {
-      clients.emplace_back(RunClient, db, std::cref(ops), std::cref(read_options), keys.get(),
-                           &cursor, &result);
+      clients.emplace_back(RunClient, db, std::cref(ops), std::cref(read_options), by_level0,
+                           keys.get(), &cursor, &result);
     }
   }
   ReplayResult total;
@@ -139,6 +153,11 @@ ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int thread
       total.mismatch_examples.push_back(std::move(example));
     total.get_latencies_ns.insert(total.get_latencies_ns.end(), result.latencies.begin(),
                                   result.latencies.end());
+    for (size_t get = 0; get < result.level0_tables.size(); ++get) {
+      ReplayResult::Level0Gets& group = total.by_level0[result.level0_tables[get]];
+      ++group.gets;
+      group.total_ns += result.latencies[get];
+    }
   }
   return total;
 }

@@ -4,6 +4,7 @@
 #define FOREACTOR_APPS_LEVELDB_DRIVER_REPLAY_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,13 @@ struct ReplayResult {
   std::vector<std::string> mismatch_examples;  // the first few, described
   std::vector<uint64_t> get_latencies_ns;      // one per Get, in no order
   double seconds = 0;                          // wall time of the replay
+  // With by_level0: the Gets by the number of level-0 tables the database
+  // had as each started (key), and their summed latency.
+  struct Level0Gets {
+    uint64_t gets = 0;
+    uint64_t total_ns = 0;
+  };
+  std::map<uint64_t, Level0Gets> by_level0;
 };
 
 // Replays `ops` against `db` with `threads` client threads (>= 1), which
@@ -36,8 +44,15 @@ struct ReplayResult {
 // inserts that was not yet inserted.  Anything else counts as a mismatch.
 // Puts of one key are serialized, so their versions grow in the DB.  Gets
 // use `read_options`.
+//
+// With `by_level0`, each Get first reads the number of level-0 tables
+// (the public "leveldb.num-files-at-level0" property), before its latency
+// is timed, and the result groups the Gets by it (by_level0): while
+// LevelDB's own compactions merge level 0 away, a faster run makes more of
+// its Gets before that, so two runs are compared Get for Get only within a
+// group.
 ReplayResult Replay(leveldb::DB* db, const std::vector<TraceOp>& ops, int threads,
-                    const leveldb::ReadOptions& read_options);
+                    const leveldb::ReadOptions& read_options, bool by_level0 = false);
 
 // Loads `ops` (inserts; reads are ignored) into `db` in write batches of
 // about `batch_bytes`, writing version 1 of each key with `value_size`

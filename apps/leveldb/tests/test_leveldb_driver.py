@@ -90,13 +90,18 @@ def test_level0_image_with_held_compactions_and_fill_cache_off(workspace, tmp_pa
     environment = (foreactor_environment(engine, 16, tmp_path / "stats.json") if foreactor
                    else clean_environment())
     summary = run_trace(workspace, "c", 0, program("leveldb_driver", foreactor), environment,
-                        "--compactions", "held", "--no-fill-cache", image="level0")
+                        "--compactions", "held", "--no-fill-cache", "--latency-by-level0",
+                        image="level0")
     assert summary["gets"] == READS and summary["found"] == READS
     assert summary["mismatches"] == 0
     assert summary["compactions"] == "held" and summary["fill_cache"] is False
-    # Held: the run ends with the tables it started with.
+    # Held: the run ends with the tables it started with, and every Get saw
+    # all its level-0 tables.
     _, _, images = workspace
+    level0_tables = images["level0_summary"]["files_per_level"][0]
     assert summary["files_per_level"] == images["level0_summary"]["files_per_level"]
+    [group] = summary["latency_by_level0"]
+    assert group["level0_tables"] == level0_tables and group["gets"] == READS
     if foreactor and engine != "sync":
         graphs = graph_statistics(tmp_path / "stats.json")
         assert sum(reads_ahead(g) for g in graphs.values()) > 0, graphs
@@ -104,8 +109,27 @@ def test_level0_image_with_held_compactions_and_fill_cache_off(workspace, tmp_pa
 
 def test_level0_image_with_leveldbs_own_compactions(workspace):
     summary = run_trace(workspace, "c", 0, program("leveldb_driver", False), clean_environment(),
-                        "--compactions", "own", image="level0")
+                        "--compactions", "own", "--latency-by-level0", image="level0")
     assert summary["gets"] == READS and summary["mismatches"] == 0
+    # The Gets by the level-0 tables as each started: all of them, with all
+    # their latency; a read-only trace never adds a level-0 table.
+    _, _, images = workspace
+    groups = summary["latency_by_level0"]
+    assert sum(group["gets"] for group in groups) == READS
+    assert sum(group["total_us"] for group in groups) == pytest.approx(
+        summary["latency_us"]["average"] * READS, rel=1e-3)
+    assert all(0 <= group["level0_tables"] <= images["level0_summary"]["files_per_level"][0]
+               for group in groups), groups
+
+
+def test_latency_by_level0_goes_with_a_run(workspace, tmp_path):
+    _, traces, _ = workspace
+    completed = subprocess.run([str(program("leveldb_driver", False)), "--db", str(tmp_path / "db"),
+                                "--load", str(traces["load"]), "--latency-by-level0"],
+                               env=clean_environment(), capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 2
+    assert "--latency-by-level0 go with --run" in completed.stderr
+    assert not (tmp_path / "db").exists()
 
 
 def test_held_compactions_refuse_a_trace_that_writes(workspace):

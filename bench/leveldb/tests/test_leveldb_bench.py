@@ -69,6 +69,14 @@ def test_quick_sweep_on_a_tiny_image(tmp_path):
                 assert config["scoped_share"] == [config["statistics"]["scopes"] / 500]
             else:
                 assert config["scoped_share"] is None
+            # With LevelDB's own compactions the runs are also compared at
+            # plain's mix of level-0 shapes (the default image has none).
+            own = entry["point"]["compactions"] == "own"
+            assert ("latency_by_level0" in sample) == own
+            if own:
+                assert sum(group["gets"] for group in sample["latency_by_level0"]) == 500
+                if name != "plain":
+                    assert config["time_ratio_at_plain_level0_mix"]["pairs"] == 1
             if entry["point"]["ratio"] < 100 and memory.available() != "none":
                 assert sample["memory"]["kind"] == memory.available()
                 assert 0 < sample["memory"]["peak_bytes"] <= sample["memory"]["limit_bytes"]

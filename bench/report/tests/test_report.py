@@ -196,12 +196,21 @@ def test_leveldb_rows_cover_every_memory_point_value_size_and_the_published_p99(
                 "bound": {"ratio": {"average": 0.6, "p99": 0.2}},
                 "configurations": {"plain": {"samples": plain}, "io_uring auto": auto_entry}}
 
+    own = point("memory", 10, image="level0", compactions="own")
+    own["configurations"]["io_uring auto"]["time_ratio_at_plain_level0_mix"] = {
+        "ratio": 0.64, "low": 0.6, "high": 0.7, "pairs": 3, "confidence": 0.95}
     memory = {"run": RUN, "points": [point("memory", ratio) for ratio in (10, 25, 50, 100)] + [
-        point("memory", 10, image="level0", compactions="own")]}
+        own]}
     rows = report.leveldb_rows(memory)
     cases = [(row.case, row.configuration, row.target) for row in rows]
     assert ("level0 image, held compactions, 25% memory", "io_uring auto",
             "70% of the bound's gain") in cases
+    # With LevelDB's own compactions, also at plain's mix of level-0 shapes,
+    # against the same bound: (1 - 0.64) / (1 - 0.6) = 90%.
+    mix = [row for row in rows if row.configuration == "io_uring auto, at plain's level-0 mix"]
+    assert [(row.case, row.target) for row in mix] == [
+        ("level0 image, own compactions, 10% memory", "70% of the bound's gain")]
+    assert mix[0].cells()[5:] == ["foreactor bound 0.60x", "90%"]
     # The published setup alone gets p99 rows: the median of the paired
     # ratios of the runs' p99s (0.4, 0.6, 0.333), read against the bound's p99.
     p99 = [row for row in rows if row.configuration == "io_uring auto, p99 latency"]
