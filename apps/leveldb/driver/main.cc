@@ -24,7 +24,9 @@
 // --latency-by-level0: the summary also gives the Gets grouped by the
 //   number of level-0 tables as each started, with their summed latency
 //   ("latency_by_level0"; replay.h says why).
-// Every mode prints the files per level of the database as it leaves it.
+// Every mode prints the files per level of the database as it leaves it,
+// and the size of the process's descriptor table, grown at start
+// (descriptor_table.h).
 //
 // Table files are read with pread, never mmap (support/no_mmap_reads.h).
 // Exit status: 0 all Gets correct; 1 a Get mismatch or a failed Put;
@@ -41,6 +43,7 @@
 #include <vector>
 
 #include "driver/db_shape.h"
+#include "driver/descriptor_table.h"
 #include "driver/held_compactions_env.h"
 #include "driver/latency.h"
 #include "driver/level0_tables.h"
@@ -295,6 +298,7 @@ int StackTables(const Arguments& arguments, const leveldb::Options& options,
 int Main(int argc, char** argv) {
   const Arguments arguments = ParseArguments(argc, argv);
   leveldb_case_study::DisableMmapTableReads();  // before the first Env::Default()
+  GrowDescriptorTable();                        // while this is the only thread
 
   const bool loading = !arguments.load_trace.empty();
   std::vector<TraceOp> ops;
@@ -409,7 +413,7 @@ int Main(int argc, char** argv) {
           ", \"compression\": " + (arguments.snappy ? "\"snappy\"" : "\"none\"") +
           ", \"compactions\": " + (arguments.hold_compactions ? "\"held\"" : "\"own\"") +
           ", \"fill_cache\": " + (arguments.fill_cache ? "true" : "false") + ShapeJson(shape) +
-          "}\n";
+          ", \"descriptor_table\": " + std::to_string(DescriptorTableSize()) + "}\n";
   db.reset();  // waits for LevelDB's background work, or runs the held work
   return Print(json, arguments.json_path, exit_status);
 }

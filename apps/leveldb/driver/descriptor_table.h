@@ -1,0 +1,33 @@
+// The process's descriptor table, grown before the run so that every
+// configuration opens its tables into a table of the same size.
+//
+// The kernel grows a descriptor table when a descriptor above its size is
+// taken.  In a process with more than one thread that waits for an RCU
+// grace period (milliseconds), and LevelDB opens its
+// tables from the client thread: a run that opens more than 256 or 512
+// tables pays it there, inside a Get.  libforeactor grows the table at its
+// load, so a plain run alone would pay it.
+#ifndef FOREACTOR_APPS_LEVELDB_DRIVER_DESCRIPTOR_TABLE_H_
+#define FOREACTOR_APPS_LEVELDB_DRIVER_DESCRIPTOR_TABLE_H_
+
+#include <cstdint>
+
+namespace leveldb_driver {
+
+// The size libforeactor gives the table at its load: the soft RLIMIT_NOFILE,
+// capped at 65,536 entries.  0 when the limit cannot be read.
+uint64_t DescriptorTableTarget();
+
+// Grows the calling process's descriptor table to DescriptorTableTarget()
+// entries, by taking and releasing the number just below it.  Call it while
+// the process has one thread.  Does nothing when the limit cannot be read or
+// that number is taken.
+void GrowDescriptorTable();
+
+// The entries of the process's descriptor table now ("FDSize" of
+// /proc/self/status); 0 when it cannot be read.
+uint64_t DescriptorTableSize();
+
+}  // namespace leveldb_driver
+
+#endif  // FOREACTOR_APPS_LEVELDB_DRIVER_DESCRIPTOR_TABLE_H_
