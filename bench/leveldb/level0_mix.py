@@ -4,8 +4,9 @@ With LevelDB's own compactions, the level-0 image does not keep its shape
 through a run: LevelDB merges its 12 level-0 tables away in the run's first
 few tenths of a second, whatever the Gets do, and a Get before that visits
 about 15 tables against 2 or 3 after.  A run whose Gets are faster makes
-more of its Gets before the merge, so its average weighs the expensive Gets more than plain's does, and the
-plain ratio of averages understates its gain.  `foreactor bound` is
+more of its Gets before the merge, so its average weighs the expensive Gets
+more than plain's does, and the plain ratio of averages understates its
+gain.  `foreactor bound` is
 computed on plain's Gets, so it is compared with a ratio at plain's mix.
 
 The driver (--latency-by-level0) groups each run's Gets by the number of

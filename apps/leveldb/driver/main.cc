@@ -24,9 +24,9 @@
 // --latency-by-level0: the summary also gives the Gets grouped by the
 //   number of level-0 tables as each started, with their summed latency
 //   ("latency_by_level0"; replay.h says why).
-// Every mode prints the files per level of the database as it leaves it,
-// and the size of the process's descriptor table, grown at start
-// (descriptor_table.h).
+// Every mode prints the files per level of the database as it leaves it;
+// --load and --run also print the size of the process's descriptor table,
+// which every mode grows at start (descriptor_table.h).
 //
 // Table files are read with pread, never mmap (support/no_mmap_reads.h).
 // Exit status: 0 all Gets correct; 1 a Get mismatch or a failed Put;
