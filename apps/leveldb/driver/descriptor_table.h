@@ -14,14 +14,11 @@
 
 namespace leveldb_driver {
 
-// The size libforeactor gives the table at its load: the soft RLIMIT_NOFILE,
-// capped at 65,536 entries.  0 when the limit cannot be read.
-uint64_t DescriptorTableTarget();
-
-// Grows the calling process's descriptor table to DescriptorTableTarget()
-// entries, by taking and releasing the number just below it.  Call it while
-// the process has one thread.  Does nothing when the limit cannot be read or
-// that number is taken.
+// Grows the calling process's descriptor table to the size libforeactor's
+// load gives it, by the library's own code (src/engine/high_descriptors.h,
+// compiled into the plain driver too): the soft RLIMIT_NOFILE, capped at
+// 65,536 entries.  Call it while the process has one thread.  Does nothing
+// when the limit cannot be read or the number just below it is taken.
 void GrowDescriptorTable();
 
 // The entries of the process's descriptor table now ("FDSize" of
