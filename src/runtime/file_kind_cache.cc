@@ -20,6 +20,13 @@ bool DirectIoAlignment(int fd, uint32_t* memory_align, uint32_t* offset_align) {
   return true;
 }
 
+bool FileKindCache::OpenedForDirectIo(int fd) const {
+  const Entry* entry = Find(fd);
+  if (entry != nullptr) return entry->kind.direct;
+  const int64_t flags = raw::Fcntl(fd, F_GETFL, 0);
+  return flags >= 0 && (flags & O_DIRECT) != 0;
+}
+
 FileKindCache::Kind FileKindCache::AskKernel(int fd) {
   Kind kind;
   struct stat status;

@@ -37,11 +37,15 @@ class FileKindCache {
   // The kind of `fd`, asking the kernel on first use since Clear() or
   // Forget(fd).  A descriptor the kernel cannot stat has known == false.
   Kind Lookup(int fd) {
-    for (int i = 0; i < used_; ++i) {
-      if (entries_[i].fd == fd) return entries_[i].kind;
-    }
-    return AskKernel(fd);
+    const Entry* entry = Find(fd);
+    return entry != nullptr ? entry->kind : AskKernel(fd);
   }
+  // True when `fd` was opened with O_DIRECT: the kind remembered for it
+  // when there is one, otherwise one fcntl(F_GETFL), not remembered (what
+  // a scope that only needs to know whether reads go through the page
+  // cache asks: Lookup() also stats the file).  False when the kernel
+  // cannot say.
+  bool OpenedForDirectIo(int fd) const;
   // `fd` was closed or may name another file now.
   void Forget(int fd) {
     for (int i = 0; i < used_; ++i) {
@@ -52,13 +56,20 @@ class FileKindCache {
 
  private:
   static constexpr int kEntries = 8;
-  // Asks the kernel about `fd` and remembers the answer.
-  Kind AskKernel(int fd);
-
   struct Entry {
     int fd;
     Kind kind;
   };
+
+  // The remembered entry of `fd`, or null.
+  const Entry* Find(int fd) const {
+    for (int i = 0; i < used_; ++i) {
+      if (entries_[i].fd == fd) return &entries_[i];
+    }
+    return nullptr;
+  }
+  // Asks the kernel about `fd` and remembers the answer.
+  Kind AskKernel(int fd);
   Entry entries_[kEntries] = {};
   int used_ = 0;
   int next_victim_ = 0;

@@ -106,8 +106,10 @@ bool RunIsRestOfScope(const Graph& graph, void* scope_state, FileKindCache* file
       !run->rest_of_scope || run->longest_read > max_read_bytes) {
     return false;
   }
-  const FileKindCache::Kind kind = file_kinds->Lookup(run->fd);
-  return kind.regular && !kind.direct;  // O_DIRECT reads never find the cache
+  // O_DIRECT reads never find the page cache; any other pread goes
+  // through it and the kernel's read-ahead (a regular file's, a block
+  // device's).
+  return !file_kinds->OpenedForDirectIo(run->fd);
 }
 
 }  // namespace foreactor

@@ -312,7 +312,7 @@ class ReadAheadStream {
   // `from` meets at most kShortRunVisits preads of `fd` (of the first
   // pread's descriptor when `fd` is negative), none longer than
   // `max_read_bytes`, then the graph's end, with no other call, on a
-  // regular file read through the page cache (RunIsRestOfScope), and its
+  // descriptor read through the page cache (RunIsRestOfScope), and its
   // first kArmingReads reads jump fewer than kArmingJumps times (as those
   // that start a stream in order).  `*run` holds what the walk found.
   static bool RunFromEndsScope(const Graph& graph, void* scope_state, FileKindCache* file_kinds,

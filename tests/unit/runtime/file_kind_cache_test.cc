@@ -90,6 +90,37 @@ TEST_F(FileKindCacheTest, AnswerIsKeptUntilForgottenOrCleared) {
   close(directory_fd);
 }
 
+// OpenedForDirectIo() asks the kernel for the open flags alone, remembers
+// nothing, and answers from a remembered kind when there is one.
+TEST_F(FileKindCacheTest, OpenedForDirectIoReadsTheFlagsOrTheRememberedKind) {
+  int buffered_fd = open(path_.c_str(), O_RDONLY);
+  int direct_fd = open(path_.c_str(), O_RDONLY | O_DIRECT);
+  ASSERT_GE(buffered_fd, 0);
+  if (direct_fd < 0) {
+    close(buffered_fd);
+    GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+  }
+  FileKindCache cache;
+  EXPECT_FALSE(cache.OpenedForDirectIo(buffered_fd));
+  EXPECT_TRUE(cache.OpenedForDirectIo(direct_fd));
+  EXPECT_FALSE(cache.OpenedForDirectIo(-1));
+  // Not remembered: the number now names a buffered descriptor.
+  const int number = direct_fd;
+  ASSERT_EQ(dup2(buffered_fd, number), number);
+  EXPECT_FALSE(cache.OpenedForDirectIo(number));
+  // Remembered by Lookup(): kept until forgotten, as Lookup()'s answer is.
+  ASSERT_FALSE(cache.Lookup(number).direct);
+  const int other_direct_fd = open(path_.c_str(), O_RDONLY | O_DIRECT);
+  ASSERT_GE(other_direct_fd, 0);
+  ASSERT_EQ(dup2(other_direct_fd, number), number);
+  EXPECT_FALSE(cache.OpenedForDirectIo(number));
+  cache.Forget(number);
+  EXPECT_TRUE(cache.OpenedForDirectIo(number));
+  close(other_direct_fd);
+  close(number);
+  close(buffered_fd);
+}
+
 // More descriptors than entries: each lookup still answers for its own
 // descriptor.
 TEST_F(FileKindCacheTest, MoreDescriptorsThanEntriesAreAnsweredEachForItself) {

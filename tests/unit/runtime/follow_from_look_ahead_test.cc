@@ -7,10 +7,13 @@
 // depth follows every scope from its entry.  Results never change.
 #include "foreactor/foreactor.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -134,6 +137,62 @@ TEST_F(FollowFromLookAheadTest, AShortRunInFileOrderIsLeftWithNothingSetUp) {
   // No runner was made: no scope's outcome to report.
   foreactor_scope_outcome outcome{};
   EXPECT_EQ(foreactor_last_scope_outcome(graph.handle(), &outcome), 0);
+}
+
+// What decides is whether the descriptor was opened with O_DIRECT, not its
+// file type: a short run in file order on a character device is left as
+// one on a regular file is (nothing issued early would serve it better).
+TEST_F(FollowFromLookAheadTest, AShortRunOnADescriptorOtherThanAFileIsLeftToo) {
+  static const auto graph = BuildScan("follow_device");
+  const int zero = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(zero, 0);
+  ScanState state{zero, false, false};
+  {
+    foreactor::Scope scope(graph, state);
+    state.known = true;
+    graph.LookAhead();
+    EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
+    for (uint64_t visit = 0; visit < kBlocks; ++visit) {
+      std::vector<char> buffer(kBlock, 'x');
+      foreactor_call call = foreactor::Pread(zero, kBlock, BlockOffset(state, visit));
+      call.buffer = buffer.data();
+      ASSERT_EQ(foreactor::ProgramCallThroughScopes(call), static_cast<int64_t>(kBlock));
+      EXPECT_EQ(buffer, std::vector<char>(kBlock, 0));
+    }
+  }
+  close(zero);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_device", "scopes_left_in_file_order"), 1u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_device", "intercepted"), 0u);
+}
+
+// O_DIRECT reads never find the page cache: a short run in file order on
+// such a descriptor is followed from the look-ahead, not left.
+TEST_F(FollowFromLookAheadTest, AShortRunOpenedForDirectIoIsFollowed) {
+  static const auto graph = BuildScan("follow_direct");
+  const std::string path = "/proc/self/fd/" + std::to_string(fd_);
+  const int direct = open(path.c_str(), O_RDONLY | O_DIRECT);
+  if (direct < 0) GTEST_SKIP() << "the file system of /tmp refuses O_DIRECT";
+  ScanState state{direct, false, false};
+  {
+    foreactor::Scope scope(graph, state);
+    state.known = true;
+    graph.LookAhead();
+    EXPECT_TRUE(foreactor::ThreadHasSpeculatingScope());
+    for (uint64_t visit = 0; visit < kBlocks; ++visit) {
+      std::unique_ptr<char, decltype(&std::free)> buffer(
+          static_cast<char*>(std::aligned_alloc(kBlock, kBlock)), &std::free);
+      ASSERT_NE(buffer, nullptr);
+      const int64_t offset = BlockOffset(state, visit);
+      foreactor_call call = foreactor::Pread(direct, kBlock, offset);
+      call.buffer = buffer.get();
+      ASSERT_EQ(foreactor::ProgramCallThroughScopes(call), static_cast<int64_t>(kBlock));
+      const char expected = foreactor::BlockLetter(static_cast<uint64_t>(offset) / kBlock);
+      EXPECT_EQ(std::string(buffer.get(), kBlock), std::string(kBlock, expected));
+    }
+  }
+  close(direct);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_direct", "scopes_left_in_file_order"), 0u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_direct", "intercepted"), kBlocks);
 }
 
 TEST_F(FollowFromLookAheadTest, AScatteredRunIsFollowedFromTheLookAhead) {
