@@ -84,8 +84,8 @@ bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& f
 // that descriptor's reads go through the page cache (not opened with
 // O_DIRECT, as `file_kinds` says, asked only when the walk qualifies):
 // the page cache and the kernel's read-ahead on the program's descriptor
-// serve such a run as well as anything issued early would.  `*run` holds what the walk
-// found, with the jumps of its first `early_reads` reads.
+// serve such a run as well as anything issued early would.  `*run` holds
+// what the walk found, with the jumps of its first `early_reads` reads.
 bool RunIsRestOfScope(const Graph& graph, void* scope_state, FileKindCache* file_kinds, int fd,
                       const Cursor& from, unsigned max_reads, unsigned early_reads,
                       uint64_t max_read_bytes, PreadRun* run);
