@@ -148,19 +148,22 @@ struct Table {
 // What this thread sees of the table it is opening: its file number (the
 // name TableCache made last), then inside Table::Open the descriptor its
 // preads use and the blocks ReadBlock returns (index; with a filter policy,
-// metaindex and filter).
+// metaindex and filter; `block_count` counts past the three kept).
 struct OpeningTable {
   uint64_t number = 0;
   const std::string* database = nullptr;  // TableCache's, with the number
   int fd = -1;                            // -1 until read, and once closed
   bool in_table_open = false;
-  foreactor::PrivateVector<leveldb::Slice> blocks;
+  size_t block_count = 0;
+  std::string_view blocks[3] = {};
 };
 
 // The open tables by file number, shared by all threads, under `mutex`.
 std::shared_mutex mutex;
 foreactor::PrivateUnorderedMap<uint64_t, Table> tables;
-thread_local OpeningTable opening;
+// This thread's, and `pending_key` below: constinit and trivially destroyed,
+// so that each wrapped call, in every Get, reads them with one load.
+constinit thread_local OpeningTable opening;
 // The directory of the database whose table was opened last, under `mutex`
 // (a process with several databases may read ahead in another's table of
 // the same number: time lost, nothing else).
@@ -175,12 +178,14 @@ foreactor::RangesInCache ranges_in_cache;
 // 10% memory, over two thirds did, and 96% came after 8 or more.
 constexpr int kColdGetsToPlanAtStart = 8;
 
+// The key of this thread's Get while its reads may plan it; null: no Get
+// planned on this thread, its plan at the start holding a cold block, or its
+// first read not found wholly cached made.
+constinit thread_local const leveldb::LookupKey* pending_key = nullptr;
+
 // The Get in progress on this thread, from WrapVersionGet's call of
 // Version::Get to its return, and its plan (the state of its scope).
 struct Get {
-  // Null: no Get planned on this thread, its plan at the start holding a
-  // cold block, or its first read not found wholly cached made.
-  const leveldb::LookupKey* key = nullptr;
   leveldb::Version* version = nullptr;  // the Version whose Get this is
   // No scope runs: the plugin plans the Get as it runs (at its start after
   // cold Gets, otherwise at its first cold read) and starts the plan's reads
@@ -283,12 +288,12 @@ void PlanTable(const leveldb::FileMetaData& file) {
     return ReadIndexAhead(file);
   const Table& table = found->second;
   std::unique_ptr<leveldb::Iterator> entry(table.index->NewIterator(&comparator));
-  entry->Seek(get.key->internal_key());
+  entry->Seek(pending_key->internal_key());
   leveldb::Slice value = entry->Valid() ? entry->value() : leveldb::Slice();
   leveldb::BlockHandle handle;
   if (!handle.DecodeFrom(&value).ok()) return;
   const uint64_t offset = handle.offset(), length = handle.size() + leveldb::kBlockTrailerSize;
-  if ((table.filter == nullptr || table.filter->KeyMayMatch(offset, get.key->internal_key())) &&
+  if ((table.filter == nullptr || table.filter->KeyMayMatch(offset, pending_key->internal_key())) &&
       !BlockCached(table, offset) && !ranges_in_cache.InCache(table.fd, offset, length)) {
     get.reads.push_back(foreactor::Pread(table.fd, length, int64_t(offset)));
     graph.StartRead(table.fd, offset, length);
@@ -306,7 +311,7 @@ void PlanTables(size_t first) {
 // As `version`'s Get of `key` starts on this thread: its path (LevelDB's own
 // walk) and, planned late after cold Gets, its plan (see the top).
 void StartGet(leveldb::Version* version, const leveldb::LookupKey& key) {
-  get.key = &key;
+  pending_key = &key;
   get.version = version;
   get.late = graph.ScopeSpeculation() == FOREACTOR_SPECULATION_AUTOMATIC && graph.StartsReads();
   get.path.clear();
@@ -318,7 +323,7 @@ void StartGet(leveldb::Version* version, const leveldb::LookupKey& key) {
                             });
   if (!get.late || std::popcount(get.cold_gets) < kColdGetsToPlanAtStart) return;
   PlanTables(1);
-  if (!get.reads.empty()) get.key = nullptr;  // planned: the Get reads on plain
+  if (!get.reads.empty()) pending_key = nullptr;  // planned: the Get reads on plain
 }
 
 // Plans this thread's Get from its first read on, `read`, of the table it
@@ -350,13 +355,12 @@ void PlanFrom(const foreactor_call& read) {
 // read as pread(2) reads it (not started with the others: see the top).
 // Otherwise the Get is planned at this read.  Its later reads run plain, or
 // in its scope.
-ssize_t ReadOrPlan(int fd, void* buffer, size_t length, off_t offset) {
+[[gnu::noinline]] ssize_t ReadOrPlan(int fd, void* buffer, size_t length, off_t offset) {
   bool cold = true;
-  const ssize_t cached =
-      get.late ? foreactor::ReadFromPageCache(fd, buffer, length, offset, &cold) : -1;
+  ssize_t cached = get.late ? foreactor::ReadFromPageCache(fd, buffer, length, offset, &cold) : -1;
   if (cached == static_cast<ssize_t>(length) || cached == 0) return cached;  // or end of file
   if (cold) foreactor::NoThrow([&] { PlanFrom(foreactor::Pread(fd, length, offset)); });
-  get.key = nullptr;
+  pending_key = nullptr;
   return __real_pread(fd, buffer, length, offset);
 }
 
@@ -371,8 +375,8 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
     ~EndOfGet() {
       get.scope.reset();
       // A Get that made a read not wholly cached, or planned one, has no key.
-      if (get.late) get.cold_gets = static_cast<uint16_t>(get.cold_gets << 1 | !get.key);
-      get.key = nullptr;
+      if (get.late) get.cold_gets = static_cast<uint16_t>(get.cold_gets << 1 | !pending_key);
+      pending_key = nullptr;
     }
   } end_of_get;
   foreactor::NoThrow([&] { StartGet(version, key); });
@@ -382,8 +386,8 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
 leveldb::Status WrapReadBlock(leveldb::RandomAccessFile* file, const leveldb::ReadOptions& options,
                               const leveldb::BlockHandle& handle, leveldb::BlockContents* result) {
   leveldb::Status status = RealReadBlock(file, options, handle, result);
-  if (opening.in_table_open && status.ok())
-    foreactor::NoThrow([&] { opening.blocks.push_back(result->data); });
+  if (opening.in_table_open && status.ok() && opening.block_count++ < std::size(opening.blocks))
+    opening.blocks[opening.block_count - 1] = {result->data.data(), result->data.size()};
   return status;
 }
 
@@ -401,7 +405,7 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
   // (ids need only be unique: taking one more changes nothing LevelDB does).
   // Only the tables of a database (keys compared by LevelDB's internal key
   // comparator) whose user keys are ordered bytewise.
-  if (!status.ok() || opened.number == 0 || opened.fd < 0 || opened.blocks.empty() ||
+  if (!status.ok() || opened.number == 0 || opened.fd < 0 || opened.block_count == 0 ||
       options.comparator->Name() != std::string_view("leveldb.InternalKeyComparator") ||
       static_cast<const leveldb::InternalKeyComparator*>(options.comparator)->user_comparator() !=
           leveldb::BytewiseComparator())
@@ -411,10 +415,10 @@ leveldb::Status WrapTableOpen(const leveldb::Options& options, leveldb::RandomAc
     entry.cache_id = entry.block_cache != nullptr ? entry.block_cache->NewId() - 1 : 0;
     // BlockContents: data, cachable, heap_allocated (the view does not own the data).
     entry.index = foreactor::MakePrivate<leveldb::Block>(
-        leveldb::BlockContents{opened.blocks[0], false, false});
-    if (options.filter_policy != nullptr && opened.blocks.size() == 3)
-      entry.filter = foreactor::MakePrivate<leveldb::FilterBlockReader>(options.filter_policy,
-                                                                        opened.blocks[2]);
+        leveldb::BlockContents{{opened.blocks[0].data(), opened.blocks[0].size()}, false, false});
+    if (options.filter_policy != nullptr && opened.block_count == 3)
+      entry.filter = foreactor::MakePrivate<leveldb::FilterBlockReader>(
+          options.filter_policy, leveldb::Slice(opened.blocks[2].data(), opened.blocks[2].size()));
     std::unique_lock lock(mutex);
     tables.insert_or_assign(opened.number, std::move(entry));
     database.assign(*opened.database);
@@ -435,7 +439,7 @@ void WrapTableDelete(leveldb::Table* table) {
 // file's name first (db/table_cache.cc).  The number is kept until the
 // Table::Open that follows ends.
 std::string WrapTableFileName(const std::string& dbname, uint64_t number) {
-  opening = OpeningTable{number, &dbname, -1, false, {}};  // nothing read yet
+  opening = OpeningTable{number, &dbname, -1, false, 0, {}};  // nothing read yet
   return RealTableFileName(dbname, number);
 }
 
@@ -446,7 +450,7 @@ std::string WrapTableFileName(const std::string& dbname, uint64_t number) {
 // is closed after its Table is deleted (TableCache's DeleteEntry).
 extern "C" ssize_t __wrap_pread(int fd, void* buffer, size_t length, off_t offset) {
   if (opening.in_table_open) opening.fd = fd;
-  if (get.key != nullptr) return ReadOrPlan(fd, buffer, length, offset);
+  if (pending_key != nullptr) return ReadOrPlan(fd, buffer, length, offset);
   return __real_pread(fd, buffer, length, offset);
 }
 
