@@ -2,7 +2,7 @@
 //
 //   plugin_get_test build DIR SHAPE bloom|nobloom          make the database
 //   plugin_get_test get DIR SHAPE bloom|nobloom GETS THREADS
-//   plugin_get_test lookup DIR SHAPE bloom|nobloom NUMBER|evict|settle:N...
+//   plugin_get_test lookup DIR SHAPE bloom|nobloom NUMBER|evict|settle:N|stats...
 //
 // Keys are "key%08d" of a number; even numbers are written, odd never.
 // SHAPE "levels": 30,000 keys in sorted batches (flushed memtables pushed
@@ -18,7 +18,9 @@
 // ReadOptions::fill_cache off (a block read once is read again), at
 // each `evict` drops the database's files from the page cache, and at each
 // `settle:N` waits up to 10 s for the last page of N table files to be in
-// the page cache (read-ahead carried out by foreactor's own thread).  Both
+// the page cache (read-ahead carried out by foreactor's own thread), and at
+// each `stats` writes foreactor's statistics so far (foreactor_write_stats)
+// to the file PLUGIN_TEST_STATS names (linked with the plugin only).  Both
 // check every status and value against the model the shape determines,
 // print "gets N found F mismatches M" (and, for `get`, the file listing to
 // stderr) and exit with status 0 iff M == 0.  Memory-mapped table reads are
@@ -167,7 +169,12 @@ int Build(const std::string& dir, const std::string& shape, bool bloom) {
 }
 
 // In a list of numbers to look up: drop the database's files from the page
-// cache here (POSIX_FADV_DONTNEED; LevelDB's own descriptors stay open).
+// cache here (fdatasync, then POSIX_FADV_DONTNEED; LevelDB's own descriptors
+// stay open), and wait, at most kSettleSeconds, until no page of a table
+// file is cached.  The kernel keeps dirty pages (a database just built) and
+// pages of a read in flight (a read-ahead the plugin started and no Get
+// read) through DONTNEED: without the wait, which blocks the next Gets find
+// cold would depend on timing.
 constexpr int kEvict = -1;
 // In a list of numbers to look up, kSettle - N (N >= 1, "settle:N" on the
 // command line): wait until the last page of N table files is in the page
@@ -176,28 +183,47 @@ constexpr int kEvict = -1;
 // last Get would cut short on a loaded machine.
 constexpr int kSettle = -1000;
 constexpr int kSettleSeconds = 10;
+// In a list of numbers to look up: write foreactor's statistics so far to
+// the file PLUGIN_TEST_STATS names, so that a test can tell the counts of
+// the Gets after this point from those of the Gets before it in one process.
+constexpr int kWriteStats = -2;
 
-// Table files of `dir` whose last page is in the page cache.
-int TablesWithTailCached(const std::string& dir) {
-  const long page = sysconf(_SC_PAGESIZE);
-  int cached = 0;
+// The pages of `fd`'s bytes [offset, offset + length) that the page cache
+// holds (mincore(2) of a shared mapping); 0 when they cannot be mapped.
+// `offset` is a multiple of the page size.
+size_t CachedPages(int fd, off_t offset, size_t length) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* mapping = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, offset);
+  if (mapping == MAP_FAILED) return 0;
+  std::vector<unsigned char> resident((length + page - 1) / page);
+  size_t cached = 0;
+  if (mincore(mapping, length, resident.data()) == 0) {
+    for (unsigned char flags : resident) cached += flags & 1;
+  }
+  munmap(mapping, length);
+  return cached;
+}
+
+// Calls visit(fd, size) for each non-empty table file of `dir`.
+template <class Visit>
+void ForEachTable(const std::string& dir, Visit&& visit) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".ldb") continue;
     const int fd = open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat status;
-    if (fstat(fd, &status) == 0 && status.st_size > 0) {
-      const off_t last_page = (status.st_size - 1) / page * page;
-      void* mapping =
-          mmap(nullptr, static_cast<size_t>(page), PROT_READ, MAP_SHARED, fd, last_page);
-      unsigned char resident = 0;
-      if (mapping != MAP_FAILED) {
-        if (mincore(mapping, static_cast<size_t>(page), &resident) == 0 && (resident & 1)) cached++;
-        munmap(mapping, static_cast<size_t>(page));
-      }
-    }
+    if (fstat(fd, &status) == 0 && status.st_size > 0) visit(fd, status.st_size);
     close(fd);
   }
+}
+
+// Table files of `dir` whose last page is in the page cache.
+int TablesWithTailCached(const std::string& dir) {
+  const off_t page = sysconf(_SC_PAGESIZE);
+  int cached = 0;
+  ForEachTable(dir, [&](int fd, off_t size) {
+    if (CachedPages(fd, (size - 1) / page * page, static_cast<size_t>(page)) > 0) cached++;
+  });
   return cached;
 }
 
@@ -208,13 +234,40 @@ void Settle(const std::string& dir, int tables) {
   }
 }
 
+// Defined when linked with libforeactor.so (foreactor/foreactor.h).
+extern "C" [[gnu::weak]] int foreactor_write_stats(FILE* out);
+
+// Writes foreactor's statistics to the file PLUGIN_TEST_STATS names; false
+// when there is no such file or no foreactor to ask.
+bool WriteStats() {
+  const char* path = std::getenv("PLUGIN_TEST_STATS");
+  if (path == nullptr || foreactor_write_stats == nullptr) return false;
+  FILE* out = std::fopen(path, "w");
+  if (out == nullptr) return false;
+  const bool written = foreactor_write_stats(out) == 0;
+  return std::fclose(out) == 0 && written;
+}
+
 void Evict(const std::string& dir) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const int fd = open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
+    fdatasync(fd);
     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     close(fd);
   }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kSettleSeconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    size_t cached = 0;
+    ForEachTable(dir, [&](int fd, off_t size) {
+      if (CachedPages(fd, 0, static_cast<size_t>(size)) == 0) return;
+      posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      cached += CachedPages(fd, 0, static_cast<size_t>(size));
+    });
+    if (cached == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::fprintf(stderr, "evict: table pages still cached after %d s\n", kSettleSeconds);
 }
 
 // Looks up numbers(thread) on `threads` threads and checks each result.
@@ -239,6 +292,13 @@ int Lookups(const std::string& dir, const std::string& shape, bool bloom, int th
         }
         if (number <= kSettle - 1) {
           Settle(dir, kSettle - number);
+          continue;
+        }
+        if (number == kWriteStats) {
+          if (!WriteStats()) {
+            std::fprintf(stderr, "stats: cannot write PLUGIN_TEST_STATS\n");
+            mismatches[static_cast<size_t>(t)]++;
+          }
           continue;
         }
         std::string value;
@@ -303,6 +363,7 @@ int main(int argc, char** argv) {
     std::vector<int> numbers;
     for (size_t i = 4; i < args.size(); ++i)
       numbers.push_back(args[i] == "evict"               ? kEvict
+                        : args[i] == "stats"             ? kWriteStats
                         : args[i].starts_with("settle:") ? kSettle - std::stoi(args[i].substr(7))
                                                          : std::stoi(args[i]));
     return Lookups(args[1], args[2], bloom, 1, false, [&](int) { return numbers; });
@@ -310,7 +371,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "usage: %s build DIR levels|chain bloom|nobloom\n"
                "       %s get DIR levels|chain bloom|nobloom GETS THREADS\n"
-               "       %s lookup DIR levels|chain bloom|nobloom NUMBER|evict|settle:N...\n",
+               "       %s lookup DIR levels|chain bloom|nobloom NUMBER|evict|settle:N|stats...\n",
                argv[0], argv[0], argv[0]);
   return 2;
 }
