@@ -15,9 +15,9 @@ how), the program's functions keep their distances from one another.
 compares the functions both executables define in .text (nm; a name
 defined more than once is left out), those whose names start with a PREFIX
 (all when none is given), and `main`: each must lie at the same distance
-from `main` in both.  Prints how many were compared and
-the first that moved; exits 0 when none moved, 1 when some did, 2 on a
-usage error or an executable nm cannot read.
+from `main` in both.  Prints how many were compared and the first that
+moved; exits 0 when none moved, 1 when some did, 2 on a usage error or an
+executable readelf or nm cannot read.
 """
 
 import subprocess

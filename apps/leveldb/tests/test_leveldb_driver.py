@@ -223,7 +223,6 @@ def test_driver_reports_altered_values(workspace, tmp_path):
     assert summary["mismatches"] > 0
 
 
-
 def test_foreactor_driver_keeps_the_plain_drivers_code_layout():
     """The plugin is linked after LevelDB (apps/leveldb/programs/CMakeLists.txt):
     every function of the driver and of LevelDB lies at the same distance
