@@ -550,6 +550,31 @@ FOREACTOR_API int foreactor_scope_start_read(const foreactor_graph *graph, int f
                                              uint64_t length);
 
 /*
+ * Reads bytes [offset, offset + length) of `fd` into `buffer` and returns
+ * what pread(2) would, with errno as it would set it, for the program's read
+ * of a range the calling thread started with foreactor_scope_start_read()
+ * for `graph`.  While the range's device reads are on their way, the caller
+ * asks the page cache for the range again and again (preadv2(2) with
+ * RWF_NOWAIT, which never waits), giving up its CPU between tries to any
+ * thread ready to run on it (sched_yield(2)), until the range is in or
+ * FOREACTOR_POLL_US microseconds (default 300) have passed; then it reads
+ * with pread(2), which sleeps until the device is done.  The same bytes are
+ * read either way.  A plain pread(2) where foreactor_scope_start_read()
+ * starts nothing, with FOREACTOR_POLL_US=0, and for a range that reaches
+ * past the end of the file.
+ *
+ * Why: a thread that sleeps for the device pays for it twice on a virtual
+ * machine, in its CPU's halt and in its wake-up; a thread that polls sees
+ * the pages as soon as they are read, at the cost of its CPU for the read's
+ * time.  Call it only for ranges a start made cold a moment ago, not for
+ * reads nothing started: those would poll for the whole budget.  Counted
+ * in the graph's statistics (`started_reads_polled`, `started_reads_asleep`).
+ * Thread-safe, not async-signal-safe.
+ */
+FOREACTOR_API ssize_t foreactor_scope_read_started(const foreactor_graph *graph, int fd,
+                                                   void *buffer, size_t length, int64_t offset);
+
+/*
  * 1 when foreactor_scope_start_read() starts reads for `graph` on the
  * calling thread (for a range readahead(2) takes), 0 when it would return -1
  * whatever the range: foreactor off, the graph's scopes issuing nothing

@@ -464,6 +464,12 @@ class Graph {
   bool StartRead(int fd, uint64_t offset, uint64_t length) const noexcept {
     return foreactor_scope_start_read(graph_, fd, offset, length) == 0;
   }
+  // foreactor_scope_read_started() for this graph: pread(2)'s result for a
+  // range this thread started (StartRead), polling the page cache for it
+  // before sleeping.
+  ssize_t ReadStarted(int fd, void* buffer, size_t length, int64_t offset) const noexcept {
+    return foreactor_scope_read_started(graph_, fd, buffer, length, offset);
+  }
   // foreactor_scope_starts_reads() for this graph: true when StartRead()
   // starts reads on this thread.
   bool StartsReads() const noexcept { return foreactor_scope_starts_reads(graph_) != 0; }

@@ -19,6 +19,8 @@
 #define FOREACTOR_BASE_PRIVATE_MEMORY_H_
 
 #include <cstddef>
+#include <new>
+#include <utility>
 
 namespace foreactor {
 
@@ -36,6 +38,31 @@ void PrivateFree(void* pointer, size_t size) noexcept;
 // Bytes handed out and not given back (rounded up to the pool's steps and
 // to pages): for tests and statistics.
 size_t PrivateBytesInUse() noexcept;
+
+// `new T(arguments...)` in private memory, for the runtime's own records
+// that live while the program runs; null when no memory can be had or T's
+// constructor throws std::bad_alloc.  Give it back with DeletePrivate().
+template <typename T, typename... Arguments>
+[[nodiscard]] T* NewPrivateOrNull(Arguments&&... arguments) noexcept {
+  static_assert(alignof(T) <= kPrivateAlignment);
+  void* memory = PrivateAllocate(sizeof(T));
+  if (memory == nullptr) return nullptr;
+  try {
+    return new (memory) T(std::forward<Arguments>(arguments)...);
+  } catch (const std::bad_alloc&) {
+    PrivateFree(memory, sizeof(T));
+    return nullptr;
+  }
+}
+
+// Destroys `object` (null: nothing), which NewPrivateOrNull<T>() made, and
+// gives its memory back.
+template <typename T>
+void DeletePrivate(T* object) noexcept {
+  if (object == nullptr) return;
+  object->~T();
+  PrivateFree(object, sizeof(T));
+}
 
 }  // namespace foreactor
 

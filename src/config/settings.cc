@@ -11,7 +11,7 @@
 //    and still count them, which is the baseline mode.
 //  - Every tunable may be given per graph: FOREACTOR_<TUNABLE>_<graph>, for
 //    DEPTH, EXACT_DEPTH, ENGINE, QUEUE_SIZE, WORKERS, IO_URING_ASYNC, PAGE_CACHE,
-//    CHECK, WRITE_BEHIND, READ_AHEAD and DIRECT_READS.
+//    CHECK, WRITE_BEHIND, READ_AHEAD, DIRECT_READS and POLL_US.
 //  - An invalid WRITE_BEHIND turns only write-behind off (for the graph it
 //    names, or for every graph), not foreactor: it is a feature of its own.
 //  - SettingsForGraph() reads the copy of the FOREACTOR_* variables taken
@@ -193,7 +193,8 @@ enum class TunableId {
   kCheck,
   kWriteBehind,
   kReadAhead,
-  kDirectReads
+  kDirectReads,
+  kPollMicroseconds
 };
 
 struct Tunable {
@@ -220,6 +221,8 @@ constexpr Tunable kTunables[] = {
     {TunableId::kWriteBehind, "WRITE_BEHIND", 0, 1, "1 (on) or 0 (off)", "write-behind is off"},
     {TunableId::kReadAhead, "READ_AHEAD", 0, 1, "1 (on) or 0 (off)", "read-ahead streams are off"},
     {TunableId::kDirectReads, "DIRECT_READS", 0, 1, "1 (on) or 0 (off)", "direct reads are off"},
+    {TunableId::kPollMicroseconds, "POLL_US", 0, kMaxPollMicroseconds, "a number from 0 to 10000",
+     "started reads are waited for asleep"},
 };
 
 // Turns off the feature of a tunable with an own_consequence.
@@ -227,6 +230,7 @@ void TurnOff(const Tunable& tunable, GraphSettings* settings) {
   if (tunable.id == TunableId::kWriteBehind) settings->write_behind = false;
   if (tunable.id == TunableId::kReadAhead) settings->read_ahead = false;
   if (tunable.id == TunableId::kDirectReads) settings->direct_reads = false;
+  if (tunable.id == TunableId::kPollMicroseconds) settings->poll_microseconds = 0;
 }
 
 // Stores `value` for `tunable` into `settings`.  Returns false when the
@@ -268,6 +272,9 @@ bool ApplyTunable(const Tunable& tunable, std::string_view value, GraphSettings*
       return ParseZeroOrOne(value, &settings->read_ahead);
     case TunableId::kDirectReads:
       return ParseZeroOrOne(value, &settings->direct_reads);
+    case TunableId::kPollMicroseconds:
+      return ParseBoundedDecimal(value, tunable.minimum, tunable.maximum,
+                                 &settings->poll_microseconds);
   }
   return false;
 }

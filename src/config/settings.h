@@ -26,6 +26,12 @@
 //                                  (runtime/direct_reads.h; default 1; also
 //                                  FOREACTOR_DIRECT_READS_<graph>); an invalid value turns
 //                                  direct reads off, nothing else
+//   FOREACTOR_POLL_US=N            microseconds the program's read of a range a plugin
+//                                  started (foreactor_scope_read_started) asks the page
+//                                  cache for it before sleeping in pread(2), 0..10000
+//                                  (default 300; 0: sleep at once; also
+//                                  FOREACTOR_POLL_US_<graph>); an invalid value turns
+//                                  polling off, nothing else
 //   FOREACTOR_STATS=PATH           write statistics JSON there at exit
 //   FOREACTOR_WALK_AHEAD=0|1       walk directory trees ahead of the program (src/walk/)
 //   FOREACTOR_WALK_AHEAD_WORKERS=N walk-ahead threads, 1..64 (default 8)
@@ -55,6 +61,11 @@ namespace foreactor {
 // B+-tree's direct scans gain up to there (bench/results/bptree.json).
 constexpr unsigned kAutomaticDepthMaximum = 256;
 
+// FOREACTOR_POLL_US's default and largest value.  The default covers a
+// random 4 KiB read of a cloud virtual disk twice over.
+constexpr unsigned kDefaultPollMicroseconds = 300;
+constexpr unsigned kMaxPollMicroseconds = 10000;
+
 struct GraphSettings {
   bool enabled = false;  // false: scopes of this graph never speculate
   bool automatic_depth =
@@ -69,6 +80,9 @@ struct GraphSettings {
   bool write_behind = true;      // honour the graph's write-behind nodes (runtime/write_behind.h)
   bool read_ahead = true;    // read-ahead streams for scattered scans (runtime/read_ahead_stream.h)
   bool direct_reads = true;  // early reads of cold ranges past the page cache (direct_reads.h)
+  // How long the program's read of a range a plugin started polls the page
+  // cache before it sleeps (runtime/polled_read.h); 0: it sleeps at once.
+  unsigned poll_microseconds = kDefaultPollMicroseconds;
   EngineOptions engine;
 };
 

@@ -15,6 +15,7 @@
 
 #include "base/call_types.h"
 #include "base/out_of_memory.h"
+#include "base/private_memory.h"
 #include "config/report.h"
 #include "config/settings.h"
 #include "engine/deferred_engine.h"
@@ -24,6 +25,7 @@
 #include "graph/graph_handle.h"
 #include "runtime/graph_runner.h"
 #include "runtime/interception.h"
+#include "runtime/polled_read.h"
 #include "runtime/raw_syscalls.h"
 #include "runtime/scope_gate.h"
 #include "runtime/statistics.h"
@@ -43,7 +45,9 @@ void ReportOnce(std::atomic<bool>& flag, const std::string& message) {
   if (!flag.exchange(true)) Report(message);
 }
 
-// Process-wide facts about one graph, made on its first scope.
+// Process-wide facts about one graph, made on its first scope, in private
+// memory (base/private_memory.h: the program's heap grows by no record of
+// foreactor's while it runs).
 struct GraphRuntime {
   GraphSettings settings;
   std::string graph_name;  // (the graph may be destroyed before the counts are folded)
@@ -59,6 +63,10 @@ struct GraphRuntime {
   // Reads started by foreactor_scope_start_read(), not yet in the totals
   // (folded with the two above).
   std::atomic<uint64_t> reads_started_in_plans{0};
+  // The program's reads of started ranges (foreactor_scope_read_started()),
+  // served by a poll of the page cache or not: folded with the above.
+  std::atomic<uint64_t> started_reads_polled{0};
+  std::atomic<uint64_t> started_reads_asleep{0};
 };
 
 std::atomic<GraphRuntime*> graph_runtimes[kMaxGraphs];
@@ -78,11 +86,11 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   }
   GraphRuntime* runtime = graph_runtimes[id].load(std::memory_order_acquire);
   if (runtime != nullptr) return runtime;
-  GraphRuntime* fresh = NewOrNull<GraphRuntime>();
+  GraphRuntime* fresh = NewPrivateOrNull<GraphRuntime>();
   if (fresh == nullptr) return nullptr;
   fresh->settings = SettingsForGraph(graph.name());
   if (!AllocationSucceeds([&] { fresh->graph_name = graph.name(); })) {
-    delete fresh;
+    DeletePrivate(fresh);
     return nullptr;
   }
   // Depth 0 issues nothing early: no engine resources at all.
@@ -100,7 +108,7 @@ GraphRuntime* RuntimeOf(const Graph& graph) {
   if (graph_runtimes[id].compare_exchange_strong(runtime, fresh, std::memory_order_acq_rel)) {
     return fresh;
   }
-  delete fresh;
+  DeletePrivate(fresh);
   return runtime;
 }
 
@@ -348,7 +356,14 @@ void FoldCountsOutsideRunners() {
     delta.scopes = runtime->scopes_without_runner.exchange(0, std::memory_order_relaxed);
     delta.reads_started_in_plans =
         runtime->reads_started_in_plans.exchange(0, std::memory_order_relaxed);
-    if (delta.scopes == 0 && delta.reads_started_in_plans == 0) continue;
+    delta.started_reads_polled =
+        runtime->started_reads_polled.exchange(0, std::memory_order_relaxed);
+    delta.started_reads_asleep =
+        runtime->started_reads_asleep.exchange(0, std::memory_order_relaxed);
+    if (delta.scopes == 0 && delta.reads_started_in_plans == 0 && delta.started_reads_polled == 0 &&
+        delta.started_reads_asleep == 0) {
+      continue;
+    }
     // (No engine is made for such a scope or start: the kind the graph's
     // runner uses.)
     AccumulateStatistics(runtime->graph_name, EngineKindName(runtime->settings.engine.kind), delta);
@@ -788,6 +803,28 @@ int foreactor_scope_start_read(const foreactor_graph* graph, int fd, uint64_t of
   }
   runtime->reads_started_in_plans.fetch_add(1, std::memory_order_relaxed);
   return 0;
+}
+
+ssize_t foreactor_scope_read_started(const foreactor_graph* graph, int fd, void* buffer,
+                                     size_t length, int64_t offset) {
+  foreactor::GraphRuntime* runtime = RuntimeStartingReads(graph);
+  const uint64_t budget_ns =
+      runtime != nullptr ? uint64_t{runtime->settings.poll_microseconds} * 1000 : 0;
+  int64_t result = 0;
+  {
+    InsideForeactor inside;  // keeps the program's errno
+    bool polled = false;
+    result = foreactor::ReadPolling(fd, buffer, length, offset, budget_ns, &polled);
+    if (runtime != nullptr) {
+      (polled ? runtime->started_reads_polled : runtime->started_reads_asleep)
+          .fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (result < 0) {
+    errno = static_cast<int>(-result);
+    return -1;
+  }
+  return static_cast<ssize_t>(result);
 }
 
 int foreactor_write_stats(FILE* out) {

@@ -97,6 +97,8 @@ constexpr CounterField kCounterFields[] = {
     {"left_in_file_order", &Statistics::left_in_file_order},
     {"scopes_left_in_file_order", &Statistics::scopes_left_in_file_order},
     {"reads_started_in_plans", &Statistics::reads_started_in_plans},
+    {"started_reads_polled", &Statistics::started_reads_polled},
+    {"started_reads_asleep", &Statistics::started_reads_asleep},
 };
 static_assert(sizeof(Statistics) ==
                   sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t),

@@ -67,6 +67,8 @@ struct Statistics {
   uint64_t left_in_file_order = 0;  // cold reads in file order left to the kernel's read-ahead
   uint64_t scopes_left_in_file_order = 0;  // scopes whose rest was such a run: not followed
   uint64_t reads_started_in_plans = 0;     // cold reads a plugin started while planning a unit
+  uint64_t started_reads_polled = 0;  // program's reads of started ranges a page cache poll served
+  uint64_t started_reads_asleep = 0;  // of those reads, the rest: pread(2) waited for them
 
   void Add(const Statistics& other);
 };

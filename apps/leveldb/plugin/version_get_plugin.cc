@@ -38,10 +38,14 @@
 //   cost each of them a page cache query per table), each pread of the Get
 //   reads first what the page cache holds, without waiting
 //   (foreactor::ReadFromPageCache); the first one found not wholly cached
-//   plans the tables after it, then is read as pread(2) reads it (the
-//   kernel started its pages at the first try), and the Get reads on plain.
-// A scope added nothing there: its runtime found every planned read coming
-// in and issued none.
+//   plans the tables after it.
+// Once a Get planned so has started a read, each of its reads (the one that
+// planned it included: the kernel started its pages at the first try)
+// waits for its block by polling the page cache rather than asleep in
+// pread(2) (foreactor::Graph::ReadStarted): on a virtual machine a sleep
+// costs the CPU's halt and the wake-up (bench/log/leveldb.md, 2026-12-07,
+// fourth stop).  A scope added nothing there:
+// its runtime found every planned read coming in and issued none.
 //
 // Where every Get runs in a scope (an exact depth, check mode) or the
 // runtime issues the planned reads itself (page-cache awareness off, the
@@ -122,7 +126,7 @@ using ForEachOverlapping = void(leveldb::Version*, leveldb::Slice, leveldb::Slic
                                 bool (*)(void*, int, leveldb::FileMetaData*));
 ForEachOverlapping VersionForEachOverlapping asm(
     "_ZN7leveldb7Version18ForEachOverlappingENS_5SliceES1_PvPFbS2_iPNS_12FileMetaDataEE");
-extern "C" ssize_t __real_pread(int fd, void* buffer, size_t length, off_t offset);
+extern "C" ssize_t __real_pread(int, void*, size_t, off_t), __wrap_pread(int, void*, size_t, off_t);
 extern "C" int __real_close(int fd);
 
 namespace {
@@ -314,8 +318,7 @@ void StartGet(leveldb::Version* version, const leveldb::LookupKey& key) {
   pending_key = &key;
   get.version = version;
   get.late = graph.ScopeSpeculation() == FOREACTOR_SPECULATION_AUTOMATIC && graph.StartsReads();
-  get.path.clear();
-  get.reads.clear();
+  get.path.clear();  // (get.reads: cleared as the last Get ended)
   VersionForEachOverlapping(version, key.user_key(), key.internal_key(), nullptr,
                             [](void*, int, leveldb::FileMetaData* file) {
                               get.path.push_back(file);
@@ -343,9 +346,9 @@ void PlanFrom(const foreactor_call& read) {
   PlanTables(reading - get.path.begin() + 1);
   // Planned late, `read` is not wholly cached; otherwise a planned read is not.
   if (get.late || !get.reads.empty()) ReadIndexesAheadOnce(get.version);
-  if (get.late) return;
+  // Planned late, `read` is then polled for with the reads started.
   if (!opening.in_table_open) get.reads.push_back(read);
-  if (get.reads.size() + opening.in_table_open >= 2) get.scope.emplace(graph, get);
+  if (!get.late && get.reads.size() + opening.in_table_open >= 2) get.scope.emplace(graph, get);
 }
 
 // The first read of a planned Get (pread(2)'s contract).  Planned late,
@@ -361,7 +364,7 @@ void PlanFrom(const foreactor_call& read) {
   if (cached == static_cast<ssize_t>(length) || cached == 0) return cached;  // or end of file
   if (cold) foreactor::NoThrow([&] { PlanFrom(foreactor::Pread(fd, length, offset)); });
   pending_key = nullptr;
-  return __real_pread(fd, buffer, length, offset);
+  return __wrap_pread(fd, buffer, length, offset);  // (polled when planned late)
 }
 
 }  // namespace
@@ -374,6 +377,7 @@ leveldb::Status WrapVersionGet(leveldb::Version* version, const leveldb::ReadOpt
   struct EndOfGet {
     ~EndOfGet() {
       get.scope.reset();
+      get.reads.clear();  // (a later pread of this thread is no planned read)
       // A Get that made a read not wholly cached, or planned one, has no key.
       if (get.late) get.cold_gets = static_cast<uint16_t>(get.cold_gets << 1 | !pending_key);
       pending_key = nullptr;
@@ -451,6 +455,8 @@ std::string WrapTableFileName(const std::string& dbname, uint64_t number) {
 extern "C" ssize_t __wrap_pread(int fd, void* buffer, size_t length, off_t offset) {
   if (opening.in_table_open) opening.fd = fd;
   if (pending_key != nullptr) return ReadOrPlan(fd, buffer, length, offset);
+  // A Get planned late that started reads polls for its blocks (see the top).
+  if (get.late && !get.reads.empty()) return graph.ReadStarted(fd, buffer, length, offset);
   return __real_pread(fd, buffer, length, offset);
 }
 

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <set>
 #include <thread>
 #include <vector>
@@ -74,6 +75,37 @@ TEST(PrivateMemoryTest, TheProgramsHeapDoesNotChange) {
   for (int i = 0; i < 300; ++i) PrivateFree(blocks[i], static_cast<size_t>(8 + i * 40));
   EXPECT_EQ(heap_during, heap_before);
   EXPECT_EQ(mallinfo2().uordblks, heap_before);
+}
+
+// A record whose constructor may fail as a std::bad_alloc would.
+struct Record {
+  explicit Record(bool fail, int* alive) : alive(alive) {
+    if (fail) throw std::bad_alloc();
+    ++*alive;
+  }
+  ~Record() { --*alive; }
+  int* alive;
+  uint64_t words[5] = {};
+};
+
+TEST(PrivateMemoryTest, RuntimeRecordsAreMadeAndDestroyedThere) {
+  const size_t heap_before = mallinfo2().uordblks;
+  const size_t private_before = PrivateBytesInUse();
+  int alive = 0;
+  Record* record = NewPrivateOrNull<Record>(false, &alive);
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(alive, 1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(record) % kPrivateAlignment, 0u);
+  EXPECT_GE(PrivateBytesInUse(), private_before + sizeof(Record));
+  EXPECT_EQ(mallinfo2().uordblks, heap_before);
+  DeletePrivate(record);
+  EXPECT_EQ(alive, 0);
+  EXPECT_EQ(PrivateBytesInUse(), private_before);
+  // A constructor that runs out of memory: null, and the block given back.
+  EXPECT_EQ(NewPrivateOrNull<Record>(true, &alive), nullptr);
+  EXPECT_EQ(alive, 0);
+  EXPECT_EQ(PrivateBytesInUse(), private_before);
+  DeletePrivate<Record>(nullptr);
 }
 
 TEST(PrivateMemoryTest, ThreadsAllocateAndFreeAtOnce) {

@@ -341,6 +341,22 @@ TEST(ParseSettingsTest, DirectReadsAreOnByDefaultAndTakeZeroOrOne) {
   EXPECT_TRUE(off.problems.empty()) << JoinProblems(off);
 }
 
+TEST(ParseSettingsTest, ThePollBudgetIsAMicrosecondCountUpToTenThousand) {
+  EXPECT_EQ(Parse({"FOREACTOR=1"}).defaults.poll_microseconds, kDefaultPollMicroseconds);
+  EXPECT_EQ(Parse({"FOREACTOR=1", "FOREACTOR_POLL_US=0"}).defaults.poll_microseconds, 0u);
+  EXPECT_EQ(Parse({"FOREACTOR=1", "FOREACTOR_POLL_US=10000"}).defaults.poll_microseconds,
+            kMaxPollMicroseconds);
+  for (const char* bad : {"10001", "-5", "1e3", "", "auto"}) {
+    ProcessSettings settings = Parse({"FOREACTOR=1", std::string("FOREACTOR_POLL_US=") + bad});
+    EXPECT_TRUE(settings.enabled) << bad;
+    EXPECT_EQ(settings.defaults.poll_microseconds, 0u) << bad << ": polling is off";
+    ASSERT_EQ(settings.problems.size(), 1u) << JoinProblems(settings);
+    EXPECT_EQ(settings.problems[0], std::string("FOREACTOR_POLL_US=\"") + bad +
+                                        "\" is not a number from 0 to 10000; started reads are "
+                                        "waited for asleep");
+  }
+}
+
 TEST(ParseSettingsTest, AnInvalidDirectReadsTurnsOnlyDirectReadsOff) {
   ProcessSettings settings = Parse({"FOREACTOR=1", "FOREACTOR_DIRECT_READS=on"});
   EXPECT_TRUE(settings.enabled);
@@ -664,6 +680,18 @@ TEST_F(ProcessSettingsTest, DirectReadsAreSetPerGraph) {
   ReloadSettingsForTesting();
   EXPECT_TRUE(SettingsForGraph("other").direct_reads);
   EXPECT_FALSE(SettingsForGraph("copy").direct_reads);
+}
+
+TEST_F(ProcessSettingsTest, ThePollBudgetIsSetPerGraph) {
+  Set("FOREACTOR", "1");
+  Set("FOREACTOR_POLL_US_leveldb_get", "50");
+  Set("FOREACTOR_POLL_US_copy", "-1");
+  ReloadSettingsForTesting();
+  EXPECT_EQ(SettingsForGraph("other").poll_microseconds, kDefaultPollMicroseconds);
+  EXPECT_EQ(SettingsForGraph("leveldb_get").poll_microseconds, 50u);
+  GraphSettings copy = SettingsForGraph("copy");
+  EXPECT_TRUE(copy.enabled) << "an invalid budget turns polling off, not the graph";
+  EXPECT_EQ(copy.poll_microseconds, 0u);
 }
 
 TEST_F(ProcessSettingsTest, InvalidPerGraphValueTurnsOnlyThatGraphOff) {

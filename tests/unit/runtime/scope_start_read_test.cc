@@ -1,6 +1,7 @@
-// Tests of foreactor_scope_start_read() (foreactor::Graph::StartRead) and
-// foreactor_scope_starts_reads() (Graph::StartsReads), which says whether it
-// would start anything: a
+// Tests of foreactor_scope_start_read() (foreactor::Graph::StartRead),
+// foreactor_scope_read_started() (Graph::ReadStarted: the range as pread(2)
+// reads it, counted as polled or asleep) and foreactor_scope_starts_reads()
+// (Graph::StartsReads), which says whether it would start anything: a
 // cold range it starts comes into the page cache without the caller reading
 // it, and is counted in the graph's statistics; it refuses, doing nothing,
 // where the graph's scopes issue nothing early (check mode, depth 0, the
@@ -16,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -57,13 +59,15 @@ class ScopeStartReadTest : public testing::Test {
     setenv("FOREACTOR_ENGINE_start_sync", "sync", 1);
     setenv("FOREACTOR_DEPTH_start_sync", "4", 1);
     setenv("FOREACTOR_PAGE_CACHE_start_unaware", "0", 1);
+    setenv("FOREACTOR_POLL_US_start_asleep", "0", 1);
     foreactor::ReloadSettingsForTesting();
   }
   static void TearDownTestSuite() {
     for (const char* name :
          {"FOREACTOR", "FOREACTOR_ENGINE", "FOREACTOR_DEPTH", "FOREACTOR_CHECK_start_check",
           "FOREACTOR_DEPTH_start_depth0", "FOREACTOR_ENGINE_start_sync",
-          "FOREACTOR_DEPTH_start_sync", "FOREACTOR_PAGE_CACHE_start_unaware"}) {
+          "FOREACTOR_DEPTH_start_sync", "FOREACTOR_PAGE_CACHE_start_unaware",
+          "FOREACTOR_POLL_US_start_asleep"}) {
       unsetenv(name);
     }
     foreactor::ReloadSettingsForTesting();
@@ -134,6 +138,40 @@ TEST_F(ScopeStartReadTest, AColdRangeComesIntoThePageCacheAndIsCounted) {
   EXPECT_EQ(foreactor::StatisticsCounter("start_auto", "reads_started_in_plans"), 2u);
 }
 
+TEST_F(ScopeStartReadTest, AStartedRangeIsReadAsPreadReadsItAndCounted) {
+  auto graph = BuildOneRead("start_polled");
+  ASSERT_TRUE(graph.valid());
+  if (!DropFile()) GTEST_SKIP() << "the page cache keeps this file's pages, or no cachestat(2)";
+  ASSERT_TRUE(graph.StartRead(fd_, 4 * kPage, 2 * kPage));
+  std::string buffer(2 * kPage, '\0');
+  errno = 1234;
+  ASSERT_EQ(graph.ReadStarted(fd_, buffer.data(), buffer.size(), 4 * kPage), 2 * kPage);
+  EXPECT_EQ(buffer, std::string(kPage, foreactor::BlockLetter(4)) +
+                        std::string(kPage, foreactor::BlockLetter(5)));
+  EXPECT_EQ(errno, 1234);
+  // Polled for, or waited for in pread(2) when the device took longer than
+  // the budget: one of the two.
+  EXPECT_EQ(foreactor::StatisticsCounter("start_polled", "started_reads_polled") +
+                foreactor::StatisticsCounter("start_polled", "started_reads_asleep"),
+            1u);
+  // What pread(2) refuses, it refuses with pread's errno.
+  EXPECT_EQ(graph.ReadStarted(-1, buffer.data(), kPage, 0), -1);
+  EXPECT_EQ(errno, EBADF);
+  errno = 1234;
+  EXPECT_EQ(graph.ReadStarted(fd_, buffer.data(), kPage, -4096), -1);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(ScopeStartReadTest, APollBudgetOfZeroWaitsInPread) {
+  auto graph = BuildOneRead("start_asleep");
+  ASSERT_TRUE(graph.valid());
+  std::string buffer(kPage, '\0');
+  ASSERT_EQ(graph.ReadStarted(fd_, buffer.data(), buffer.size(), 7 * kPage), kPage);
+  EXPECT_EQ(buffer, std::string(kPage, foreactor::BlockLetter(7)));
+  EXPECT_EQ(foreactor::StatisticsCounter("start_asleep", "started_reads_polled"), 0u);
+  EXPECT_EQ(foreactor::StatisticsCounter("start_asleep", "started_reads_asleep"), 1u);
+}
+
 TEST_F(ScopeStartReadTest, CheckModeStartsNothing) { ExpectRefused("start_check"); }
 
 TEST_F(ScopeStartReadTest, DepthZeroStartsNothing) { ExpectRefused("start_depth0"); }
@@ -172,6 +210,10 @@ TEST(ScopeStartReadOffTest, ForeactorOffStartsNothing) {
   ASSERT_GE(fd, 0);
   EXPECT_FALSE(graph.StartsReads());
   EXPECT_FALSE(graph.StartRead(fd, 0, kPage));
+  // The program's read is a plain pread(2), counted nowhere.
+  std::string buffer(kPage, '\0');
+  EXPECT_EQ(graph.ReadStarted(fd, buffer.data(), buffer.size(), 0), kPage);
+  EXPECT_EQ(buffer, std::string(kPage, foreactor::BlockLetter(0)));
   close(fd);
 }
 

@@ -214,7 +214,9 @@ Statistics Distinct(uint64_t base) {
                           &statistics.read_ahead_streams_in_order,
                           &statistics.left_in_file_order,
                           &statistics.scopes_left_in_file_order,
-                          &statistics.reads_started_in_plans};
+                          &statistics.reads_started_in_plans,
+                          &statistics.started_reads_polled,
+                          &statistics.started_reads_asleep};
   uint64_t value = base;
   for (uint64_t* counter : counters) *counter = value++;
   return statistics;
@@ -274,7 +276,9 @@ const char* const kCounterKeys[] = {"scopes",
                                     "read_ahead_streams_in_order",
                                     "left_in_file_order",
                                     "scopes_left_in_file_order",
-                                    "reads_started_in_plans"};
+                                    "reads_started_in_plans",
+                                    "started_reads_polled",
+                                    "started_reads_asleep"};
 
 TEST(StatisticsTest, AddSumsEveryCounter) {
   Statistics total = Distinct(100);

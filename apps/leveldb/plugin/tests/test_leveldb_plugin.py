@@ -336,12 +336,28 @@ def test_late_gets_start_the_cold_blocks_after_their_first_cold_read(program, pl
     """Cold, with the automatic depth: a Get runs without a scope until one
     of its reads is found not cached; then the cold blocks of the tables it
     visits after that one are started (readahead(2)), and its later reads
-    wait for them.  Every answer stays the plain run's, pread's results
-    included where the first read found part of a block cached."""
+    wait for them, polling the page cache (foreactor_scope_read_started).
+    Every answer stays the plain run's, pread's results included where the
+    first read found part of a block cached."""
     result, counters = levels_run(program, tmp_path, "nobloom", {"FOREACTOR_ENGINE": engine})
     assert result == {"gets": 20000, "found": plain_found["nobloom"], "mismatches": 0}
     assert counters["reads_started_in_plans"] > 100, counters
     assert counters.get("scopes", 0) == 0, counters
+    # Every read of a Get after its plan started reads, the cold one that
+    # planned it included.
+    waited = counters["started_reads_polled"] + counters.get("started_reads_asleep", 0)
+    assert waited > counters["reads_started_in_plans"], counters
+
+
+def test_late_gets_wait_asleep_with_a_poll_budget_of_zero(program, plain_found, tmp_path):
+    """FOREACTOR_POLL_US=0: the reads of a Get planned late are read by
+    pread(2) as they come in, none polled; the answers stay the plain run's."""
+    result, counters = levels_run(program, tmp_path, "nobloom",
+                                  {"FOREACTOR_ENGINE": "io_uring", "FOREACTOR_POLL_US": 0})
+    assert result == {"gets": 20000, "found": plain_found["nobloom"], "mismatches": 0}
+    assert counters["reads_started_in_plans"] > 100, counters
+    assert counters.get("started_reads_polled", 0) == 0, counters
+    assert counters["started_reads_asleep"] > counters["reads_started_in_plans"], counters
 
 
 def test_a_late_get_plans_the_tables_after_its_cold_read_only(program, tmp_path):
