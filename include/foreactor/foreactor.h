@@ -555,8 +555,7 @@ FOREACTOR_API int foreactor_scope_start_read(const foreactor_graph *graph, int f
  * of a range the calling thread started with foreactor_scope_start_read()
  * for `graph`.  While the range's device reads are on their way, the caller
  * asks the page cache for the range again and again (preadv2(2) with
- * RWF_NOWAIT, which never waits), giving up its CPU between tries to any
- * thread ready to run on it (sched_yield(2)), until the range is in or
+ * RWF_NOWAIT, which never waits), until the range is in or
  * FOREACTOR_POLL_US microseconds (default 300) have passed; then it reads
  * with pread(2), which sleeps until the device is done.  The same bytes are
  * read either way.  A plain pread(2) where foreactor_scope_start_read()
@@ -566,9 +565,13 @@ FOREACTOR_API int foreactor_scope_start_read(const foreactor_graph *graph, int f
  * Why: a thread that sleeps for the device pays for it twice on a virtual
  * machine, in its CPU's halt and in its wake-up; a thread that polls sees
  * the pages as soon as they are read, at the cost of its CPU for the read's
- * time.  Call it only for ranges a start made cold a moment ago, not for
- * reads nothing started: those would poll for the whole budget.  Counted
- * in the graph's statistics (`started_reads_polled`, `started_reads_asleep`).
+ * time.  That pays only while no other thread wants the CPU: a poll that
+ * finds it lost its CPU (a gap between two tries) reads asleep at once, and
+ * the calling thread's next reads sleep without polling, 1, then 2, 4, ...
+ * up to 4,096 after each such poll in a row.  A range the page cache holds
+ * costs one try; a cold range nothing started is started by the first try.
+ * Counted in the graph's statistics (`started_reads_polled`,
+ * `started_reads_asleep`).
  * Thread-safe, not async-signal-safe.
  */
 FOREACTOR_API ssize_t foreactor_scope_read_started(const foreactor_graph *graph, int fd,

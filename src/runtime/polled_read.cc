@@ -2,7 +2,6 @@
 // (polled_read.h).
 #include "runtime/polled_read.h"
 
-#include <sched.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -17,14 +16,16 @@ namespace foreactor {
 namespace {
 
 int64_t PollThenRead(int fd, void* buffer, size_t length, int64_t offset, uint64_t budget_ns,
-                     bool* polled) {
+                     PollBackoff* backoff, bool* polled) {
   if (offset < 0) return -EINVAL;  // (pread's answer; ReadAt would read at the file position)
-  if (budget_ns > 0 && length > 0) {
-    const uint64_t deadline = MonotonicNanoseconds() + budget_ns;
+  if (budget_ns > 0 && length > 0 && backoff->MayPoll()) {
+    uint64_t now = MonotonicNanoseconds();
+    const uint64_t deadline = now + budget_ns;
     bool within_file = false;  // the range ends before the end of the file
-    do {
+    for (;;) {
       const int64_t bytes = raw::Preadv2(fd, buffer, length, offset, RWF_NOWAIT);
       if (bytes == static_cast<int64_t>(length)) {
+        backoff->PolledUndisturbed();
         *polled = true;
         return bytes;
       }
@@ -39,8 +40,17 @@ int64_t PollThenRead(int fd, void* buffer, size_t length, int64_t offset, uint64
         }
         within_file = true;
       }
-      sched_yield();
-    } while (MonotonicNanoseconds() < deadline);
+      const uint64_t before = now;
+      now = MonotonicNanoseconds();
+      if (now - before > kDescheduledGapNanoseconds) {
+        backoff->PollDescheduled();
+        break;
+      }
+      if (now >= deadline) {
+        backoff->PolledUndisturbed();
+        break;
+      }
+    }
   }
   return raw::ReadAt(fd, buffer, length, offset);
 }
@@ -48,10 +58,10 @@ int64_t PollThenRead(int fd, void* buffer, size_t length, int64_t offset, uint64
 }  // namespace
 
 int64_t ReadPolling(int fd, void* buffer, size_t length, int64_t offset, uint64_t budget_ns,
-                    bool* polled) {
+                    PollBackoff* backoff, bool* polled) {
   *polled = false;
   const int saved_errno = errno;  // (the raw calls set it when they fail)
-  const int64_t result = PollThenRead(fd, buffer, length, offset, budget_ns, polled);
+  const int64_t result = PollThenRead(fd, buffer, length, offset, budget_ns, backoff, polled);
   errno = saved_errno;
   return result;
 }

@@ -807,6 +807,8 @@ int foreactor_scope_start_read(const foreactor_graph* graph, int fd, uint64_t of
 
 ssize_t foreactor_scope_read_started(const foreactor_graph* graph, int fd, void* buffer,
                                      size_t length, int64_t offset) {
+  // This thread's: polls stop for a while after one lost its CPU.
+  constinit thread_local foreactor::PollBackoff poll_backoff;
   foreactor::GraphRuntime* runtime = RuntimeStartingReads(graph);
   const uint64_t budget_ns =
       runtime != nullptr ? uint64_t{runtime->settings.poll_microseconds} * 1000 : 0;
@@ -814,7 +816,7 @@ ssize_t foreactor_scope_read_started(const foreactor_graph* graph, int fd, void*
   {
     InsideForeactor inside;  // keeps the program's errno
     bool polled = false;
-    result = foreactor::ReadPolling(fd, buffer, length, offset, budget_ns, &polled);
+    result = foreactor::ReadPolling(fd, buffer, length, offset, budget_ns, &poll_backoff, &polled);
     if (runtime != nullptr) {
       (polled ? runtime->started_reads_polled : runtime->started_reads_asleep)
           .fetch_add(1, std::memory_order_relaxed);

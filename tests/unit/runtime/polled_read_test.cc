@@ -2,7 +2,9 @@
 // range's state (cached, started, cold and not started, past the end of the
 // file, not readable), it returns what pread(2) returns and leaves errno
 // alone; a try that reads the whole range is reported as polled, and a
-// budget of 0 makes no try.
+// budget of 0, or a backoff after a descheduled poll, makes no try.  And of
+// foreactor::PollBackoff, the number of reads a thread makes asleep after
+// its polls lost their CPU.
 #include "runtime/polled_read.h"
 
 #include <errno.h>
@@ -56,13 +58,14 @@ class PolledReadTest : public testing::Test {
   }
 
   int fd_ = -1;
+  foreactor::PollBackoff backoff_;
 };
 
 TEST_F(PolledReadTest, ACachedRangeIsReadByTheFirstTry) {
   std::vector<char> buffer(2 * kPage);
   bool polled = false;
   errno = 1234;
-  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 3 * kPage, kSecond, &polled),
+  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 3 * kPage, kSecond, &backoff_, &polled),
             static_cast<int64_t>(buffer.size()));
   EXPECT_TRUE(polled);
   EXPECT_TRUE(HoldsPages(buffer, 3));
@@ -76,8 +79,9 @@ TEST_F(PolledReadTest, AStartedRangeIsPolledForUntilItIsIn) {
   bool polled = false;
   errno = 1234;
   // (A budget of seconds: the device is done long before.)
-  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 8 * kPage, 10 * kSecond, &polled),
-            static_cast<int64_t>(buffer.size()));
+  EXPECT_EQ(
+      ReadPolling(fd_, buffer.data(), buffer.size(), 8 * kPage, 10 * kSecond, &backoff_, &polled),
+      static_cast<int64_t>(buffer.size()));
   EXPECT_TRUE(polled);
   EXPECT_TRUE(HoldsPages(buffer, 8));
   EXPECT_EQ(errno, 1234);
@@ -87,8 +91,9 @@ TEST_F(PolledReadTest, AColdRangeNothingStartedIsStartedByTheFirstTry) {
   if (!DropFile()) GTEST_SKIP() << "the page cache keeps this file's pages, or no cachestat(2)";
   std::vector<char> buffer(kPage + 100);  // across a page boundary, as LevelDB's blocks
   bool polled = false;
-  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 20 * kPage, 10 * kSecond, &polled),
-            static_cast<int64_t>(buffer.size()));
+  EXPECT_EQ(
+      ReadPolling(fd_, buffer.data(), buffer.size(), 20 * kPage, 10 * kSecond, &backoff_, &polled),
+      static_cast<int64_t>(buffer.size()));
   EXPECT_TRUE(polled);
   EXPECT_TRUE(HoldsPages(buffer, 20));
 }
@@ -97,7 +102,7 @@ TEST_F(PolledReadTest, ABudgetOfZeroReadsWithPread) {
   const bool dropped = DropFile();
   std::vector<char> buffer(kPage);
   bool polled = true;
-  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 5 * kPage, 0, &polled),
+  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 5 * kPage, 0, &backoff_, &polled),
             static_cast<int64_t>(kPage));
   EXPECT_FALSE(polled);
   EXPECT_TRUE(HoldsPages(buffer, 5));
@@ -114,12 +119,15 @@ TEST_F(PolledReadTest, TheEndOfTheFileEndsTheReadAsPreadEndsIt) {
   // Two pages before the end, three asked for: two read, at once (not after
   // the budget: a minute here would time the test out).
   const uint64_t offset = (kFilePages - 2) * kPage;
-  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), offset, 60 * kSecond, &polled),
-            static_cast<int64_t>(2 * kPage));
+  EXPECT_EQ(
+      ReadPolling(fd_, buffer.data(), buffer.size(), offset, 60 * kSecond, &backoff_, &polled),
+      static_cast<int64_t>(2 * kPage));
   EXPECT_FALSE(polled);
   buffer.resize(2 * kPage);
   EXPECT_TRUE(HoldsPages(buffer, kFilePages - 2));
-  EXPECT_EQ(ReadPolling(fd_, buffer.data(), kPage, kFilePages * kPage, 60 * kSecond, &polled), 0);
+  EXPECT_EQ(
+      ReadPolling(fd_, buffer.data(), kPage, kFilePages * kPage, 60 * kSecond, &backoff_, &polled),
+      0);
   EXPECT_FALSE(polled);
 }
 
@@ -129,18 +137,55 @@ TEST_F(PolledReadTest, WhatPreadRefusesIsRefusedWithItsError) {
   errno = 1234;
   int pipe_ends[2];
   ASSERT_EQ(pipe(pipe_ends), 0);
-  EXPECT_EQ(ReadPolling(pipe_ends[0], buffer, sizeof buffer, 0, 60 * kSecond, &polled), -ESPIPE);
+  EXPECT_EQ(ReadPolling(pipe_ends[0], buffer, sizeof buffer, 0, 60 * kSecond, &backoff_, &polled),
+            -ESPIPE);
   EXPECT_FALSE(polled);
   close(pipe_ends[0]);
   close(pipe_ends[1]);
-  EXPECT_EQ(ReadPolling(pipe_ends[0], buffer, sizeof buffer, 0, 60 * kSecond, &polled), -EBADF);
+  EXPECT_EQ(ReadPolling(pipe_ends[0], buffer, sizeof buffer, 0, 60 * kSecond, &backoff_, &polled),
+            -EBADF);
   const int directory = open("/tmp", O_RDONLY | O_DIRECTORY);
   ASSERT_GE(directory, 0);
-  EXPECT_EQ(ReadPolling(directory, buffer, sizeof buffer, 0, 60 * kSecond, &polled), -EISDIR);
+  EXPECT_EQ(ReadPolling(directory, buffer, sizeof buffer, 0, 60 * kSecond, &backoff_, &polled),
+            -EISDIR);
   close(directory);
-  EXPECT_EQ(ReadPolling(fd_, buffer, sizeof buffer, -1, 60 * kSecond, &polled),
+  EXPECT_EQ(ReadPolling(fd_, buffer, sizeof buffer, -1, 60 * kSecond, &backoff_, &polled),
             -static_cast<int64_t>(EINVAL));
   EXPECT_EQ(errno, 1234);
+}
+
+TEST_F(PolledReadTest, AfterADescheduledPollTheNextReadSleeps) {
+  backoff_.PollDescheduled();
+  std::vector<char> buffer(kPage);
+  bool polled = true;
+  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 2 * kPage, kSecond, &backoff_, &polled),
+            static_cast<int64_t>(kPage));
+  EXPECT_FALSE(polled) << "read asleep, without a try";
+  EXPECT_TRUE(HoldsPages(buffer, 2));
+  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 2 * kPage, kSecond, &backoff_, &polled),
+            static_cast<int64_t>(kPage));
+  EXPECT_TRUE(polled) << "one read asleep, then polls again";
+}
+
+TEST(PollBackoffTest, ReadsAsleepDoubleAfterEachDescheduledPollInARow) {
+  foreactor::PollBackoff backoff;
+  EXPECT_TRUE(backoff.MayPoll());
+  // Count the reads asleep before the next poll, after each descheduled one.
+  auto reads_asleep = [&] {
+    uint32_t asleep = 0;
+    while (!backoff.MayPoll()) asleep++;
+    return asleep;
+  };
+  for (uint32_t expected = 1; expected <= foreactor::PollBackoff::kMaxReadsAsleep; expected *= 2) {
+    backoff.PollDescheduled();
+    EXPECT_EQ(reads_asleep(), expected);
+  }
+  backoff.PollDescheduled();
+  EXPECT_EQ(reads_asleep(), foreactor::PollBackoff::kMaxReadsAsleep) << "no more than the cap";
+  // A poll that kept its CPU starts over.
+  backoff.PolledUndisturbed();
+  backoff.PollDescheduled();
+  EXPECT_EQ(reads_asleep(), 1u);
 }
 
 }  // namespace
