@@ -18,14 +18,13 @@ namespace {
 int64_t PollThenRead(int fd, void* buffer, size_t length, int64_t offset, uint64_t budget_ns,
                      PollBackoff* backoff, bool* polled) {
   if (offset < 0) return -EINVAL;  // (pread's answer; ReadAt would read at the file position)
-  if (budget_ns > 0 && length > 0 && backoff->MayPoll()) {
-    uint64_t now = MonotonicNanoseconds();
+  uint64_t now = budget_ns > 0 && length > 0 ? MonotonicNanoseconds() : 0;
+  if (now != 0 && backoff->MayPoll(now)) {
     const uint64_t deadline = now + budget_ns;
     bool within_file = false;  // the range ends before the end of the file
     for (;;) {
       const int64_t bytes = raw::Preadv2(fd, buffer, length, offset, RWF_NOWAIT);
       if (bytes == static_cast<int64_t>(length)) {
-        backoff->PolledUndisturbed();
         *polled = true;
         return bytes;
       }
@@ -43,13 +42,10 @@ int64_t PollThenRead(int fd, void* buffer, size_t length, int64_t offset, uint64
       const uint64_t before = now;
       now = MonotonicNanoseconds();
       if (now - before > kDescheduledGapNanoseconds) {
-        backoff->PollDescheduled();
+        backoff->PollDescheduled(now);
         break;
       }
-      if (now >= deadline) {
-        backoff->PolledUndisturbed();
-        break;
-      }
+      if (now >= deadline) break;
     }
   }
   return raw::ReadAt(fd, buffer, length, offset);

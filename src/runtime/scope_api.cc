@@ -807,8 +807,8 @@ int foreactor_scope_start_read(const foreactor_graph* graph, int fd, uint64_t of
 
 ssize_t foreactor_scope_read_started(const foreactor_graph* graph, int fd, void* buffer,
                                      size_t length, int64_t offset) {
-  // This thread's: polls stop for a while after one lost its CPU.
-  constinit thread_local foreactor::PollBackoff poll_backoff;
+  // The process's: polls stop for a while after one lost its CPU.
+  constinit static foreactor::PollBackoff poll_backoff;
   foreactor::GraphRuntime* runtime = RuntimeStartingReads(graph);
   const uint64_t budget_ns =
       runtime != nullptr ? uint64_t{runtime->settings.poll_microseconds} * 1000 : 0;

@@ -3,8 +3,8 @@
 // file, not readable), it returns what pread(2) returns and leaves errno
 // alone; a try that reads the whole range is reported as polled, and a
 // budget of 0, or a backoff after a descheduled poll, makes no try.  And of
-// foreactor::PollBackoff, the number of reads a thread makes asleep after
-// its polls lost their CPU.
+// foreactor::PollBackoff, the window after polls lost their CPU during which
+// no poll starts.
 #include "runtime/polled_read.h"
 
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/lettered_file.h"
+#include "runtime/monotonic_clock.h"
 #include "runtime/pages_cached.h"
 
 namespace {
@@ -154,38 +155,41 @@ TEST_F(PolledReadTest, WhatPreadRefusesIsRefusedWithItsError) {
   EXPECT_EQ(errno, 1234);
 }
 
-TEST_F(PolledReadTest, AfterADescheduledPollTheNextReadSleeps) {
-  backoff_.PollDescheduled();
+TEST_F(PolledReadTest, AfterADescheduledPollReadsSleepForAWindow) {
+  backoff_.PollDescheduled(foreactor::MonotonicNanoseconds());
   std::vector<char> buffer(kPage);
   bool polled = true;
   EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 2 * kPage, kSecond, &backoff_, &polled),
             static_cast<int64_t>(kPage));
   EXPECT_FALSE(polled) << "read asleep, without a try";
   EXPECT_TRUE(HoldsPages(buffer, 2));
-  EXPECT_EQ(ReadPolling(fd_, buffer.data(), buffer.size(), 2 * kPage, kSecond, &backoff_, &polled),
-            static_cast<int64_t>(kPage));
-  EXPECT_TRUE(polled) << "one read asleep, then polls again";
 }
 
-TEST(PollBackoffTest, ReadsAsleepDoubleAfterEachDescheduledPollInARow) {
-  foreactor::PollBackoff backoff;
-  EXPECT_TRUE(backoff.MayPoll());
-  // Count the reads asleep before the next poll, after each descheduled one.
-  auto reads_asleep = [&] {
-    uint32_t asleep = 0;
-    while (!backoff.MayPoll()) asleep++;
-    return asleep;
-  };
-  for (uint32_t expected = 1; expected <= foreactor::PollBackoff::kMaxReadsAsleep; expected *= 2) {
-    backoff.PollDescheduled();
-    EXPECT_EQ(reads_asleep(), expected);
+TEST(PollBackoffTest, TheWindowDoublesAtEachDescheduledPollSoonAfterTheLast) {
+  using foreactor::PollBackoff;
+  constexpr uint64_t kFirst = PollBackoff::kFirstWindowNanoseconds;
+  PollBackoff backoff;
+  const uint64_t start = 1000 * kSecond;
+  EXPECT_TRUE(backoff.MayPoll(start));
+  backoff.PollDescheduled(start);
+  EXPECT_FALSE(backoff.MayPoll(start + kFirst - 1));
+  EXPECT_TRUE(backoff.MayPoll(start + kFirst));
+  // Another one within twice the window after the first: twice the window.
+  uint64_t now = start + kFirst + 1;
+  backoff.PollDescheduled(now);
+  EXPECT_FALSE(backoff.MayPoll(now + 2 * kFirst - 1));
+  EXPECT_TRUE(backoff.MayPoll(now + 2 * kFirst));
+  // Doubling stops at the last window.
+  for (int i = 0; i < 20; ++i) {
+    now += kSecond / 1000;
+    backoff.PollDescheduled(now);
   }
-  backoff.PollDescheduled();
-  EXPECT_EQ(reads_asleep(), foreactor::PollBackoff::kMaxReadsAsleep) << "no more than the cap";
-  // A poll that kept its CPU starts over.
-  backoff.PolledUndisturbed();
-  backoff.PollDescheduled();
-  EXPECT_EQ(reads_asleep(), 1u);
+  EXPECT_FALSE(backoff.MayPoll(now + PollBackoff::kLastWindowNanoseconds - 1));
+  EXPECT_TRUE(backoff.MayPoll(now + PollBackoff::kLastWindowNanoseconds));
+  // Long after the window: the first window again.
+  now += 3 * PollBackoff::kLastWindowNanoseconds;
+  backoff.PollDescheduled(now);
+  EXPECT_TRUE(backoff.MayPoll(now + kFirst));
 }
 
 }  // namespace
