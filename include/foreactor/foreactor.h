@@ -568,11 +568,11 @@ FOREACTOR_API int foreactor_scope_start_read(const foreactor_graph *graph, int f
  * time.  That pays only while no other thread wants the CPU: a poll that
  * finds it lost its CPU (a gap of 100 us between two tries) reads asleep at
  * once, and no thread of the process polls for the next 10 ms, a window
- * that doubles, up to 10 s, at each such poll soon after the last.  A range the page cache holds
- * costs one try; a cold range nothing started is started by the first try.
- * Counted in the graph's statistics (`started_reads_polled`,
- * `started_reads_asleep`).
- * Thread-safe, not async-signal-safe.
+ * that doubles, up to 10 s, at each such poll soon after the last.  A range
+ * the page cache holds costs one try; a cold range nothing started is
+ * started by the first try.  Counted in the graph's statistics
+ * (`started_reads_polled`, `started_reads_asleep`).  Thread-safe, not
+ * async-signal-safe.
  */
 FOREACTOR_API ssize_t foreactor_scope_read_started(const foreactor_graph *graph, int fd,
                                                    void *buffer, size_t length, int64_t offset);

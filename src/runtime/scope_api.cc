@@ -812,15 +812,13 @@ ssize_t foreactor_scope_read_started(const foreactor_graph* graph, int fd, void*
   foreactor::GraphRuntime* runtime = RuntimeStartingReads(graph);
   const uint64_t budget_ns =
       runtime != nullptr ? uint64_t{runtime->settings.poll_microseconds} * 1000 : 0;
-  int64_t result = 0;
-  {
-    InsideForeactor inside;  // keeps the program's errno
-    bool polled = false;
-    result = foreactor::ReadPolling(fd, buffer, length, offset, budget_ns, &poll_backoff, &polled);
-    if (runtime != nullptr) {
-      (polled ? runtime->started_reads_polled : runtime->started_reads_asleep)
-          .fetch_add(1, std::memory_order_relaxed);
-    }
+  // (ReadPolling keeps errno and makes its calls past the interposers.)
+  bool polled = false;
+  const int64_t result =
+      foreactor::ReadPolling(fd, buffer, length, offset, budget_ns, &poll_backoff, &polled);
+  if (runtime != nullptr) {
+    (polled ? runtime->started_reads_polled : runtime->started_reads_asleep)
+        .fetch_add(1, std::memory_order_relaxed);
   }
   if (result < 0) {
     errno = static_cast<int>(-result);

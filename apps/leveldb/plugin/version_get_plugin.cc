@@ -44,8 +44,8 @@
 // waits for its block by polling the page cache rather than asleep in
 // pread(2) (foreactor::Graph::ReadStarted): on a virtual machine a sleep
 // costs the CPU's halt and the wake-up (bench/log/leveldb.md, 2026-12-07,
-// fourth stop).  A scope added nothing there:
-// its runtime found every planned read coming in and issued none.
+// fourth stop).  A scope added nothing there: its runtime found every
+// planned read coming in and issued none.
 //
 // Where every Get runs in a scope (an exact depth, check mode) or the
 // runtime issues the planned reads itself (page-cache awareness off, the
