@@ -1,13 +1,17 @@
 // lettered_file.h: a temporary file of lettered blocks, for the runtime's
-// unit tests that read it through scopes and check what each read returns.
+// unit tests that read it through scopes and check what each read returns,
+// and a way to take a range of it out of the page cache.
 #ifndef FOREACTOR_TESTS_UNIT_RUNTIME_LETTERED_FILE_H_
 #define FOREACTOR_TESTS_UNIT_RUNTIME_LETTERED_FILE_H_
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <string>
+
+#include "foreactor/foreactor.h"
 
 namespace foreactor {
 
@@ -30,6 +34,18 @@ inline int MakeLetteredFile(uint64_t blocks, uint64_t block_bytes) {
     }
   }
   return fd;
+}
+
+// Writes `fd`'s dirty pages back and drops bytes [offset, offset + length)
+// of its file from the page cache (POSIX_FADV_DONTNEED drops clean pages
+// only).  Returns true when the page cache then holds none of the range's
+// pages; false when one stays (tmpfs keeps them) or the kernel cannot tell
+// (no cachestat(2)): tests of cold ranges are then skipped.
+inline bool DropFromPageCache(int fd, uint64_t offset, uint64_t length) {
+  if (fdatasync(fd) != 0) return false;
+  posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(length), POSIX_FADV_DONTNEED);
+  uint64_t cached = 1, pages = 0;
+  return foreactor_pages_cached(fd, offset, length, &cached, &pages) == 0 && cached == 0;
 }
 
 }  // namespace foreactor

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "config/settings.h"
+#include "runtime/lettered_file.h"
 
 namespace {
 
@@ -25,13 +26,8 @@ constexpr uint64_t kFilePages = 64;
 class PagesCachedTest : public testing::Test {
  protected:
   void SetUp() override {
-    char path[] = "/tmp/foreactor_pages_cached_XXXXXX";
-    fd_ = mkstemp(path);
+    fd_ = foreactor::MakeLetteredFile(kFilePages, kPage);
     ASSERT_GE(fd_, 0);
-    unlink(path);
-    std::vector<char> data(kFilePages * kPage, 'x');
-    ASSERT_EQ(write(fd_, data.data(), data.size()), static_cast<ssize_t>(data.size()));
-    ASSERT_EQ(fdatasync(fd_), 0);  // clean pages: POSIX_FADV_DONTNEED drops them
     uint64_t cached = 0, pages = 0;
     if (foreactor_pages_cached(fd_, 0, kPage, &cached, &pages) != 0) {
       GTEST_SKIP() << "the kernel has no cachestat(2)";
@@ -41,12 +37,7 @@ class PagesCachedTest : public testing::Test {
     if (fd_ >= 0) close(fd_);
   }
 
-  // Drops the whole file from the page cache; false when some page stays.
-  bool DropFile() {
-    posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
-    uint64_t cached = 1, pages = 0;
-    return foreactor_pages_cached(fd_, 0, kFilePages * kPage, &cached, &pages) == 0 && cached == 0;
-  }
+  bool DropFile() { return foreactor::DropFromPageCache(fd_, 0, kFilePages * kPage); }
 
   int fd_ = -1;
 };

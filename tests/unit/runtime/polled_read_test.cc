@@ -35,20 +35,12 @@ class PolledReadTest : public testing::Test {
   void SetUp() override {
     fd_ = foreactor::MakeLetteredFile(kFilePages, kPage);
     ASSERT_GE(fd_, 0);
-    ASSERT_EQ(fdatasync(fd_), 0);  // clean pages: POSIX_FADV_DONTNEED drops them
   }
   void TearDown() override {
     if (fd_ >= 0) close(fd_);
   }
 
-  // Drops the file from the page cache; false when some page stays or the
-  // kernel cannot tell (then the cold cases are skipped).
-  bool DropFile() {
-    posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
-    uint64_t cached = 1, pages = 0;
-    return foreactor::CountCachedPages(fd_, 0, kFilePages * kPage, &cached, &pages) == 0 &&
-           cached == 0;
-  }
+  bool DropFile() { return foreactor::DropFromPageCache(fd_, 0, kFilePages * kPage); }
 
   // True when `bytes` are those of pages [first_page, ...) of the file.
   static bool HoldsPages(const std::vector<char>& bytes, uint64_t first_page) {

@@ -27,7 +27,6 @@ class ReadFromPageCacheTest : public testing::Test {
   void SetUp() override {
     fd_ = MakeLetteredFile(kFilePages, kPage);  // page i holds BlockLetter(i)
     ASSERT_GE(fd_, 0);
-    ASSERT_EQ(fdatasync(fd_), 0);  // clean pages: POSIX_FADV_DONTNEED drops them
     char byte;
     bool would_wait = false;
     if (foreactor::ReadFromPageCache(fd_, &byte, 1, 0, &would_wait) != 1) {
@@ -38,13 +37,7 @@ class ReadFromPageCacheTest : public testing::Test {
     if (fd_ >= 0) close(fd_);
   }
 
-  // Drops pages [first, first + count) from the page cache; false when one stays.
-  bool Drop(size_t first, size_t count) {
-    posix_fadvise(fd_, first * kPage, count * kPage, POSIX_FADV_DONTNEED);
-    uint64_t cached = 1, pages = 0;
-    return foreactor_pages_cached(fd_, first * kPage, count * kPage, &cached, &pages) == 0 &&
-           cached == 0;
-  }
+  bool DropFile() { return foreactor::DropFromPageCache(fd_, 0, kFilePages * kPage); }
 
   int fd_ = -1;
 };
@@ -62,7 +55,7 @@ TEST_F(ReadFromPageCacheTest, ACachedRangeIsReadWhole) {
 }
 
 TEST_F(ReadFromPageCacheTest, ADroppedRangeWouldWaitAndKeepsErrno) {
-  if (!Drop(0, kFilePages)) GTEST_SKIP() << "the page cache kept the file";
+  if (!DropFile()) GTEST_SKIP() << "the page cache kept the file";
   std::vector<char> buffer(kPage);
   bool would_wait = false;
   errno = 1234;
@@ -74,7 +67,7 @@ TEST_F(ReadFromPageCacheTest, ADroppedRangeWouldWaitAndKeepsErrno) {
 
 TEST_F(ReadFromPageCacheTest, ARangeCachedInPartReadsThatPartAndWouldWait) {
   // Pages 4 and 5 read back into an emptied cache, with no read-ahead.
-  if (!Drop(0, kFilePages)) GTEST_SKIP() << "the page cache kept the file";
+  if (!DropFile()) GTEST_SKIP() << "the page cache kept the file";
   ASSERT_EQ(posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM), 0);
   std::vector<char> buffer(4 * kPage);
   ASSERT_EQ(pread(fd_, buffer.data(), 2 * kPage, 4 * kPage), static_cast<ssize_t>(2 * kPage));

@@ -11,7 +11,6 @@
 #include "foreactor/foreactor.hpp"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -76,7 +75,6 @@ class ScopeStartReadTest : public testing::Test {
   void SetUp() override {
     fd_ = foreactor::MakeLetteredFile(kFilePages, kPage);
     ASSERT_GE(fd_, 0);
-    ASSERT_EQ(fdatasync(fd_), 0);  // clean pages: POSIX_FADV_DONTNEED drops them
   }
   void TearDown() override {
     if (fd_ >= 0) close(fd_);
@@ -90,12 +88,7 @@ class ScopeStartReadTest : public testing::Test {
     return cached;
   }
 
-  // Drops the file from the page cache; false when the kernel cannot say
-  // or some page stays (a file system that keeps them, as tmpfs does).
-  bool DropFile() {
-    posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
-    return CachedPages(0, kFilePages * kPage) == 0;
-  }
+  bool DropFile() { return foreactor::DropFromPageCache(fd_, 0, kFilePages * kPage); }
 
   // foreactor_scope_start_read of graph `graph_name`'s first page range,
   // checking that a refusal leaves errno as it was and the file uncached.
