@@ -2,7 +2,6 @@
 kernel keeps them (its answers, not its times), and a file too small is
 refused with a message.  About 2 s."""
 
-import contextlib
 import importlib.util
 import os
 import platform
@@ -20,7 +19,7 @@ bench = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench)
 
 # run.py put the repository on sys.path
-from bench.common import machine, proactive_reclaim  # noqa: E402
+from bench.common import machine, proactive_reclaim, read_throttle  # noqa: E402
 
 
 def file_system_type(path):
@@ -86,23 +85,6 @@ def no_proactive_reclaim():
     proactive_reclaim.release()
 
 
-@contextlib.contextmanager
-def read_throttled_cgroup(disk, bytes_per_second):
-    """A blkio cgroup (v1) whose reads from `disk` are limited to
-    `bytes_per_second`; yields its cgroup.procs path, or skips the test when
-    the machine has no such controller or the caller may not make one."""
-    controller = Path("/sys/fs/cgroup/blkio")
-    if not (controller / "cgroup.procs").exists() or not os.access(controller, os.W_OK):
-        pytest.skip("no writable blkio cgroup controller to slow the disk with")
-    group = controller / f"foreactor-cache-probe-{os.getpid()}"
-    group.mkdir(exist_ok=True)
-    try:
-        (group / "blkio.throttle.read_bps_device").write_text(f"{disk} {bytes_per_second}")
-        yield group / "cgroup.procs"
-    finally:
-        group.rmdir()
-
-
 def test_reads_still_in_flight_when_a_region_is_dropped_do_not_leave_it_cached(program, tmp_path):
     """Bug: the dropped region was dropped twice, 20 ms apart, and taken as
     dropped.  On a slow disk the read-ahead of the cached region's reads (and
@@ -117,7 +99,9 @@ def test_reads_still_in_flight_when_a_region_is_dropped_do_not_leave_it_cached(p
     data_file = bench.prepare_file(tmp_path / "data", 2 * REGION_BYTES)
     with open(data_file, "rb") as data:  # read from the disk, with read-ahead
         os.posix_fadvise(data.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-    with read_throttled_cgroup(disk, 10_000_000) as procs:
+    with read_throttle.read_throttled_cgroup(disk, 10_000_000) as procs:
+        if procs is None:
+            pytest.skip("no writable blkio cgroup controller to slow the disk with")
         completed = subprocess.run(
             [str(program), str(data_file), str(REGION_BYTES), "500"], capture_output=True,
             text=True, timeout=120, preexec_fn=lambda: procs.write_text(str(os.getpid())))
