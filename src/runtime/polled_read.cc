@@ -2,9 +2,11 @@
 // (polled_read.h).
 #include "runtime/polled_read.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 
@@ -13,13 +15,47 @@
 
 namespace foreactor {
 
+int PollersForThisProcess() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 1;
+  return std::max(CPU_COUNT(&allowed), 1);
+}
+
+bool PollAdmission::TryClaimPoller() {
+  int limit = max_pollers_.load(std::memory_order_relaxed);
+  if (limit == 0) {
+    limit = PollersForThisProcess();
+    int unset = 0;  // (a racing thread's answer is the same)
+    max_pollers_.compare_exchange_strong(unset, limit, std::memory_order_relaxed);
+  }
+  int taken = pollers_.load(std::memory_order_relaxed);
+  do {
+    if (taken >= limit) return false;
+  } while (!pollers_.compare_exchange_weak(taken, taken + 1, std::memory_order_relaxed));
+  return true;
+}
+
 namespace {
 
+// Gives a claimed poller's place back, however the poll ends.
+class PollerPlace {
+ public:
+  explicit PollerPlace(PollAdmission* admission) : admission_(admission) {}
+  PollerPlace(const PollerPlace&) = delete;
+  PollerPlace& operator=(const PollerPlace&) = delete;
+  ~PollerPlace() { admission_->ReleasePoller(); }
+
+ private:
+  PollAdmission* admission_;
+};
+
 int64_t PollThenRead(int fd, void* buffer, size_t length, int64_t offset, uint64_t budget_ns,
-                     PollBackoff* backoff, bool* polled) {
+                     PollAdmission* admission, bool* polled) {
   if (offset < 0) return -EINVAL;  // (pread's answer; ReadAt would read at the file position)
   uint64_t now = budget_ns > 0 && length > 0 ? MonotonicNanoseconds() : 0;
-  if (now != 0 && backoff->MayPoll(now)) {
+  if (now != 0 && admission->MayPoll(now) && admission->TryClaimPoller()) {
+    const PollerPlace place(admission);
     const uint64_t deadline = now + budget_ns;
     bool within_file = false;  // the range ends before the end of the file
     for (;;) {
@@ -42,7 +78,7 @@ int64_t PollThenRead(int fd, void* buffer, size_t length, int64_t offset, uint64
       const uint64_t before = now;
       now = MonotonicNanoseconds();
       if (now - before > kDescheduledGapNanoseconds) {
-        backoff->PollDescheduled(now);
+        admission->PollDescheduled(now);
         break;
       }
       if (now >= deadline) break;
@@ -54,10 +90,10 @@ int64_t PollThenRead(int fd, void* buffer, size_t length, int64_t offset, uint64
 }  // namespace
 
 int64_t ReadPolling(int fd, void* buffer, size_t length, int64_t offset, uint64_t budget_ns,
-                    PollBackoff* backoff, bool* polled) {
+                    PollAdmission* admission, bool* polled) {
   *polled = false;
   const int saved_errno = errno;  // (the raw calls set it when they fail)
-  const int64_t result = PollThenRead(fd, buffer, length, offset, budget_ns, backoff, polled);
+  const int64_t result = PollThenRead(fd, buffer, length, offset, budget_ns, admission, polled);
   errno = saved_errno;
   return result;
 }

@@ -807,15 +807,16 @@ int foreactor_scope_start_read(const foreactor_graph* graph, int fd, uint64_t of
 
 ssize_t foreactor_scope_read_started(const foreactor_graph* graph, int fd, void* buffer,
                                      size_t length, int64_t offset) {
-  // The process's: polls stop for a while after one lost its CPU.
-  constinit static foreactor::PollBackoff poll_backoff;
+  // The process's: polls stop for a while after one lost its CPU, and no
+  // more threads poll at once than it has CPUs.
+  constinit static foreactor::PollAdmission poll_admission;
   foreactor::GraphRuntime* runtime = RuntimeStartingReads(graph);
   const uint64_t budget_ns =
       runtime != nullptr ? uint64_t{runtime->settings.poll_microseconds} * 1000 : 0;
   // (ReadPolling keeps errno and makes its calls past the interposers.)
   bool polled = false;
   const int64_t result =
-      foreactor::ReadPolling(fd, buffer, length, offset, budget_ns, &poll_backoff, &polled);
+      foreactor::ReadPolling(fd, buffer, length, offset, budget_ns, &poll_admission, &polled);
   if (runtime != nullptr) {
     (polled ? runtime->started_reads_polled : runtime->started_reads_asleep)
         .fetch_add(1, std::memory_order_relaxed);
