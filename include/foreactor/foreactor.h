@@ -565,10 +565,12 @@ FOREACTOR_API int foreactor_scope_start_read(const foreactor_graph *graph, int f
  * Why: a thread that sleeps for the device pays for it twice on a virtual
  * machine, in its CPU's halt and in its wake-up; a thread that polls sees
  * the pages as soon as they are read, at the cost of its CPU for the read's
- * time.  That pays only while no other thread wants the CPU: a poll that
- * finds it lost its CPU (a gap of 100 us between two tries) reads asleep at
- * once, and no thread of the process polls for the next 10 ms, a window
- * that doubles, up to 10 s, at each such poll soon after the last.  A range
+ * time.  That pays only while no other thread wants the CPU: no more
+ * threads of the process poll at once than the CPUs it may run on (the
+ * others read asleep), a poll that finds it lost its CPU (a gap of 100 us
+ * between two tries) reads asleep at once, and no thread of the process
+ * polls for the next 10 ms, a window that doubles, up to 10 s, at each such
+ * poll soon after the last.  A range
  * the page cache holds costs one try; a cold range nothing started is
  * started by the first try.  Counted in the graph's statistics
  * (`started_reads_polled`, `started_reads_asleep`).  Thread-safe, not
