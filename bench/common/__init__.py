@@ -11,6 +11,8 @@
   ratios    paired time ratios with 95% bootstrap intervals; the share of
             the available gain a result realizes
   results   writing result JSON files atomically
+  at_exit   undoing a benchmark's changes to the machine when its process
+            ends, SIGTERM and SIGHUP included
 
 Import with the repository root on sys.path:  from bench.common import cache
 """

@@ -27,9 +27,10 @@ parameters held after both end (the second saw the first's values): the VM
 then only returns memory later.
 """
 
-import atexit
 import mmap
 from pathlib import Path
+
+from bench.common import at_exit
 
 PARAMETERS = Path("/sys/module/page_reporting/parameters")
 # Each parameter held, with the values tried in turn until the kernel takes
@@ -90,7 +91,7 @@ def _hold_one(path, values):
             refused = error
             continue
         if not _held:
-            atexit.register(release)
+            at_exit.register(release)
         _held[str(path)] = was
         return was, str(value)
     raise refused

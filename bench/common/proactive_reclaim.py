@@ -14,19 +14,24 @@ and a hot benchmark's data left untouched for a minute leaves the cache as
 well: noise that no program measured causes.
 
 hold() turns off every running kdamond with a pageout scheme (its sysfs
-"state" to "off"); release() turns them on again, as does the exit of the
-Python process.  From a shell (./run test holds it for the whole suite):
-`python3 bench/common/proactive_reclaim.py hold` turns them off and prints
-their state files, one per line; `... release FILE...` turns them on.
-Where there is no DAMON sysfs interface, or no such kdamond, or the state
-cannot be written, nothing changes and the result says so.  Two holders
-at once in separate processes may leave a kdamond off after both end (the
-second saw it off): the machine then only reclaims later.
+"state" to "off"); release() turns them on again, as does the end of the
+Python process, SIGTERM included (at_exit).  From a shell (./run test
+holds it for the whole suite): `python3 bench/common/proactive_reclaim.py
+hold` turns them off and prints their state files, one per line; `...
+release FILE...` turns them on.  Where there is no DAMON sysfs interface,
+or no such kdamond, or the state cannot be written, nothing changes and
+the result says so.  Two holders at once in separate processes may leave
+a kdamond off after both end (the second saw it off): the machine then
+only reclaims later.
 """
 
-import atexit
 import sys
 from pathlib import Path
+
+try:
+    from bench.common import at_exit
+except ImportError:  # run as a script from the shell: this file's folder is on the path
+    import at_exit
 
 KDAMONDS = Path("/sys/kernel/mm/damon/admin/kdamonds")
 
@@ -67,7 +72,7 @@ def hold(kdamonds=KDAMONDS, release_at_exit=True):
         except OSError as error:
             return {"held": held, "why": f"{state}: {error.strerror or error}"}
         if not _held and release_at_exit:
-            atexit.register(release)
+            at_exit.register(release)
         _held.append(state)
         held.append(kdamond.name)
     return {"held": held}

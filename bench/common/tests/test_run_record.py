@@ -9,6 +9,7 @@ import argparse
 import io
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -332,3 +333,44 @@ def test_proactive_reclaim_from_the_shell_releases_the_files_it_is_given(tmp_pat
     assert proactive_reclaim.main(["release", str(tmp_path / "absent" / "state")]) == 0
     assert "absent" in capsys.readouterr().err
     assert proactive_reclaim.main(["unknown"]) == 2
+
+
+# A benchmark's process that holds the machine's settings and then waits:
+# it prints "held" once they are held.
+HOLDING_PROGRAM = """
+import sys, time
+sys.path.insert(0, {root!r})
+from bench.common import free_page_reporting, proactive_reclaim
+proactive_reclaim.hold({kdamonds!r})
+free_page_reporting.hold({parameters!r}, touch=lambda total: 0)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("signal_name", ("SIGTERM", "SIGHUP", "SIGINT"))
+def test_a_benchmark_ended_by_a_signal_gives_the_machine_back(tmp_path, signal_name):
+    """kill, timeout(1) and a closed terminal end a benchmark with SIGTERM or
+    SIGHUP, Ctrl-C with SIGINT: each restores what the benchmark held."""
+    kdamonds, parameters = tmp_path / "kdamonds", tmp_path / "parameters"
+    make_kdamond(kdamonds, "0", "on", "pageout")
+    parameters.mkdir()
+    (parameters / "min_free_ms").write_text("0\n")
+    (parameters / "max_waiting_mib").write_text("1024\n")
+    program = HOLDING_PROGRAM.format(root=str(ROOT), kdamonds=str(kdamonds),
+                                     parameters=str(parameters))
+    process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == "held\n", process.stderr.read()
+        assert (kdamonds / "0" / "state").read_text().strip() == "off"
+        assert (parameters / "min_free_ms").read_text().strip() != "0"
+        process.send_signal(getattr(signal, signal_name))
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+    assert (kdamonds / "0" / "state").read_text().strip() == "on"
+    assert (parameters / "min_free_ms").read_text().strip() == "0"
+    assert (parameters / "max_waiting_mib").read_text().strip() == "1024"
+    if signal_name != "SIGINT":
+        assert process.returncode == 128 + getattr(signal, signal_name)
