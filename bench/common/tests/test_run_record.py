@@ -348,6 +348,11 @@ time.sleep(60)
 """
 
 
+def default_signal_dispositions():
+    for signal_number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signal_number, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signal_name", ("SIGTERM", "SIGHUP", "SIGINT"))
 def test_a_benchmark_ended_by_a_signal_gives_the_machine_back(tmp_path, signal_name):
     """kill, timeout(1) and a closed terminal end a benchmark with SIGTERM or
@@ -359,8 +364,13 @@ def test_a_benchmark_ended_by_a_signal_gives_the_machine_back(tmp_path, signal_n
     (parameters / "max_waiting_mib").write_text("1024\n")
     program = HOLDING_PROGRAM.format(root=str(ROOT), kdamonds=str(kdamonds),
                                      parameters=str(parameters))
+    # A test run started with nohup, or in the background of a shell without
+    # job control, inherits SIGHUP or SIGINT ignored, and the benchmark's
+    # process then keeps them ignored (as at_exit does): the child starts
+    # with the defaults, as a benchmark started from a terminal does.
     process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_signal_dispositions)
     try:
         assert process.stdout.readline() == "held\n", process.stderr.read()
         assert (kdamonds / "0" / "state").read_text().strip() == "off"
