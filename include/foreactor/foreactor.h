@@ -162,6 +162,18 @@ typedef void (*foreactor_result_fn)(const foreactor_visit *visit, int64_t result
  */
 typedef int (*foreactor_choice_fn)(const foreactor_visit *visit);
 
+/* A loop count that is not known yet. */
+#define FOREACTOR_COUNT_NOT_YET (-1)
+
+/*
+ * Loop-count callback of a branch node that closes a loop
+ * (foreactor_graph_set_loop_count): how many iterations the loop runs in
+ * all, in the instance the visit's counters name (the visit's last counter
+ * is the iteration the branch ends), or FOREACTOR_COUNT_NOT_YET.  Like a
+ * choice, it must not change once known.
+ */
+typedef int64_t (*foreactor_count_fn)(const foreactor_visit *visit);
+
 /* ------------------------------------------------------------------ graphs */
 
 typedef struct foreactor_graph foreactor_graph;
@@ -232,6 +244,33 @@ FOREACTOR_API int foreactor_graph_add_child(foreactor_graph *graph, int branch, 
  * syscall node (the error is kept and reported by foreactor_graph_finish()).
  */
 FOREACTOR_API int foreactor_graph_set_write_behind(foreactor_graph *graph, int node);
+
+/*
+ * Declares how many iterations the loop closed by branch node `branch` runs:
+ * `count` (contract: foreactor_count_fn).  Optional; for loops whose length
+ * the plugin knows up front (a list of pages to read).  The contract: when
+ * `count` returns T for a visit of `branch` at iteration i, the branch takes
+ * the loop's back edge at iterations i to T - 2 and leaves the loop at
+ * iteration T - 1; and the arguments and choice callbacks of the loop's
+ * nodes may be asked about any iteration below T, in any order, not only
+ * the next one.
+ *
+ * What the runtime then does: where it only needs to know how a loop of
+ * preads ends, not each of its reads (whether the rest of a scope is a short
+ * run in file order, which it leaves to the page cache), it walks the
+ * loop's first iterations and its last one and takes those between as
+ * alike, instead of asking the callbacks about each; only for a loop whose
+ * every node but `branch` is a pread node.  The runtime issues early only
+ * what the callbacks say visit by visit: a wrong count costs speculation,
+ * never correctness.
+ *
+ * Returns 0, or -1 if the graph is finished, `branch` is not a branch node
+ * or `count` is NULL (the error is kept and reported by
+ * foreactor_graph_finish(), which also rejects a count on a branch that
+ * does not close exactly one loop).
+ */
+FOREACTOR_API int foreactor_graph_set_loop_count(foreactor_graph *graph, int branch,
+                                                 foreactor_count_fn count);
 
 /*
  * Declares that the graph's scopes need not follow the program before the

@@ -32,8 +32,9 @@
 //    per-loop iteration indices through Visit.
 //  - No exception leaves a callback into the C runtime: an arguments
 //    callback that throws answers FOREACTOR_NOT_YET, a choice callback that
-//    throws FOREACTOR_CHOICE_NOT_YET, and an exception from a result
-//    callback is ignored.  So do an arguments callback that says READY with
+//    throws FOREACTOR_CHOICE_NOT_YET, a loop count callback that throws
+//    FOREACTOR_COUNT_NOT_YET, and an exception from a result callback is
+//    ignored.  So do an arguments callback that says READY with
 //    a call of another type than its node's, and a choice callback that
 //    names a child the branch does not have: foreactor then stops looking
 //    ahead there, and the program's own calls run as usual.
@@ -518,6 +519,7 @@ class GraphBuilder {
   using ArgumentsFn = std::function<foreactor_readiness(State&, const Visit&, foreactor_call&)>;
   using ResultFn = std::function<void(State&, const Visit&, int64_t)>;
   using ChoiceFn = std::function<int(State&, const Visit&)>;
+  using CountFn = std::function<int64_t(State&, const Visit&)>;
 
   // `name`: letters, digits and '_'; it names the graph in configuration
   // variables and statistics.
@@ -607,6 +609,32 @@ class GraphBuilder {
     }
   }
 
+  // Adds a branch node that closes a loop whose length the plugin knows:
+  // `count` is called as int64_t(State&, const Visit&) and gives how many
+  // iterations the loop runs in all, or FOREACTOR_COUNT_NOT_YET (contract:
+  // foreactor_graph_set_loop_count; the visit's last counter is the
+  // iteration the branch ends).  A scan of `n` pages:
+  //   b.Branch("more", [](S& s, const Visit& v) { return v.iteration(0) + 1 < s.n ? 0 : 1; },
+  //            [](S& s, const Visit&) { return static_cast<int64_t>(s.n); });
+  template <class Choice, class Count>
+  NodeRef Branch(const char* name, Choice&& choice, Count&& count) noexcept {
+    static_assert(std::is_constructible_v<CountFn, Count&&>,
+                  "the loop count callback must be callable as "
+                  "int64_t(State&, const foreactor::Visit&)");
+    NodeRef node = Branch(name, std::forward<Choice>(choice));
+    if (node.id() < 0 || !Usable()) return node;
+    try {
+      auto* data = static_cast<BranchCallbacks*>(callbacks_.back().get());
+      data->count = CountFn(std::forward<Count>(count));
+      // The C graph keeps any error (a NULL count), and Build() reports it.
+      foreactor_graph_set_loop_count(state_->graph, node.id(),
+                                     data->count ? &CountTrampoline : nullptr);
+    } catch (...) {
+      state_->out_of_memory = true;
+    }
+    return node;
+  }
+
   // Validates the graph and hands it over; the builder is spent afterwards
   // (a second Build() gives an invalid graph).  When the graph is invalid,
   // prints why to stderr ("foreactor: graph '...': ...") and returns it
@@ -656,6 +684,7 @@ class GraphBuilder {
   };
   struct BranchCallbacks {
     ChoiceFn choice;
+    CountFn count;  // empty unless the branch has a loop count
     detail::BranchShape shape;
   };
 
@@ -706,6 +735,17 @@ class GraphBuilder {
       return choice;
     } catch (...) {
       return FOREACTOR_CHOICE_NOT_YET;
+    }
+  }
+
+  static int64_t CountTrampoline(const foreactor_visit* visit) noexcept {
+    try {
+      auto* callbacks = static_cast<BranchCallbacks*>(visit->node_data);
+      State& state = *static_cast<State*>(visit->scope_state);
+      const int64_t count = callbacks->count(state, Visit(*visit));
+      return count >= 0 ? count : FOREACTOR_COUNT_NOT_YET;
+    } catch (...) {
+      return FOREACTOR_COUNT_NOT_YET;
     }
   }
 

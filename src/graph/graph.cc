@@ -597,6 +597,61 @@ int Graph::SetWriteBehind(int node) {
   });
 }
 
+int Graph::SetLoopCount(int branch, foreactor_count_fn count) {
+  if (finished_) return -1;
+  return RunBuildStep(name_, &first_error_, [&]() -> int {
+    if (branch < 0 || branch >= node_count()) {
+      Fail(Describe(branch) + ": does not exist (node of set_loop_count)");
+      return -1;
+    }
+    Node& target = nodes_[branch];
+    if (target.kind != NodeKind::kBranch) {
+      Fail(Describe(branch) + ": a loop count is only for branch nodes");
+      return -1;
+    }
+    if (count == nullptr) {
+      Fail(Describe(branch) + ": its loop count callback is NULL");
+      return -1;
+    }
+    target.loop_count = count;
+    return 0;
+  });
+}
+
+bool Graph::AnnotateLoopCounts() {
+  for (int loop = 0; loop < loop_count(); ++loop) {
+    Loop& facts = loops_[loop];
+    unsigned preads = 0;
+    bool only_preads = true;
+    for (int id = 0; id < node_count() && only_preads; ++id) {
+      const Node& node = nodes_[id];
+      if (id == facts.branch ||
+          std::find(node.loops.begin(), node.loops.end(), loop) == node.loops.end()) {
+        continue;
+      }
+      only_preads = node.kind == NodeKind::kSyscall && node.call_type == FOREACTOR_CALL_PREAD;
+      preads++;
+    }
+    facts.preads_per_iteration = only_preads ? preads : 0;
+  }
+  for (int id = 0; id < node_count(); ++id) {
+    Node& node = nodes_[id];
+    if (node.loop_count == nullptr) continue;
+    int closed = 0;
+    for (int loop = 0; loop < loop_count(); ++loop) {
+      if (loops_[loop].branch != id) continue;
+      closed++;
+      node.counted_loop = loop;
+    }
+    if (closed != 1) {
+      return Fail(Describe(id) + ": has a loop count but closes " +
+                  (closed == 0 ? std::string("no loop") : std::to_string(closed) + " loops") +
+                  " (a loop count needs a branch that closes exactly one)");
+    }
+  }
+  return true;
+}
+
 int Graph::SetFollowsFromLookAhead() {
   if (finished_) return -1;
   follows_from_look_ahead_ = true;
@@ -630,7 +685,7 @@ bool Graph::Finish(std::string* error) {
             if (node.kind == NodeKind::kSyscall) node.dense_index = syscall_count_++;
             if (node.kind == NodeKind::kBranch) node.dense_index = branch_count_++;
           }
-          valid_ = true;
+          valid_ = AnnotateLoopCounts();
         } else {
           valid_ = Fail(analysis.error());
         }

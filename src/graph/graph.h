@@ -35,6 +35,8 @@ struct Node {
   foreactor_arguments_fn arguments = nullptr;            // syscall nodes
   foreactor_result_fn result = nullptr;                  // syscall nodes, optional
   foreactor_choice_fn choice = nullptr;                  // branch nodes
+  foreactor_count_fn loop_count =
+      nullptr;                // branch nodes, optional: foreactor_graph_set_loop_count
   bool write_behind = false;  // write-family syscall nodes: foreactor_graph_set_write_behind
   void* node_data = nullptr;
   Edge next;                   // start and syscall nodes
@@ -43,6 +45,7 @@ struct Node {
   // Set by Finish():
   std::vector<int> loops;  // enclosing loops, outermost first
   int dense_index = -1;    // index among nodes of the same kind (syscall or branch)
+  int counted_loop = -1;   // branch nodes with a loop count: the loop they close
 };
 
 // A loop is closed by one back edge: child `child` of branch node `branch`
@@ -53,6 +56,9 @@ struct Loop {
   int branch = -1;
   int child = -1;
   int parent = -1;  // innermost enclosing loop, or -1
+  // When every node of the body but `branch` is a pread node, so that each
+  // iteration is the same run of preads: how many; otherwise 0.
+  unsigned preads_per_iteration = 0;
 };
 
 class Graph {
@@ -71,6 +77,7 @@ class Graph {
   int SetNext(int from, int to, bool weak);
   int AddChild(int branch, int to, bool weak);
   int SetWriteBehind(int node);
+  int SetLoopCount(int branch, foreactor_count_fn count);
   int SetFollowsFromLookAhead();
 
   // Validates and freezes the graph.  Returns true when valid; otherwise
@@ -82,7 +89,8 @@ class Graph {
   // start; the end is reachable from every node; every cycle is closed by a
   // branch child (a back edge from a syscall or start node is an error); a
   // loop is entered only through its header; no two loops share a header;
-  // every loop contains a syscall node; at most FOREACTOR_MAX_LOOPS loops.
+  // every loop contains a syscall node; at most FOREACTOR_MAX_LOOPS loops;
+  // a branch with a loop count closes exactly one loop.
   // Calling Finish() again returns the first verdict.
   bool Finish(std::string* error);
 
@@ -117,6 +125,10 @@ class Graph {
 
  private:
   bool Fail(std::string message);
+  // Sets Loop::preads_per_iteration and Node::counted_loop once the loops
+  // are known; false (the error recorded) for a loop count on a branch
+  // that does not close exactly one loop.
+  bool AnnotateLoopCounts();
   // True when `to` may be the target of an edge from `from` (it exists and
   // is not the start node); otherwise records the error, naming the edge's
   // `role` ("successor", "child"), and returns false.

@@ -84,6 +84,15 @@ int foreactor_graph_set_write_behind(foreactor_graph* graph, int node) {
   }
 }
 
+int foreactor_graph_set_loop_count(foreactor_graph* graph, int branch, foreactor_count_fn count) {
+  if (graph == nullptr) return -1;
+  try {
+    return graph->graph.SetLoopCount(branch, count);
+  } catch (...) {
+    return -1;
+  }
+}
+
 int foreactor_graph_follow_from_look_ahead(foreactor_graph* graph) {
   if (graph == nullptr) return -1;
   return graph->graph.SetFollowsFromLookAhead();

@@ -63,8 +63,42 @@ bool WalkFirstPreads(const Graph& graph, void* scope_state, const Cursor& from, 
   return true;
 }
 
+namespace {
+
+// At the branch of a counted loop whose body is preads alone (cursor at
+// the branch, the iteration's reads walked and counted in `*run`): when
+// the count says the loop goes on past the next iteration, counts the
+// reads of the iterations before its last into `*run` and moves `*cursor`
+// to the last iteration's first node.  Returns false when those reads
+// take the run to `max_reads` or past it (the walk ends there); true
+// otherwise, moved or not.
+bool SkipToLastIteration(const Graph& graph, void* scope_state, unsigned max_reads, Cursor* cursor,
+                         PreadRun* run) {
+  const Node& branch = graph.node(cursor->node);
+  const Loop& loop = graph.loop(branch.counted_loop);
+  if (loop.preads_per_iteration == 0) return true;
+  uint64_t iteration[FOREACTOR_MAX_LOOPS];
+  const foreactor_visit visit = VisitAt(graph, *cursor, scope_state, iteration);
+  const int64_t count = branch.loop_count(&visit);
+  const uint64_t current = cursor->iteration[branch.counted_loop];
+  if (count < 0 || static_cast<uint64_t>(count) <= current + 2) return true;
+  const uint64_t skipped = static_cast<uint64_t>(count) - current - 2;
+  if (skipped >= max_reads ||
+      run->reads + skipped * loop.preads_per_iteration >= uint64_t{max_reads}) {
+    run->reads = max_reads;  // as a walk of every iteration would stop
+    return false;
+  }
+  run->reads += static_cast<unsigned>(skipped * loop.preads_per_iteration);
+  cursor->Take(branch.children[loop.child]);
+  cursor->iteration[branch.counted_loop] = static_cast<uint64_t>(count) - 1;
+  return true;
+}
+
+}  // namespace
+
 bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& from,
-                  unsigned max_reads, unsigned early_reads, PreadRun* run) {
+                  unsigned max_reads, unsigned early_reads, CountedLoops counted_loops,
+                  PreadRun* run) {
   Cursor cursor = from;
   *run = PreadRun{};
   run->fd = fd;
@@ -72,6 +106,11 @@ bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& f
   for (unsigned passed = 0; run->reads < max_reads && passed < 4 * max_reads;) {
     ByteRange range;
     int walked_fd = -1;
+    if (counted_loops == CountedLoops::kSkipBetween && run->reads >= early_reads &&
+        run->rest_of_scope && graph.node(cursor.node).counted_loop >= 0 &&
+        !SkipToLastIteration(graph, scope_state, max_reads, &cursor, run)) {
+      return false;
+    }
     const bool at_call = graph.node(cursor.node).kind == NodeKind::kSyscall;
     const PreadStep step = StepToNextPread(graph, scope_state, &cursor, &range, &walked_fd);
     if (step == PreadStep::kWait) return false;  // not known yet: it may be longer
@@ -102,7 +141,8 @@ bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& f
 bool RunIsRestOfScope(const Graph& graph, void* scope_state, FileKindCache* file_kinds, int fd,
                       const Cursor& from, unsigned max_reads, unsigned early_reads,
                       uint64_t max_read_bytes, PreadRun* run) {
-  if (!WalkPreadRun(graph, scope_state, fd, from, max_reads, early_reads, run) ||
+  if (!WalkPreadRun(graph, scope_state, fd, from, max_reads, early_reads,
+                    CountedLoops::kSkipBetween, run) ||
       !run->rest_of_scope || run->longest_read > max_read_bytes) {
     return false;
   }

@@ -68,6 +68,19 @@ struct PreadRun {
   bool rest_of_scope = true;
 };
 
+// How a walk goes through a loop whose branch has a loop count
+// (foreactor_graph_set_loop_count).
+enum class CountedLoops {
+  kVisitEach,  // every iteration, as any loop
+  // Once the walk has `early_reads` reads and met no other call, a loop
+  // whose every node but its branch is a pread is taken as alike from one
+  // iteration to the next: at its branch, the walk counts the reads of the
+  // iterations up to the last one and goes on at the last.  The skipped
+  // reads are counted in PreadRun::reads alone (not in its offsets, nor in
+  // longest_read), and their callbacks are not asked.
+  kSkipBetween,
+};
+
 // Walks the graph from `from` over at most `max_reads` pread visits on
 // `fd` (on the descriptor of the first pread met when `fd` is negative;
 // and 4 x `max_reads` other steps) into `*run`, counting the jumps of the
@@ -76,7 +89,8 @@ struct PreadRun {
 // read; false when it waits for arguments not known yet or goes on past
 // them.
 bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& from,
-                  unsigned max_reads, unsigned early_reads, PreadRun* run);
+                  unsigned max_reads, unsigned early_reads, CountedLoops counted_loops,
+                  PreadRun* run);
 
 // True when the walk from `from` meets at most `max_reads` preads of `fd`
 // (of the first pread's descriptor when `fd` is negative), none longer
@@ -86,6 +100,7 @@ bool WalkPreadRun(const Graph& graph, void* scope_state, int fd, const Cursor& f
 // the page cache and the kernel's read-ahead on the program's descriptor
 // serve such a run as well as anything issued early would.  `*run` holds
 // what the walk found, with the jumps of its first `early_reads` reads.
+// The walk skips within counted loops (CountedLoops::kSkipBetween).
 bool RunIsRestOfScope(const Graph& graph, void* scope_state, FileKindCache* file_kinds, int fd,
                       const Cursor& from, unsigned max_reads, unsigned early_reads,
                       uint64_t max_read_bytes, PreadRun* run);

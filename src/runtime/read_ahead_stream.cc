@@ -151,7 +151,10 @@ bool ReadAheadStream::LeaveShortRunInOrder(int fd, const Cursor& from) {
   const FileKindCache::Kind kind = file_kinds_->Lookup(fd);
   if (!kind.regular || kind.direct) return false;  // Arm() starts no stream either
   Run run;
-  if (!WalkPreadRun(graph_, scope_state_, fd, from, kBatchVisits, 0, &run)) return false;
+  if (!WalkPreadRun(graph_, scope_state_, fd, from, kBatchVisits, 0, CountedLoops::kVisitEach,
+                    &run)) {
+    return false;
+  }
   fd_ = fd;
   in_order_start_ = run.start;
   in_order_end_ = run.end;

@@ -77,9 +77,15 @@ const foreactor::Graph<ScanState> scan_graph = [] {
                                                 static_cast<int64_t>(page * BPTREE_PAGE_SIZE));
                         return FOREACTOR_READY;
                       });
-  auto more_leaves =
-      builder.Branch("more_leaves", [](ScanState& scan, const foreactor::Visit& visit) {
+  // The loop runs once per leaf: with the count, the runtime can tell a
+  // short scan from a long one without asking about each leaf.
+  auto more_leaves = builder.Branch(
+      "more_leaves",
+      [](ScanState& scan, const foreactor::Visit& visit) {
         return visit.iteration(0) + 1 < scan.leaf_count ? 0 : 1;
+      },
+      [](ScanState& scan, const foreactor::Visit&) {
+        return static_cast<int64_t>(scan.leaf_count);
       });
   // Nothing moves before the leaves are known, and the plugin then always
   // looks ahead: the runtime follows a scan from there (a short one in file

@@ -929,6 +929,118 @@ TEST(GraphCApiTest, BuilderErrorsReturnMinusOneAndAreReported) {
   foreactor_graph_destroy(graph);
 }
 
+int64_t CountNotYet(const foreactor_visit*) { return FOREACTOR_COUNT_NOT_YET; }
+
+// start -> read -> more -> read | end, with a loop count on `more`; a
+// second syscall of `body_type` in the loop when it is not -1.
+int CountedLoop(Graph& graph, int body_type = -1) {
+  const int read = Syscall(graph, "read");
+  int last = read;
+  if (body_type >= 0) {
+    last = Syscall(graph, "other", static_cast<foreactor_call_type>(body_type));
+    graph.SetNext(read, last, false);
+  }
+  const int more = Branch(graph, "more");
+  graph.SetNext(kStart, read, false);
+  graph.SetNext(last, more, false);
+  Children(graph, more, {read, kEnd});
+  EXPECT_EQ(graph.SetLoopCount(more, CountNotYet), 0);
+  return more;
+}
+
+TEST(GraphLoopCountTest, ALoopOfPreadsAloneIsCountedWithItsReadsPerIteration) {
+  Graph graph("g");
+  const int more = CountedLoop(graph, FOREACTOR_CALL_PREAD);
+  ASSERT_EQ(FinishError(graph), "");
+  ASSERT_EQ(graph.loop_count(), 1);
+  EXPECT_EQ(graph.node(more).counted_loop, 0);
+  EXPECT_EQ(graph.node(more).loop_count, &CountNotYet);
+  EXPECT_EQ(graph.loop(0).preads_per_iteration, 2u);
+}
+
+TEST(GraphLoopCountTest, ALoopWithOtherCallsHasNoReadsPerIteration) {
+  Graph graph("g");
+  const int more = CountedLoop(graph, FOREACTOR_CALL_FSTAT);
+  ASSERT_EQ(FinishError(graph), "");
+  EXPECT_EQ(graph.node(more).counted_loop, 0);
+  EXPECT_EQ(graph.loop(0).preads_per_iteration, 0u);
+}
+
+TEST(GraphLoopCountTest, AnUncountedLoopIsStillMeasured) {
+  Graph graph("g");
+  const int read = Syscall(graph, "read");
+  const int more = Branch(graph, "more");
+  graph.SetNext(kStart, read, false);
+  graph.SetNext(read, more, false);
+  Children(graph, more, {read, kEnd});
+  ASSERT_EQ(FinishError(graph), "");
+  EXPECT_EQ(graph.node(more).counted_loop, -1);
+  EXPECT_EQ(graph.loop(0).preads_per_iteration, 1u);
+}
+
+TEST(GraphLoopCountTest, ACountOnABranchThatClosesNoLoopIsRejected) {
+  Graph graph("g");
+  const int read = Syscall(graph, "read");
+  const int which = Branch(graph, "which");
+  graph.SetNext(kStart, which, false);
+  Children(graph, which, {read, kEnd});
+  graph.SetNext(read, kEnd, false);
+  EXPECT_EQ(graph.SetLoopCount(which, CountNotYet), 0);
+  EXPECT_EQ(FinishError(graph),
+            "graph 'g': node 'which' (branch): has a loop count but closes no loop (a loop "
+            "count needs a branch that closes exactly one)");
+}
+
+TEST(GraphLoopCountTest, ACountOnABranchThatClosesTwoLoopsIsRejected) {
+  // start -> a -> b -> more -> a | b | end: `more` closes the loops headed
+  // by a and by b.
+  Graph graph("g");
+  const int a = Syscall(graph, "a");
+  const int b = Syscall(graph, "b");
+  const int more = Branch(graph, "more");
+  graph.SetNext(kStart, a, false);
+  graph.SetNext(a, b, false);
+  graph.SetNext(b, more, false);
+  Children(graph, more, {a, b, kEnd});
+  EXPECT_EQ(graph.SetLoopCount(more, CountNotYet), 0);
+  EXPECT_EQ(FinishError(graph),
+            "graph 'g': node 'more' (branch): has a loop count but closes 2 loops (a loop count "
+            "needs a branch that closes exactly one)");
+}
+
+TEST(GraphLoopCountTest, ACountIsOnlyForBranchNodesAndNeedsACallback) {
+  Graph graph("g");
+  const int read = Syscall(graph, "read");
+  EXPECT_EQ(graph.SetLoopCount(read, CountNotYet), -1);
+  EXPECT_EQ(FinishError(graph),
+            "graph 'g': node 'read' (syscall pread): a loop count is only for branch nodes");
+
+  Graph null_count("h");
+  const int more = Branch(null_count, "more");
+  EXPECT_EQ(null_count.SetLoopCount(more, nullptr), -1);
+  EXPECT_EQ(null_count.SetLoopCount(99, CountNotYet), -1);
+  EXPECT_EQ(FinishError(null_count),
+            "graph 'h': node 'more' (branch): its loop count callback is NULL");
+}
+
+TEST(GraphLoopCountTest, TheCApiSetsTheCount) {
+  foreactor_graph* graph = foreactor_graph_create("g");
+  ASSERT_NE(graph, nullptr);
+  const int read = foreactor_graph_add_syscall(graph, "read", FOREACTOR_CALL_PREAD, ArgumentsNotYet,
+                                               nullptr, nullptr);
+  const int more = foreactor_graph_add_branch(graph, "more", ChoiceNotYet, nullptr);
+  foreactor_graph_set_next(graph, FOREACTOR_START_NODE, read, 0);
+  foreactor_graph_set_next(graph, read, more, 0);
+  foreactor_graph_add_child(graph, more, read, 0);
+  foreactor_graph_add_child(graph, more, FOREACTOR_END_NODE, 0);
+  EXPECT_EQ(foreactor_graph_set_loop_count(nullptr, more, CountNotYet), -1);
+  EXPECT_EQ(foreactor_graph_set_loop_count(graph, more, CountNotYet), 0);
+  ASSERT_EQ(foreactor_graph_finish(graph, nullptr, 0), 0);
+  EXPECT_EQ(graph->graph.node(more).counted_loop, 0);
+  EXPECT_EQ(foreactor_graph_set_loop_count(graph, more, CountNotYet), -1);  // finished
+  foreactor_graph_destroy(graph);
+}
+
 TEST(GraphCApiTest, NullArguments) {
   foreactor_graph* unnamed = foreactor_graph_create(nullptr);
   ASSERT_NE(unnamed, nullptr);

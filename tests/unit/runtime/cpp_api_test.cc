@@ -74,6 +74,7 @@ class FakeRuntime {
   }
   void Result(int64_t result) { node_.result(&visit_, result); }
   int Choice() { return node_.choice(&visit_); }
+  int64_t LoopCount() { return node_.loop_count(&visit_); }
 
  private:
   const foreactor::Node& node_;
@@ -203,6 +204,58 @@ TEST(CppApiTest, WrongAnswersBecomeNotYet) {
   EXPECT_EQ(FakeRuntime(NodeOf(graph, read.id()), &state, {0}).Arguments(&call), FOREACTOR_NOT_YET);
   EXPECT_EQ(FakeRuntime(NodeOf(graph, stat.id()), &state, {0}).Arguments(&call), FOREACTOR_NEVER);
   EXPECT_EQ(FakeRuntime(NodeOf(graph, more.id()), &state, {0}).Choice(), FOREACTOR_CHOICE_NOT_YET);
+}
+
+// A branch with a loop count: the count reaches the C graph, sees the
+// State, and a negative or throwing count reads as not known yet.
+TEST(CppApiTest, ABranchWithALoopCount) {
+  foreactor::GraphBuilder<ScanState> b("counted");
+  auto read = b.Syscall("read", FOREACTOR_CALL_PREAD,
+                        [](ScanState& s, const foreactor::Visit& v, foreactor_call& c) {
+                          c = foreactor::Pread(s.fd, 8192, static_cast<int64_t>(v.iteration(0)));
+                          return FOREACTOR_READY;
+                        });
+  auto more = b.Branch(
+      "more",
+      [](ScanState& s, const foreactor::Visit& v) { return v.iteration(0) + 1 < s.count ? 0 : 1; },
+      [](ScanState& s, const foreactor::Visit&) -> int64_t {
+        if (s.fd < 0) throw std::runtime_error("count");
+        return s.fd == 0 ? -5 : static_cast<int64_t>(s.count);
+      });
+  b.start().Then(read).Then(more);
+  more.Children({read, b.end()});
+  const auto graph = b.Build();
+  ASSERT_TRUE(graph.valid()) << graph.error();
+  EXPECT_EQ(NodeOf(graph, more.id()).counted_loop, 0);
+  ScanState state{3, nullptr, 42, {}};
+  EXPECT_EQ(FakeRuntime(NodeOf(graph, more.id()), &state, {7}).LoopCount(), 42);
+  state.fd = 0;
+  EXPECT_EQ(FakeRuntime(NodeOf(graph, more.id()), &state, {7}).LoopCount(),
+            FOREACTOR_COUNT_NOT_YET);
+  state.fd = -1;
+  EXPECT_EQ(FakeRuntime(NodeOf(graph, more.id()), &state, {7}).LoopCount(),
+            FOREACTOR_COUNT_NOT_YET);
+  // The choice is the branch's own, as without a count.
+  state.fd = 3;
+  EXPECT_EQ(FakeRuntime(NodeOf(graph, more.id()), &state, {41}).Choice(), 1);
+}
+
+TEST(CppApiTest, ALoopCountOnABranchThatClosesNoLoopIsReportedWithItsNode) {
+  foreactor::GraphBuilder<ScanState> b("count_no_loop");
+  auto read = b.Syscall(
+      "read", FOREACTOR_CALL_PREAD,
+      [](ScanState&, const foreactor::Visit&, foreactor_call&) { return FOREACTOR_NOT_YET; });
+  auto which = b.Branch(
+      "which", [](ScanState&, const foreactor::Visit&) { return 0; },
+      [](ScanState&, const foreactor::Visit&) { return int64_t{1}; });
+  b.start().Then(which);
+  which.Children({read, b.end()});
+  read.Then(b.end());
+  const auto graph = b.Build();
+  EXPECT_FALSE(graph.valid());
+  EXPECT_EQ(graph.error(),
+            "graph 'count_no_loop': node 'which' (branch): has a loop count but closes no loop (a "
+            "loop count needs a branch that closes exactly one)");
 }
 
 TEST(CppApiTest, WeakEdges) {

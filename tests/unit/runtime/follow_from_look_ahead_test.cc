@@ -67,6 +67,40 @@ foreactor::plugin::Graph<ScanState> BuildScan(const char* name) {
   return builder.Build();
 }
 
+// A scan of `blocks` blocks in file order whose loop says its count
+// (foreactor_graph_set_loop_count); counts the arguments callback's calls.
+struct CountedScanState {
+  int fd;
+  uint64_t blocks;
+  unsigned arguments_asked = 0;
+};
+
+// start -> read_block (block i) -> more? (count: blocks) -> read_block | end
+foreactor::plugin::Graph<CountedScanState> BuildCountedScan(const char* name) {
+  foreactor::GraphBuilder<CountedScanState> builder(name);
+  builder.FollowFromLookAhead();
+  auto read = builder.Syscall(
+      "read_block", FOREACTOR_CALL_PREAD,
+      [](CountedScanState& state, const foreactor::Visit& visit, foreactor_call& call) {
+        state.arguments_asked++;
+        call =
+            foreactor::Pread(state.fd, kBlock, static_cast<int64_t>(visit.iteration(0) * kBlock));
+        return FOREACTOR_READY;
+      });
+  auto more = builder.Branch(
+      "more",
+      [](CountedScanState& state, const foreactor::Visit& visit) {
+        return visit.iteration(0) + 1 < state.blocks ? 0 : 1;
+      },
+      [](CountedScanState& state, const foreactor::Visit&) {
+        return static_cast<int64_t>(state.blocks);
+      });
+  builder.start().Then(read, foreactor::kWeak);
+  read.Then(more, foreactor::kWeak);
+  more.Children({read, builder.end()});
+  return builder.Build();
+}
+
 class FollowFromLookAheadTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -102,6 +136,18 @@ class FollowFromLookAheadTest : public testing::Test {
       ASSERT_EQ(foreactor::ProgramCallThroughScopes(call), static_cast<int64_t>(kBlock));
       const char expected = foreactor::BlockLetter(static_cast<uint64_t>(offset) / kBlock);
       EXPECT_EQ(buffer, std::vector<char>(kBlock, expected));
+    }
+  }
+
+  // The program reads `state`'s blocks in order through the open scopes;
+  // each read must return its block's bytes.
+  void ProgramReadsCountedScan(int fd, const CountedScanState& state) {
+    std::vector<char> buffer(kBlock);
+    for (uint64_t block = 0; block < state.blocks; ++block) {
+      foreactor_call call = foreactor::Pread(fd, kBlock, static_cast<int64_t>(block * kBlock));
+      call.buffer = buffer.data();
+      ASSERT_EQ(foreactor::ProgramCallThroughScopes(call), static_cast<int64_t>(kBlock));
+      EXPECT_EQ(buffer, std::vector<char>(kBlock, foreactor::BlockLetter(block)));
     }
   }
 
@@ -212,6 +258,44 @@ TEST_F(FollowFromLookAheadTest, AScatteredRunIsFollowedFromTheLookAhead) {
   // Every block read matched the graph, from its start.
   EXPECT_EQ(foreactor::StatisticsCounter("follow_scattered", "intercepted"), kBlocks);
   EXPECT_EQ(foreactor::StatisticsCounter("follow_scattered", "passed_through"), 0u);
+}
+
+// With the loop's count, the look-ahead learns that a 64-block run is short
+// from its first 16 reads and its last, not from all 64.
+TEST_F(FollowFromLookAheadTest, ACountedShortRunIsLeftAfterItsFirstReadsAndItsLast) {
+  static const auto graph = BuildCountedScan("follow_counted_short");
+  const int fd = foreactor::MakeLetteredFile(64, kBlock);
+  ASSERT_GE(fd, 0);
+  CountedScanState state{fd, 64};
+  {
+    foreactor::Scope scope(graph, state);
+    graph.LookAhead();
+    EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
+    EXPECT_EQ(state.arguments_asked, 17u);
+    ProgramReadsCountedScan(fd, state);
+  }
+  close(fd);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_counted_short", "scopes_left_in_file_order"), 1u);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_counted_short", "intercepted"), 0u);
+}
+
+// A counted run longer than a short one is followed, as it is uncounted.
+TEST_F(FollowFromLookAheadTest, ACountedLongRunIsFollowed) {
+  static const auto graph = BuildCountedScan("follow_counted_long");
+  const int fd = foreactor::MakeLetteredFile(400, kBlock);
+  ASSERT_GE(fd, 0);
+  CountedScanState state{fd, 400};
+  {
+    foreactor::Scope scope(graph, state);
+    graph.LookAhead();
+    EXPECT_TRUE(foreactor::ThreadHasSpeculatingScope());
+    ProgramReadsCountedScan(fd, state);
+  }
+  close(fd);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_counted_long", "scopes_left_in_file_order"), 0u);
+  // (Followed until its reads, all found in the page cache, made the
+  // runner leave the rest to the program.)
+  EXPECT_GT(foreactor::StatisticsCounter("follow_counted_long", "intercepted"), 0u);
 }
 
 TEST_F(FollowFromLookAheadTest, AScopeWithNoLookAheadIsCountedAndNothingMore) {
