@@ -129,8 +129,11 @@ def test_a_loop_count_that_never_changes_is_written_as_a_constant():
                                        invocation([pread(3, k) for k in range(3)], (1, 4))])
     assert draft.iteration_argument is None
     assert "return visit.iteration(0) + 1 < 3 ? 0 : 1;" in drafting.to_cpp(draft)
+    # The branch says the loop's count too.
+    assert "return static_cast<int64_t>(3);" in drafting.to_cpp(draft)
     once = drafting.build_draft("c", [invocation([pread(3, k) for k in range(3)], (1, 2))])
     assert "TODO: iterations" in drafting.to_cpp(once)
+    assert "the loop's count" not in drafting.to_cpp(once)
 
 
 def test_zero_iterations_add_a_branch_before_the_loop():

@@ -660,8 +660,18 @@ def emit_branch(emit, node, draft, state):
         emit("    // TODO: the loop's condition.")
     if node.name == "enter_loop":
         emit("    return %s > 0 ? 0 : 1;" % count)
-    else:
-        emit("    return visit.iteration(0) + 1 < %s ? 0 : 1;" % count)
+        emit("  });")
+        return
+    emit("    return visit.iteration(0) + 1 < %s ? 0 : 1;" % count)
+    if not loop_condition_known(draft):
+        emit("  });")
+        return
+    # The loop's count as well (foreactor_graph_set_loop_count): foreactor
+    # can then tell a long loop of reads from a short one without asking
+    # about each iteration.
+    emit("  }, [](%s& state, const foreactor::Visit&) {  // the loop's count" % state)
+    emit("    (void)state;")
+    emit("    return static_cast<int64_t>(%s);" % count)
     emit("  });")
 
 
