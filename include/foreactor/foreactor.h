@@ -261,8 +261,10 @@ FOREACTOR_API int foreactor_graph_set_write_behind(foreactor_graph *graph, int n
  * loop's first iterations and its last one and takes those between as
  * alike, instead of asking the callbacks about each; only for a loop whose
  * every node but `branch` is a pread node.  The runtime issues early only
- * what the callbacks say visit by visit: a wrong count costs speculation,
- * never correctness.
+ * what the callbacks say visit by visit: a count that is wrong, short of
+ * the loop or past its end, costs speculation, never correctness, as long
+ * as the callbacks can answer (if only NOT_YET) for every iteration below
+ * it.
  *
  * Returns 0, or -1 if the graph is finished, `branch` is not a branch node
  * or `count` is NULL (the error is kept and reported by
