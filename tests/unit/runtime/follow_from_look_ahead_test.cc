@@ -73,6 +73,7 @@ struct CountedScanState {
   int fd;
   uint64_t blocks;
   unsigned arguments_asked = 0;
+  int64_t count_error = 0;  // added to the count the loop says (a wrong count)
 };
 
 // start -> read_block (block i) -> more? (count: blocks) -> read_block | end
@@ -93,7 +94,7 @@ foreactor::plugin::Graph<CountedScanState> BuildCountedScan(const char* name) {
         return visit.iteration(0) + 1 < state.blocks ? 0 : 1;
       },
       [](CountedScanState& state, const foreactor::Visit&) {
-        return static_cast<int64_t>(state.blocks);
+        return static_cast<int64_t>(state.blocks) + state.count_error;
       });
   builder.start().Then(read, foreactor::kWeak);
   read.Then(more, foreactor::kWeak);
@@ -296,6 +297,30 @@ TEST_F(FollowFromLookAheadTest, ACountedLongRunIsFollowed) {
   // (Followed until its reads, all found in the page cache, made the
   // runner leave the rest to the program.)
   EXPECT_GT(foreactor::StatisticsCounter("follow_counted_long", "intercepted"), 0u);
+}
+
+// A wrong count changes what the look-ahead decides, never what the
+// program reads: a short run that says it is long is followed, a long
+// one that says it is short is walked on by its branch's choices.
+TEST_F(FollowFromLookAheadTest, AWrongCountChangesNoResult) {
+  static const auto graph = BuildCountedScan("follow_counted_wrong");
+  const int fd = foreactor::MakeLetteredFile(400, kBlock);
+  ASSERT_GE(fd, 0);
+  struct Case {
+    uint64_t blocks;
+    int64_t count_error;
+  };
+  for (const Case& wrong : {Case{40, 24}, Case{40, 300}, Case{300, -260}, Case{64, -40}}) {
+    CountedScanState state{fd, wrong.blocks, 0, wrong.count_error};
+    {
+      foreactor::Scope scope(graph, state);
+      graph.LookAhead();
+      ProgramReadsCountedScan(fd, state);
+    }
+    EXPECT_FALSE(foreactor::ThreadHasSpeculatingScope());
+  }
+  close(fd);
+  EXPECT_EQ(foreactor::StatisticsCounter("follow_counted_wrong", "scopes"), 4u);
 }
 
 TEST_F(FollowFromLookAheadTest, AScopeWithNoLookAheadIsCountedAndNothingMore) {
