@@ -35,8 +35,8 @@ struct Node {
   foreactor_arguments_fn arguments = nullptr;            // syscall nodes
   foreactor_result_fn result = nullptr;                  // syscall nodes, optional
   foreactor_choice_fn choice = nullptr;                  // branch nodes
-  foreactor_count_fn loop_count =
-      nullptr;                // branch nodes, optional: foreactor_graph_set_loop_count
+  // Branch nodes, optional: foreactor_graph_set_loop_count.
+  foreactor_count_fn loop_count = nullptr;
   bool write_behind = false;  // write-family syscall nodes: foreactor_graph_set_write_behind
   void* node_data = nullptr;
   Edge next;                   // start and syscall nodes
