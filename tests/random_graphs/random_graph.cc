@@ -21,16 +21,30 @@
 //  - the function returns early at weak edges the plugin does not foresee.
 // Arguments for non-pure calls are either exact or "not yet" (same reason).
 //
+// With --look-ahead, the function also tells foreactor that it may look
+// ahead (foreactor_scope_look_ahead) before some calls, and always before
+// its first one in graphs that follow from the look-ahead
+// (foreactor_graph_follow_from_look_ahead, half the seeds); most seeds get a
+// scan loop of preads alone (in file order or scattered, often of 17-64
+// iterations, of a file up to 1 MiB); loops get counts
+// (foreactor_graph_set_loop_count) that are right, short of the loop, past
+// its end, known after the loop's first read, or never known; and the data
+// files start out of the page cache.  Counts and look-aheads may only
+// change what foreactor warms, never what the function sees.
+//
 // Usage: random_graph WORKDIR FIRST_SEED COUNT [--plan] [--avoid-known-bugs
-//                     [--writes-past-early-returns]]
+//                     [--writes-past-early-returns]] [--linked-reads]
+//                     [--look-ahead]
 //   WORKDIR must be empty (it is reused by every seed).  Each seed's case
 //   directory is WORKDIR/case; paths are printed relative to it.
 //   --plan prints each seed's generated function before its calls.
 //   Environment: FOREACTOR* as usual; RANDOM_GRAPH_TRACE_CALLBACKS=1 prints
 //   every result callback on stderr.
 //   Per graph ("rg_<seed>") the depth is set from the seed through
-//   FOREACTOR_DEPTH_rg_<seed> (exact: FOREACTOR_EXACT_DEPTH_rg_<seed>=1)
-//   unless RANDOM_GRAPH_FIXED_DEPTH is set.
+//   FOREACTOR_DEPTH_rg_<seed> (exact: FOREACTOR_EXACT_DEPTH_rg_<seed>=1,
+//   except for graphs that follow from the look-ahead, which an exact depth
+//   would follow from the scope's entry) unless RANDOM_GRAPH_FIXED_DEPTH is
+//   set.
 //
 // stderr gets one line per seed:
 //   random_graph: seed S depth D: callbacks violations=V reported=R
@@ -91,6 +105,9 @@ bool writes_past_early_returns = false;
 // option, so that every other seed still makes the function it made when
 // its finding was recorded.
 bool linked_reads = false;
+// --look-ahead: look-aheads, scan loops, loop counts and cold data files
+// (see the top).  An option for the same reason as --linked-reads.
+bool look_ahead = false;
 // RANDOM_GRAPH_TRACE_CALLBACKS set: every result callback is printed on stderr.
 bool trace_callbacks = false;
 
@@ -157,6 +174,8 @@ struct CallTemplate {
   bool linked_copy = false;  // pread from slot, then pwrite of those bytes to write_slot
   bool linked_read = false;  // pread from slot, then a linked pread of second_read_slot
   int second_read_slot = 0;  // linked read: the slot the second pread reads
+  bool in_order = false;     // pread of a scan loop: at base_offset + iteration x length
+  int64_t base_offset = 0;
 
   // A pread linked to the call of a second node (statement.second_node).
   bool linked() const { return linked_copy || linked_read; }
@@ -173,6 +192,11 @@ struct Statement {
   bool pure = true;                          // contains only pure calls (recursively)
   bool wrong_choices = false;                // kIf: the plugin names the other arm sometimes
   int loop_index = -1;                       // kLoop: position of the loop in the nesting
+  bool scan = false;                         // kLoop: a scan loop of preads alone (--look-ahead)
+  bool long_loop = false;                    // kLoop: runs 17-64 times instead of 1-4
+  // kLoop: what the plugin's loop-count callback answers (--look-ahead).
+  enum CountMode { kNoCount, kExact, kShort, kPast, kAfterFirstRead, kNever };
+  CountMode count_mode = kNoCount;
 };
 
 // One call of the intended path.
@@ -186,8 +210,9 @@ struct Event {
   int data_from_event = -1;  // the bytes this earlier read produced are written
   bool pure = true;
   bool never_ready = false;
-  int lazy_queries = 0;     // "not yet" this many times first
-  bool exit_after = false;  // the program returns after this call
+  int lazy_queries = 0;            // "not yet" this many times first
+  bool exit_after = false;         // the program returns after this call
+  bool look_ahead_before = false;  // foreactor_scope_look_ahead() before this call
   bool stable_stat = true;
 };
 
@@ -220,6 +245,7 @@ class Case {
   int fixed_fd[kFixedSlots] = {-1, -1, -1, -1, -1};
   bool wrong_guesses = false;
   bool returns_early = false;       // the program returns at a weak edge
+  bool follows_look_ahead = false;  // foreactor_graph_follow_from_look_ahead (--look-ahead)
   std::deque<std::string> storage;  // bytes and paths calls point into
   std::deque<std::vector<struct iovec>> vectors;
   std::vector<std::string> created_names;
@@ -227,6 +253,8 @@ class Case {
  private:
   std::vector<Statement> Block(int depth, int budget, bool in_loop, int open_slots);
   Statement Call(int open_slots);
+  Statement ScanLoop(Random& random);
+  void AddLoopCounts(std::vector<Statement>& statements, Random& random);
   void Number(std::vector<Statement>& statements, foreactor_graph* graph, std::vector<int>& ends,
               std::vector<bool>& ends_weak, std::vector<int>& end_child_of, int& first);
   void Walk(const std::vector<Statement>& statements, Iterations& iterations);
@@ -440,6 +468,56 @@ void Case::Generate() {
   body = Block(0, 6, false, 0);
   exits_left_ = random_.Chance(50) ? 1 : 0;
   exit_countdown_ = static_cast<int>(random_.Below(30));
+  if (look_ahead) {
+    // Draws of their own, after the others: the function is the one the
+    // seed makes without the option, plus what is added here.
+    Random random(seed_ ^ 0x100cull);
+    follows_look_ahead = random.Chance(50);
+    // data1 is never written: a scan of it reads what it was made with.
+    file_size_[1] =
+        static_cast<int64_t>(random.Pick(std::vector<uint64_t>{65537, 262144, uint64_t{1} << 20}));
+    if (loops_ < FOREACTOR_MAX_LOOPS && random.Chance(70)) {
+      // Last (the rest of the scope is the scan) or after some statement.
+      const size_t at = random.Chance(60) ? body.size() : 1 + random.Below(body.size());
+      body.insert(body.begin() + static_cast<std::ptrdiff_t>(at), ScanLoop(random));
+    }
+    AddLoopCounts(body, random);
+  }
+}
+
+Statement Case::ScanLoop(Random& random) {
+  Statement loop;
+  loop.kind = Statement::kLoop;
+  loop.scan = true;
+  loop.long_loop = random.Chance(60);
+  ++loops_;
+  std::vector<Statement> reads(1 + random.Below(2));
+  for (Statement& read : reads) {
+    read.call.type = FOREACTOR_CALL_PREAD;
+    read.call.slot = random.Chance(70) ? 1 : random.Pick(std::vector<int>{0, 2});
+    read.call.length = random.Pick(std::vector<size_t>{512, 4096, 8192});
+    read.call.in_order = random.Chance(70);
+    read.call.base_offset =
+        static_cast<int64_t>(random.Pick(std::vector<uint64_t>{0, 4096, 12288}));
+    read.call.offset_span = int64_t{1} << 20;
+    read.weak_after = random.Chance(5);
+  }
+  loop.arms.push_back(std::move(reads));
+  return loop;
+}
+
+void Case::AddLoopCounts(std::vector<Statement>& statements, Random& random) {
+  for (Statement& statement : statements) {
+    if (statement.kind == Statement::kLoop && (statement.scan || random.Chance(50))) {
+      const uint64_t draw = random.Below(100);
+      statement.count_mode = draw < 40   ? Statement::kExact
+                             : draw < 55 ? Statement::kShort
+                             : draw < 70 ? Statement::kPast
+                             : draw < 85 ? Statement::kAfterFirstRead
+                                         : Statement::kNever;
+    }
+    for (auto& arm : statement.arms) AddLoopCounts(arm, random);
+  }
 }
 
 // ------------------------------------------------------------ the graph
@@ -447,6 +525,7 @@ void Case::Generate() {
 foreactor_readiness ArgumentsCallback(const foreactor_visit* visit, foreactor_call* call);
 void ResultCallback(const foreactor_visit* visit, int64_t result);
 int ChoiceCallback(const foreactor_visit* visit);
+int64_t CountCallback(const foreactor_visit* visit);
 
 // Node ids as node_data (callbacks need the id; graphs keep no pointer to it).
 int node_ids[256];
@@ -545,6 +624,8 @@ void Case::Number(std::vector<Statement>& statements, foreactor_graph* graph,
                                                       &ChoiceCallback, &node_ids[id]);
         Connect(graph, ends, ends_weak, end_child_of, statement.branch);
         foreactor_graph_add_child(graph, statement.branch, body_first, 0);  // child 0: again
+        if (statement.count_mode != Statement::kNoCount)
+          foreactor_graph_set_loop_count(graph, statement.branch, &CountCallback);
         ends = {statement.branch};
         ends_weak = {false};
         end_child_of = {1};  // child 1: leave the loop
@@ -565,6 +646,7 @@ foreactor_graph* Case::BuildGraph(char* error, size_t error_size) {
   int first = -1;
   Number(body, graph, ends, weak, child_of, first);
   Connect(graph, ends, weak, child_of, FOREACTOR_END_NODE);
+  if (follows_look_ahead) foreactor_graph_follow_from_look_ahead(graph);
   if (foreactor_graph_finish(graph, error, error_size) != 0) {
     foreactor_graph_destroy(graph);
     return nullptr;
@@ -580,9 +662,11 @@ uint64_t VisitHash(uint64_t seed, int node, const Iterations& iterations, uint64
   return hash;
 }
 
-// Loops run 1..4 times per entry; an arm is chosen per visit.
-uint64_t LoopCount(uint64_t seed, int branch, const Iterations& outer) {
-  return 1 + VisitHash(seed, branch, outer, 77) % 4;
+// Loops run 1..4 times per entry (long ones 17..64); an arm is chosen per
+// visit.
+uint64_t LoopCount(uint64_t seed, const Statement& loop, const Iterations& outer) {
+  const uint64_t hash = VisitHash(seed, loop.branch, outer, 77);
+  return loop.long_loop ? 17 + hash % 48 : 1 + hash % 4;
 }
 
 void Case::AddEvent(const Statement& statement, Iterations& iterations) {
@@ -597,9 +681,15 @@ void Case::AddEvent(const Statement& statement, Iterations& iterations) {
   if (t.slot >= kFixedSlots) event.fd_from_event = slot_open_event_[t.slot];
   call.length = t.length;
   call.offset = static_cast<int64_t>(random.Below(static_cast<uint64_t>(t.offset_span)));
+  if (t.in_order) {
+    call.offset = t.base_offset + static_cast<int64_t>(iterations.back() * t.length);
+  }
   call.flags = t.flags;
   call.mode = t.mode;
   event.pure = statement.pure;
+  // The function's first call is the first one the graph may follow.
+  event.look_ahead_before =
+      look_ahead && (events.empty() || VisitHash(seed_, statement.node, iterations, 31) % 10 == 0);
   const int file = t.slot < kSlots ? slot_file_[t.slot] : -1;
   switch (t.type) {
     case FOREACTOR_CALL_OPEN:
@@ -799,11 +889,16 @@ void Case::Walk(const std::vector<Statement>& statements, Iterations& iterations
         break;
       }
       case Statement::kLoop: {
-        const uint64_t count = LoopCount(seed_, statement.branch, iterations);
+        const uint64_t count = LoopCount(seed_, statement, iterations);
         iterations.push_back(0);
         for (uint64_t i = 0; i < count; ++i) {
           iterations.back() = i;
+          const size_t first_event = events.size();
           Walk(statement.arms[0], iterations);
+          // The plugin looks ahead as a scan starts (it has just learned
+          // what the loop reads).
+          if (statement.scan && i == 0 && first_event < events.size())
+            events[first_event].look_ahead_before = true;
           const int again = i + 1 < count ? 0 : 1;
           choices[VisitKey{statement.branch, iterations}] = Choice{again, again};
         }
@@ -835,6 +930,16 @@ void Freeze(const std::string& path) {
   utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW);
 }
 
+// Writes `path` back and drops its pages from the page cache (where the
+// file system lets it), so that the function's reads of it start cold.
+void DropFromPageCache(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  fdatasync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);
+}
+
 void Case::MakeFiles() {
   mkdir(root_.c_str(), 0755);
   Random random(seed_ ^ 0x5eed);
@@ -855,6 +960,10 @@ void Case::MakeFiles() {
   Freeze(dir + "/link");
   for (int file = 0; file < kDataFiles; ++file) Freeze(Format("%s/data%d", root_.c_str(), file));
   Freeze(dir);
+  if (look_ahead) {
+    for (int file = 0; file < kDataFiles; ++file)
+      DropFromPageCache(Format("%s/data%d", root_.c_str(), file));
+  }
 }
 
 void Case::OpenFixedSlots() {
@@ -968,6 +1077,37 @@ int ChoiceCallback(const foreactor_visit* visit) {
         VisitHash(state->plan->seed(), KeyOf(visit).node, KeyOf(visit).iterations, 5) % 2);
   }
   return found->second.predicted;
+}
+
+// The loop count the plugin gives (Statement::CountMode): wrong ones stay
+// the same for the loop's instance, as the contract asks of right ones.
+int64_t CountCallback(const foreactor_visit* visit) {
+  auto* state = static_cast<ScopeState*>(visit->scope_state);
+  const Case& plan = *state->plan;
+  const VisitKey key = KeyOf(visit);
+  const Statement& loop = *plan.node_statement[static_cast<size_t>(key.node)];
+  Iterations outer = key.iterations;
+  if (outer.empty()) return FOREACTOR_COUNT_NOT_YET;  // (a branch closing a loop has a counter)
+  outer.pop_back();
+  const int64_t count = static_cast<int64_t>(LoopCount(plan.seed(), loop, outer));
+  const uint64_t hash = VisitHash(plan.seed(), key.node, outer, 41);
+  switch (loop.count_mode) {
+    case Statement::kExact:
+      return count;
+    case Statement::kShort:
+      return std::max<int64_t>(1, count - 1 - static_cast<int64_t>(hash % 8));
+    case Statement::kPast:
+      return count + 1 + static_cast<int64_t>(hash % 40);
+    case Statement::kAfterFirstRead: {
+      Iterations first = outer;
+      first.push_back(0);
+      const int first_node = loop.arms[0].front().node;
+      return state->reported.count(VisitKey{first_node, first}) != 0 ? count
+                                                                     : FOREACTOR_COUNT_NOT_YET;
+    }
+    default:
+      return FOREACTOR_COUNT_NOT_YET;
+  }
 }
 
 // ------------------------------------------------------------ running
@@ -1162,12 +1302,13 @@ void Describe(const Statement& statement, int depth, std::string& text) {
   const std::string indent(2 * depth, ' ');
   switch (statement.kind) {
     case Statement::kCall:
-      text += indent + Format("node %d %s%s slot=%d%s\n", statement.node,
+      text += indent + Format("node %d %s%s slot=%d%s%s\n", statement.node,
                               foreactor_call_type_name(statement.call.type),
                               statement.call.linked_copy   ? " +linked pwrite"
                               : statement.call.linked_read ? " +linked pread"
                                                            : "",
-                              statement.call.slot, statement.weak_after ? " (weak edge out)" : "");
+                              statement.call.slot, statement.call.in_order ? " in file order" : "",
+                              statement.weak_after ? " (weak edge out)" : "");
       break;
     case Statement::kIf:
       text += indent + Format("if (branch %d)%s\n", statement.branch,
@@ -1178,7 +1319,15 @@ void Describe(const Statement& statement, int depth, std::string& text) {
       }
       break;
     case Statement::kLoop:
-      text += indent + Format("loop (branch %d)\n", statement.branch);
+      static const char* const kCountModes[] = {"",
+                                                " count exact",
+                                                " count short",
+                                                " count past",
+                                                " count after the first read",
+                                                " count never known"};
+      text += indent + Format("loop (branch %d)%s%s%s\n", statement.branch,
+                              statement.scan ? " scan" : "", statement.long_loop ? " long" : "",
+                              kCountModes[statement.count_mode]);
       for (const Statement& inner : statement.arms[0]) Describe(inner, depth + 1, text);
       break;
   }
@@ -1245,8 +1394,10 @@ void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
   const unsigned depth = DepthFor(seed);
   if (std::getenv("RANDOM_GRAPH_FIXED_DEPTH") == nullptr) {
     setenv(Format("FOREACTOR_DEPTH_rg_%" PRIu64, seed).c_str(), Format("%u", depth).c_str(), 1);
-    // Exact: every seed runs its early path at its depth, whatever it costs.
-    setenv(Format("FOREACTOR_EXACT_DEPTH_rg_%" PRIu64, seed).c_str(), "1", 1);
+    // Exact: every seed runs its early path at its depth, whatever it costs
+    // (but an exact depth follows every scope from its entry).
+    if (!plan.follows_look_ahead)
+      setenv(Format("FOREACTOR_EXACT_DEPTH_rg_%" PRIu64, seed).c_str(), "1", 1);
   }
 
   ScopeState state;
@@ -1270,6 +1421,7 @@ void RunSeed(const std::string& workdir, uint64_t seed, bool show_plan) {
       call.buffer = const_cast<unsigned char*>(bytes.data());
       call.length = bytes.size();
     }
+    if (event.look_ahead_before) foreactor_scope_look_ahead(graph);
     observed[i] = Perform(printer, event, call, lines[i]);
     ++made;
     if (event.exit_after) break;
@@ -1349,7 +1501,7 @@ int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: %s WORKDIR FIRST_SEED COUNT [--plan] [--avoid-known-bugs] "
-                 "[--writes-past-early-returns] [--linked-reads]\n",
+                 "[--writes-past-early-returns] [--linked-reads] [--look-ahead]\n",
                  argv[0]);
     return 2;
   }
@@ -1366,6 +1518,8 @@ int main(int argc, char** argv) {
       writes_past_early_returns = true;
     else if (std::strcmp(argv[i], "--linked-reads") == 0)
       linked_reads = true;
+    else if (std::strcmp(argv[i], "--look-ahead") == 0)
+      look_ahead = true;
     else {
       std::fprintf(stderr, "random_graph: unknown option '%s'\n", argv[i]);
       return 2;

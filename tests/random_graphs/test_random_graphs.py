@@ -4,7 +4,9 @@ graphs (programs: random_graph.cc), run with foreactor off and on.
 Every seed is one random function (calls of every kind, branches, nested
 loops, open/use/close blocks, weak edges with early returns, linked copies,
 arguments that are not yet known, wrong guesses; with --linked-reads, half
-the linked pairs are two reads).  A batch of seeds runs in
+the linked pairs are two reads; with --look-ahead, look-aheads, scan loops
+of preads, loop counts right and wrong, and data files that start cold).
+A batch of seeds runs in
 one process: once with foreactor off (the reference), then once per engine
 with foreactor on, each graph at a depth drawn from its seed.  A case is one
 (seed, engine) pair; its output must equal the reference byte for byte.
@@ -18,7 +20,7 @@ below as xfail tests instead; when a fix lands, the replay starts to pass
 
 Sizes: RANDOM_GRAPH_SEEDS seeds (default 400, i.e. 1,200 cases; 4,000 with
 FOREACTOR_LONG_TESTS=1, i.e. 12,000 cases), and a quarter as many with
---linked-reads, starting at RANDOM_GRAPH_FIRST_SEED
+--linked-reads and with --look-ahead each, starting at RANDOM_GRAPH_FIRST_SEED
 (default 1).  A divergence names the seed and the command that replays it.
 """
 
@@ -96,6 +98,7 @@ def split_by_seed(output: bytes) -> dict:
 
 FULL = ()  # the full generator
 LINKED_READS = ("--linked-reads",)  # the full generator, half its linked pairs read-read
+LOOK_AHEAD = ("--look-ahead",)  # the full generator, with look-aheads and loop counts
 
 
 def replay_command(seed: int, engine: str, options=FULL) -> str:
@@ -119,6 +122,11 @@ def test_random_graphs_identical(first, count, tmp_path):
 @pytest.mark.parametrize("first,count", list(batches(SEEDS // 4)), ids=lambda value: str(value))
 def test_random_graphs_with_linked_reads_identical(first, count, tmp_path):
     check_batch(first, count, LINKED_READS, tmp_path)
+
+
+@pytest.mark.parametrize("first,count", list(batches(SEEDS // 4)), ids=lambda value: str(value))
+def test_random_graphs_with_look_ahead_identical(first, count, tmp_path):
+    check_batch(first, count, LOOK_AHEAD, tmp_path)
 
 
 def check_batch(first: int, count: int, options, tmp_path):
@@ -172,6 +180,18 @@ def test_every_seed_makes_calls_and_some_return_early(tmp_path):
                  "lseek(", "fstat(", "fstatat(", "getdents64(", "readv(", "preadv(",
                  "writev(", "pwritev("):
         assert call in text, f"no {call} in 60 seeds"
+
+
+def test_look_ahead_seeds_scan_and_count(tmp_path):
+    """--look-ahead makes what it is for: scan loops, long ones, reads in
+    file order, and every kind of loop count."""
+    outcome = run_batch(tmp_path / "work", 1, 60, environment(), options=("--plan",) + LOOK_AHEAD)
+    text = outcome.stdout.decode()
+    assert "graph refused" not in text
+    for marker in (" scan", " long", "in file order", " count exact", " count short",
+                   " count past", " count after the first read", " count never known"):
+        assert marker in text, f"no{marker!r} in 60 seeds"
+    assert text.count("== seed ") == 60
 
 
 # Differences found by the full generator and not fixed yet: (seed, engines,
