@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "foreactor/foreactor.h"
+#include "lettered_file.h"
 #include "observation.h"
 
 using observation::ErrnoName;
@@ -930,16 +931,6 @@ void Freeze(const std::string& path) {
   utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW);
 }
 
-// Writes `path` back and drops its pages from the page cache (where the
-// file system lets it), so that the function's reads of it start cold.
-void DropFromPageCache(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  fdatasync(fd);
-  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  close(fd);
-}
-
 void Case::MakeFiles() {
   mkdir(root_.c_str(), 0755);
   Random random(seed_ ^ 0x5eed);
@@ -961,8 +952,14 @@ void Case::MakeFiles() {
   for (int file = 0; file < kDataFiles; ++file) Freeze(Format("%s/data%d", root_.c_str(), file));
   Freeze(dir);
   if (look_ahead) {
-    for (int file = 0; file < kDataFiles; ++file)
-      DropFromPageCache(Format("%s/data%d", root_.c_str(), file));
+    // The function's reads of the data files start cold (where the file
+    // system lets their pages go).
+    for (int file = 0; file < kDataFiles; ++file) {
+      const int fd = open(Format("%s/data%d", root_.c_str(), file).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      foreactor::DropFromPageCache(fd, 0, static_cast<uint64_t>(file_size_[file]));
+      close(fd);
+    }
   }
 }
 

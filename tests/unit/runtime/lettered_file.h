@@ -1,6 +1,7 @@
 // lettered_file.h: a temporary file of lettered blocks, for the runtime's
 // unit tests that read it through scopes and check what each read returns,
-// and a way to take a range of it out of the page cache.
+// and a way to take a range of a file out of the page cache (also used by
+// the random-graph tester, tests/random_graphs).
 #ifndef FOREACTOR_TESTS_UNIT_RUNTIME_LETTERED_FILE_H_
 #define FOREACTOR_TESTS_UNIT_RUNTIME_LETTERED_FILE_H_
 
